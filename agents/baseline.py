@@ -1,0 +1,64 @@
+"""The sanity anchors of every comparison: uniform random, always-lowest, always-highest.
+
+Policies follow the one interface every agent kernel implements (see ``agents.dispatch``):
+a play policy returns one card of ``legal``; a pass policy returns a bitboard of
+``rules[R_PASS_COUNT]`` cards from the seat's hand. ``seed`` is 64 random bits for the
+decision: use them directly (``uniform_below``) or as the state of a splitmix stream.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hearts_sim._numba import njit
+from hearts_sim.cards import (
+    card_bit,
+    highest_ranked_card,
+    lowest_ranked_card,
+    popcount,
+    select_bit,
+)
+from hearts_sim.engine.rng import random_below, uniform_below
+from hearts_sim.rules import R_PASS_COUNT, RulesTuple
+
+
+@njit
+def random_play(legal: np.uint64, seed: np.uint64) -> np.int64:
+    """A uniformly random legal card (the seed's own bits are the draw: no extra mixing)."""
+    return select_bit(legal, uniform_below(seed, np.int64(popcount(legal))))
+
+
+@njit
+def random_pass(hand: np.uint64, rules: RulesTuple, seed: np.uint64) -> np.uint64:
+    """``pass_count`` cards drawn uniformly without replacement."""
+    rng = seed
+    chosen = np.uint64(0)
+    for _ in range(rules[R_PASS_COUNT]):
+        rng, k = random_below(rng, np.int64(popcount(hand)))
+        bit = card_bit(select_bit(hand, k))
+        chosen |= bit
+        hand ^= bit
+    return chosen
+
+
+@njit
+def lowest_play(legal: np.uint64) -> np.int64:
+    """The legal card of lowest rank."""
+    return lowest_ranked_card(legal)
+
+
+@njit
+def highest_play(legal: np.uint64) -> np.int64:
+    """The legal card of highest rank."""
+    return highest_ranked_card(legal)
+
+
+@njit
+def pass_extremes(hand: np.uint64, rules: RulesTuple, highest: bool) -> np.uint64:
+    """The ``pass_count`` highest-ranked (or lowest-ranked) cards of the hand."""
+    chosen = np.uint64(0)
+    for _ in range(rules[R_PASS_COUNT]):
+        card = highest_ranked_card(hand) if highest else lowest_ranked_card(hand)
+        chosen |= card_bit(card)
+        hand ^= card_bit(card)
+    return chosen

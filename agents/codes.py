@@ -1,0 +1,5 @@
+"""Integer codes of the policy kinds, as the dispatcher's branches compare them."""
+
+RANDOM = 0
+LOWEST = 1
+HIGHEST = 2

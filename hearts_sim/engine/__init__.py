@@ -1,0 +1,2 @@
+"""numba kernels: rules of a hand (``hand``), seeding (``rng``), state layout (``state``)
+and the batched self-play loops (``selfplay``)."""

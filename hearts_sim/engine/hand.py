@@ -1,0 +1,423 @@
+"""The rules of one hand as numba kernels over a ``HAND_STATE`` record (state in, state out).
+
+Order of events: ``deal_hand`` (or the caller fills ``hands``/``kitty`` and calls
+``start_hand``), ``pass_cards`` once per seat when passing applies, then
+``legal_moves`` / ``play_card`` until ``phase == PHASE_DONE``; the hand is scored
+inside the last ``play_card``. Every rule switch is read from the rules array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hearts_sim._numba import njit, njit_inline
+from hearts_sim.cards import (
+    AS,
+    BLACK_MARIA_POINT_CARDS,
+    CLUBS_MASK,
+    FULL_DECK,
+    HEARTS,
+    HEARTS_AND_QS,
+    HEARTS_MASK,
+    JD_BIT,
+    KS,
+    NO_CARD,
+    POINTS_AS,
+    POINTS_KS,
+    POINTS_QS,
+    QS,
+    QS_BIT,
+    SUIT_MASKS,
+    TWO_CLUBS_BIT,
+    TWO_DIAMONDS_BIT,
+    card_bit,
+    has_card,
+    highest_card,
+    lowest_card,
+    popcount,
+    select_bit,
+    suit_of,
+)
+from hearts_sim.engine.rng import (
+    STREAM_DEAL,
+    STREAM_DECISION,
+    STREAM_PASS_DIRECTION,
+    derive_seed,
+    mix64,
+    random_below,
+)
+from hearts_sim.engine.state import NO_SEAT, PHASE_DONE, PHASE_PASS, PHASE_PLAY
+from hearts_sim.rules import (
+    CYCLE_ACROSS,
+    CYCLE_LEFT,
+    CYCLE_NONE,
+    CYCLE_RANDOM,
+    CYCLE_RIGHT,
+    DECK_KITTY,
+    LEAD_ANY,
+    LEAD_ANY_CLUB,
+    MOON_OFF,
+    MOON_OTHERS_PLUS,
+    MOON_SELF_MINUS,
+    R_AVOID_ALL_TRICKS_BONUS,
+    R_BLACK_MARIA,
+    R_DECK_MODE,
+    R_FIRST_LEAD,
+    R_JD_BONUS,
+    R_LEAD_HEARTS_INSTEAD_OF_QS,
+    R_MOON,
+    R_MUST_BREAK_HEARTS,
+    R_N_PLAYERS,
+    R_NO_POINTS_FIRST_TRICK,
+    R_PASS_COUNT,
+    R_PASS_CYCLE,
+    R_QS_BREAKS_HEARTS,
+    RulesTuple,
+)
+
+_ZERO = np.uint64(0)
+_BIT = np.uint64(1)
+_QS, _KS, _AS = np.uint64(QS), np.uint64(KS), np.uint64(AS)
+_DECISION_STEP = np.uint64(0x9E3779B97F4A7C15)
+
+
+# ---------------------------------------------------------------- what the rules imply
+@njit
+def point_cards(rules: RulesTuple) -> np.uint64:
+    """The penalty cards: hearts and QS, plus KS and AS under Black Maria."""
+    return BLACK_MARIA_POINT_CARDS if rules[R_BLACK_MARIA] else HEARTS_AND_QS
+
+
+@njit
+def card_points(cards: np.uint64, rules: RulesTuple) -> np.int64:
+    """Penalty points in a set of cards: 1 a heart, QS 13 (Black Maria: KS 10, AS 7).
+
+    Branch-free: ``(cards >> QS) & 1`` is 1 exactly when the queen is in the set.
+    """
+    points = np.int64(popcount(cards & HEARTS_MASK)) + POINTS_QS * np.int64((cards >> _QS) & _BIT)
+    if rules[R_BLACK_MARIA]:
+        points += POINTS_KS * np.int64((cards >> _KS) & _BIT)
+        points += POINTS_AS * np.int64((cards >> _AS) & _BIT)
+    return points
+
+
+@njit
+def deck_cards(rules: RulesTuple) -> np.uint64:
+    """The cards in play: remove mode takes out 2D (3 players) or 2D and 2C (5 players)."""
+    n = rules[R_N_PLAYERS]
+    if rules[R_DECK_MODE] == DECK_KITTY or n == 4:
+        return FULL_DECK
+    if n == 3:
+        return FULL_DECK & ~TWO_DIAMONDS_BIT
+    return FULL_DECK & ~TWO_DIAMONDS_BIT & ~TWO_CLUBS_BIT
+
+
+@njit
+def hand_size(rules: RulesTuple) -> np.int64:
+    return np.int64(popcount(deck_cards(rules))) // rules[R_N_PLAYERS]
+
+
+@njit
+def pass_offset_for_hand(rules: RulesTuple, hand_number: np.int64, hand_seed: np.uint64) -> np.int64:
+    """Receiver offset for hand ``hand_number`` (0-based) of a game: 1 left, n-1 right, 2 across, 0 none.
+
+    ``cycle`` is left, right, across, none with 4 players and left, right, none with 3 or 5;
+    ``random`` draws uniformly from those directions with the hand's own stream.
+    """
+    n = rules[R_N_PLAYERS]
+    cycle = rules[R_PASS_CYCLE]
+    if rules[R_PASS_COUNT] == 0 or cycle == CYCLE_NONE:
+        return 0
+    if cycle == CYCLE_LEFT:
+        return 1
+    if cycle == CYCLE_RIGHT:
+        return n - 1
+    if cycle == CYCLE_ACROSS:
+        return 2
+    period = 4 if n == 4 else 3
+    step = hand_number % period
+    if cycle == CYCLE_RANDOM:
+        _, step = random_below(derive_seed(hand_seed, STREAM_PASS_DIRECTION), period)
+    if step == 0:
+        return 1
+    if step == 1:
+        return n - 1
+    if step == 2 and n == 4:
+        return 2
+    return 0
+
+
+# ---------------------------------------------------------------- set-up
+@njit
+def start_hand(
+    state, rules: RulesTuple, pass_offset: np.int64, dealer: np.int64, hand_seed: np.uint64
+) -> None:
+    """Reset everything but ``hands`` and ``kitty`` (already dealt) and open the pass or play phase."""
+    n = rules[R_N_PLAYERS]
+    state.n_players = n
+    state.pass_offset = pass_offset
+    state.dealer = dealer
+    state.hand_seed = hand_seed
+    state.played = _ZERO
+    state.trick_mask = _ZERO
+    state.n_in_trick = 0
+    state.trick_number = 0
+    state.n_played = 0
+    state.hearts_broken = 0
+    state.hearts_broken_trick = -1
+    state.passes_made = 0
+    state.moon_shooter = NO_SEAT
+    state.qs_taker = NO_SEAT
+    state.jd_taker = NO_SEAT
+    state.leader = NO_SEAT
+    state.to_play = NO_SEAT
+    state.first_lead_card = NO_CARD
+    for seat in range(state.hands.shape[0]):
+        if seat >= n:
+            state.hands[seat] = _ZERO
+        state.dealt[seat] = state.hands[seat]
+        state.passed[seat] = _ZERO
+        state.received[seat] = _ZERO
+        state.taken[seat] = _ZERO
+        state.trick_cards[seat] = NO_CARD
+        state.void_suits[seat] = 0
+        state.tricks_won[seat] = 0
+        state.points[seat] = 0
+        state.scores[seat] = 0
+        state.seat_seeds[seat] = derive_seed(hand_seed, STREAM_DECISION + seat)
+    for t in range(state.trick_leaders.shape[0]):
+        state.trick_leaders[t] = NO_SEAT
+        state.trick_winners[t] = NO_SEAT
+    if pass_offset % n != 0 and rules[R_PASS_COUNT] > 0:
+        state.phase = PHASE_PASS
+    else:
+        state.pass_offset = 0
+        _begin_play(state, rules)
+
+
+@njit
+def deal_hand(
+    state, rules: RulesTuple, pass_offset: np.int64, dealer: np.int64, hand_seed: np.uint64
+) -> None:
+    """Deal the cards in play uniformly at random, then ``start_hand``.
+
+    Seat by seat, each card is the k-th of the cards still undealt for a uniform k
+    (one ``select_bit``): no card array, and the last seat (or the kitty) takes the rest.
+    """
+    n = rules[R_N_PLAYERS]
+    undealt = deck_cards(rules)
+    size = np.int64(popcount(undealt)) // n
+    has_kitty = np.int64(popcount(undealt)) > size * n
+    rng = derive_seed(hand_seed, STREAM_DEAL)
+    for seat in range(n):
+        if seat == n - 1 and not has_kitty:
+            state.hands[seat] = undealt
+            undealt = _ZERO
+            break
+        hand = _ZERO
+        for _ in range(size):
+            rng, k = random_below(rng, np.int64(popcount(undealt)))
+            bit = card_bit(select_bit(undealt, k))
+            hand |= bit
+            undealt ^= bit
+        state.hands[seat] = hand
+    state.kitty = undealt
+    start_hand(state, rules, pass_offset, dealer, hand_seed)
+
+
+@njit
+def decision_seed(state, seat: np.int64) -> np.uint64:
+    """Start of the random stream for ``seat``'s next decision (0: its pass, k+1: a play after k cards)."""
+    decision = np.uint64(0) if state.phase == PHASE_PASS else np.uint64(state.n_played + 1)
+    return mix64(state.seat_seeds[seat] + decision * _DECISION_STEP)
+
+
+# ---------------------------------------------------------------- passing
+@njit
+def pass_cards(state, rules: RulesTuple, seat: np.int64, cards: np.uint64) -> None:
+    """Record ``seat``'s pass (cards from its dealt hand); the last pass triggers the exchange.
+
+    Passes are simultaneous: nobody's hand changes until every seat has passed.
+    """
+    state.passed[seat] = cards
+    state.passes_made |= 1 << seat
+    n = state.n_players
+    if state.passes_made == (1 << n) - 1:
+        for giver in range(n):
+            receiver = (giver + state.pass_offset) % n
+            state.received[receiver] = state.passed[giver]
+        for s in range(n):
+            state.hands[s] = (state.hands[s] & ~state.passed[s]) | state.received[s]
+        _begin_play(state, rules)
+
+
+@njit
+def _begin_play(state, rules: RulesTuple) -> None:
+    """Find the first leader: the holder of the lowest club dealt (2C; 3C in 5-player remove
+    mode; in kitty mode the lowest club not in the kitty), or the seat left of the dealer
+    under ``first_lead="any"``."""
+    n = state.n_players
+    state.phase = PHASE_PLAY
+    if rules[R_FIRST_LEAD] == LEAD_ANY:
+        state.leader = (state.dealer + 1) % n
+        state.first_lead_card = NO_CARD
+    else:
+        held = _ZERO
+        for s in range(n):
+            held |= state.hands[s]
+        card = lowest_card(held & CLUBS_MASK)  # never empty: at most 2 clubs are out of play
+        state.first_lead_card = card
+        for s in range(n):
+            if has_card(state.hands[s], card):
+                state.leader = s
+    state.to_play = state.leader
+    state.trick_leaders[0] = state.leader
+
+
+# ---------------------------------------------------------------- legal moves
+@njit
+def _first_trick_filter(candidates: np.uint64, rules: RulesTuple) -> np.uint64:
+    """Rule 5: no point card on the first trick, unless nothing else is playable."""
+    if rules[R_NO_POINTS_FIRST_TRICK]:
+        safe = candidates & ~point_cards(rules)
+        if safe:
+            return safe
+    return candidates
+
+
+@njit_inline
+def legal_moves(state, rules: RulesTuple) -> np.uint64:
+    """The cards the player to move may play, as one rule per early return."""
+    hand = state.hands[state.to_play]
+    first_trick = state.trick_number == 0
+    if state.n_in_trick > 0:
+        # Following: play the led suit if able, else anything (rule 4).
+        led_suit = suit_of(state.trick_cards[state.leader])
+        follow = hand & SUIT_MASKS[led_suit]
+        candidates = follow if follow else hand
+        return _first_trick_filter(candidates, rules) if first_trick else candidates
+    if first_trick:
+        # The first lead (rule 3): the lowest club itself, or any club with any_club.
+        first_lead = rules[R_FIRST_LEAD]
+        if first_lead != LEAD_ANY:
+            if first_lead == LEAD_ANY_CLUB:
+                return hand & CLUBS_MASK
+            return card_bit(state.first_lead_card)
+    if rules[R_MUST_BREAK_HEARTS] and not state.hearts_broken:
+        # Rule 6: no heart lead before hearts are broken, unless the leader holds only
+        # hearts (or only QS and hearts, with lead_hearts_instead_of_qs).
+        non_hearts = hand & ~HEARTS_MASK
+        if non_hearts and not (rules[R_LEAD_HEARTS_INSTEAD_OF_QS] and non_hearts == QS_BIT):
+            hand = non_hearts
+    return _first_trick_filter(hand, rules) if first_trick else hand
+
+
+# ---------------------------------------------------------------- play
+@njit_inline
+def play_card(state, rules: RulesTuple, card: np.int64) -> None:
+    """Play ``card`` (assumed legal) for the player to move; resolve the trick and the hand.
+
+    Random play makes every data-dependent branch unpredictable, so the bookkeeping
+    below is written as arithmetic (a mispredicted branch costs more than the rest).
+    """
+    seat = state.to_play
+    bit = card_bit(card)
+    suit = suit_of(card)
+    state.hands[seat] &= ~bit
+    state.played |= bit
+    state.trick_mask |= bit
+    state.trick_cards[seat] = card
+    state.history[state.n_played] = card
+    state.n_played += 1
+    if state.n_in_trick > 0:
+        led_suit = suit_of(state.trick_cards[state.leader])
+        state.void_suits[seat] |= np.int64(suit != led_suit) << led_suit
+    breaks = np.int64(suit == HEARTS) | (np.int64(card == QS) & rules[R_QS_BREAKS_HEARTS])
+    newly_broken = breaks & (1 - state.hearts_broken)
+    state.hearts_broken |= breaks
+    state.hearts_broken_trick += newly_broken * (state.trick_number + 1)  # from -1
+    state.n_in_trick += 1
+    if state.n_in_trick < state.n_players:
+        # next seat without `%`: a 64-bit division costs ~40 cycles, more than the rest
+        state.to_play = seat + 1 if seat + 1 < state.n_players else 0
+    else:
+        _finish_trick(state, rules)
+
+
+@njit_inline
+def _finish_trick(state, rules: RulesTuple) -> None:
+    """The highest card of the led suit takes the trick; the first trick's winner takes the kitty."""
+    n = state.n_players
+    led_suit = suit_of(state.trick_cards[state.leader])
+    best = highest_card(state.trick_mask & SUIT_MASKS[led_suit])
+    winner = np.int64(0)
+    for s in range(n):
+        winner += s * np.int64(state.trick_cards[s] == best)  # exactly one seat matches
+        state.trick_cards[s] = NO_CARD
+    won = state.trick_mask
+    if state.trick_number == 0:
+        won |= state.kitty
+    state.taken[winner] |= won
+    state.points[winner] += card_points(won, rules)
+    state.tricks_won[winner] += 1
+    state.trick_winners[state.trick_number] = winner
+    state.trick_mask = _ZERO
+    state.n_in_trick = 0
+    state.trick_number += 1
+    state.leader = winner
+    state.to_play = winner
+    if state.hands[winner] == _ZERO:  # hands are all the same size
+        _finish_hand(state, rules)
+    else:
+        state.trick_leaders[state.trick_number] = winner
+
+
+@njit
+def _finish_hand(state, rules: RulesTuple) -> None:
+    """Score the hand: raw points, then the moon (rule 8), the JD bonus, the no-trick bonus."""
+    n = state.n_players
+    all_points = point_cards(rules)
+    moon_total = card_points(all_points, rules)
+    state.phase = PHASE_DONE
+    state.to_play = NO_SEAT
+    for s in range(n):
+        if state.taken[s] & QS_BIT:
+            state.qs_taker = s
+        if state.taken[s] & JD_BIT:
+            state.jd_taker = s
+        if state.taken[s] & all_points == all_points and rules[R_MOON] != MOON_OFF:
+            state.moon_shooter = s
+        state.scores[s] = state.points[s]
+    shooter = state.moon_shooter
+    if shooter != NO_SEAT:
+        for s in range(n):
+            if rules[R_MOON] == MOON_OTHERS_PLUS:
+                state.scores[s] = 0 if s == shooter else moon_total
+            elif rules[R_MOON] == MOON_SELF_MINUS:
+                state.scores[s] = -moon_total if s == shooter else 0
+    if state.jd_taker != NO_SEAT:
+        state.scores[state.jd_taker] += rules[R_JD_BONUS]
+    if shooter == NO_SEAT and rules[R_AVOID_ALL_TRICKS_BONUS] != 0:
+        for s in range(n):
+            if state.tricks_won[s] == 0:
+                state.scores[s] += rules[R_AVOID_ALL_TRICKS_BONUS]
+
+
+@njit
+def game_winners(totals: np.ndarray, n: np.int64, target: np.int64, share_ties: bool) -> np.int64:
+    """Bitmask of the game's winners after a hand, or 0 if the game goes on (rule 9)."""
+    highest = totals[0]
+    lowest = totals[0]
+    for s in range(1, n):
+        highest = max(highest, totals[s])
+        lowest = min(lowest, totals[s])
+    if highest < target:
+        return 0
+    winners = 0
+    for s in range(n):
+        if totals[s] == lowest:
+            winners |= 1 << s
+    if not share_ties and winners & (winners - 1):  # more than one bit set
+        return 0
+    return winners
+

@@ -1,0 +1,218 @@
+"""The batched self-play loops: ``prange`` over blocks of hands (or games), one state each.
+
+Policies arrive as compile-time arguments (``choose_pass``, ``choose_play``) with an
+integer code and a parameter row per seat, so this module never imports agents.
+A job is (deal, seating): every seating replays the same deal, which is how duplicate
+tournaments cancel card luck. Nothing is allocated inside a block's loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hearts_sim._numba import njit, njit_inline, njit_parallel, prange
+from hearts_sim.engine.hand import (
+    deal_hand,
+    decision_seed,
+    game_winners,
+    legal_moves,
+    pass_cards,
+    pass_offset_for_hand,
+    play_card,
+)
+from hearts_sim.engine.rng import derive_seed
+from hearts_sim.engine.state import MAX_TRICKS, PHASE_PASS, PHASE_PLAY
+from hearts_sim.rules import MAX_PLAYERS, R_N_PLAYERS, R_TARGET_SCORE, R_TIE_RULE, TIE_SHARE
+
+i1, i2, i4, i8, u8 = np.int8, np.int16, np.int32, np.int64, np.uint64
+
+# One row per (deal, seating) in play order of jobs; per-seat columns sized MAX_PLAYERS.
+HAND_RECORD = np.dtype(
+    [
+        ("deal", i8),
+        ("seating", i4),
+        ("hand_seed", u8),
+        ("pass_offset", i1),
+        ("dealer", i1),
+        ("moon_shooter", i1),
+        ("qs_taker", i1),
+        ("jd_taker", i1),
+        ("hearts_broken_trick", i1),
+        ("first_leader", i1),
+        ("kitty", u8),
+        ("dealt", u8, MAX_PLAYERS),
+        ("passed", u8, MAX_PLAYERS),
+        ("points", i2, MAX_PLAYERS),
+        ("score", i2, MAX_PLAYERS),
+        ("tricks", i1, MAX_PLAYERS),
+        ("trick_winners", i1, MAX_TRICKS),
+    ]
+)
+
+GAME_RECORD = np.dtype(
+    [
+        ("game", i8),
+        ("seating", i4),
+        ("game_seed", u8),
+        ("hands", i4),
+        ("winners", i4),  # bitmask of the winning seats (several if shared)
+        ("final_score", i4, MAX_PLAYERS),
+        ("moons", i2, MAX_PLAYERS),
+        ("points", i4, MAX_PLAYERS),  # raw penalty points over the game
+    ]
+)
+
+MAX_HANDS_PER_GAME = 1000  # a game still undecided after this many hands is cut off
+
+
+@njit_inline
+def _seat_codes(codes, seating: np.int64):
+    """Row ``seating`` of a (seatings, MAX_PLAYERS) code array as a tuple (no refcounting per call)."""
+    return (codes[seating, 0], codes[seating, 1], codes[seating, 2], codes[seating, 3],
+            codes[seating, 4])
+
+
+@njit_inline
+def _param_row(params, seating: np.int64, seat: np.int64):
+    p = params[seating, seat]
+    return (p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7])
+
+
+@njit_inline
+def _seat_params(params, seating: np.int64):
+    """Parameter rows of every seat of a seating, as a tuple of tuples."""
+    return (_param_row(params, seating, 0), _param_row(params, seating, 1),
+            _param_row(params, seating, 2), _param_row(params, seating, 3),
+            _param_row(params, seating, 4))
+
+
+@njit
+def play_out_hand(state, rules, pass_codes, pass_params, play_codes, play_params,
+                  choose_pass, choose_play) -> None:
+    """Play a dealt hand to the end: every seat passes, then plays until done.
+
+    Codes and parameter rows are per-seat tuples (see ``_seat_codes``)."""
+    n = state.n_players
+    if state.phase == PHASE_PASS:
+        for seat in range(n):
+            cards = choose_pass(pass_codes[seat], pass_params[seat], state, rules, seat,
+                                decision_seed(state, seat))
+            pass_cards(state, rules, seat, cards)
+    while state.phase == PHASE_PLAY:
+        seat = state.to_play
+        legal = legal_moves(state, rules)
+        card = choose_play(play_codes[seat], play_params[seat], state, rules, seat, legal,
+                           decision_seed(state, seat))
+        play_card(state, rules, card)
+
+
+@njit
+def _write_hand_record(record, state, deal: np.int64, seating: np.int64) -> None:
+    n = state.n_players
+    record.deal = deal
+    record.seating = seating
+    record.hand_seed = state.hand_seed
+    record.pass_offset = state.pass_offset
+    record.dealer = state.dealer
+    record.moon_shooter = state.moon_shooter
+    record.qs_taker = state.qs_taker
+    record.jd_taker = state.jd_taker
+    record.hearts_broken_trick = state.hearts_broken_trick
+    record.first_leader = state.trick_leaders[0]
+    record.kitty = state.kitty
+    for s in range(MAX_PLAYERS):
+        in_play = s < n
+        record.dealt[s] = state.dealt[s]
+        record.passed[s] = state.passed[s]
+        record.points[s] = state.points[s] if in_play else 0
+        record.score[s] = state.scores[s] if in_play else 0
+        record.tricks[s] = state.tricks_won[s] if in_play else 0
+    for t in range(MAX_TRICKS):
+        record.trick_winners[t] = state.trick_winners[t]
+
+
+@njit
+def _block_bounds(n_jobs: np.int64, n_blocks: np.int64, block: np.int64) -> tuple[np.int64, np.int64]:
+    return block * n_jobs // n_blocks, (block + 1) * n_jobs // n_blocks
+
+
+@njit_parallel
+def play_hands(rules, master_seed, first_deal, n_deals, pass_codes, pass_params,
+               play_codes, play_params, choose_pass, choose_play, states, records) -> None:
+    """Deals ``first_deal .. first_deal + n_deals - 1``, each played in every seating.
+
+    ``states`` holds one scratch state per block (blocks run in parallel).
+    ``records[j]`` receives job j = (deal - first_deal) * n_seatings + seating. The hand
+    seed depends on the deal index only, so any chunking gives the same records.
+    """
+    n = rules[R_N_PLAYERS]
+    n_seatings = pass_codes.shape[0]
+    n_jobs = n_deals * n_seatings
+    n_blocks = states.shape[0]
+    for block in prange(n_blocks):
+        state = states[block]
+        start, stop = _block_bounds(n_jobs, n_blocks, block)
+        for job in range(start, stop):
+            deal = first_deal + job // n_seatings
+            seating = job % n_seatings
+            hand_seed = derive_seed(master_seed, deal)
+            deal_hand(state, rules, pass_offset_for_hand(rules, deal, hand_seed), deal % n,
+                      hand_seed)
+            play_out_hand(state, rules, _seat_codes(pass_codes, seating),
+                          _seat_params(pass_params, seating), _seat_codes(play_codes, seating),
+                          _seat_params(play_params, seating), choose_pass, choose_play)
+            _write_hand_record(records[job], state, deal, seating)
+
+
+@njit_parallel
+def play_games(rules, master_seed, first_game, n_games, pass_codes, pass_params,
+               play_codes, play_params, choose_pass, choose_play, states, records) -> None:
+    """Whole games to the target score (rule 9), each game in every seating.
+
+    Hand h of game g uses seed ``derive_seed(derive_seed(master, g), h)``, the pass
+    direction of hand h in the cycle, and dealer h mod n.
+    """
+    n = rules[R_N_PLAYERS]
+    target = rules[R_TARGET_SCORE]
+    share_ties = rules[R_TIE_RULE] == TIE_SHARE
+    n_seatings = pass_codes.shape[0]
+    n_jobs = n_games * n_seatings
+    n_blocks = states.shape[0]
+    for block in prange(n_blocks):
+        state = states[block]
+        totals = np.zeros(MAX_PLAYERS, dtype=np.int64)
+        start, stop = _block_bounds(n_jobs, n_blocks, block)
+        for job in range(start, stop):
+            game = first_game + job // n_seatings
+            seating = job % n_seatings
+            game_seed = derive_seed(master_seed, game)
+            record = records[job]
+            totals[:] = 0
+            for s in range(MAX_PLAYERS):
+                record.moons[s] = 0
+                record.points[s] = 0
+            winners = 0
+            hand_number = 0
+            while winners == 0 and hand_number < MAX_HANDS_PER_GAME:
+                hand_seed = derive_seed(game_seed, hand_number)
+                deal_hand(state, rules, pass_offset_for_hand(rules, hand_number, hand_seed),
+                          hand_number % n, hand_seed)
+                for s in range(MAX_PLAYERS):
+                    state.game_scores[s] = totals[s]
+                play_out_hand(state, rules, _seat_codes(pass_codes, seating),
+                              _seat_params(pass_params, seating), _seat_codes(play_codes, seating),
+                              _seat_params(play_params, seating), choose_pass, choose_play)
+                for s in range(n):
+                    totals[s] += state.scores[s]
+                    record.points[s] += state.points[s]
+                if state.moon_shooter >= 0:
+                    record.moons[state.moon_shooter] += 1
+                hand_number += 1
+                winners = game_winners(totals, n, target, share_ties)
+            record.game = game
+            record.seating = seating
+            record.game_seed = game_seed
+            record.hands = hand_number
+            record.winners = winners
+            for s in range(MAX_PLAYERS):
+                record.final_score[s] = totals[s]

@@ -1,0 +1,347 @@
+"""``HandState``: step through one hand from Python, on the same kernels as the batched loop.
+
+For notebooks, tests, a human player and agents prototyped in Python::
+
+    >>> from hearts_sim import HandState
+    >>> state = HandState.deal("standard", seed=7)
+    >>> state.phase, state.pass_direction
+    ('pass', 'left')
+    >>> for seat in range(4):
+    ...     state.pass_cards(seat, list(state.hand(seat))[:3])
+    >>> state.phase, state.legal_moves()
+    ('play', CardSet('♣2'))
+
+Illegal input raises ``IllegalMoveError`` and leaves the state unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from hearts_sim.cards import (
+    N_RANKS,
+    SUIT_SYMBOLS,
+    CardSet,
+    card_str,
+    cards_of,
+    parse_card,
+    parse_cards,
+)
+from hearts_sim.engine.hand import (
+    deal_hand,
+    deck_cards,
+    legal_moves,
+    pass_cards,
+    pass_offset_for_hand,
+    play_card,
+    start_hand,
+)
+from hearts_sim.engine.rng import derive_seed
+from hearts_sim.engine.state import PHASE_DONE, PHASE_NAMES, PHASE_PASS, PHASE_PLAY, new_states
+from hearts_sim.rules import PASS_OFFSETS, Rules, resolve_rules
+
+
+class IllegalMoveError(ValueError):
+    """A move the rules forbid now; the state is unchanged."""
+
+
+def pass_direction_name(offset: int, n_players: int) -> str:
+    """``left``/``right``/``across``/``none`` for a receiver offset."""
+    offset %= n_players
+    if offset == 0:
+        return "none"
+    if offset == 1:
+        return "left"
+    if offset == n_players - 1:
+        return "right"
+    return "across"
+
+
+def pass_offset(direction: str, n_players: int) -> int:
+    if direction not in PASS_OFFSETS:
+        raise ValueError(f"unknown pass direction {direction!r}: choose {', '.join(PASS_OFFSETS)}")
+    if direction == "across" and n_players != 4:
+        raise ValueError(f"pass direction 'across' needs 4 players, not {n_players}")
+    return PASS_OFFSETS[direction] % n_players
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one seat may know (RULES.md, information set): never another player's hand."""
+
+    rules: Rules
+    seat: int
+    hand: CardSet
+    dealt: CardSet
+    pass_direction: str
+    passed: CardSet
+    received: CardSet  # empty until every seat has passed
+    plays: tuple[tuple[int, int], ...]  # (seat, card) in play order
+    points: tuple[int, ...]  # penalty points each seat has taken so far this hand
+    game_scores: tuple[int, ...]
+    hearts_broken: bool
+    to_move: bool
+
+
+class HandState:
+    """One hand of Hearts, advanced by ``pass_cards`` and ``play``."""
+
+    def __init__(self, rules: Rules, states: np.ndarray):
+        self.rules = rules
+        self._rules_array = rules.to_tuple()
+        self._states = states
+        self._state = states[0]  # a record view: kernels mutate it in place
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def deal(cls, rules: Rules | str = "standard", seed: int = 0, hand: int = 0) -> HandState:
+        """Deal ``hand`` of a ``simulate(..., seed=seed)`` run: the same cards, direction and dealer."""
+        rules = resolve_rules(rules)
+        array = rules.to_tuple()
+        states = new_states(1)
+        hand_seed = derive_seed(np.uint64(seed), hand)
+        deal_hand(states[0], array, pass_offset_for_hand(array, hand, hand_seed),
+                  hand % rules.n_players, hand_seed)
+        return cls(rules, states)
+
+    @classmethod
+    def from_deal(
+        cls,
+        rules: Rules | str,
+        hands: Iterable[str | Iterable[str | int] | CardSet | int],
+        pass_direction: str = "none",
+        kitty: str | Iterable[str | int] | CardSet | int = 0,
+        dealer: int = 0,
+        seed: int = 0,
+    ) -> HandState:
+        """A hand from explicit cards (as dealt, before passing), e.g. for golden scripted deals."""
+        rules = resolve_rules(rules)
+        n = rules.n_players
+        masks = [parse_cards(h) for h in hands]
+        kitty_mask = parse_cards(kitty)
+        if len(masks) != n:
+            raise ValueError(f"from_deal needs {n} hands for {n} players, got {len(masks)}")
+        array = rules.to_tuple()
+        deck = int(deck_cards(array))
+        seen = kitty_mask
+        for seat, mask in enumerate(masks):
+            if mask.bit_count() != rules.hand_size:
+                raise ValueError(
+                    f"seat {seat} holds {mask.bit_count()} cards; these rules deal {rules.hand_size}"
+                )
+            if seen & mask:
+                raise ValueError(f"card {card_str(cards_of(seen & mask)[0])} is dealt twice")
+            seen |= mask
+        if kitty_mask.bit_count() != rules.kitty_size:
+            raise ValueError(f"the kitty holds {kitty_mask.bit_count()} cards; "
+                             f"these rules need {rules.kitty_size}")
+        if seen != deck:
+            stray = seen & ~deck
+            what = f"{card_str(cards_of(stray)[0])} is not in play" if stray else (
+                f"{card_str(cards_of(deck & ~seen)[0])} is missing")
+            raise ValueError(f"the deal does not match the deck: {what}")
+        states = new_states(1)
+        for seat, mask in enumerate(masks):
+            states[0]["hands"][seat] = mask
+        states[0]["kitty"] = kitty_mask
+        start_hand(states[0], array, pass_offset(pass_direction, n), dealer % n, np.uint64(seed))
+        return cls(rules, states)
+
+    def copy(self) -> HandState:
+        return HandState(self.rules, self._states.copy())
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def phase(self) -> str:
+        """``pass``, ``play`` or ``done``."""
+        return PHASE_NAMES[int(self._state["phase"])]
+
+    @property
+    def n_players(self) -> int:
+        return self.rules.n_players
+
+    @property
+    def current_player(self) -> int | None:
+        """The seat to play, or ``None`` while passing or when the hand is over."""
+        return int(self._state["to_play"]) if self._state["phase"] == PHASE_PLAY else None
+
+    @property
+    def pass_direction(self) -> str:
+        return pass_direction_name(int(self._state["pass_offset"]), self.n_players)
+
+    @property
+    def hearts_broken(self) -> bool:
+        return bool(self._state["hearts_broken"])
+
+    @property
+    def trick_number(self) -> int:
+        return int(self._state["trick_number"])
+
+    @property
+    def record(self) -> np.void:
+        """The raw ``HAND_STATE`` record (read it, do not write it)."""
+        return self._state
+
+    def hand(self, seat: int) -> CardSet:
+        return CardSet(int(self._state["hands"][self._seat(seat)]))
+
+    def dealt(self, seat: int) -> CardSet:
+        return CardSet(int(self._state["dealt"][self._seat(seat)]))
+
+    @property
+    def kitty(self) -> CardSet:
+        return CardSet(int(self._state["kitty"]))
+
+    def taken(self, seat: int) -> CardSet:
+        return CardSet(int(self._state["taken"][self._seat(seat)]))
+
+    def tricks_won(self) -> np.ndarray:
+        return self._state["tricks_won"][: self.n_players].copy()
+
+    @property
+    def trick_winners(self) -> list[int]:
+        return [int(w) for w in self._state["trick_winners"][: self.trick_number]]
+
+    @property
+    def trick(self) -> list[tuple[int, int]]:
+        """The current trick as (seat, card), in play order."""
+        s, n = self._state, self.n_players
+        leader = int(s["leader"])
+        return [((leader + i) % n, int(s["trick_cards"][(leader + i) % n]))
+                for i in range(int(s["n_in_trick"]))]
+
+    @property
+    def plays(self) -> list[tuple[int, int]]:
+        """Every card played so far as (seat, card), in order."""
+        s, n = self._state, self.n_players
+        return [((int(s["trick_leaders"][i // n]) + i % n) % n, int(s["history"][i]))
+                for i in range(int(s["n_played"]))]
+
+    @property
+    def moon_shooter(self) -> int:
+        return int(self._state["moon_shooter"])
+
+    def legal_moves(self) -> CardSet:
+        """The cards the player to move may play (empty outside the play phase)."""
+        if self._state["phase"] != PHASE_PLAY:
+            return CardSet()
+        return CardSet(int(legal_moves(self._state, self._rules_array)))
+
+    def points(self) -> np.ndarray:
+        """Raw penalty points taken so far, per seat."""
+        return self._state["points"][: self.n_players].copy()
+
+    def scores(self) -> np.ndarray:
+        """The hand's final scores (moon, JD and no-trick bonus applied); only once done."""
+        if self._state["phase"] != PHASE_DONE:
+            raise IllegalMoveError("the hand is not over: scores() exists once every card is played")
+        return self._state["scores"][: self.n_players].copy()
+
+    def observation(self, seat: int) -> Observation:
+        """Everything ``seat`` may know now, and nothing more."""
+        seat = self._seat(seat)
+        s = self._state
+        exchanged = s["phase"] != PHASE_PASS
+        return Observation(
+            rules=self.rules,
+            seat=seat,
+            hand=self.hand(seat),
+            dealt=self.dealt(seat),
+            pass_direction=self.pass_direction,
+            passed=CardSet(int(s["passed"][seat])),
+            received=CardSet(int(s["received"][seat]) if exchanged else 0),
+            plays=tuple(self.plays),
+            points=tuple(int(p) for p in self.points()),
+            game_scores=tuple(int(x) for x in s["game_scores"][: self.n_players]),
+            hearts_broken=self.hearts_broken,
+            to_move=self.current_player == seat or (
+                s["phase"] == PHASE_PASS and not (int(s["passes_made"]) >> seat) & 1),
+        )
+
+    # ------------------------------------------------------------------ acting
+    def pass_cards(self, seat: int, cards: str | Iterable[str | int] | CardSet | int) -> None:
+        """Choose ``seat``'s cards to pass; the exchange happens after the last seat's pass."""
+        seat = self._seat(seat)
+        s = self._state
+        if s["phase"] != PHASE_PASS:
+            raise IllegalMoveError(f"no passing now: the hand is in the {self.phase} phase")
+        if (int(s["passes_made"]) >> seat) & 1:
+            raise IllegalMoveError(f"seat {seat} has already passed")
+        mask = parse_cards(cards)
+        count = self.rules.pass_count
+        if mask.bit_count() != count:
+            raise IllegalMoveError(f"pass exactly {count} cards, not {mask.bit_count()}")
+        stray = mask & ~int(s["hands"][seat])
+        if stray:
+            raise IllegalMoveError(f"seat {seat} does not hold {card_str(cards_of(stray)[0])}")
+        pass_cards(s, self._rules_array, seat, np.uint64(mask))
+
+    def play(self, card: str | int) -> None:
+        """Play ``card`` for the player to move."""
+        s = self._state
+        if s["phase"] != PHASE_PLAY:
+            raise IllegalMoveError(f"no card can be played: the hand is in the {self.phase} phase")
+        index = parse_card(card)
+        seat = int(s["to_play"])
+        if not (int(s["hands"][seat]) >> index) & 1:
+            raise IllegalMoveError(f"seat {seat} does not hold {card_str(index)}")
+        legal = int(legal_moves(s, self._rules_array))
+        if not (legal >> index) & 1:
+            raise IllegalMoveError(
+                f"{card_str(index)} is not legal now ({self._why_illegal(index)}); "
+                f"legal: {CardSet(legal)}"
+            )
+        play_card(s, self._rules_array, index)
+
+    def _why_illegal(self, card: int) -> str:
+        s = self._state
+        if s["n_in_trick"] > 0:
+            led = int(s["trick_cards"][int(s["leader"])]) // N_RANKS
+            if card // N_RANKS != led:
+                return f"must follow {SUIT_SYMBOLS[led]}"
+        if s["trick_number"] == 0 and s["n_in_trick"] == 0 and s["first_lead_card"] >= 0:
+            return f"the first trick is opened with {card_str(int(s['first_lead_card']))}"
+        if s["trick_number"] == 0:
+            return "no points on the first trick"
+        return "hearts are not broken"
+
+    def _seat(self, seat: int) -> int:
+        if not 0 <= int(seat) < self.n_players:
+            raise ValueError(f"seat {seat} does not exist with {self.n_players} players")
+        return int(seat)
+
+    # ------------------------------------------------------------------ display
+    def __str__(self) -> str:
+        s, n = self._state, self.n_players
+        lines = [
+            f"{self.rules.describe()} | {self.phase} | pass {self.pass_direction} | "
+            f"trick {self.trick_number + 1 if self.phase != 'done' else '-'} | "
+            f"hearts {'broken' if self.hearts_broken else 'unbroken'}"
+        ]
+        for seat in range(n):
+            marker = ">" if self.current_player == seat else " "
+            lines.append(f"{marker} seat {seat}: {_by_suit(self.hand(seat)):<44} "
+                         f"points {int(s['points'][seat]):>2}  tricks {int(s['tricks_won'][seat])}")
+        if self.rules.kitty_size:
+            lines.append(f"  kitty: {self.kitty if s['n_played'] == 0 else '(taken)'}")
+        trick = ", ".join(f"seat {seat} {card_str(card, symbols=True)}" for seat, card in self.trick)
+        lines.append(f"  trick: {trick or '-'}")
+        if self.phase == "done":
+            lines.append(f"  scores: {list(int(x) for x in self.scores())}"
+                         + (f" (moon by seat {self.moon_shooter})" if self.moon_shooter >= 0 else ""))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<HandState {self.phase}, trick {self.trick_number}, to play {self.current_player}>"
+
+
+def _by_suit(cards: CardSet) -> str:
+    """``♣ 2 9 K  ♦ -  ♠ Q  ♥ 10 A``: a hand sorted by suit, for the table rendering."""
+    groups = []
+    for suit, symbol in enumerate(SUIT_SYMBOLS):
+        ranks = [card_str(c)[:-1] for c in cards if c // N_RANKS == suit]
+        groups.append(f"{symbol} {' '.join(ranks) or '-'}")
+    return "  ".join(groups)

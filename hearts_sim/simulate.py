@@ -1,0 +1,236 @@
+"""``simulate`` and ``simulate_games``: batched self-play from Python, one DataFrame row per hand or game.
+
+This is the composition layer over the engine: it resolves rules and agent specs,
+runs the ``play_hands`` / ``play_games`` kernels chunk by chunk (with a progress bar
+on long runs) and turns the record arrays into pandas DataFrames.
+
+>>> df = simulate("standard", ["lowest", "random", "random", "random"], hands=1000, seed=1)
+>>> len(df), int(df[["points_0", "points_1", "points_2", "points_3"]].sum(axis=1).min())
+(1000, 26)
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from agents.dispatch import choose_pass, choose_play
+from agents.registry import AgentSpec, parse_agent, seat_arrays
+from hearts_sim.engine.selfplay import GAME_RECORD, HAND_RECORD, play_games, play_hands
+from hearts_sim.engine.state import new_states
+from hearts_sim.game import pass_direction_name
+from hearts_sim.rules import Rules, resolve_rules
+
+DEFAULT_CHUNK = 1 << 17  # hands per kernel call: bounds memory, paces the progress bar
+BLOCKS_PER_THREAD = 4  # more blocks than threads evens out the load
+
+
+class SimulationError(ValueError):
+    """Bad arguments to a simulation (hand count, seats, threads)."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rules and the seatings to play every deal in, resolved to kernel arguments."""
+
+    rules: Rules
+    seatings: tuple[tuple[AgentSpec, ...], ...]
+
+    @classmethod
+    def build(cls, rules: Rules | str | None, seatings: Sequence[Sequence[str | AgentSpec]]) -> Table:
+        rules = resolve_rules(rules)
+        resolved = tuple(tuple(parse_agent(a) for a in seating) for seating in seatings)
+        for seating in resolved:
+            if len(seating) != rules.n_players:
+                raise SimulationError(
+                    f"{len(seating)} seats given for {rules.n_players} players: "
+                    f"name one agent per seat, or one agent for all seats"
+                )
+        return cls(rules, resolved)
+
+    def kernel_arguments(self) -> tuple[np.ndarray, ...]:
+        return (self.rules.to_tuple(), *seat_arrays([list(s) for s in self.seatings]))
+
+
+def set_threads(threads: int | None) -> int:
+    """Use ``threads`` numba threads (all cores if None); returns the number in use."""
+    if threads is None:
+        threads = numba.config.NUMBA_NUM_THREADS
+    if not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
+        raise SimulationError(
+            f"threads={threads}: choose 1..{numba.config.NUMBA_NUM_THREADS} on this machine"
+        )
+    numba.set_num_threads(threads)
+    return threads
+
+
+def _block_states(n_jobs: int) -> np.ndarray:
+    """One scratch state per parallel block; more blocks than threads evens out the load."""
+    return new_states(max(1, min(n_jobs, numba.get_num_threads() * BLOCKS_PER_THREAD)))
+
+
+def run_hands(table: Table, seed: int, first_deal: int, n_deals: int) -> np.ndarray:
+    """Kernel call: ``n_deals`` deals from ``first_deal``, each in every seating, as HAND_RECORDs."""
+    rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
+    records = np.zeros(n_deals * len(table.seatings), dtype=HAND_RECORD)
+    play_hands(rules, np.uint64(seed), first_deal, n_deals, pass_codes, pass_params,
+               play_codes, play_params, choose_pass, choose_play, _block_states(len(records)),
+               records)
+    return records
+
+
+def run_games(table: Table, seed: int, first_game: int, n_games: int) -> np.ndarray:
+    """Kernel call: ``n_games`` whole games, each in every seating, as GAME_RECORDs."""
+    rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
+    records = np.zeros(n_games * len(table.seatings), dtype=GAME_RECORD)
+    play_games(rules, np.uint64(seed), first_game, n_games, pass_codes, pass_params,
+               play_codes, play_params, choose_pass, choose_play, _block_states(len(records)),
+               records)
+    return records
+
+
+def chunks(total: int, size: int) -> Iterator[tuple[int, int]]:
+    """(start, count) pairs covering ``range(total)``."""
+    for start in range(0, total, size):
+        yield start, min(size, total - start)
+
+
+def _check_count(name: str, count: int) -> int:
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count <= 0:
+        raise SimulationError(f"{name} must be a positive whole number, not {count!r}")
+    return int(count)
+
+
+def _seatings(rules: Rules, seats: Sequence[str | AgentSpec] | str | AgentSpec | None
+              ) -> list[list[str | AgentSpec]]:
+    if seats is None:
+        seats = "random"
+    if isinstance(seats, (str, AgentSpec)):
+        return [[seats] * rules.n_players]
+    return [list(seats)]
+
+
+def _run_chunked(run: Callable[[int, int], np.ndarray], total: int, chunk: int, unit: str,
+                 progress: bool | None) -> np.ndarray:
+    show = sys.stderr.isatty() and total >= 4 * chunk if progress is None else progress
+    parts = []
+    with tqdm(total=total, unit=unit, disable=not show, smoothing=0.1) as bar:
+        for start, count in chunks(total, chunk):
+            parts.append(run(start, count))
+            bar.update(count)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def hand_frame(records: np.ndarray, table: Table) -> pd.DataFrame:
+    """HAND_RECORDs as a DataFrame: one row per hand, per-seat columns suffixed ``_0`` .. ``_{n-1}``."""
+    n = table.rules.n_players
+    directions = [pass_direction_name(o, n) for o in range(n)]
+    columns: dict[str, object] = {
+        "deal": records["deal"],
+        "seating": records["seating"],
+        "seed": records["hand_seed"],
+        "pass_direction": pd.Categorical.from_codes(
+            records["pass_offset"].astype(np.int64) % n, categories=directions),
+        "dealer": records["dealer"],
+        "first_leader": records["first_leader"],
+    }
+    labels = [[a.name for a in seating] for seating in table.seatings]
+    for seat in range(n):
+        names = sorted({row[seat] for row in labels})
+        codes = np.array([names.index(row[seat]) for row in labels])[records["seating"]]
+        columns[f"agent_{seat}"] = pd.Categorical.from_codes(codes, categories=names)
+    for field, prefix in (("dealt", "dealt"), ("passed", "passed"), ("points", "points"),
+                          ("score", "score"), ("tricks", "tricks")):
+        for seat in range(n):
+            columns[f"{prefix}_{seat}"] = records[field][:, seat]
+    if table.rules.kitty_size:
+        columns["kitty"] = records["kitty"]
+    for field in ("moon_shooter", "qs_taker", "jd_taker", "hearts_broken_trick"):
+        columns[field] = records[field]
+    return pd.DataFrame(columns)
+
+
+def game_frame(records: np.ndarray, table: Table) -> pd.DataFrame:
+    """GAME_RECORDs as a DataFrame: one row per game."""
+    n = table.rules.n_players
+    winners = records["winners"].astype(np.int64)
+    n_winners = np.zeros(len(records), dtype=np.int64)
+    sole = np.full(len(records), -1, dtype=np.int64)
+    for seat in range(n):
+        won = (winners >> seat) & 1
+        n_winners += won
+        sole = np.where(won == 1, seat, sole)
+    columns: dict[str, object] = {
+        "game": records["game"],
+        "seating": records["seating"],
+        "seed": records["game_seed"],
+        "hands": records["hands"],
+        "winner": np.where(n_winners == 1, sole, -1),  # -1: shared first place or no result
+        "n_winners": n_winners,
+    }
+    labels = [[a.name for a in seating] for seating in table.seatings]
+    for seat in range(n):
+        names = sorted({row[seat] for row in labels})
+        codes = np.array([names.index(row[seat]) for row in labels])[records["seating"]]
+        columns[f"agent_{seat}"] = pd.Categorical.from_codes(codes, categories=names)
+    for seat in range(n):
+        columns[f"won_{seat}"] = ((winners >> seat) & 1).astype(bool)
+    for field, prefix in (("final_score", "final_score"), ("moons", "moons"), ("points", "points")):
+        for seat in range(n):
+            columns[f"{prefix}_{seat}"] = records[field][:, seat]
+    return pd.DataFrame(columns)
+
+
+def simulate(
+    rules: Rules | str = "standard",
+    seats: Sequence[str | AgentSpec] | str | AgentSpec | None = None,
+    hands: int = 10_000,
+    seed: int = 0,
+    *,
+    first_hand: int = 0,
+    chunk_size: int = DEFAULT_CHUNK,
+    threads: int | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Play ``hands`` independent hands and return one row per hand.
+
+    ``seats``: one agent spec per seat, or one spec for every seat (default ``random``).
+    Hand i is dealt from ``derive_seed(seed, first_hand + i)`` with pass direction i of the
+    cycle and dealer i mod n, so results are identical for any chunk size or thread count.
+    """
+    rules = resolve_rules(rules)
+    hands = _check_count("hands", hands)
+    chunk_size = _check_count("chunk_size", chunk_size)
+    table = Table.build(rules, _seatings(rules, seats))
+    set_threads(threads)
+    records = _run_chunked(lambda start, count: run_hands(table, seed, first_hand + start, count),
+                           hands, chunk_size, "hand", progress)
+    return hand_frame(records, table)
+
+
+def simulate_games(
+    rules: Rules | str = "standard",
+    seats: Sequence[str | AgentSpec] | str | AgentSpec | None = None,
+    games: int = 1_000,
+    seed: int = 0,
+    *,
+    first_game: int = 0,
+    chunk_size: int = 1 << 13,
+    threads: int | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Play ``games`` whole games to ``rules.target_score``; one row per game (scores, winner, moons)."""
+    rules = resolve_rules(rules)
+    games = _check_count("games", games)
+    chunk_size = _check_count("chunk_size", chunk_size)
+    table = Table.build(rules, _seatings(rules, seats))
+    set_threads(threads)
+    records = _run_chunked(lambda start, count: run_games(table, seed, first_game + start, count),
+                           games, chunk_size, "game", progress)
+    return game_frame(records, table)
