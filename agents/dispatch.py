@@ -10,15 +10,22 @@ from __future__ import annotations
 import numpy as np
 
 from agents.baseline import highest_play, lowest_play, pass_extremes, random_pass, random_play
-from agents.codes import HIGHEST, LOWEST, RANDOM
+from agents.codes import HIGHEST, LOWEST
 from agents.registry import Params
 from hearts_sim._numba import njit
 from hearts_sim.rules import RulesTuple
 
 
 @njit
-def choose_play(code: np.int64, params: Params, state, rules: RulesTuple, seat: np.int64,
-                legal: np.uint64, seed: np.uint64) -> np.int64:
+def choose_play(
+    code: np.int64,
+    params: Params,
+    state,
+    rules: RulesTuple,
+    seat: np.int64,
+    legal: np.uint64,
+    seed: np.uint64,
+) -> np.int64:
     """The card policy ``code`` plays from ``legal`` for ``seat``."""
     if code == LOWEST:
         return lowest_play(legal)
@@ -28,8 +35,9 @@ def choose_play(code: np.int64, params: Params, state, rules: RulesTuple, seat: 
 
 
 @njit
-def choose_pass(code: np.int64, params: Params, state, rules: RulesTuple, seat: np.int64,
-                seed: np.uint64) -> np.uint64:
+def choose_pass(
+    code: np.int64, params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64
+) -> np.uint64:
     """The cards policy ``code`` passes from ``seat``'s dealt hand."""
     hand = state.dealt[seat]
     if code == LOWEST:  # the lowest-playing agent passes its highest cards

@@ -85,8 +85,11 @@ class Policy:
         return row
 
     def __str__(self) -> str:
-        changed = [f"{k}={_format(v)}" for (k, v), p in zip(self.values, self.kind.parameters)
-                   if v != p.default]
+        changed = [
+            f"{k}={_format(v)}"
+            for (k, v), p in zip(self.values, self.kind.parameters, strict=True)
+            if v != p.default
+        ]
         return f"{self.kind.name}({','.join(changed)})" if changed else self.kind.name
 
 
@@ -182,9 +185,7 @@ def parse_agent(spec: str | AgentSpec) -> AgentSpec:
             policy = parse_policy(part)
             return AgentSpec(policy, policy)
         else:
-            raise AgentError(
-                f"malformed agent spec {spec!r}: combine policies as pass=NAME,play=NAME"
-            )
+            raise AgentError(f"malformed agent spec {spec!r}: combine policies as pass=NAME,play=NAME")
     pass_policy = roles.get("pass") or roles["play"]
     play_policy = roles.get("play") or roles["pass"]
     return AgentSpec(pass_policy, play_policy)

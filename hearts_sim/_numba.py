@@ -15,9 +15,14 @@ import numba
 
 _FLAGS = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy"}
 
-njit = numba.njit(**_FLAGS)
-njit_parallel = numba.njit(parallel=True, **_FLAGS)
+njit = numba.njit(**_FLAGS)  # type: ignore[call-overload]
+njit_parallel = numba.njit(parallel=True, **_FLAGS)  # type: ignore[call-overload]
 # Inlined at numba-IR level, so the caller's reference-count pruning sees through it:
 # for the tiny helpers that take arrays inside a hot loop.
-njit_inline = numba.njit(inline="always", **_FLAGS)
+njit_inline = numba.njit(inline="always", **_FLAGS)  # type: ignore[call-overload]
 prange = numba.prange
+
+
+def max_threads() -> int:
+    """The number of threads numba may use on this machine (``NUMBA_NUM_THREADS``)."""
+    return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]

@@ -67,9 +67,11 @@ POINTS_PER_HEART, POINTS_QS, POINTS_KS, POINTS_AS = 1, 13, 10, 7
 
 
 # ---------------------------------------------------------------- parsing and formatting
-_SUIT_BY_CHAR = {**{c: i for i, c in enumerate(SUIT_LETTERS)},
-                 **{c: i for i, c in enumerate(SUIT_SYMBOLS)},
-                 **{c: i for i, c in enumerate("♧♢♤♡")}}
+_SUIT_BY_CHAR = {
+    **{c: i for i, c in enumerate(SUIT_LETTERS)},
+    **{c: i for i, c in enumerate(SUIT_SYMBOLS)},
+    **{c: i for i, c in enumerate("♧♢♤♡")},
+}
 _RANK_BY_TEXT = {**{r: i for i, r in enumerate(RANK_NAMES)}, "T": 8, "1": 12}
 del _RANK_BY_TEXT["1"]  # "1" alone is not a rank (10 is "10" or "T")
 
@@ -93,9 +95,7 @@ def parse_card(text: str | int) -> int:
             rank = _RANK_BY_TEXT.get(rank_text)
             if suit is not None and rank is not None:
                 return card_index(suit, rank)
-    raise ValueError(
-        f"malformed card {text!r}: write rank then suit, e.g. 'QS', '10h', 'Th' or '♠Q'"
-    )
+    raise ValueError(f"malformed card {text!r}: write rank then suit, e.g. 'QS', '10h', 'Th' or '♠Q'")
 
 
 def card_str(card: int, symbols: bool = False) -> str:
@@ -103,8 +103,9 @@ def card_str(card: int, symbols: bool = False) -> str:
     suit, rank = divmod(int(card), N_RANKS)
     if not 0 <= card < N_CARDS:
         raise ValueError(f"card index {card} is out of range 0..51")
-    return f"{SUIT_SYMBOLS[suit]}{RANK_NAMES[rank]}" if symbols else (
-        f"{RANK_NAMES[rank]}{SUIT_LETTERS[suit]}")
+    return (
+        f"{SUIT_SYMBOLS[suit]}{RANK_NAMES[rank]}" if symbols else (f"{RANK_NAMES[rank]}{SUIT_LETTERS[suit]}")
+    )
 
 
 def parse_cards(cards: str | Iterable[str | int] | CardSet | int | np.integer) -> int:
@@ -116,6 +117,8 @@ def parse_cards(cards: str | Iterable[str | int] | CardSet | int | np.integer) -
         if mask < 0 or mask >> N_CARDS:
             raise ValueError(f"bitboard {mask:#x} has bits outside the 52 cards")
         return mask
+    if isinstance(cards, bool):
+        raise ValueError(f"not a card set: {cards!r}")
     if isinstance(cards, str):
         cards = cards.replace(",", " ").split()
     mask = 0
@@ -156,8 +159,9 @@ class CardSet:
 
     @classmethod
     def suit(cls, name: str | int) -> CardSet:
-        index = name if isinstance(name, int) else (
-            ["clubs", "diamonds", "spades", "hearts"].index(name.lower()))
+        index = (
+            name if isinstance(name, int) else (["clubs", "diamonds", "spades", "hearts"].index(name.lower()))
+        )
         return cls(int(SUIT_MASKS[index]))
 
     @classmethod
@@ -249,13 +253,13 @@ def _count_leading_zeros(typingctx, mask):  # type: ignore[no-untyped-def]
 @njit
 def lowest_card(mask: np.uint64) -> np.int64:
     """Index of the lowest set bit (64 for an empty set)."""
-    return np.int64(_count_trailing_zeros(mask))
+    return np.int64(_count_trailing_zeros(mask))  # type: ignore[call-arg]
 
 
 @njit
 def highest_card(mask: np.uint64) -> np.int64:
     """Index of the highest set bit (-1 for an empty set)."""
-    return np.int64(63) - np.int64(_count_leading_zeros(mask))
+    return np.int64(63) - np.int64(_count_leading_zeros(mask))  # type: ignore[call-arg]
 
 
 @njit
@@ -328,8 +332,7 @@ HAS_PDEP = "+bmi2" in str(llvm_binding.get_host_cpu_features().flatten()).split(
 def _pdep(typingctx, source, mask):  # type: ignore[no-untyped-def]
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         i64 = ir.IntType(64)
-        fn = builder.module.declare_intrinsic(
-            "llvm.x86.bmi.pdep.64", fnty=ir.FunctionType(i64, [i64, i64]))
+        fn = builder.module.declare_intrinsic("llvm.x86.bmi.pdep.64", fnty=ir.FunctionType(i64, [i64, i64]))
         return builder.call(fn, args)
 
     return types.uint64(types.uint64, types.uint64), codegen
@@ -343,7 +346,7 @@ def _select_bit_portable(mask: np.uint64, k: np.int64) -> np.int64:
     position = np.uint64(0)
     for width in (32, 16, 8):
         w = np.uint64(width)
-        low_count = popcount(mask & ((np.uint64(1) << w) - np.uint64(1)))
+        low_count: np.uint64 = popcount(mask & ((np.uint64(1) << w) - np.uint64(1)))  # type: ignore[call-arg]
         skip = np.uint64(low_count <= kk)
         kk -= skip * low_count
         mask >>= skip * w
@@ -358,5 +361,5 @@ def select_bit(mask: np.uint64, k: np.int64) -> np.int64:
     A bit-clearing loop has an unpredictable trip count and is much slower.
     """
     if HAS_PDEP:
-        return lowest_card(_pdep(np.uint64(1) << np.uint64(k), mask))
+        return lowest_card(_pdep(np.uint64(1) << np.uint64(k), mask))  # type: ignore[call-arg]
     return _select_bit_portable(mask, k)

@@ -103,8 +103,13 @@ class HandState:
         array = rules.to_tuple()
         states = new_states(1)
         hand_seed = derive_seed(np.uint64(seed), hand)
-        deal_hand(states[0], array, pass_offset_for_hand(array, hand, hand_seed),
-                  hand % rules.n_players, hand_seed)
+        deal_hand(
+            states[0],
+            array,
+            pass_offset_for_hand(array, hand, hand_seed),
+            hand % rules.n_players,
+            hand_seed,
+        )
         return cls(rules, states)
 
     @classmethod
@@ -136,12 +141,16 @@ class HandState:
                 raise ValueError(f"card {card_str(cards_of(seen & mask)[0])} is dealt twice")
             seen |= mask
         if kitty_mask.bit_count() != rules.kitty_size:
-            raise ValueError(f"the kitty holds {kitty_mask.bit_count()} cards; "
-                             f"these rules need {rules.kitty_size}")
+            raise ValueError(
+                f"the kitty holds {kitty_mask.bit_count()} cards; these rules need {rules.kitty_size}"
+            )
         if seen != deck:
             stray = seen & ~deck
-            what = f"{card_str(cards_of(stray)[0])} is not in play" if stray else (
-                f"{card_str(cards_of(deck & ~seen)[0])} is missing")
+            what = (
+                f"{card_str(cards_of(stray)[0])} is not in play"
+                if stray
+                else (f"{card_str(cards_of(deck & ~seen)[0])} is missing")
+            )
             raise ValueError(f"the deal does not match the deck: {what}")
         states = new_states(1)
         for seat, mask in enumerate(masks):
@@ -210,15 +219,18 @@ class HandState:
         """The current trick as (seat, card), in play order."""
         s, n = self._state, self.n_players
         leader = int(s["leader"])
-        return [((leader + i) % n, int(s["trick_cards"][(leader + i) % n]))
-                for i in range(int(s["n_in_trick"]))]
+        return [
+            ((leader + i) % n, int(s["trick_cards"][(leader + i) % n])) for i in range(int(s["n_in_trick"]))
+        ]
 
     @property
     def plays(self) -> list[tuple[int, int]]:
         """Every card played so far as (seat, card), in order."""
         s, n = self._state, self.n_players
-        return [((int(s["trick_leaders"][i // n]) + i % n) % n, int(s["history"][i]))
-                for i in range(int(s["n_played"]))]
+        return [
+            ((int(s["trick_leaders"][i // n]) + i % n) % n, int(s["history"][i]))
+            for i in range(int(s["n_played"]))
+        ]
 
     @property
     def moon_shooter(self) -> int:
@@ -257,8 +269,8 @@ class HandState:
             points=tuple(int(p) for p in self.points()),
             game_scores=tuple(int(x) for x in s["game_scores"][: self.n_players]),
             hearts_broken=self.hearts_broken,
-            to_move=self.current_player == seat or (
-                s["phase"] == PHASE_PASS and not (int(s["passes_made"]) >> seat) & 1),
+            to_move=self.current_player == seat
+            or (s["phase"] == PHASE_PASS and not (int(s["passes_made"]) >> seat) & 1),
         )
 
     # ------------------------------------------------------------------ acting
@@ -291,8 +303,7 @@ class HandState:
         legal = int(legal_moves(s, self._rules_array))
         if not (legal >> index) & 1:
             raise IllegalMoveError(
-                f"{card_str(index)} is not legal now ({self._why_illegal(index)}); "
-                f"legal: {CardSet(legal)}"
+                f"{card_str(index)} is not legal now ({self._why_illegal(index)}); legal: {CardSet(legal)}"
             )
         play_card(s, self._rules_array, index)
 
@@ -323,15 +334,19 @@ class HandState:
         ]
         for seat in range(n):
             marker = ">" if self.current_player == seat else " "
-            lines.append(f"{marker} seat {seat}: {_by_suit(self.hand(seat)):<44} "
-                         f"points {int(s['points'][seat]):>2}  tricks {int(s['tricks_won'][seat])}")
+            lines.append(
+                f"{marker} seat {seat}: {_by_suit(self.hand(seat)):<44} "
+                f"points {int(s['points'][seat]):>2}  tricks {int(s['tricks_won'][seat])}"
+            )
         if self.rules.kitty_size:
             lines.append(f"  kitty: {self.kitty if s['n_played'] == 0 else '(taken)'}")
         trick = ", ".join(f"seat {seat} {card_str(card, symbols=True)}" for seat, card in self.trick)
         lines.append(f"  trick: {trick or '-'}")
         if self.phase == "done":
-            lines.append(f"  scores: {list(int(x) for x in self.scores())}"
-                         + (f" (moon by seat {self.moon_shooter})" if self.moon_shooter >= 0 else ""))
+            lines.append(
+                f"  scores: {list(int(x) for x in self.scores())}"
+                + (f" (moon by seat {self.moon_shooter})" if self.moon_shooter >= 0 else "")
+            )
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -100,18 +100,14 @@ class Rules:
         try:
             base = PRESETS[name]
         except KeyError:
-            raise RulesError(
-                f"unknown rules preset {name!r}: choose one of {', '.join(PRESETS)}"
-            ) from None
+            raise RulesError(f"unknown rules preset {name!r}: choose one of {', '.join(PRESETS)}") from None
         return base.replace(**overrides)
 
     def replace(self, **overrides: Any) -> Rules:
         """A copy with some switches changed (validated again)."""
         unknown = sorted(set(overrides) - set(SWITCHES))
         if unknown:
-            raise RulesError(
-                f"unknown rule switch {unknown[0]!r}: valid switches are {', '.join(SWITCHES)}"
-            )
+            raise RulesError(f"unknown rule switch {unknown[0]!r}: valid switches are {', '.join(SWITCHES)}")
         return dataclasses.replace(self, **overrides)
 
     def with_strings(self, assignments: list[str]) -> Rules:
@@ -123,9 +119,7 @@ class Rules:
             if not sep:
                 raise RulesError(f"rule override {text!r} is not of the form key=value")
             if key not in SWITCHES:
-                raise RulesError(
-                    f"unknown rule switch {key!r}: valid switches are {', '.join(SWITCHES)}"
-                )
+                raise RulesError(f"unknown rule switch {key!r}: valid switches are {', '.join(SWITCHES)}")
             overrides[key] = _convert(key, value.strip())
         return self.replace(**overrides)
 
@@ -191,9 +185,7 @@ class Rules:
     def describe(self) -> str:
         """The switches that differ from the standard game, e.g. ``n_players=3, deck_mode=kitty``."""
         default = Rules()
-        changed = [
-            f"{k}={v}" for k, v in self.to_dict().items() if getattr(default, k) != v
-        ]
+        changed = [f"{k}={v}" for k, v in self.to_dict().items() if getattr(default, k) != v]
         return ", ".join(changed) or "standard"
 
 
@@ -212,8 +204,7 @@ def pass_direction_cycle(rules: Rules) -> tuple[str, ...]:
             return ("left", "right", "across", "none")
         return ("left", "right", "none")
     if rules.pass_cycle == "random":
-        return ("left", "right", "across", "none") if rules.n_players == 4 else (
-            "left", "right", "none")
+        return ("left", "right", "across", "none") if rules.n_players == 4 else ("left", "right", "none")
     return (rules.pass_cycle,)
 
 
@@ -230,8 +221,13 @@ def _validate(r: Rules) -> None:
     _choice("first_lead", r.first_lead, FIRST_LEADS)
     _choice("moon", r.moon, MOON_RULES)
     _choice("tie_rule", r.tie_rule, TIE_RULES)
-    for name in ("no_points_first_trick", "must_break_hearts", "qs_breaks_hearts",
-                 "lead_hearts_instead_of_qs", "black_maria"):
+    for name in (
+        "no_points_first_trick",
+        "must_break_hearts",
+        "qs_breaks_hearts",
+        "lead_hearts_instead_of_qs",
+        "black_maria",
+    ):
         if not isinstance(getattr(r, name), bool):
             raise RulesError(f"{name}={getattr(r, name)!r} is not valid: choose true or false")
     for name in ("pass_count", "jd_bonus", "avoid_all_tricks_bonus", "target_score"):
@@ -240,13 +236,9 @@ def _validate(r: Rules) -> None:
     if r.pass_count not in (0, 3):
         raise RulesError(f"pass_count={r.pass_count} is not supported: choose 3 or 0")
     if r.deck_mode == "kitty" and r.n_players == 4:
-        raise RulesError(
-            "deck_mode='kitty' needs 3 or 5 players: 52 cards deal evenly to 4 players"
-        )
+        raise RulesError("deck_mode='kitty' needs 3 or 5 players: 52 cards deal evenly to 4 players")
     if r.pass_cycle == "across" and r.n_players != 4:
-        raise RulesError(
-            f"pass_cycle='across' needs 4 players (there is no seat across with {r.n_players})"
-        )
+        raise RulesError(f"pass_cycle='across' needs 4 players (there is no seat across with {r.n_players})")
     if r.target_score <= 0:
         raise RulesError(f"target_score={r.target_score} must be positive")
     if r.jd_bonus > 0:
@@ -257,8 +249,16 @@ def _validate(r: Rules) -> None:
         )
 
 
-_BOOLEAN_WORDS = {"true": True, "1": True, "yes": True, "on": True,
-                  "false": False, "0": False, "no": False, "off": False}
+_BOOLEAN_WORDS = {
+    "true": True,
+    "1": True,
+    "yes": True,
+    "on": True,
+    "false": False,
+    "0": False,
+    "no": False,
+    "off": False,
+}
 
 
 def _convert(key: str, text: str) -> Any:

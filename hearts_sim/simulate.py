@@ -14,18 +14,19 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numba
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from agents.dispatch import choose_pass, choose_play
 from agents.registry import AgentSpec, parse_agent, seat_arrays
-from hearts_sim.engine.selfplay import GAME_RECORD, HAND_RECORD, play_games, play_hands
+from hearts_sim._numba import max_threads
 from hearts_sim.engine.state import new_states
 from hearts_sim.game import pass_direction_name
 from hearts_sim.rules import Rules, resolve_rules
+from hearts_sim.selfplay import GAME_RECORD, HAND_RECORD, play_games, play_hands
 
 DEFAULT_CHUNK = 1 << 17  # hands per kernel call: bounds memory, paces the progress bar
 BLOCKS_PER_THREAD = 4  # more blocks than threads evens out the load
@@ -54,18 +55,16 @@ class Table:
                 )
         return cls(rules, resolved)
 
-    def kernel_arguments(self) -> tuple[np.ndarray, ...]:
+    def kernel_arguments(self) -> tuple[Any, ...]:
         return (self.rules.to_tuple(), *seat_arrays([list(s) for s in self.seatings]))
 
 
 def set_threads(threads: int | None) -> int:
     """Use ``threads`` numba threads (all cores if None); returns the number in use."""
     if threads is None:
-        threads = numba.config.NUMBA_NUM_THREADS
-    if not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
-        raise SimulationError(
-            f"threads={threads}: choose 1..{numba.config.NUMBA_NUM_THREADS} on this machine"
-        )
+        threads = max_threads()
+    if not 1 <= threads <= max_threads():
+        raise SimulationError(f"threads={threads}: choose 1..{max_threads()} on this machine")
     numba.set_num_threads(threads)
     return threads
 
@@ -79,9 +78,18 @@ def run_hands(table: Table, seed: int, first_deal: int, n_deals: int) -> np.ndar
     """Kernel call: ``n_deals`` deals from ``first_deal``, each in every seating, as HAND_RECORDs."""
     rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
     records = np.zeros(n_deals * len(table.seatings), dtype=HAND_RECORD)
-    play_hands(rules, np.uint64(seed), first_deal, n_deals, pass_codes, pass_params,
-               play_codes, play_params, choose_pass, choose_play, _block_states(len(records)),
-               records)
+    play_hands(
+        rules,
+        np.uint64(seed),
+        first_deal,
+        n_deals,
+        pass_codes,
+        pass_params,
+        play_codes,
+        play_params,
+        _block_states(len(records)),
+        records,
+    )
     return records
 
 
@@ -89,9 +97,18 @@ def run_games(table: Table, seed: int, first_game: int, n_games: int) -> np.ndar
     """Kernel call: ``n_games`` whole games, each in every seating, as GAME_RECORDs."""
     rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
     records = np.zeros(n_games * len(table.seatings), dtype=GAME_RECORD)
-    play_games(rules, np.uint64(seed), first_game, n_games, pass_codes, pass_params,
-               play_codes, play_params, choose_pass, choose_play, _block_states(len(records)),
-               records)
+    play_games(
+        rules,
+        np.uint64(seed),
+        first_game,
+        n_games,
+        pass_codes,
+        pass_params,
+        play_codes,
+        play_params,
+        _block_states(len(records)),
+        records,
+    )
     return records
 
 
@@ -107,8 +124,9 @@ def _check_count(name: str, count: int) -> int:
     return int(count)
 
 
-def _seatings(rules: Rules, seats: Sequence[str | AgentSpec] | str | AgentSpec | None
-              ) -> list[list[str | AgentSpec]]:
+def _seatings(
+    rules: Rules, seats: Sequence[str | AgentSpec] | str | AgentSpec | None
+) -> list[list[str | AgentSpec]]:
     if seats is None:
         seats = "random"
     if isinstance(seats, (str, AgentSpec)):
@@ -116,8 +134,9 @@ def _seatings(rules: Rules, seats: Sequence[str | AgentSpec] | str | AgentSpec |
     return [list(seats)]
 
 
-def _run_chunked(run: Callable[[int, int], np.ndarray], total: int, chunk: int, unit: str,
-                 progress: bool | None) -> np.ndarray:
+def _run_chunked(
+    run: Callable[[int, int], np.ndarray], total: int, chunk: int, unit: str, progress: bool | None
+) -> np.ndarray:
     show = sys.stderr.isatty() and total >= 4 * chunk if progress is None else progress
     parts = []
     with tqdm(total=total, unit=unit, disable=not show, smoothing=0.1) as bar:
@@ -136,7 +155,8 @@ def hand_frame(records: np.ndarray, table: Table) -> pd.DataFrame:
         "seating": records["seating"],
         "seed": records["hand_seed"],
         "pass_direction": pd.Categorical.from_codes(
-            records["pass_offset"].astype(np.int64) % n, categories=directions),
+            records["pass_offset"].astype(np.int64) % n, categories=directions
+        ),
         "dealer": records["dealer"],
         "first_leader": records["first_leader"],
     }
@@ -145,8 +165,13 @@ def hand_frame(records: np.ndarray, table: Table) -> pd.DataFrame:
         names = sorted({row[seat] for row in labels})
         codes = np.array([names.index(row[seat]) for row in labels])[records["seating"]]
         columns[f"agent_{seat}"] = pd.Categorical.from_codes(codes, categories=names)
-    for field, prefix in (("dealt", "dealt"), ("passed", "passed"), ("points", "points"),
-                          ("score", "score"), ("tricks", "tricks")):
+    for field, prefix in (
+        ("dealt", "dealt"),
+        ("passed", "passed"),
+        ("points", "points"),
+        ("score", "score"),
+        ("tricks", "tricks"),
+    ):
         for seat in range(n):
             columns[f"{prefix}_{seat}"] = records[field][:, seat]
     if table.rules.kitty_size:
@@ -209,8 +234,13 @@ def simulate(
     chunk_size = _check_count("chunk_size", chunk_size)
     table = Table.build(rules, _seatings(rules, seats))
     set_threads(threads)
-    records = _run_chunked(lambda start, count: run_hands(table, seed, first_hand + start, count),
-                           hands, chunk_size, "hand", progress)
+    records = _run_chunked(
+        lambda start, count: run_hands(table, seed, first_hand + start, count),
+        hands,
+        chunk_size,
+        "hand",
+        progress,
+    )
     return hand_frame(records, table)
 
 
@@ -231,6 +261,11 @@ def simulate_games(
     chunk_size = _check_count("chunk_size", chunk_size)
     table = Table.build(rules, _seatings(rules, seats))
     set_threads(threads)
-    records = _run_chunked(lambda start, count: run_games(table, seed, first_game + start, count),
-                           games, chunk_size, "game", progress)
+    records = _run_chunked(
+        lambda start, count: run_games(table, seed, first_game + start, count),
+        games,
+        chunk_size,
+        "game",
+        progress,
+    )
     return game_frame(records, table)

@@ -1,2 +1,2 @@
-"""numba kernels: rules of a hand (``hand``), seeding (``rng``), state layout (``state``)
-and the batched self-play loops (``selfplay``)."""
+"""numba kernels: the rules of a hand (``hand``), seeding (``rng``) and the state layout
+(``state``). The batched self-play loops that drive them are ``hearts_sim.selfplay``."""

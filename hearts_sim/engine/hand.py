@@ -420,4 +420,3 @@ def game_winners(totals: np.ndarray, n: np.int64, target: np.int64, share_ties: 
     if not share_ties and winners & (winners - 1):  # more than one bit set
         return 0
     return winners
-

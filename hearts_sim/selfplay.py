@@ -1,7 +1,13 @@
 """The batched self-play loops: ``prange`` over blocks of hands (or games), one state each.
 
-Policies arrive as compile-time arguments (``choose_pass``, ``choose_play``) with an
-integer code and a parameter row per seat, so this module never imports agents.
+Every decision goes through the agents' dispatcher (``agents.dispatch``) with the
+seat's integer policy code and parameter row. The dispatcher is bound here as a module
+global, not passed in as an argument: numba keys a function argument's type by object
+identity, so a kernel taking the dispatcher as an argument misses the on-disk cache
+in every new process (about 15 s of compiling each time). This module therefore sits
+above ``agents`` in the layering; the core (cards, rules, engine/, game) never imports
+agents.
+
 A job is (deal, seating): every seating replays the same deal, which is how duplicate
 tournaments cancel card luck. Nothing is allocated inside a block's loop.
 """
@@ -10,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.dispatch import choose_pass, choose_play
 from hearts_sim._numba import njit, njit_inline, njit_parallel, prange
 from hearts_sim.engine.hand import (
     deal_hand,
@@ -68,8 +75,13 @@ MAX_HANDS_PER_GAME = 1000  # a game still undecided after this many hands is cut
 @njit_inline
 def _seat_codes(codes, seating: np.int64):
     """Row ``seating`` of a (seatings, MAX_PLAYERS) code array as a tuple (no refcounting per call)."""
-    return (codes[seating, 0], codes[seating, 1], codes[seating, 2], codes[seating, 3],
-            codes[seating, 4])
+    return (
+        codes[seating, 0],
+        codes[seating, 1],
+        codes[seating, 2],
+        codes[seating, 3],
+        codes[seating, 4],
+    )
 
 
 @njit_inline
@@ -81,28 +93,39 @@ def _param_row(params, seating: np.int64, seat: np.int64):
 @njit_inline
 def _seat_params(params, seating: np.int64):
     """Parameter rows of every seat of a seating, as a tuple of tuples."""
-    return (_param_row(params, seating, 0), _param_row(params, seating, 1),
-            _param_row(params, seating, 2), _param_row(params, seating, 3),
-            _param_row(params, seating, 4))
+    return (
+        _param_row(params, seating, 0),
+        _param_row(params, seating, 1),
+        _param_row(params, seating, 2),
+        _param_row(params, seating, 3),
+        _param_row(params, seating, 4),
+    )
 
 
 @njit
-def play_out_hand(state, rules, pass_codes, pass_params, play_codes, play_params,
-                  choose_pass, choose_play) -> None:
+def play_out_hand(state, rules, pass_codes, pass_params, play_codes, play_params) -> None:
     """Play a dealt hand to the end: every seat passes, then plays until done.
 
     Codes and parameter rows are per-seat tuples (see ``_seat_codes``)."""
     n = state.n_players
     if state.phase == PHASE_PASS:
         for seat in range(n):
-            cards = choose_pass(pass_codes[seat], pass_params[seat], state, rules, seat,
-                                decision_seed(state, seat))
+            cards = choose_pass(
+                pass_codes[seat], pass_params[seat], state, rules, seat, decision_seed(state, seat)
+            )
             pass_cards(state, rules, seat, cards)
     while state.phase == PHASE_PLAY:
         seat = state.to_play
         legal = legal_moves(state, rules)
-        card = choose_play(play_codes[seat], play_params[seat], state, rules, seat, legal,
-                           decision_seed(state, seat))
+        card = choose_play(
+            play_codes[seat],
+            play_params[seat],
+            state,
+            rules,
+            seat,
+            legal,
+            decision_seed(state, seat),
+        )
         play_card(state, rules, card)
 
 
@@ -137,8 +160,18 @@ def _block_bounds(n_jobs: np.int64, n_blocks: np.int64, block: np.int64) -> tupl
 
 
 @njit_parallel
-def play_hands(rules, master_seed, first_deal, n_deals, pass_codes, pass_params,
-               play_codes, play_params, choose_pass, choose_play, states, records) -> None:
+def play_hands(
+    rules,
+    master_seed,
+    first_deal,
+    n_deals,
+    pass_codes,
+    pass_params,
+    play_codes,
+    play_params,
+    states,
+    records,
+) -> None:
     """Deals ``first_deal .. first_deal + n_deals - 1``, each played in every seating.
 
     ``states`` holds one scratch state per block (blocks run in parallel).
@@ -156,17 +189,31 @@ def play_hands(rules, master_seed, first_deal, n_deals, pass_codes, pass_params,
             deal = first_deal + job // n_seatings
             seating = job % n_seatings
             hand_seed = derive_seed(master_seed, deal)
-            deal_hand(state, rules, pass_offset_for_hand(rules, deal, hand_seed), deal % n,
-                      hand_seed)
-            play_out_hand(state, rules, _seat_codes(pass_codes, seating),
-                          _seat_params(pass_params, seating), _seat_codes(play_codes, seating),
-                          _seat_params(play_params, seating), choose_pass, choose_play)
+            deal_hand(state, rules, pass_offset_for_hand(rules, deal, hand_seed), deal % n, hand_seed)
+            play_out_hand(
+                state,
+                rules,
+                _seat_codes(pass_codes, seating),
+                _seat_params(pass_params, seating),
+                _seat_codes(play_codes, seating),
+                _seat_params(play_params, seating),
+            )
             _write_hand_record(records[job], state, deal, seating)
 
 
 @njit_parallel
-def play_games(rules, master_seed, first_game, n_games, pass_codes, pass_params,
-               play_codes, play_params, choose_pass, choose_play, states, records) -> None:
+def play_games(
+    rules,
+    master_seed,
+    first_game,
+    n_games,
+    pass_codes,
+    pass_params,
+    play_codes,
+    play_params,
+    states,
+    records,
+) -> None:
     """Whole games to the target score (rule 9), each game in every seating.
 
     Hand h of game g uses seed ``derive_seed(derive_seed(master, g), h)``, the pass
@@ -195,13 +242,23 @@ def play_games(rules, master_seed, first_game, n_games, pass_codes, pass_params,
             hand_number = 0
             while winners == 0 and hand_number < MAX_HANDS_PER_GAME:
                 hand_seed = derive_seed(game_seed, hand_number)
-                deal_hand(state, rules, pass_offset_for_hand(rules, hand_number, hand_seed),
-                          hand_number % n, hand_seed)
+                deal_hand(
+                    state,
+                    rules,
+                    pass_offset_for_hand(rules, hand_number, hand_seed),
+                    hand_number % n,
+                    hand_seed,
+                )
                 for s in range(MAX_PLAYERS):
                     state.game_scores[s] = totals[s]
-                play_out_hand(state, rules, _seat_codes(pass_codes, seating),
-                              _seat_params(pass_params, seating), _seat_codes(play_codes, seating),
-                              _seat_params(play_params, seating), choose_pass, choose_play)
+                play_out_hand(
+                    state,
+                    rules,
+                    _seat_codes(pass_codes, seating),
+                    _seat_params(pass_params, seating),
+                    _seat_codes(play_codes, seating),
+                    _seat_params(play_params, seating),
+                )
                 for s in range(n):
                     totals[s] += state.scores[s]
                     record.points[s] += state.points[s]
