@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents import codes
+from agents.kinds import PolicyKind
 from hearts_sim._numba import njit
 from hearts_sim.cards import (
     card_bit,
@@ -20,6 +22,12 @@ from hearts_sim.cards import (
 )
 from hearts_sim.engine.rng import random_below, uniform_below
 from hearts_sim.rules import R_PASS_COUNT, RulesTuple
+
+KINDS = (
+    PolicyKind("random", codes.RANDOM, "uniform over legal cards; passes random cards"),
+    PolicyKind("lowest", codes.LOWEST, "plays its lowest legal card; passes its highest"),
+    PolicyKind("highest", codes.HIGHEST, "plays its highest legal card; passes its lowest"),
+)
 
 
 @njit

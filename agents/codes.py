@@ -3,3 +3,7 @@
 RANDOM = 0
 LOWEST = 1
 HIGHEST = 2
+RULE = 3
+MC = 4
+PIMC = 5
+ISMCTS = 6

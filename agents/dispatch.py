@@ -1,17 +1,22 @@
-"""The two functions the engine's self-play loop calls for every decision.
+"""The two functions the self-play loop (``hearts_sim.selfplay``) calls for every decision.
 
-The engine never imports agents: it receives ``choose_pass`` and ``choose_play`` as
-compile-time arguments and hands them each seat's integer policy code (see
-``agents.registry``) and parameter row. One branch per policy code.
+Each takes the seat's integer policy code (``agents.codes``) and parameter row and
+branches to that policy's kernel: one branch per code. Search agents (``pimc``,
+``ismcts``) have no pass policy of their own and pass like ``rule`` with its defaults.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from agents import rule
 from agents.baseline import highest_play, lowest_play, pass_extremes, random_pass, random_play
-from agents.codes import HIGHEST, LOWEST
-from agents.registry import Params
+from agents.codes import HIGHEST, ISMCTS, LOWEST, MC, PIMC, RULE
+from agents.ismcts import ismcts_play
+from agents.kinds import Params
+from agents.mc import mc_pass, mc_play
+from agents.pimc import pimc_play
+from agents.rule import rule_pass, rule_play
 from hearts_sim._numba import njit
 from hearts_sim.rules import RulesTuple
 
@@ -27,6 +32,14 @@ def choose_play(
     seed: np.uint64,
 ) -> np.int64:
     """The card policy ``code`` plays from ``legal`` for ``seat``."""
+    if code == RULE:
+        return rule_play(params, state, rules, seat, legal, seed)
+    if code == MC:
+        return mc_play(params, state, rules, seat, legal, seed)
+    if code == PIMC:
+        return pimc_play(params, state, rules, seat, legal, seed)
+    if code == ISMCTS:
+        return ismcts_play(params, state, rules, seat, legal, seed)
     if code == LOWEST:
         return lowest_play(legal)
     if code == HIGHEST:
@@ -40,6 +53,12 @@ def choose_pass(
 ) -> np.uint64:
     """The cards policy ``code`` passes from ``seat``'s dealt hand."""
     hand = state.dealt[seat]
+    if code == RULE:
+        return rule_pass(params, state, rules, seat, seed)
+    if code == MC:
+        return mc_pass(params, state, rules, seat, seed)
+    if code in (PIMC, ISMCTS):
+        return rule_pass(rule.DEFAULT_PARAMS, state, rules, seat, seed)
     if code == LOWEST:  # the lowest-playing agent passes its highest cards
         return pass_extremes(hand, rules, True)
     if code == HIGHEST:

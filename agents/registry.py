@@ -15,52 +15,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
-from agents import codes
+from agents import baseline, ismcts, mc, pimc, rule
+from agents.kinds import MAX_PARAMS, AgentError, PolicyKind
 from hearts_sim.rules import MAX_PLAYERS
 
-MAX_PARAMS = 8  # width of the parameter row a kernel receives
-Params = tuple[float, ...]  # one policy's parameter row, as kernels receive it
-
-
-class AgentError(ValueError):
-    """An unknown agent or parameter, or a malformed spec; the message lists what is valid."""
-
-
-@dataclass(frozen=True)
-class Parameter:
-    name: str
-    default: float | int
-    description: str
-
-
-@dataclass(frozen=True)
-class PolicyKind:
-    """A family of policies (``random``, ``rule``, ``mc`` ...) and its tunable parameters."""
-
-    name: str
-    code: int
-    description: str
-    parameters: tuple[Parameter, ...] = ()
-
-    def parameter(self, name: str) -> Parameter:
-        for p in self.parameters:
-            if p.name == name:
-                return p
-        valid = ", ".join(p.name for p in self.parameters) or "none"
-        raise AgentError(f"agent {self.name!r} has no parameter {name!r} (valid: {valid})")
-
-
 KINDS: dict[str, PolicyKind] = {
-    kind.name: kind
-    for kind in (
-        PolicyKind("random", codes.RANDOM, "uniform over legal cards; passes random cards"),
-        PolicyKind("lowest", codes.LOWEST, "plays its lowest legal card; passes its highest"),
-        PolicyKind("highest", codes.HIGHEST, "plays its highest legal card; passes its lowest"),
-    )
+    kind.name: kind for kind in (*baseline.KINDS, rule.KIND, mc.KIND, pimc.KIND, ismcts.KIND)
 }
 
 
@@ -86,7 +49,7 @@ class Policy:
 
     def __str__(self) -> str:
         changed = [
-            f"{k}={_format(v)}"
+            f"{k}={p.format(v)}"
             for (k, v), p in zip(self.values, self.kind.parameters, strict=True)
             if v != p.default
         ]
@@ -136,17 +99,8 @@ def _split_top_level(text: str) -> list[str]:
     return [p.strip() for p in parts]
 
 
-def _format(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
 def _convert(kind: PolicyKind, name: str, text: str) -> float | int:
-    parameter = kind.parameter(name)
-    try:
-        return int(text) if isinstance(parameter.default, int) else float(text)
-    except ValueError:
-        kind_word = "an integer" if isinstance(parameter.default, int) else "a number"
-        raise AgentError(f"{kind.name}: parameter {name}={text!r} must be {kind_word}") from None
+    return kind.parameter(name).parse(text, kind.name)
 
 
 def parse_policy(text: str) -> Policy:
