@@ -1,4 +1,4 @@
-"""``rule``: a readable heuristic player that ducks, dumps the QS and high hearts, counts cards, handles moons."""
+"""``rule``: a readable heuristic player: ducks, dumps the QS and high hearts, counts cards, handles moons."""
 
 from __future__ import annotations
 
