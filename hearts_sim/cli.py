@@ -5,11 +5,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tomllib
 from collections.abc import Sequence
+from typing import Any
 
 from agents.registry import KINDS, AgentError
 from hearts_sim.rules import PRESETS, SWITCHES, RulesError
 from hearts_sim.simulate import SimulationError
+from hearts_sim.tournament import (
+    Interrupted,
+    TournamentConfig,
+    TournamentError,
+    TournamentResult,
+    format_summary,
+    make_config,
+    match_json,
+    resume_tournament,
+    run_tournament,
+)
 
 EXIT_USAGE = 2
 
@@ -52,6 +65,99 @@ def cmd_bench(args: argparse.Namespace) -> int:
     )
     print(json.dumps(result) if args.json else format_bench(result))
     return 0
+
+
+DEFAULT_AGENTS = ("rule", "random")  # the strongest agents that exist, against the baseline
+
+
+def _config_file(path: str) -> dict[str, Any]:
+    """A tournament config (TOML): agents, hands, rules, rule (list of key=value), seed, games."""
+    try:
+        with open(path, "rb") as handle:
+            values = tomllib.load(handle)
+    except FileNotFoundError:
+        raise UsageError(f"config file {path} does not exist") from None
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise UsageError(f"cannot read config file {path}: {error}") from None
+    known = {"agents", "hands", "rules", "rule", "seed", "games", "out", "threads"}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise UsageError(
+            f"config file {path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})"
+        )
+    return values
+
+
+def _tournament_config(args: argparse.Namespace, n_agents: int | None = None) -> TournamentConfig:
+    """Command-line options over the config file's values over the defaults."""
+    file_values = _config_file(args.config) if getattr(args, "config", None) else {}
+    agents = list(args.agents) or list(file_values.get("agents", DEFAULT_AGENTS))
+    if n_agents is not None and len(agents) != n_agents:
+        raise UsageError(f"match takes exactly {n_agents} agents, got {len(agents)}")
+    rule_overrides = list(file_values.get("rule", [])) + list(args.rule)
+    return make_config(
+        agents,
+        rules=args.rules or file_values.get("rules", "standard"),
+        rule_overrides=rule_overrides,
+        deals=args.hands or int(file_values.get("hands", 20_000)),
+        seed=args.seed if args.seed is not None else int(file_values.get("seed", 0)),
+        games=args.games or bool(file_values.get("games", False)),
+    )
+
+
+def _run(args: argparse.Namespace, config: TournamentConfig | None) -> TournamentResult:
+    progress = False if args.quiet or args.json else None
+    options: dict[str, Any] = {"threads": args.threads, "progress": progress}
+    try:
+        if args.resume:
+            return resume_tournament(args.resume, **options)
+        assert config is not None
+        return run_tournament(config, args.out, command=["hearts-sim", *sys.argv[1:]], **options)
+    except Interrupted as stop:
+        print(f"hearts-sim: {stop}", file=sys.stderr)
+        raise SystemExit(130) from None
+
+
+def cmd_tournament(args: argparse.Namespace) -> int:
+    config = None if args.resume else _tournament_config(args)
+    result = _run(args, config)
+    print(json.dumps(result.summary) if args.json else format_summary(result.summary))
+    if result.out is not None and not args.json:
+        print(f"records and manifest: {result.out}")
+    return 0
+
+
+def cmd_match(args: argparse.Namespace) -> int:
+    config = None if args.resume else _tournament_config(args, n_agents=2)
+    result = _run(args, config)
+    if len(result.summary["agents"]) != 2:
+        raise UsageError(
+            f"{args.resume} holds a tournament of {len(result.summary['agents'])} agents, not a match"
+        )
+    print(json.dumps(match_json(result.summary)) if args.json else format_summary(result.summary))
+    return 0
+
+
+def _add_tournament_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--hands", type=_positive, default=None, help="deals (each played in every seating; default 20000)"
+    )
+    command.add_argument("--rules", default=None, help="rules preset (default standard)")
+    command.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one rule switch (repeatable)",
+    )
+    command.add_argument("--seed", type=int, default=None, help="master seed (default 0)")
+    command.add_argument("--games", action="store_true", help="whole games to the target score")
+    command.add_argument("--out", default=None, help="directory for Parquet records and the manifest")
+    command.add_argument("--resume", default=None, metavar="DIR", help="continue an interrupted run")
+    command.add_argument("--config", default=None, help="TOML file with these options")
+    command.add_argument("--threads", type=_positive, default=None, help="numba threads (default: all)")
+    command.add_argument("--json", action="store_true", help="print one JSON object")
+    command.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def cmd_agents(args: argparse.Namespace) -> int:
@@ -114,6 +220,18 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.set_defaults(run=cmd_bench)
 
+    tournament = commands.add_parser("tournament", help="duplicate tournament between agents")
+    tournament.add_argument(
+        "agents", nargs="*", metavar="AGENT", help=f"agent specs (default: {' '.join(DEFAULT_AGENTS)})"
+    )
+    _add_tournament_options(tournament)
+    tournament.set_defaults(run=cmd_tournament)
+
+    match = commands.add_parser("match", help="two agents in duplicate: A minus B with CI and p-value")
+    match.add_argument("agents", nargs="*", metavar="AGENT", help="exactly two agent specs")
+    _add_tournament_options(match)
+    match.set_defaults(run=cmd_match)
+
     agents = commands.add_parser("agents", help="list the agents, their parameters and defaults")
     agents.add_argument("--json", action="store_true")
     agents.set_defaults(run=cmd_agents)
@@ -127,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return int(args.run(args))
-    except (UsageError, RulesError, AgentError, SimulationError) as error:
+    except (UsageError, RulesError, AgentError, SimulationError, TournamentError) as error:
         print(f"hearts-sim: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -102,7 +102,7 @@ class HandState:
         rules = resolve_rules(rules)
         array = rules.to_tuple()
         states = new_states(1)
-        hand_seed = derive_seed(np.uint64(seed), hand)
+        hand_seed = np.uint64(derive_seed(np.uint64(seed), hand))  # a Python int >= 2**63 would not fit int64
         deal_hand(
             states[0],
             array,

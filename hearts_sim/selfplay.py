@@ -201,6 +201,45 @@ def play_hands(
             _write_hand_record(records[job], state, deal, seating)
 
 
+@njit
+def play_game(state, rules, game_seed, pass_codes, pass_params, play_codes, play_params, record) -> None:
+    """One game to the target score (rule 9), written into a GAME_RECORD.
+
+    Hand h uses seed ``derive_seed(game_seed, h)``, the pass direction of hand h in the
+    cycle, and dealer h mod n; ``state.game_scores`` shows the totals before each hand.
+    (A separate function: numba drops writes to a record's array fields made directly
+    in a prange body.)
+    """
+    n = rules[R_N_PLAYERS]
+    target = rules[R_TARGET_SCORE]
+    share_ties = rules[R_TIE_RULE] == TIE_SHARE
+    for s in range(MAX_PLAYERS):
+        record.moons[s] = 0
+        record.points[s] = 0
+        record.final_score[s] = 0
+        state.game_scores[s] = 0
+    winners = 0
+    hand_number = 0
+    while winners == 0 and hand_number < MAX_HANDS_PER_GAME:
+        hand_seed = derive_seed(game_seed, hand_number)
+        deal_hand(
+            state, rules, pass_offset_for_hand(rules, hand_number, hand_seed), hand_number % n, hand_seed
+        )
+        play_out_hand(state, rules, pass_codes, pass_params, play_codes, play_params)
+        for s in range(n):
+            state.game_scores[s] += state.scores[s]
+            record.points[s] += state.points[s]
+        if state.moon_shooter >= 0:
+            record.moons[state.moon_shooter] += 1
+        hand_number += 1
+        winners = game_winners(state.game_scores, n, target, share_ties)
+    record.game_seed = game_seed
+    record.hands = hand_number
+    record.winners = winners
+    for s in range(n):
+        record.final_score[s] = state.game_scores[s]
+
+
 @njit_parallel
 def play_games(
     rules,
@@ -214,62 +253,25 @@ def play_games(
     states,
     records,
 ) -> None:
-    """Whole games to the target score (rule 9), each game in every seating.
-
-    Hand h of game g uses seed ``derive_seed(derive_seed(master, g), h)``, the pass
-    direction of hand h in the cycle, and dealer h mod n.
-    """
-    n = rules[R_N_PLAYERS]
-    target = rules[R_TARGET_SCORE]
-    share_ties = rules[R_TIE_RULE] == TIE_SHARE
+    """Whole games ``first_game ..``, each game in every seating; game g's seed is
+    ``derive_seed(master_seed, g)``, so any chunking gives the same records."""
     n_seatings = pass_codes.shape[0]
     n_jobs = n_games * n_seatings
     n_blocks = states.shape[0]
     for block in prange(n_blocks):
-        state = states[block]
-        totals = np.zeros(MAX_PLAYERS, dtype=np.int64)
         start, stop = _block_bounds(n_jobs, n_blocks, block)
         for job in range(start, stop):
             game = first_game + job // n_seatings
             seating = job % n_seatings
-            game_seed = derive_seed(master_seed, game)
-            record = records[job]
-            totals[:] = 0
-            for s in range(MAX_PLAYERS):
-                record.moons[s] = 0
-                record.points[s] = 0
-            winners = 0
-            hand_number = 0
-            while winners == 0 and hand_number < MAX_HANDS_PER_GAME:
-                hand_seed = derive_seed(game_seed, hand_number)
-                deal_hand(
-                    state,
-                    rules,
-                    pass_offset_for_hand(rules, hand_number, hand_seed),
-                    hand_number % n,
-                    hand_seed,
-                )
-                for s in range(MAX_PLAYERS):
-                    state.game_scores[s] = totals[s]
-                play_out_hand(
-                    state,
-                    rules,
-                    _seat_codes(pass_codes, seating),
-                    _seat_params(pass_params, seating),
-                    _seat_codes(play_codes, seating),
-                    _seat_params(play_params, seating),
-                )
-                for s in range(n):
-                    totals[s] += state.scores[s]
-                    record.points[s] += state.points[s]
-                if state.moon_shooter >= 0:
-                    record.moons[state.moon_shooter] += 1
-                hand_number += 1
-                winners = game_winners(totals, n, target, share_ties)
-            record.game = game
-            record.seating = seating
-            record.game_seed = game_seed
-            record.hands = hand_number
-            record.winners = winners
-            for s in range(MAX_PLAYERS):
-                record.final_score[s] = totals[s]
+            records[job].game = game
+            records[job].seating = seating
+            play_game(
+                states[block],
+                rules,
+                derive_seed(master_seed, game),
+                _seat_codes(pass_codes, seating),
+                _seat_params(pass_params, seating),
+                _seat_codes(play_codes, seating),
+                _seat_params(play_params, seating),
+                records[job],
+            )

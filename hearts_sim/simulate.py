@@ -148,9 +148,30 @@ def _run_chunked(
 
 def hand_frame(records: np.ndarray, table: Table) -> pd.DataFrame:
     """HAND_RECORDs as a DataFrame: one row per hand, per-seat columns suffixed ``_0`` .. ``_{n-1}``."""
+    return pd.DataFrame(hand_columns(records, table))
+
+
+def game_frame(records: np.ndarray, table: Table) -> pd.DataFrame:
+    """GAME_RECORDs as a DataFrame: one row per game."""
+    return pd.DataFrame(game_columns(records, table))
+
+
+def _agent_columns(records: np.ndarray, table: Table) -> dict[str, pd.Categorical]:
+    """``agent_s``: the agent in seat s of each row's seating, as categoricals."""
+    labels = [[a.name for a in seating] for seating in table.seatings]
+    columns = {}
+    for seat in range(table.rules.n_players):
+        names = sorted({row[seat] for row in labels})
+        codes = np.array([names.index(row[seat]) for row in labels])[records["seating"]]
+        columns[f"agent_{seat}"] = pd.Categorical.from_codes(codes, categories=names)
+    return columns
+
+
+def hand_columns(records: np.ndarray, table: Table) -> dict[str, Any]:
+    """The columns of ``hand_frame`` (numpy arrays and categoricals, ready for pandas or Arrow)."""
     n = table.rules.n_players
     directions = [pass_direction_name(o, n) for o in range(n)]
-    columns: dict[str, object] = {
+    columns: dict[str, Any] = {
         "deal": records["deal"],
         "seating": records["seating"],
         "seed": records["hand_seed"],
@@ -178,11 +199,11 @@ def hand_frame(records: np.ndarray, table: Table) -> pd.DataFrame:
         columns["kitty"] = records["kitty"]
     for field in ("moon_shooter", "qs_taker", "jd_taker", "hearts_broken_trick"):
         columns[field] = records[field]
-    return pd.DataFrame(columns)
+    return columns
 
 
-def game_frame(records: np.ndarray, table: Table) -> pd.DataFrame:
-    """GAME_RECORDs as a DataFrame: one row per game."""
+def game_columns(records: np.ndarray, table: Table) -> dict[str, Any]:
+    """The columns of ``game_frame``."""
     n = table.rules.n_players
     winners = records["winners"].astype(np.int64)
     n_winners = np.zeros(len(records), dtype=np.int64)
@@ -191,7 +212,7 @@ def game_frame(records: np.ndarray, table: Table) -> pd.DataFrame:
         won = (winners >> seat) & 1
         n_winners += won
         sole = np.where(won == 1, seat, sole)
-    columns: dict[str, object] = {
+    columns: dict[str, Any] = {
         "game": records["game"],
         "seating": records["seating"],
         "seed": records["game_seed"],
@@ -199,17 +220,13 @@ def game_frame(records: np.ndarray, table: Table) -> pd.DataFrame:
         "winner": np.where(n_winners == 1, sole, -1),  # -1: shared first place or no result
         "n_winners": n_winners,
     }
-    labels = [[a.name for a in seating] for seating in table.seatings]
-    for seat in range(n):
-        names = sorted({row[seat] for row in labels})
-        codes = np.array([names.index(row[seat]) for row in labels])[records["seating"]]
-        columns[f"agent_{seat}"] = pd.Categorical.from_codes(codes, categories=names)
+    columns.update(_agent_columns(records, table))
     for seat in range(n):
         columns[f"won_{seat}"] = ((winners >> seat) & 1).astype(bool)
     for field, prefix in (("final_score", "final_score"), ("moons", "moons"), ("points", "points")):
         for seat in range(n):
             columns[f"{prefix}_{seat}"] = records[field][:, seat]
-    return pd.DataFrame(columns)
+    return columns
 
 
 def simulate(

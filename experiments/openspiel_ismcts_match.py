@@ -1,0 +1,185 @@
+"""Our search agents against OpenSpiel's C++ IS-MCTS bot, in duplicate, on OpenSpiel's rules.
+
+Every deal (our ``openspiel`` preset: the queen breaks hearts, a random pass direction
+that includes no pass) is played in all 14 seatings of agent A (ours) and B (OpenSpiel's
+``ISMCTSBot``) over the 4 seats. A pyspiel state is driven in lockstep with our
+``HandState``: the same deal, direction, passes and plays, the seat to move and the legal
+set checked equal at every card, and the final scores checked equal (``26 - returns``).
+
+Passing is not compared: OpenSpiel's ``ResampleFromInfostate`` is wrong during the pass
+phase unless the searching player is seat 0 (it crashes), so one pass policy of ours
+(``--pass-agent``, default ``rule``) passes for all four seats and the match compares
+card play only.
+
+    python experiments/openspiel_ismcts_match.py                      # small: 2 deals, ismcts
+    python experiments/openspiel_ismcts_match.py --agent pimc --deals 20 --workers 2
+
+Prints A's and B's mean score per hand, A minus B with a 95% confidence interval over
+deals (negative: A takes fewer points), and the mean time per decision of each side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import multiprocessing
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import hearts_sim  # noqa: F401  (first: importing agents alone hits the agents <-> hearts_sim cycle)
+from agents.dispatch import choose_pass, choose_play
+from agents.registry import parse_agent
+from hearts_sim.engine.hand import decision_seed
+from hearts_sim.engine.rng import derive_seed
+from hearts_sim.game import HandState
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from openspiel_oracle import DIRECTION_TO_ACTION, os_to_our, our_to_os  # noqa: E402
+
+N_SEATS = 4
+TOTAL_POINTS = 26
+SEATINGS = [mix for mix in itertools.product((True, False), repeat=N_SEATS) if 0 < sum(mix) < N_SEATS]
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    agent: str = "ismcts"
+    pass_agent: str = "rule"
+    sims: int = 1000
+    uct_c: float = 2.0
+    seed: int = 0
+
+
+def _openspiel_bot(config: MatchConfig, seed: int):  # type: ignore[no-untyped-def]
+    import pyspiel
+
+    return pyspiel.ISMCTSBot(
+        seed,
+        pyspiel.RandomRolloutEvaluator(1, seed),
+        config.uct_c,
+        config.sims,
+        -1,  # max_world_samples: unlimited
+        pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
+        False,  # use_observation_string
+        False,  # allow_inconsistent_action_sets
+    )
+
+
+def play_seating(config: MatchConfig, deal: int, ours: tuple[bool, ...]) -> tuple[list[int], list[float]]:
+    """One hand of deal ``deal``; ``ours[s]``: seat s is agent A. Returns (scores, decision
+    seconds of A then B summed, as [a_time, a_count, b_time, b_count])."""
+    import pyspiel
+
+    state = HandState.deal("openspiel", seed=config.seed, hand=deal)
+    rules = state.rules.to_tuple()
+    agent = parse_agent(config.agent).play_policy
+    agent_params = tuple(float(x) for x in agent.params_array())
+    passer = parse_agent(config.pass_agent).pass_policy
+    pass_params = tuple(float(x) for x in passer.params_array())
+    bot_seed = int(derive_seed(np.uint64(config.seed), deal * 64 + SEATINGS.index(ours))) >> 33
+    bot = _openspiel_bot(config, bot_seed)
+
+    game = pyspiel.load_game("hearts")
+    os_state = game.new_initial_state()
+    os_state.apply_action(DIRECTION_TO_ACTION[state.pass_direction])
+    dealt = [sorted(state.dealt(s)) for s in range(N_SEATS)]
+    for i in range(13):  # OpenSpiel deals card i to seat i % 4
+        for seat in range(N_SEATS):
+            os_state.apply_action(our_to_os(dealt[seat][i]))
+
+    if state.phase == "pass":
+        passes = []
+        for seat in range(N_SEATS):
+            seed = np.uint64(decision_seed(state.record, seat))
+            passes.append(int(choose_pass(passer.code, pass_params, state.record, rules, seat, seed)))
+        for seat in range(N_SEATS):
+            state.pass_cards(seat, passes[seat])
+        for seat in range(N_SEATS):  # seat 0's three cards, then seat 1's, ...
+            for card in range(52):
+                if passes[seat] >> card & 1:
+                    os_state.apply_action(our_to_os(card))
+
+    timing = [0.0, 0.0, 0.0, 0.0]
+    while state.phase == "play":
+        seat = state.current_player
+        assert seat is not None and os_state.current_player() == seat, "seat to move differs"
+        legal = int(state.legal_moves())
+        os_legal = sum(1 << os_to_our(a) for a in os_state.legal_actions())
+        assert legal == os_legal, f"legal sets differ: ours {legal:#x}, OpenSpiel {os_legal:#x}"
+        start = time.perf_counter()
+        if ours[seat]:
+            seed = np.uint64(decision_seed(state.record, seat))
+            card = int(
+                choose_play(agent.code, agent_params, state.record, rules, seat, np.uint64(legal), seed)
+            )
+        else:
+            card = os_to_our(bot.step(os_state))
+        side = 0 if ours[seat] else 2
+        if legal & (legal - 1):  # time only real choices
+            timing[side] += time.perf_counter() - start
+            timing[side + 1] += 1
+        state.play(card)
+        os_state.apply_action(our_to_os(card))
+    scores = [int(x) for x in state.scores()]
+    returns = os_state.returns()
+    assert scores == [TOTAL_POINTS - int(r) for r in returns], f"scores {scores} vs returns {returns}"
+    return scores, timing
+
+
+def play_deal(args: tuple[MatchConfig, int]) -> tuple[float, float, float, list[float]]:
+    """All 14 seatings of one deal: (A's mean score, B's mean score, A - B, timing sums)."""
+    config, deal = args
+    a_scores: list[int] = []
+    b_scores: list[int] = []
+    timing = [0.0, 0.0, 0.0, 0.0]
+    for ours in SEATINGS:
+        scores, t = play_seating(config, deal, ours)
+        for seat in range(N_SEATS):
+            (a_scores if ours[seat] else b_scores).append(scores[seat])
+        timing = [x + y for x, y in zip(timing, t, strict=True)]
+    a, b = float(np.mean(a_scores)), float(np.mean(b_scores))
+    return a, b, a - b, timing
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agent", default="ismcts", help="our agent spec (A), e.g. pimc or ismcts(ms=50)")
+    parser.add_argument("--pass-agent", default="rule", help="the pass policy of all four seats")
+    parser.add_argument("--deals", type=int, default=2, help="deals, each played in 14 seatings")
+    parser.add_argument("--sims", type=int, default=1000, help="OpenSpiel IS-MCTS simulations per move")
+    parser.add_argument("--uct-c", type=float, default=2.0, help="OpenSpiel IS-MCTS exploration constant")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--first-deal", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1, help="processes (deals are independent)")
+    args = parser.parse_args(argv)
+    config = MatchConfig(args.agent, args.pass_agent, args.sims, args.uct_c, args.seed)
+    jobs = [(config, d) for d in range(args.first_deal, args.first_deal + args.deals)]
+    started = time.perf_counter()
+    if args.workers > 1:
+        with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
+            results = pool.map(play_deal, jobs, chunksize=1)
+    else:
+        results = [play_deal(job) for job in jobs]
+    a, b, diff = (np.array([r[i] for r in results]) for i in range(3))
+    timing = np.sum([r[3] for r in results], axis=0)
+    half = 1.96 * diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
+    print(
+        f"A = {args.agent} vs B = OpenSpiel ISMCTSBot(sims={args.sims}, uct_c={args.uct_c}, random rollouts, "
+        f"max visits), rules openspiel, passes by {args.pass_agent}"
+    )
+    elapsed = time.perf_counter() - started
+    print(f"{len(diff)} deals x {len(SEATINGS)} seatings, seed {args.seed}, {elapsed:.0f} s")
+    print(f"mean score per hand: A {a.mean():.3f}, B {b.mean():.3f}")
+    print(f"A - B = {diff.mean():+.3f} ± {half:.3f} points/hand (95% CI over deals)")
+    print(
+        f"time per decision (choices only): A {1000 * timing[0] / max(timing[1], 1):.1f} ms, "
+        f"B {1000 * timing[2] / max(timing[3], 1):.1f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()

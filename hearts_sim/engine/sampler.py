@@ -1,0 +1,452 @@
+"""The determinization sampler: deal the cards one seat cannot see, consistently with all it knows.
+
+Design note. Search agents (mc, pimc, ismcts) play on *worlds*: full states whose hidden
+cards are a random deal that agrees with the seat's information set (RULES.md). What a
+seat knows about the unseen cards, and how each fact is honoured:
+
+* hand sizes: each other seat holds ``hand_size - cards it has played`` (public counts);
+* shown voids: a seat that failed to follow suit s holds no card of s (``void_suits``);
+* its own pass: the cards it passed sit with the receiver until played;
+* the first lead: the leader holds ``first_lead_card`` until it is played, and in kitty
+  mode every club below it lies in the kitty;
+* the kitty: face down, so unseen, until the first trick's winner takes it; after that
+  its point value is public (``points`` minus the points of the tricks played), so the
+  sampled kitty carries exactly that many points; a seat that took it knows its cards.
+
+Soft inferences from the legal-move rules (a heart led before hearts broke means the
+leader held only hearts) are not used.
+
+Algorithm, over *slots* (the other seats, and the kitty while unknown), index = seat
+number with the sampling seat's own index standing for the kitty:
+
+1. must-hold cards (passed cards, the first-lead card, low clubs in the kitty, the
+   kitty's decoded point cards) are placed first;
+2. every remaining unseen card may go to the slots whose seat is not void in its suit.
+   Suits whose allowed slots are not all slots are *constrained*: their cards are dealt
+   first, most constrained suit first, each card to a slot with probability
+   proportional to the slot's free room; then the unconstrained cards fill the rest
+   uniformly (``select_bit`` draws).
+3. Exactness: this proposal gives a deal probability proportional to 1 / prod A_i,
+   where A_i is the free room among the allowed slots when constrained card i is
+   placed. Accepting with probability prod A_i / B_i, where B_i bounds A_i for every
+   deal, makes the accepted deals exactly uniform over all consistent worlds. When the
+   allowed slot sets of the constrained suits are nested (no void, one void, several
+   voids of one seat, ... : nearly every real position) A_i = B_i and every attempt is
+   accepted. With crossing voids (seat a void in spades, seat b void in hearts) the
+   placement checks Hall's condition so it never dead-ends, and after
+   ``MAX_EXACT_ATTEMPTS`` rejected attempts the next consistent deal is returned as
+   is (slightly biased towards deals with more room for the constrained cards).
+
+Cost: one record copy plus about one random draw per unseen card; no Python objects.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hearts_sim._numba import njit
+from hearts_sim.cards import (
+    CLUBS_MASK,
+    HEARTS,
+    HEARTS_MASK,
+    N_SUITS,
+    NO_CARD,
+    SUIT_MASKS,
+    card_bit,
+    highest_ranked_card,
+    popcount,
+    select_bit,
+)
+from hearts_sim.engine.hand import card_points, deck_cards, hand_size, point_cards
+from hearts_sim.engine.rng import next_u64, random_below, random_unit
+from hearts_sim.engine.state import MAX_CARDS_PLAYED, MAX_TRICKS, PHASE_PASS
+from hearts_sim.rules import MAX_PLAYERS, R_PASS_COUNT, RulesTuple
+
+MAX_EXACT_ATTEMPTS = 64  # crossing voids: attempts with the exactness test before accepting any
+MAX_ATTEMPTS = 4096  # kitty point value: a hard constraint, retried until met
+ALL_SUITS = (1 << N_SUITS) - 1  # a slot that may hold every suit
+NO_SUBSETS = 1 << N_SUITS  # subsets of the (at most four) constrained suits, for Hall's condition
+
+_ZERO = np.uint64(0)
+_ONE = np.uint64(1)
+
+
+# ---------------------------------------------------------------- copying
+@njit
+def copy_state(source, target) -> None:
+    """Copy every field of a ``HAND_STATE`` record into another (tests check none is missed)."""
+    for s in range(MAX_PLAYERS):
+        target.hands[s] = source.hands[s]
+        target.dealt[s] = source.dealt[s]
+        target.passed[s] = source.passed[s]
+        target.received[s] = source.received[s]
+        target.taken[s] = source.taken[s]
+        target.trick_cards[s] = source.trick_cards[s]
+        target.void_suits[s] = source.void_suits[s]
+        target.tricks_won[s] = source.tricks_won[s]
+        target.points[s] = source.points[s]
+        target.scores[s] = source.scores[s]
+        target.seat_seeds[s] = source.seat_seeds[s]
+        target.game_scores[s] = source.game_scores[s]
+    for i in range(MAX_CARDS_PLAYED):
+        target.history[i] = source.history[i]
+    for t in range(MAX_TRICKS):
+        target.trick_leaders[t] = source.trick_leaders[t]
+        target.trick_winners[t] = source.trick_winners[t]
+    target.kitty = source.kitty
+    target.played = source.played
+    target.trick_mask = source.trick_mask
+    target.leader = source.leader
+    target.to_play = source.to_play
+    target.n_in_trick = source.n_in_trick
+    target.trick_number = source.trick_number
+    target.n_played = source.n_played
+    target.hearts_broken = source.hearts_broken
+    target.hearts_broken_trick = source.hearts_broken_trick
+    target.n_players = source.n_players
+    target.phase = source.phase
+    target.pass_offset = source.pass_offset
+    target.passes_made = source.passes_made
+    target.dealer = source.dealer
+    target.first_lead_card = source.first_lead_card
+    target.hand_seed = source.hand_seed
+    target.moon_shooter = source.moon_shooter
+    target.qs_taker = source.qs_taker
+    target.jd_taker = source.jd_taker
+
+
+# ---------------------------------------------------------------- what the seat knows
+@njit
+def cards_left(state, rules: RulesTuple, seat: np.int64) -> np.int64:
+    """How many cards ``seat`` holds now, from public counts only."""
+    if state.phase == PHASE_PASS:
+        return hand_size(rules)
+    return hand_size(rules) - state.trick_number - np.int64(state.trick_cards[seat] != NO_CARD)
+
+
+@njit
+def unseen_cards(state, rules: RulesTuple, seat: np.int64) -> np.uint64:
+    """The cards in play that ``seat`` has not seen: other hands and the unknown kitty.
+
+    Its own pile (``taken``) holds only played cards, plus the kitty when it took it."""
+    return deck_cards(rules) & ~state.hands[seat] & ~state.played & ~state.taken[seat]
+
+
+@njit
+def kitty_points(state, rules: RulesTuple) -> np.int64:
+    """The kitty's point value once taken: every point scored minus those of the tricks played."""
+    total = np.int64(0)
+    for s in range(state.n_players):
+        total += state.points[s]
+    return total - card_points(state.played & ~state.trick_mask, rules)
+
+
+@njit
+def _decode_kitty(points: np.int64, candidates: np.uint64, room: np.int64, rules: RulesTuple):
+    """Which non-heart point cards (QS; KS, AS with Black Maria) a kitty of ``points`` must hold,
+    and how many hearts: (cards, hearts), or (0, -1) unless exactly one split fits ``room``."""
+    specials = candidates & point_cards(rules) & ~HEARTS_MASK
+    found = 0
+    chosen = _ZERO
+    hearts = np.int64(-1)
+    subset = specials
+    while True:  # every subset of the specials, the empty one last
+        h = points - card_points(subset, rules)
+        if h >= 0 and np.int64(popcount(subset)) + h <= room:
+            found += 1
+            chosen = subset
+            hearts = h
+        if subset == _ZERO:
+            break
+        subset = (subset - _ONE) & specials
+    if found != 1:
+        return _ZERO, np.int64(-1)
+    return chosen, hearts
+
+
+# ---------------------------------------------------------------- the deal
+@njit
+def _order_key(room: np.int64, slots: np.int64) -> np.int64:
+    """Most constrained first: less room, then fewer slots (so a subset precedes its superset)."""
+    return room * (MAX_PLAYERS + 1) + np.int64(popcount(np.uint64(slots)))
+
+
+@njit
+def _blocked_slots(suit, order, n_constrained, remaining, subset_slots, room) -> np.int64:
+    """Slots where a card of ``suit`` may not go: placing it there would leave some set T of
+    the other constrained suits more cards than room in the slots T may use (Hall)."""
+    blocked = 0
+    for subset in range(1, 1 << n_constrained):
+        cards = 0
+        uses_suit = False
+        for i in range(n_constrained):
+            if (subset >> i) & 1:
+                cards += remaining[order[i]]
+                uses_suit |= order[i] == suit
+        if uses_suit or cards == 0:
+            continue
+        slots = subset_slots[subset]
+        free = 0
+        for o in range(MAX_PLAYERS):
+            if (slots >> o) & 1:
+                free += room[o]
+        if free <= cards:  # tight: no card of another suit may take a place in these slots
+            blocked |= slots
+    return blocked
+
+
+@njit
+def _deal_once(
+    free, must, capacity, slots, allowed_slots, order, n_constrained, base, outside, nested, rng, dealt
+):
+    """One proposal: constrained suits card by card, then the rest uniformly.
+
+    Writes the slots' cards into ``dealt``; returns (rng, ok, ratio) where ratio is
+    prod A_i / B_i, the probability with which this proposal is to be accepted."""
+    room = capacity.copy()
+    remaining = np.zeros(N_SUITS, dtype=np.int64)
+    subset_slots = np.zeros(NO_SUBSETS, dtype=np.int64)
+    for i in range(n_constrained):
+        remaining[order[i]] = popcount(free & SUIT_MASKS[order[i]])
+    if not nested:
+        for subset in range(1, 1 << n_constrained):
+            for i in range(n_constrained):
+                if (subset >> i) & 1:
+                    subset_slots[subset] |= allowed_slots[order[i]]
+    for o in range(MAX_PLAYERS):
+        dealt[o] = must[o]
+    ratio = 1.0
+    left = np.int64(popcount(free))  # cards still to place, all suits
+    for i in range(n_constrained):
+        suit = order[i]
+        cards = free & SUIT_MASKS[suit]
+        k = 0
+        while cards:
+            bit = cards & (~cards + _ONE)  # the lowest card of the suit left
+            cards ^= bit
+            open_slots = allowed_slots[suit]
+            if not nested:
+                open_slots &= ~_blocked_slots(suit, order, n_constrained, remaining, subset_slots, room)
+            total = 0
+            for o in range(MAX_PLAYERS):
+                if (open_slots >> o) & 1:
+                    total += room[o]
+            if total == 0:
+                return rng, False, 0.0
+            ratio *= total / min(base[suit] - k, left - outside[suit])
+            k += 1
+            left -= 1
+            rng, pick = random_below(rng, total)
+            for o in range(MAX_PLAYERS):
+                if (open_slots >> o) & 1:
+                    if pick < room[o]:
+                        dealt[o] |= bit
+                        room[o] -= 1
+                        break
+                    pick -= room[o]
+            remaining[suit] -= 1
+    rest = free
+    for i in range(n_constrained):
+        rest &= ~SUIT_MASKS[order[i]]
+    for o in range(MAX_PLAYERS):
+        if not (slots >> o) & 1:
+            continue
+        if popcount(rest) == room[o]:  # the last slot takes what is left
+            dealt[o] |= rest
+            rest = _ZERO
+            continue
+        for _ in range(room[o]):
+            rng, k = random_below(rng, np.int64(popcount(rest)))
+            bit = card_bit(select_bit(rest, k))
+            dealt[o] |= bit
+            rest ^= bit
+    return rng, True, ratio
+
+
+@njit
+def sample_world(state, rules: RulesTuple, seat: np.int64, rng: np.uint64, world) -> np.uint64:
+    """Copy ``state`` into ``world`` and re-deal every card ``seat`` cannot see; returns the rng.
+
+    Reads only ``seat``'s information set. The world's other hands, kitty, piles, passes
+    and seeds are rewritten to be mutually consistent, so any policy can play it out.
+    """
+    copy_state(state, world)
+    n = state.n_players
+    playing = state.phase != PHASE_PASS
+    kitty_slot = seat  # the seat's own slot stands for the kitty
+    kitty_size = np.int64(popcount(deck_cards(rules))) - hand_size(rules) * n
+    kitty_taken = playing and state.trick_number > 0
+    kitty_known = kitty_taken and state.trick_winners[0] == seat
+    unseen = unseen_cards(state, rules, seat)
+
+    must = np.zeros(MAX_PLAYERS, dtype=np.uint64)
+    capacity = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    allowed_suits = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    slots = 0
+    for o in range(n):
+        if o != seat:
+            slots |= 1 << o
+            capacity[o] = cards_left(state, rules, o)
+            allowed_suits[o] = ALL_SUITS & ~state.void_suits[o]
+    kitty_open = kitty_size > 0 and not kitty_known
+    if kitty_open:
+        slots |= 1 << kitty_slot
+        capacity[kitty_slot] = kitty_size
+        allowed_suits[kitty_slot] = ALL_SUITS
+
+    if playing and state.pass_offset != 0 and rules[R_PASS_COUNT] > 0:
+        must[(seat + state.pass_offset) % n] |= state.passed[seat] & unseen
+    if playing and state.first_lead_card != NO_CARD:
+        lead_bit = card_bit(state.first_lead_card)
+        must[state.trick_leaders[0]] |= lead_bit & unseen
+        if kitty_open:  # the lowest club held opened the hand: lower clubs are in the kitty
+            must[kitty_slot] |= (lead_bit - _ONE) & CLUBS_MASK & unseen
+    points_in_kitty = np.int64(-1)
+    if kitty_open and kitty_taken:
+        points_in_kitty = kitty_points(state, rules)
+        room = kitty_size - np.int64(popcount(must[kitty_slot]))
+        cards, hearts = _decode_kitty(points_in_kitty, unseen & ~must[kitty_slot], room, rules)
+        if hearts >= 0:
+            must[kitty_slot] |= cards
+            if hearts == 0:
+                allowed_suits[kitty_slot] &= ~(1 << HEARTS)
+            elif hearts == room - np.int64(popcount(cards)):
+                allowed_suits[kitty_slot] = 1 << HEARTS
+
+    free = unseen
+    for o in range(MAX_PLAYERS):
+        free &= ~must[o]
+        capacity[o] -= np.int64(popcount(must[o]))
+
+    # the suits whose cards may not go everywhere, most constrained first
+    allowed_slots = np.zeros(N_SUITS, dtype=np.int64)
+    room_of_suit = np.zeros(N_SUITS, dtype=np.int64)
+    order = np.zeros(N_SUITS, dtype=np.int64)
+    n_constrained = 0
+    for suit in range(N_SUITS):
+        for o in range(MAX_PLAYERS):
+            if (slots >> o) & 1 and (allowed_suits[o] >> suit) & 1:
+                allowed_slots[suit] |= 1 << o
+                room_of_suit[suit] += capacity[o]
+        if free & SUIT_MASKS[suit] and allowed_slots[suit] != slots:
+            i = n_constrained  # insertion sort by room, then by number of slots (subsets first)
+            key = _order_key(room_of_suit[suit], allowed_slots[suit])
+            while i > 0 and _order_key(room_of_suit[order[i - 1]], allowed_slots[order[i - 1]]) > key:
+                order[i] = order[i - 1]
+                i -= 1
+            order[i] = suit
+            n_constrained += 1
+    # B_i bounds the room A_i of card i's slots: their room minus the earlier cards bound to
+    # lie inside them, and the cards left minus the later cards bound to lie outside them
+    base = np.zeros(N_SUITS, dtype=np.int64)
+    outside = np.zeros(N_SUITS, dtype=np.int64)
+    nested = True
+    for i in range(n_constrained):
+        a = allowed_slots[order[i]]
+        base[order[i]] = room_of_suit[order[i]]
+        for j in range(n_constrained):
+            b = allowed_slots[order[j]]
+            count = np.int64(popcount(free & SUIT_MASKS[order[j]]))
+            if j < i and b & ~a == 0:
+                base[order[i]] -= count
+            if j > i and b & a == 0:
+                outside[order[i]] += count
+            if j < i and b & ~a != 0 and a & ~b != 0:
+                nested = False
+
+    dealt = np.zeros(MAX_PLAYERS, dtype=np.uint64)
+    for attempt in range(MAX_ATTEMPTS):
+        rng, ok, ratio = _deal_once(
+            free,
+            must,
+            capacity,
+            slots,
+            allowed_slots,
+            order,
+            n_constrained,
+            base,
+            outside,
+            nested,
+            rng,
+            dealt,
+        )
+        if not ok:
+            continue
+        if points_in_kitty >= 0 and card_points(dealt[kitty_slot], rules) != points_in_kitty:
+            continue
+        if nested or attempt >= MAX_EXACT_ATTEMPTS:
+            break
+        rng, u = random_unit(rng)
+        if u < ratio:
+            break
+
+    for o in range(n):
+        if o != seat:
+            world.hands[o] = dealt[o]
+    if kitty_open:
+        world.kitty = dealt[kitty_slot]
+    elif kitty_known:
+        world.kitty = state.taken[seat] & ~state.played
+    else:
+        world.kitty = _ZERO
+    _rewrite_hidden_fields(state, rules, seat, world)
+    rng, bits = next_u64(rng)  # fresh seeds: the real ones are hidden
+    world.hand_seed = bits
+    for s in range(MAX_PLAYERS):
+        rng, bits = next_u64(rng)
+        world.seat_seeds[s] = bits
+    return rng
+
+
+@njit
+def _rewrite_hidden_fields(state, rules: RulesTuple, seat: np.int64, world) -> None:
+    """Piles, deals and passes of the other seats that agree with the world's hands."""
+    n = state.n_players
+    if state.phase == PHASE_PASS:
+        for o in range(n):
+            if o != seat:
+                world.dealt[o] = world.hands[o]
+                world.passed[o] = _ZERO
+                world.received[o] = _ZERO
+        world.passes_made = state.passes_made & (1 << seat)  # the others pass in the world
+        return
+    played_by = np.zeros(MAX_PLAYERS, dtype=np.uint64)
+    taken = np.zeros(MAX_PLAYERS, dtype=np.uint64)
+    position = 0
+    for i in range(state.n_played):  # history is public: who played what, who won each trick
+        trick = i // n
+        bit = card_bit(state.history[i])
+        played_by[(state.trick_leaders[trick] + position) % n] |= bit
+        if trick < state.trick_number:
+            taken[state.trick_winners[trick]] |= bit
+        position = position + 1 if position + 1 < n else 0
+    if state.trick_number > 0:
+        taken[state.trick_winners[0]] |= world.kitty
+    for o in range(n):
+        world.taken[o] = taken[o]
+    offset = state.pass_offset
+    if offset == 0 or rules[R_PASS_COUNT] == 0:
+        for o in range(n):
+            if o != seat:
+                world.dealt[o] = world.hands[o] | played_by[o]
+        return
+    giver = (seat - offset) % n
+    receiver = (seat + offset) % n
+    world.received[receiver] = state.passed[seat]
+    world.passed[giver] = state.received[seat]
+    for r in range(n):
+        g = (r - offset) % n
+        if r == seat or g == seat:
+            continue
+        # unknown pass g -> r: say r received its highest-ranked cards (held or played since)
+        holding = world.hands[r] | played_by[r]
+        received = _ZERO
+        for _ in range(rules[R_PASS_COUNT]):
+            bit = card_bit(highest_ranked_card(holding))
+            received |= bit
+            holding ^= bit
+        world.received[r] = received
+        world.passed[g] = received
+    for o in range(n):
+        if o != seat:
+            world.dealt[o] = (world.hands[o] | played_by[o] | world.passed[o]) & ~world.received[o]

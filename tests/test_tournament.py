@@ -1,0 +1,222 @@
+"""Tournaments: balanced schedules, statistics, records, interrupt-and-resume, CLI errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hearts_sim.tournament import (
+    Interrupted,
+    TournamentConfig,
+    TournamentError,
+    make_config,
+    resume_tournament,
+    run_tournament,
+    seatings,
+)
+
+CLI = [sys.executable, "-m", "hearts_sim.cli"]
+
+
+@pytest.mark.parametrize("n_players", [3, 4, 5])
+@pytest.mark.parametrize("n_agents", [1, 2, 3, 4, 5, 6])
+def test_every_agent_sits_in_every_seat_equally_often(n_agents: int, n_players: int) -> None:
+    schedule = seatings(n_agents, n_players)
+    assert len(set(schedule)) == len(schedule), "a seating is repeated"
+    for seat in range(n_players):
+        counts = Counter(s[seat] for s in schedule)
+        assert set(counts) == set(range(n_agents)), f"seat {seat} misses an agent"
+        assert len(set(counts.values())) == 1, f"seat {seat} is unbalanced: {counts}"
+    if n_agents == 2:
+        assert len(schedule) == 2**n_players - 2  # every mix of the two agents
+    if n_agents == n_players:
+        assert len(schedule) == np.prod(range(1, n_players + 1))  # every permutation
+
+
+def test_every_deal_is_played_in_every_seating(tmp_path: Path) -> None:
+    config = TournamentConfig(("lowest", "random", "highest"), deals=50, chunk_deals=20)
+    run_tournament(config, tmp_path / "run", progress=False)
+    records = pd.read_parquet(tmp_path / "run" / "records")
+    n_seatings = len(config.seatings())
+    assert len(records) == 50 * n_seatings
+    per_deal = records.groupby("deal")["seating"].agg(lambda s: tuple(sorted(s)))
+    assert (per_deal == tuple(range(n_seatings))).all()
+    # the same deal: identical dealt cards in every seating
+    assert (records.groupby("deal")["dealt_0"].nunique() == 1).all()
+
+
+def test_identical_agents_difference_covers_zero() -> None:
+    summary = run_tournament(make_config(["random", "random"], deals=400), progress=False).summary
+    (pair,) = summary["pairs"]
+    low, high = pair["ci95"]
+    assert low <= 0 <= high
+    assert [a["name"] for a in summary["agents"]] == ["random#1", "random#2"]
+
+
+def test_lowest_beats_highest_by_a_large_margin() -> None:
+    summary = run_tournament(make_config(["lowest", "highest"], deals=1000), progress=False).summary
+    (pair,) = summary["pairs"]
+    assert pair["a_minus_b"] < -2.0  # lowest takes far fewer points than highest
+    assert pair["ci95"][1] < 0 and pair["p_value"] < 1e-6
+    points = {a["name"]: a["points_per_hand"] for a in summary["agents"]}
+    # duplicate play over all 14 seatings: the two averages weigh every seat equally
+    assert points["lowest"] < points["highest"]
+
+
+def test_summary_figures_match_the_records(tmp_path: Path) -> None:
+    result = run_tournament(
+        make_config(["lowest", "random"], deals=300, seed=5), tmp_path / "run", progress=False
+    )
+    records = pd.read_parquet(tmp_path / "run" / "records")
+    long = pd.concat(
+        pd.DataFrame(
+            {
+                "agent": records[f"agent_{s}"].astype(str),
+                "score": records[f"score_{s}"],
+                "shot": records["moon_shooter"] == s,
+                "qs": records["qs_taker"] == s,
+            }
+        )
+        for s in range(4)
+    )
+    by_agent = long.groupby("agent")
+    for row in result.summary["agents"]:
+        assert row["points_per_hand"] == pytest.approx(by_agent["score"].mean()[row["name"]], abs=1e-4)
+        assert row["moon_rate"] == pytest.approx(1000 * by_agent["shot"].mean()[row["name"]], abs=1e-4)
+        assert row["qs_rate"] == pytest.approx(by_agent["qs"].mean()[row["name"]], abs=1e-4)
+
+
+def test_interrupt_and_resume_is_identical_to_an_uninterrupted_run(tmp_path: Path) -> None:
+    config = TournamentConfig(("lowest", "random"), deals=90, seed=3, chunk_deals=20)
+    whole = run_tournament(config, tmp_path / "whole", progress=False)
+    with pytest.raises(Interrupted, match="resume with"):
+        run_tournament(config, tmp_path / "parts", progress=False, stop_after_chunks=2)
+    kept = sorted((tmp_path / "parts" / "records").iterdir())
+    assert len(kept) == 2  # every finished chunk is on disk
+    resumed = resume_tournament(tmp_path / "parts", progress=False)
+    assert json.dumps(resumed.summary, sort_keys=True) == json.dumps(whole.summary, sort_keys=True)
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "whole" / "records"), pd.read_parquet(tmp_path / "parts" / "records")
+    )
+    manifests = [json.loads((tmp_path / d / "manifest.json").read_text()) for d in ("whole", "parts")]
+    assert manifests[0]["summary"] == manifests[1]["summary"]
+
+
+def test_games_report_win_rates_and_ratings() -> None:
+    summary = run_tournament(
+        make_config(["lowest", "highest"], rules="quick", deals=60, games=True), progress=False
+    ).summary
+    rows = {a["name"]: a for a in summary["agents"]}
+    assert rows["lowest"]["win_rate"] > rows["highest"]["win_rate"]
+    assert rows["lowest"]["rating"]["mu"] > rows["highest"]["rating"]["mu"]
+    assert rows["lowest"]["mean_final_score"] < rows["highest"]["mean_final_score"]
+
+
+def test_a_different_run_cannot_be_resumed_into(tmp_path: Path) -> None:
+    run_tournament(TournamentConfig(("lowest", "random"), deals=10), tmp_path / "run", progress=False)
+    with pytest.raises(TournamentError, match="already holds a run"):
+        run_tournament(TournamentConfig(("lowest", "random"), deals=10), tmp_path / "run", progress=False)
+    with pytest.raises(TournamentError, match="different tournament"):
+        run_tournament(
+            TournamentConfig(("lowest", "highest"), deals=10), tmp_path / "run", resume=True, progress=False
+        )
+
+
+# ------------------------------------------------------------------------------ command line
+def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_match_json_has_the_documented_keys() -> None:
+    result = _cli("match", "lowest", "highest", "--hands", "200", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    for key in ("agents", "deals", "points_per_hand", "a_minus_b", "ci95", "p_value"):
+        assert key in data
+    assert data["agents"] == ["lowest", "highest"] and data["deals"] == 200
+    assert data["ci95"][0] < data["a_minus_b"] < data["ci95"][1] < 0
+
+
+def test_tournament_table_and_json(tmp_path: Path) -> None:
+    config = tmp_path / "ladder.toml"
+    config.write_text('agents = ["lowest", "random", "highest"]\nhands = 100\nrules = "qdan3"\n')
+    text = _cli("tournament", "--config", str(config), "--quiet")
+    assert text.returncode == 0, text.stderr
+    assert "points/hand" in text.stdout and "lowest" in text.stdout
+    data = json.loads(_cli("tournament", "--config", str(config), "--json").stdout)
+    assert data["deals"] == 100 and "n_players=3" in data["rules"]
+    for agent in data["agents"]:
+        assert {"name", "points_per_hand", "ci95", "moon_rate"} <= set(agent)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["tournament", "nosuchagent"], "unknown agent 'nosuchagent'"),
+        (["tournament", "lowest", "--rules", "nosuchpreset"], "unknown rules preset"),
+        (["tournament", "lowest", "--rule", "moon=sometimes"], "moon='sometimes' is not valid"),
+        (["tournament", "lowest", "--rule", "nosuchswitch=1"], "unknown rule switch"),
+        (["tournament", "lowest", "--rules", "qdan3", "--rule", "pass_cycle=across"], "pass_cycle='across'"),
+        (["tournament", "lowest", "--hands", "-5"], "must be positive"),
+        (["tournament", "lowest", "--hands", "0"], "must be positive"),
+        (["match", "lowest"], "exactly 2 agents"),
+        (["tournament", "mc(nosuch=1)"], "has no parameter 'nosuch'"),
+        (["tournament", "lowest", "--out", "/proc/hearts-sim-cannot-write"], "cannot write"),
+        (["tournament", "--resume", "/nonexistent-run"], "holds no tournament run"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_code_2(args: list[str], message: str) -> None:
+    result = _cli(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_existing_output_directory_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert _cli("match", "lowest", "random", "--hands", "10", "--out", str(out), "--quiet").returncode == 0
+    again = _cli("match", "lowest", "random", "--hands", "10", "--out", str(out))
+    assert again.returncode == 2 and "already holds a run" in again.stderr
+    assert len(list((out / "records").iterdir())) == 1  # nothing lost
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_keeps_finished_chunks_and_says_how_to_resume(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    process = subprocess.Popen(
+        [*CLI, "tournament", "lowest", "random", "--hands", "50000000", "--out", str(out), "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    manifest = out / "manifest.json"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        if manifest.exists() and json.loads(manifest.read_text())["chunks_done"] >= 1:
+            break
+        time.sleep(0.2)
+    os.kill(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert f"--resume {out}" in stderr
+    done = json.loads(manifest.read_text())["chunks_done"]
+    assert 1 <= done < json.loads(manifest.read_text())["chunks_total"]
+    assert len(list((out / "records").glob("*.parquet"))) == done
+
+
+@pytest.mark.parametrize("config", sorted((Path(__file__).parents[1] / "experiments").glob("*.toml")))
+def test_experiment_configs_run(config: Path) -> None:
+    result = _cli("tournament", "--config", str(config), "--hands", "20", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["deals"] == 20
