@@ -157,9 +157,14 @@ def game_frame(records: np.ndarray, table: Table) -> pd.DataFrame:
 
 
 def _agent_columns(records: np.ndarray, table: Table) -> dict[str, pd.Categorical]:
-    """``agent_s``: the agent in seat s of each row's seating, as categoricals."""
+    """``rules`` (the rules' short description) and ``agent_s`` (the agent in seat s of each
+    row's seating), as categoricals: a few bytes per row, and groupable across runs."""
     labels = [[a.name for a in seating] for seating in table.seatings]
-    columns = {}
+    columns = {
+        "rules": pd.Categorical.from_codes(
+            np.zeros(len(records), dtype=np.int8), categories=[table.rules.describe()]
+        )
+    }
     for seat in range(table.rules.n_players):
         names = sorted({row[seat] for row in labels})
         codes = np.array([names.index(row[seat]) for row in labels])[records["seating"]]

@@ -24,10 +24,10 @@ import math
 import os
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow
@@ -426,11 +426,13 @@ def run_tournament(
     command: Sequence[str] | None = None,
     stop_after_chunks: int | None = None,
     on_chunk: Callable[[int], None] | None = None,
+    runner: ChunkRunner | None = None,
 ) -> TournamentResult:
     """Play the tournament chunk by chunk; with ``out``, stream records to Parquet and keep a
     manifest so that an interrupted run can be resumed (``resume=True``) to the same result.
 
-    ``stop_after_chunks`` simulates an interruption (raises ``Interrupted``), for tests.
+    ``runner`` plays the chunks (default: ``LocalRunner``, this process). ``stop_after_chunks``
+    simulates an interruption after that many chunks (raises ``Interrupted``), for tests.
     """
     from hearts_sim import __version__
 
@@ -464,6 +466,7 @@ def run_tournament(
             }
             _write_manifest(out_path, manifest)
     set_threads(threads)
+    runner = runner or LocalRunner()
     table = config.table()
     seating_agents = np.array(config.seatings(), dtype=np.int64)
     n_seatings = len(seating_agents)
@@ -471,18 +474,16 @@ def run_tournament(
     show = sys.stderr.isatty() if progress is None else progress
     total_jobs = config.deals * n_seatings
     done_jobs = min(first_chunk * config.chunk_deals, config.deals) * n_seatings
+    last_chunk = config.n_chunks
+    if stop_after_chunks is not None:
+        last_chunk = min(last_chunk, first_chunk + stop_after_chunks)
+    chunk = first_chunk
     with tqdm(total=total_jobs, initial=done_jobs, unit=unit, disable=not show, smoothing=0.05) as bar:
-        for chunk in range(first_chunk, config.n_chunks):
-            if stop_after_chunks is not None and chunk >= first_chunk + stop_after_chunks:
-                raise Interrupted(chunk, config.n_chunks, out_path)
-            start = chunk * config.chunk_deals
-            count = min(config.chunk_deals, config.deals - start)
-            try:
+        try:
+            for chunk, records in runner.chunks(config, range(first_chunk, last_chunk)):
                 if config.games:
-                    records = run_games(table, config.seed, start, count)
                     _tally_games(tally, records, seating_agents, n_seatings)
                 else:
-                    records = run_hands(table, config.seed, start, count)
                     _tally_hands(tally, records, seating_agents, n_seatings)
                 if out_path is not None:
                     columns = game_columns(records, table) if config.games else hand_columns(records, table)
@@ -492,16 +493,47 @@ def run_tournament(
                     manifest["chunks_done"] = chunk + 1
                     manifest["tally"] = asdict(tally)
                     _write_manifest(out_path, manifest)
-            except KeyboardInterrupt:
-                raise Interrupted(chunk, config.n_chunks, out_path) from None
-            bar.update(len(records))
-            if on_chunk is not None:
-                on_chunk(chunk)
+                bar.update(len(records))
+                if on_chunk is not None:
+                    on_chunk(chunk)
+        except KeyboardInterrupt:
+            done = int(manifest.get("chunks_done", chunk)) if out_path is not None else chunk
+            raise Interrupted(done, config.n_chunks, out_path) from None
+    if last_chunk < config.n_chunks:
+        raise Interrupted(last_chunk, config.n_chunks, out_path)
     summary = summarize(config, tally)
     if out_path is not None:
         manifest["summary"] = summary
         _write_manifest(out_path, manifest)
     return TournamentResult(config, summary, out_path)
+
+
+def chunk_records(config: TournamentConfig, chunk: int) -> np.ndarray:
+    """Play chunk ``chunk`` of a tournament: HAND_RECORDs (or GAME_RECORDs with ``games``).
+
+    A pure function of (config, chunk) whatever the machine, thread count or process,
+    which is what lets any runner (local or a cluster) produce identical results.
+    """
+    table = config.table()
+    start = chunk * config.chunk_deals
+    count = min(config.chunk_deals, config.deals - start)
+    if config.games:
+        return run_games(table, config.seed, start, count)
+    return run_hands(table, config.seed, start, count)
+
+
+class ChunkRunner(Protocol):
+    """Plays chunks of a tournament and yields them in order, as (chunk index, records)."""
+
+    def chunks(self, config: TournamentConfig, chunks: range) -> Iterator[tuple[int, np.ndarray]]: ...
+
+
+class LocalRunner:
+    """Runs every chunk in this process, one after the other (numba threads inside each)."""
+
+    def chunks(self, config: TournamentConfig, chunks: range) -> Iterator[tuple[int, np.ndarray]]:
+        for chunk in chunks:
+            yield chunk, chunk_records(config, chunk)
 
 
 def resume_tournament(out: str | Path, **options: Any) -> TournamentResult:
