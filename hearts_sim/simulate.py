@@ -28,6 +28,7 @@ from hearts_sim.game import pass_direction_name
 from hearts_sim.rules import Rules, resolve_rules
 from hearts_sim.selfplay import GAME_RECORD, HAND_RECORD, play_games, play_hands
 
+PASS_DIRECTIONS = ["left", "right", "across", "none"]  # categories of the pass_direction column
 DEFAULT_CHUNK = 1 << 17  # hands per kernel call: bounds memory, paces the progress bar
 BLOCKS_PER_THREAD = 4  # more blocks than threads evens out the load
 
@@ -175,13 +176,14 @@ def _agent_columns(records: np.ndarray, table: Table) -> dict[str, pd.Categorica
 def hand_columns(records: np.ndarray, table: Table) -> dict[str, Any]:
     """The columns of ``hand_frame`` (numpy arrays and categoricals, ready for pandas or Arrow)."""
     n = table.rules.n_players
-    directions = [pass_direction_name(o, n) for o in range(n)]
+    # one category per direction name (offsets 2 and 3 are not "across" with 5 players)
+    offset_codes = np.array([PASS_DIRECTIONS.index(pass_direction_name(o, n)) for o in range(n)])
     columns: dict[str, Any] = {
         "deal": records["deal"],
         "seating": records["seating"],
         "seed": records["hand_seed"],
         "pass_direction": pd.Categorical.from_codes(
-            records["pass_offset"].astype(np.int64) % n, categories=directions
+            offset_codes[records["pass_offset"].astype(np.int64) % n], categories=PASS_DIRECTIONS
         ),
         "dealer": records["dealer"],
         "first_leader": records["first_leader"],
