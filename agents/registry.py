@@ -20,6 +20,7 @@ import numpy as np
 
 from agents import baseline, ismcts, mc, pimc, rule
 from agents.kinds import MAX_PARAMS, AgentError, PolicyKind
+from agents.levels import LevelError, levels
 from hearts_sim.rules import MAX_PLAYERS
 
 KINDS: dict[str, PolicyKind] = {
@@ -127,6 +128,13 @@ def parse_agent(spec: str | AgentSpec) -> AgentSpec:
         return spec
     if not isinstance(spec, str) or not spec.strip():
         raise AgentError(f"an agent spec must be a non-empty string, not {spec!r}")
+    level = levels().get(spec.strip())
+    if level is not None:
+        try:
+            resolved = parse_agent(level.agent)
+        except AgentError as error:
+            raise LevelError(f"level file {level.path}: {error}") from None
+        return AgentSpec(resolved.pass_policy, resolved.play_policy, label=level.name)
     parts = _split_top_level(spec)
     roles: dict[str, Policy] = {}
     for part in parts:
@@ -146,7 +154,8 @@ def parse_agent(spec: str | AgentSpec) -> AgentSpec:
 
 
 def agent_names() -> list[str]:
-    return list(KINDS)
+    """Every name an agent spec may start with: the policy kinds, then the levels."""
+    return [*KINDS, *levels()]
 
 
 def seat_arrays(seatings: list[list[AgentSpec]]) -> tuple[np.ndarray, ...]:

@@ -1,0 +1,159 @@
+"""``hearts-sim levels``: prove where each CPU level stands.
+
+Three measurements: (1) the ladder random < easy < normal < hard in duplicate, each
+adjacent pair as a points-per-hand gap with a 95% CI and p-value plus the head-to-head
+win rate in games to the target score; (2) each level against three copies of each
+other level, which is what a person meets at a table; (3) per-decision time (median and
+99th percentile) of each level on one thread.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from agents.dispatch import choose_pass, choose_play
+from agents.registry import parse_agent
+from hearts_sim.engine.hand import decision_seed
+from hearts_sim.game import HandState
+from hearts_sim.rules import Rules
+from hearts_sim.simulate import Table, run_hands, set_threads
+from hearts_sim.tournament import TournamentConfig, run_tournament
+
+LADDER = ("random", "easy", "normal", "hard")
+
+
+def decision_times(spec: str, rules: Rules, hands: int = 20, seed: int = 0) -> np.ndarray:
+    """Seconds per decision (passes and plays) of ``spec`` in all seats, one call at a time."""
+    agent = parse_agent(spec)
+    rules_tuple = rules.to_tuple()
+    pass_policy, play_policy = agent.pass_policy, agent.play_policy
+    pass_params = tuple(float(x) for x in pass_policy.params_array())
+    play_params = tuple(float(x) for x in play_policy.params_array())
+    times = []
+    for hand in range(hands):
+        state = HandState.deal(rules, seed=seed, hand=hand)
+        record = state.record
+        if state.phase == "pass":
+            for seat in range(rules.n_players):
+                start = time.perf_counter()
+                cards = choose_pass(
+                    pass_policy.code, pass_params, record, rules_tuple, seat, decision_seed(record, seat)
+                )
+                times.append(time.perf_counter() - start)
+                state.pass_cards(seat, int(cards))
+        while state.phase == "play":
+            seat = state.current_player
+            legal = np.uint64(int(state.legal_moves()))
+            start = time.perf_counter()
+            card = choose_play(
+                play_policy.code, play_params, record, rules_tuple, seat, legal, decision_seed(record, seat)
+            )
+            times.append(time.perf_counter() - start)
+            state.play(int(card))
+    return np.array(times)
+
+
+def one_against_three(level: str, others: str, rules: Rules, deals: int, seed: int) -> float:
+    """``level``'s points per hand with ``others`` in every other seat (each seat in turn)."""
+    n = rules.n_players
+    seatings = [[level if s == seat else others for s in range(n)] for seat in range(n)]
+    records = run_hands(Table.build(rules, seatings), seed, 0, deals)
+    mine = records["score"][np.arange(len(records)), records["seating"]]  # seating i: level in seat i
+    return float(mine.mean())
+
+
+def calibrate(
+    ladder: Sequence[str] = LADDER,
+    rules: Rules | None = None,
+    deals: int = 2000,
+    games: int = 200,
+    table_deals: int = 500,
+    timing_hands: int = 10,
+    seed: int = 0,
+    threads: int | None = None,
+) -> dict[str, Any]:
+    """All three measurements as plain data (the ``--json`` output)."""
+    rules = rules or Rules()
+    game_rules = rules.replace(target_score=100)
+    set_threads(threads)
+    steps = []
+    for lower, upper in zip(ladder, ladder[1:], strict=False):
+        hands = run_tournament(
+            TournamentConfig((upper, lower), rules=rules, deals=deals, seed=seed),
+            threads=threads,
+            progress=False,
+        ).summary
+        whole = run_tournament(
+            TournamentConfig((upper, lower), rules=game_rules, deals=games, seed=seed, games=True),
+            threads=threads,
+            progress=False,
+        ).summary
+        pair = hands["pairs"][0]
+        low, high = pair["ci95"]
+        steps.append(
+            {
+                "upper": upper,
+                "lower": lower,
+                "gap_points_per_hand": -pair["a_minus_b"],  # positive: upper takes fewer points
+                "ci95": [-high, -low],
+                "p_value": pair["p_value"],
+                "significant": bool(high < 0),
+                "upper_game_win_rate": whole["agents"][0]["win_rate"],
+                "lower_game_win_rate": whole["agents"][1]["win_rate"],
+                "deals": deals,
+                "games": games,
+            }
+        )
+    table = {
+        level: {
+            other: round(one_against_three(level, other, rules, table_deals, seed), 3) for other in ladder
+        }
+        for level in ladder
+    }
+    timing = {}
+    for level in ladder:
+        seconds = decision_times(level, rules, timing_hands, seed) * 1000
+        timing[level] = {
+            "median_ms": round(float(np.median(seconds)), 4),
+            "p99_ms": round(float(np.percentile(seconds, 99)), 4),
+            "decisions": len(seconds),
+        }
+    return {
+        "rules": rules.describe(),
+        "ladder": list(ladder),
+        "steps": steps,
+        "one_vs_three": table,
+        "decision_ms": timing,
+    }
+
+
+def format_calibration(result: dict[str, Any]) -> str:
+    lines = [f"rules: {result['rules']}", "", "ladder (gap = lower's points per hand minus upper's):"]
+    for s in result["steps"]:
+        mark = "significant" if s["significant"] else "NOT significant"
+        lines.append(
+            f"  {s['upper']:>8} over {s['lower']:<8} {s['gap_points_per_hand']:+.3f} "
+            f"[{s['ci95'][0]:+.3f}, {s['ci95'][1]:+.3f}] p={s['p_value']:.2g} ({mark}); "
+            f"games to 100: {s['upper_game_win_rate']:.3f} vs {s['lower_game_win_rate']:.3f} win rate"
+        )
+    ladder = result["ladder"]
+    width = max(len(x) for x in ladder) + 2
+    lines += [
+        "",
+        "points per hand of the row level against three copies of the column level:",
+        " " * width + "".join(f"{c:>{width}}" for c in ladder),
+    ]
+    for level in ladder:
+        row = result["one_vs_three"][level]
+        lines.append(f"{level:<{width}}" + "".join(f"{row[c]:>{width}.2f}" for c in ladder))
+    lines += ["", "per-decision time (one thread):"]
+    for level, t in result["decision_ms"].items():
+        lines.append(
+            f"  {level:<8} median {t['median_ms']:.3f} ms, p99 {t['p99_ms']:.3f} ms "
+            f"over {t['decisions']} decisions"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,198 @@
+"""``hearts-sim tune``: search an agent's parameters by successive halving on duplicate matches.
+
+Each round plays every surviving candidate in a duplicate match against the reference
+field on the same deals (common random numbers: the comparison between candidates is
+paired), keeps the better half and doubles the deals. The winner is then re-measured on
+fresh deals against the reference, so its reported gain is not inflated by selection.
+
+>>> parse_ranges(["shoot=20:60", "defend=8:20"])
+{'shoot': (20.0, 60.0), 'defend': (8.0, 20.0)}
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.kinds import AgentError
+from agents.registry import parse_agent
+from hearts_sim.rules import Rules
+from hearts_sim.tournament import TournamentConfig, run_tournament
+
+FRESH_SEED_OFFSET = 1_000_003  # the confirmation match uses deals no round has seen
+
+
+class TuneError(ValueError):
+    """Bad tuning arguments (unknown parameter, empty range, budget too small)."""
+
+
+def parse_ranges(texts: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """``name=lo:hi`` strings as {name: (lo, hi)}."""
+    ranges = {}
+    for text in texts:
+        name, sep, bounds = text.partition("=")
+        low, colon, high = bounds.partition(":")
+        try:
+            if not sep or not colon:
+                raise ValueError
+            lo, hi = float(low), float(high)
+        except ValueError:
+            raise TuneError(f"--param {text!r} is not of the form name=lo:hi") from None
+        if lo > hi:
+            raise TuneError(f"--param {text!r}: the low end exceeds the high end")
+        ranges[name.strip()] = (lo, hi)
+    if not ranges:
+        raise TuneError("give at least one --param name=lo:hi")
+    return ranges
+
+
+@dataclass(frozen=True)
+class Candidate:
+    values: dict[str, float | int]
+    spec: str
+
+
+@dataclass
+class TuneResult:
+    agent: str
+    reference: str
+    best: Candidate
+    gain: float  # reference minus best, points per hand (positive: the tuned agent is better)
+    ci95: list[float]
+    rounds: list[dict[str, Any]]
+    deals_played: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "reference": self.reference,
+            "best_spec": self.best.spec,
+            "best_values": self.best.values,
+            "gain_points_per_hand": self.gain,
+            "ci95": self.ci95,
+            "rounds": self.rounds,
+            "deals_played": self.deals_played,
+        }
+
+
+def _candidates(agent: str, ranges: dict[str, tuple[float, float]], count: int, seed: int) -> list[Candidate]:
+    """``count`` settings drawn uniformly from the ranges (integers rounded), the defaults first."""
+    base = parse_agent(agent)
+    if base.pass_policy != base.play_policy:
+        raise TuneError("tune one policy kind at a time (e.g. rule or mc), not a pass=/play= combination")
+    kind = base.play_policy.kind
+    for name in ranges:
+        kind.parameter(name)  # raises AgentError naming the valid parameters
+    rng = np.random.default_rng(seed)
+    defaults = dict(base.play_policy.values)
+    draws = [defaults] + [
+        {**defaults, **{name: rng.uniform(lo, hi) for name, (lo, hi) in ranges.items()}}
+        for _ in range(count - 1)
+    ]
+    out = []
+    for values in draws:
+        typed = {
+            name: int(round(v)) if isinstance(kind.parameter(name).default, int) else round(float(v), 3)
+            for name, v in values.items()
+        }
+        arguments = ",".join(f"{k}={kind.parameter(k).format(v)}" for k, v in typed.items() if k in ranges)
+        out.append(Candidate(typed, f"{kind.name}({arguments})" if arguments else kind.name))
+    return out
+
+
+def _gap(
+    spec: str, reference: str, rules: Rules, deals: int, seed: int, threads: int | None
+) -> tuple[float, list[float]]:
+    """Reference minus candidate in points per hand (positive: the candidate takes fewer points)."""
+    summary = run_tournament(
+        TournamentConfig((spec, reference), rules=rules, deals=deals, seed=seed),
+        threads=threads,
+        progress=False,
+    ).summary
+    pair = summary["pairs"][0]
+    low, high = pair["ci95"]
+    return -pair["a_minus_b"], [
+        -high if high is not None else math.nan,
+        -low if low is not None else math.nan,
+    ]
+
+
+def tune(
+    agent: str,
+    ranges: dict[str, tuple[float, float]],
+    budget: int,
+    reference: str | None = None,
+    rules: Rules | None = None,
+    candidates: int = 16,
+    seed: int = 0,
+    threads: int | None = None,
+    report: Callable[[str], None] | None = None,
+) -> TuneResult:
+    """Successive halving with ``budget`` deals in all (each deal is played in 14 seatings)."""
+    rules = rules or Rules()
+    reference = reference or agent
+    parse_agent(reference)
+    pool = _candidates(agent, ranges, max(2, candidates), seed)
+    n_rounds = max(1, math.ceil(math.log2(len(pool))))
+    # budget = sum over rounds of survivors * deals; deals double while survivors halve
+    first_deals = budget // (2 * len(pool) * n_rounds)
+    if first_deals < 2:
+        raise TuneError(
+            f"--budget {budget} is too small for {len(pool)} candidates: give at least "
+            f"{4 * len(pool) * n_rounds} deals"
+        )
+    rounds, used, deals = [], 0, first_deals
+    for round_number in range(n_rounds):
+        scored = []
+        for candidate in pool:
+            gain, ci = _gap(candidate.spec, reference, rules, deals, seed + round_number, threads)
+            scored.append((gain, ci, candidate))
+            used += deals
+        scored.sort(key=lambda item: -item[0])
+        rounds.append(
+            {"deals": deals, "results": [{"spec": c.spec, "gain": round(g, 4)} for g, _, c in scored]}
+        )
+        if report:
+            report(
+                f"round {round_number + 1}: {len(pool)} candidates x {deals} deals; best {scored[0][2].spec} "
+                f"gains {scored[0][0]:+.3f} points/hand"
+            )
+        pool = [c for _, _, c in scored[: max(1, len(scored) // 2)]]
+        deals *= 2
+    best = pool[0]
+    confirm = max(first_deals * 2, budget // 4)
+    gain, ci = _gap(best.spec, reference, rules, confirm, seed + FRESH_SEED_OFFSET, threads)
+    used += confirm
+    return TuneResult(agent, reference, best, round(gain, 4), [round(x, 4) for x in ci], rounds, used)
+
+
+def write_level(path: Path, result: TuneResult, description: str, max_ms: float, command: str) -> None:
+    """Save a tuned spec as a level file (agents/levels/<name>.toml), with its provenance."""
+    lines = [
+        f'description = "{description}"',
+        f'agent = "{result.best.spec}"',
+        f"max_ms_per_decision = {max_ms:g}",
+        "",
+        "[provenance]",
+        f'command = "{command}"',
+        f'reference = "{result.reference}"',
+        f"gain_points_per_hand = {result.gain}",
+        f"ci95 = [{result.ci95[0]}, {result.ci95[1]}]",
+        f"deals_played = {result.deals_played}",
+        "",
+    ]
+    text = "\n".join(lines)
+    tomllib.loads(text)  # what we write must read back
+    try:
+        path.write_text(text)
+    except OSError as error:
+        raise TuneError(f"cannot write level file {path}: {error.strerror or error}") from None
+
+
+__all__ = ["AgentError", "TuneError", "TuneResult", "parse_ranges", "tune", "write_level"]
