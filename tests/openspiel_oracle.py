@@ -58,7 +58,8 @@ Points and returns
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -177,7 +178,7 @@ def play_random_openspiel_hand(seed: int) -> dict[str, Any]:
     state = _load_game().new_initial_state()
 
     def chance() -> int:
-        actions, probs = zip(*state.chance_outcomes())
+        actions, probs = zip(*state.chance_outcomes(), strict=True)
         p = np.asarray(probs, dtype=float)
         return int(actions[rng.choice(len(actions), p=p / p.sum())])
 

@@ -124,11 +124,8 @@ def pass_direction_for_hand(rules: Rules, hand_number: int) -> str:
     if rules.pass_count == 0 or rules.pass_cycle == "none":
         return "none"
     if rules.pass_cycle == "cycle":
-        cycle: tuple[str, ...]
-        if rules.n_players == 4:
-            cycle = ("left", "right", "across", "none")
-        else:
-            cycle = ("left", "right", "none")  # no seat across with 3 or 5 players
+        # no seat across with 3 or 5 players
+        cycle = ("left", "right", "across", "none") if rules.n_players == 4 else ("left", "right", "none")
         return cycle[(hand_number - 1) % len(cycle)]
     return rules.pass_cycle  # a fixed direction: left, right or across
 

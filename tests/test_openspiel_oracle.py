@@ -45,7 +45,7 @@ def test_random_hand_is_well_formed(random_hands):
         cards = [c for _, c in h["plays"]]
         assert sorted(cards) == list(range(52))  # every card played exactly once
         assert len(h["legal_sets"]) == 52
-        assert all(c in legal for (_, c), legal in zip(h["plays"], h["legal_sets"]))
+        assert all(c in legal for (_, c), legal in zip(h["plays"], h["legal_sets"], strict=True))
         assert h["plays"][0][1] == 0 and h["legal_sets"][0] == {0}  # 2C leads
         assert sum(h["points"]) == 26
         assert h["terminal"]

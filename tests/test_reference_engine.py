@@ -51,7 +51,10 @@ except ImportError:  # tests/ itself on sys.path (pytest's rootdir-less import m
 
 from hearts_sim.rules import PRESETS, Rules
 
-ENGINE = ReferenceHand  # the class under test; the fast HandState can be swapped in
+# The class under test. test_golden_handstate.py collects the tests that build hands a second
+# time with ENGINE patched to an adapter over the fast HandState, so every script here must
+# build its hands through ENGINE (directly or via deal()) and use only the duck-typed API.
+ENGINE = ReferenceHand
 
 # ----------------------------------------------------------------- helpers
 _SUITS = {"C": 0, "D": 1, "S": 2, "H": 3}
