@@ -41,7 +41,12 @@ def decision_times(spec: str, rules: Rules, hands: int = 20, seed: int = 0) -> n
             for seat in range(rules.n_players):
                 start = time.perf_counter()
                 cards = choose_pass(
-                    pass_policy.code, pass_params, record, rules_tuple, seat, decision_seed(record, seat)
+                    pass_policy.code,
+                    pass_params,
+                    record,
+                    rules_tuple,
+                    seat,
+                    np.uint64(decision_seed(record, seat)),
                 )
                 times.append(time.perf_counter() - start)
                 state.pass_cards(seat, int(cards))
@@ -50,7 +55,13 @@ def decision_times(spec: str, rules: Rules, hands: int = 20, seed: int = 0) -> n
             legal = np.uint64(int(state.legal_moves()))
             start = time.perf_counter()
             card = choose_play(
-                play_policy.code, play_params, record, rules_tuple, seat, legal, decision_seed(record, seat)
+                play_policy.code,
+                play_params,
+                record,
+                rules_tuple,
+                seat,
+                legal,
+                np.uint64(decision_seed(record, seat)),
             )
             times.append(time.perf_counter() - start)
             state.play(int(card))

@@ -1,0 +1,100 @@
+"""``hearts-sim play``: a whole game in the terminal, one person against CPU opponents.
+
+The person sits in seat 0 (``--seat`` to change). Each turn shows the hand sorted by suit,
+the trick so far, the scores, the pass direction and the legal cards; cards are typed
+like ``qs``, ``10h`` or ``♠Q`` (three of them, space-separated, to pass). An illegal or
+malformed card is refused with the reason and asked again. ``--seed`` replays a game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hearts_sim.cards import CardSet, card_str, parse_card
+from hearts_sim.game import Game, HandState, IllegalMoveError, _by_suit
+from hearts_sim.rules import Rules
+
+Ask = Callable[[str], str]
+Say = Callable[[str], None]
+
+
+class InputEnded(Exception):
+    """The person's input ended before the game did."""
+
+
+def _ask(ask: Ask, prompt: str) -> str:
+    try:
+        return ask(prompt).strip()
+    except EOFError:
+        raise InputEnded("input ended before the game was over") from None
+
+
+def _show_table(say: Say, state: HandState, game: Game, seat: int, names: list[str]) -> None:
+    trick = ", ".join(f"{names[s]} {card_str(c, symbols=True)}" for s, c in state.trick) or "(you lead)"
+    scores = "  ".join(f"{names[s]} {game.totals[s]}+{int(p)}" for s, p in enumerate(state.points()))
+    say(f"  trick {state.trick_number + 1}: {trick}")
+    say(f"  scores (game+hand): {scores}")
+    say(f"  your hand: {_by_suit(state.hand(seat))}")
+    say(f"  legal: {state.legal_moves()}")
+
+
+def play_game(
+    rules: Rules,
+    opponent: str,
+    seed: int = 0,
+    seat: int = 0,
+    ask: Ask = input,
+    say: Say = print,
+) -> Game:
+    """Play one game with a person in ``seat`` and ``opponent`` (a level or agent spec) elsewhere."""
+    from agents import load
+
+    cpu = load(opponent)
+    n = rules.n_players
+    names = [("you" if s == seat else f"cpu{s}") for s in range(n)]
+    game = Game(rules, seed=seed)
+    say(f"Hearts ({rules.describe()}) against {opponent}, seed {seed}. You are seat {seat}.")
+    while not game.over:
+        state = game.next_hand()
+        say(f"\n=== hand {game.hands_played + 1}: pass {state.pass_direction} ===")
+        if state.phase == "pass":
+            receiver = (seat + {"left": 1, "right": n - 1, "across": 2}[state.pass_direction]) % n
+            for other in range(n):
+                if other != seat:
+                    state.pass_cards(other, cpu.choose_pass(state.observation(other)))
+            say(f"  your hand: {_by_suit(state.hand(seat))}")
+            while True:
+                text = _ask(ask, f"pass {rules.pass_count} cards to {names[receiver]}: ")
+                try:
+                    state.pass_cards(seat, [parse_card(t) for t in text.replace(",", " ").split()])
+                    break
+                except (ValueError, IllegalMoveError) as error:
+                    say(f"  {error}")
+            say(f"  you received: {CardSet(state.observation(seat).received)}")
+        while state.phase == "play":
+            player = state.current_player
+            assert player is not None
+            if player != seat:
+                card = cpu.choose_play(state.observation(player))
+                state.play(card)
+                say(f"  {names[player]} plays {card_str(parse_card(card), symbols=True)}")
+            else:
+                _show_table(say, state, game, seat, names)
+                while True:
+                    text = _ask(ask, "your card: ")
+                    try:
+                        state.play(parse_card(text))
+                        break
+                    except (ValueError, IllegalMoveError) as error:
+                        say(f"  {error}")
+            if state.trick_winners and not state.trick:  # this card completed a trick
+                say(f"  -> {names[state.trick_winners[-1]]} takes the trick")
+        game.finish_hand(state)
+        moon = f" ({names[state.moon_shooter]} shot the moon!)" if state.moon_shooter >= 0 else ""
+        say(f"  hand scores: {[int(x) for x in state.scores()]}{moon}; totals: {game.totals}")
+    winners = game.winners
+    if winners == [seat]:
+        say("\nYou win!")
+    else:
+        say(f"\nWinner: {', '.join(names[w] for w in winners)}")
+    return game

@@ -1,0 +1,153 @@
+"""CPU levels: level files, calibration ordering, tuning, and the terminal game."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents.levels import LevelError, levels, read_level
+from agents.registry import parse_agent
+from hearts_sim.calibrate import decision_times
+from hearts_sim.rules import Rules
+from hearts_sim.tournament import TournamentConfig, run_tournament
+from hearts_sim.tune import TuneError, parse_ranges, tune, write_level
+
+
+def test_shipped_levels_load_and_resolve() -> None:
+    shipped = levels()
+    assert {"easy", "normal", "hard"} <= set(shipped)
+    for name, level in shipped.items():
+        spec = parse_agent(name)
+        assert spec.name == name  # a level keeps its name in tables and records
+        assert level.max_ms_per_decision > 0
+        assert level.description
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('agent = "rule"\nmax_ms_per_decision = 1\n', "lacks 'description'"),
+        ('description = "x"\nagent = 3\nmax_ms_per_decision = 1\n', "'agent' has the wrong type"),
+        (
+            'description = "x"\nagent = "rule"\nmax_ms_per_decision = 1\ncolour = "red"\n',
+            "unknown key 'colour'",
+        ),
+        ("description = \n", "not valid TOML"),
+    ],
+)
+def test_a_malformed_level_file_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "broken.toml"
+    path.write_text(text)
+    with pytest.raises(LevelError, match=message) as error:
+        read_level(path)
+    assert "broken.toml" in str(error.value)
+
+
+def test_a_level_naming_an_unknown_agent_names_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "odd.toml").write_text('description = "x"\nagent = "nosuch"\nmax_ms_per_decision = 1\n')
+    import agents.registry as registry
+
+    monkeypatch.setattr(registry, "levels", lambda: levels(tmp_path))
+    with pytest.raises(LevelError, match=r"odd\.toml.*unknown agent 'nosuch'"):
+        parse_agent("odd")
+
+
+def test_calibration_orders_random_easy_normal() -> None:
+    """A statistical test with a fixed seed: each step up the ladder takes fewer points."""
+    for lower, upper in (("random", "easy"), ("easy", "normal")):
+        summary = run_tournament(TournamentConfig((upper, lower), deals=300, seed=11), progress=False).summary
+        (pair,) = summary["pairs"]
+        assert pair["ci95"][1] < 0, f"{upper} does not beat {lower}: {pair}"
+
+
+def test_cheap_levels_decide_within_their_budget() -> None:
+    rules = Rules()
+    for name in ("easy", "normal"):
+        times = decision_times(name, rules, hands=3)
+        assert len(times) == 3 * (4 + 52)
+        # generous margin: the suite runs on shared machines; the budgets are benchmarked in README
+        assert float(sorted(times)[len(times) // 2]) * 1000 < 10 * levels()[name].max_ms_per_decision
+
+
+def test_tune_finds_and_writes_a_level(tmp_path: Path) -> None:
+    result = tune("rule", parse_ranges(["shoot=20:60"]), budget=320, candidates=4, seed=1)
+    assert result.best.spec.startswith("rule")
+    assert len(result.rounds) == 2 and result.rounds[0]["deals"] * 2 == result.rounds[1]["deals"]
+    path = tmp_path / "tuned.toml"
+    write_level(path, result, "a test level", 5, "hearts-sim tune rule --param shoot=20:60")
+    level = read_level(path)
+    assert level.agent == result.best.spec and level.provenance["reference"] == "rule"
+    with pytest.raises(TuneError, match="name=lo:hi"):
+        parse_ranges(["shoot"])
+    with pytest.raises(Exception, match="no parameter 'nosuch'"):
+        tune("rule", parse_ranges(["nosuch=1:2"]), budget=1000)
+
+
+# ------------------------------------------------------------------------------ terminal game
+class ScriptedPlayer:
+    """Answers the prompts of ``play_game``: a malformed card and an illegal card first, then the
+    first legal card shown (or the first cards of the hand when passing)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.mistakes = ["zz", "AH"]  # malformed, then (on the first trick) illegal
+
+    def say(self, text: str) -> None:
+        self.lines.append(text)
+
+    def ask(self, prompt: str) -> str:
+        self.lines.append(prompt)
+        if prompt.startswith("pass"):
+            hand = next(line for line in reversed(self.lines) if "your hand:" in line)
+            return " ".join(self._cards(hand)[:3])
+        if self.mistakes:
+            return self.mistakes.pop(0)
+        legal = next(line for line in reversed(self.lines) if "legal:" in line)
+        return self._cards(legal)[0]
+
+    @staticmethod
+    def _cards(line: str) -> list[str]:
+        """Cards of a ``legal: ♣2 ♠Q`` line or a ``your hand: ♣ 2 9  ♦ -  ...`` line, as ``2C`` etc."""
+        suits = {"♣": "C", "♦": "D", "♠": "S", "♥": "H"}
+        label, _, cards = line.partition(":")
+        if "legal" in label:
+            return [rank + suits[suit] for suit, rank in re.findall(r"([♣♦♠♥])(\w+)", cards)]
+        found = []
+        for suit, ranks in re.findall(r"([♣♦♠♥])((?: [\w-]+)+)", cards):
+            found += [rank + suits[suit] for rank in ranks.split() if rank != "-"]
+        return found
+
+
+def test_terminal_game_plays_to_the_end_and_names_the_right_winner() -> None:
+    from hearts_sim.play import play_game
+
+    player = ScriptedPlayer()
+    game = play_game(Rules.preset("quick"), "easy", seed=4, ask=player.ask, say=player.say)
+    text = "\n".join(player.lines)
+    assert "malformed card 'zz'" in text
+    assert "AH is not legal now" in text or "does not hold AH" in text
+    assert game.over and max(game.totals) >= 50
+    lowest = min(game.totals)
+    winners = [s for s, t in enumerate(game.totals) if t == lowest]
+    assert game.winners == winners and len(winners) == 1
+    expected = "You win!" if winners == [0] else f"Winner: cpu{winners[0]}"
+    assert player.lines[-1].strip() == expected
+
+
+def test_terminal_game_ends_cleanly_when_input_runs_out() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "hearts_sim.cli", "play", "--level", "easy", "--seed", "1"],
+        input="qs\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 2
+    assert "input ended" in result.stderr and "Traceback" not in result.stderr
+    assert "your hand" in result.stdout
