@@ -185,14 +185,11 @@ def hand_columns(records: np.ndarray, table: Table) -> dict[str, Any]:
         "pass_direction": pd.Categorical.from_codes(
             offset_codes[records["pass_offset"].astype(np.int64) % n], categories=PASS_DIRECTIONS
         ),
+        "pass_offset": records["pass_offset"],  # receiver = (seat + pass_offset) % n
         "dealer": records["dealer"],
         "first_leader": records["first_leader"],
     }
-    labels = [[a.name for a in seating] for seating in table.seatings]
-    for seat in range(n):
-        names = sorted({row[seat] for row in labels})
-        codes = np.array([names.index(row[seat]) for row in labels])[records["seating"]]
-        columns[f"agent_{seat}"] = pd.Categorical.from_codes(codes, categories=names)
+    columns.update(_agent_columns(records, table))
     for field, prefix in (
         ("dealt", "dealt"),
         ("passed", "passed"),

@@ -1,0 +1,84 @@
+"""Moon rate per 1,000 hands in self-play, per agent and rules preset: the README's reference table.
+
+Every table is four (three, five) copies of one agent; a hand counts once when any player
+shoots the moon. Rates carry Wilson 95% intervals. Hands are played in chunks so memory stays
+flat; results depend only on ``--seed``.
+
+    python experiments/moon_table.py                          # 1,000,000 hands per cell
+    python experiments/moon_table.py --hands 20000 --out moon_table.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+
+from hearts_sim.analysis import per_thousand, wilson_interval
+from hearts_sim.rules import resolve_rules
+from hearts_sim.simulate import simulate
+
+AGENTS = ["random", "lowest", "highest", "rule"]
+PRESETS = ["standard", "qdan3", "qdan5"]
+CHUNK = 250_000
+
+
+def moon_count(preset: str, agent: str, hands: int, seed: int, threads: int | None) -> int:
+    """Hands with a moon among ``hands`` self-play hands, played ``CHUNK`` at a time."""
+    moons = 0
+    for start in range(0, hands, CHUNK):
+        count = min(CHUNK, hands - start)
+        df = simulate(
+            preset, agent, hands=count, seed=seed, first_hand=start, threads=threads, progress=False
+        )
+        moons += int((df["moon_shooter"].to_numpy() >= 0).sum())
+    return moons
+
+
+def moon_table(agents: list[str], presets: list[str], hands: int, seed: int, threads: int | None) -> str:
+    """The Markdown table: one row per agent, one column per preset."""
+    header = [f"{p} ({resolve_rules(p).n_players} players)" for p in presets]
+    lines = ["| agent | " + " | ".join(header) + " |", "|---|" + "---|" * len(presets)]
+    for agent in agents:
+        cells = []
+        for preset in presets:
+            started = time.perf_counter()
+            moons = moon_count(preset, agent, hands, seed, threads)
+            low, high = wilson_interval(moons, hands)
+            cells.append(per_thousand(1000 * moons / hands, 1000 * float(low), 1000 * float(high)))
+            elapsed = time.perf_counter() - started
+            print(
+                f"{agent:>8} {preset:>8}: {moons} moons in {hands:,} hands ({elapsed:.1f} s)", file=sys.stderr
+            )
+        lines.append(f"| {agent} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hands", type=int, default=1_000_000, help="self-play hands per agent and preset")
+    parser.add_argument("--agents", nargs="+", default=AGENTS)
+    parser.add_argument("--presets", nargs="+", default=PRESETS)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=None, help="numba threads (default: all)")
+    parser.add_argument("--out", default=None, help="also write the Markdown to this file")
+    args = parser.parse_args(argv)
+    if args.hands <= 0:
+        parser.error("--hands must be positive")
+    table = moon_table(args.agents, args.presets, args.hands, args.seed, args.threads)
+    command = shlex.join(["python", "experiments/moon_table.py", *(sys.argv[1:] if argv is None else argv)])
+    text = (
+        f"Moon shots per 1,000 hands in self-play (hands in which any player shot the moon; "
+        f"95% Wilson intervals), {args.hands:,} hands per cell, seed {args.seed}:\n\n"
+        f"{table}\n\nProduced by `{command}`.\n"
+    )
+    print(text)
+    if args.out:
+        with open(args.out, "w") as handle:
+            handle.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

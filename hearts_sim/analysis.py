@@ -1,0 +1,723 @@
+"""Moon-shot analysis over the per-hand records of ``simulate`` and tournaments.
+
+The records are wide (one row per hand, per-seat columns ``dealt_0``, ``points_1``, ...);
+most questions are about a player, so ``to_long`` turns them into one row per
+(hand, seat) with the seat's agent, cards, points and flags (``shot_moon``,
+``moon_suffered``, ``took_qs``, ...). ``hand_features`` computes hand shape (hearts,
+high hearts, spade honours, suit lengths, voids) from the ``uint64`` bitboards with
+vectorised popcounts, at the deal and after the pass.
+
+Every statistic is a sum of counts, so it is computed the same way in memory
+(``moon_rates(df, by=...)``) and over a tournament's Parquet records too large for
+memory (``RecordSummary.from_records(path)`` reads a few columns in batches and adds
+the counts up). Rates carry Wilson 95% intervals.
+
+>>> from hearts_sim import simulate
+>>> df = simulate("standard", ["random", "lowest", "highest", "random"], hands=2000, seed=0)
+>>> rates = moon_rates(df, by="agent", scale=1000)      # moons per 1,000 hands of each agent
+>>> rates.columns.tolist(), rates.index.tolist()
+(['hands', 'moons', 'rate', 'low', 'high'], ['highest', 'lowest', 'random'])
+>>> rates.loc["random", "hands"]                        # random sits in two seats
+np.int64(4000)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hearts_sim.cards import (
+    ACE,
+    AS_BIT,
+    CLUBS,
+    DIAMONDS,
+    HEARTS,
+    JACK,
+    JD_BIT,
+    KS_BIT,
+    N_RANKS,
+    N_SUITS,
+    QS_BIT,
+    SPADES,
+    SUIT_MASKS,
+    card_index,
+)
+
+POINTS_QS = 13
+STANDARD_TOTAL = 26  # hearts + QS: the hands where ``hearts_taken`` can be told from the points
+DEFAULT_FAILED_POINTS = 20  # a failed moon: at least this many raw points (of 26), and no moon
+DEFAULT_BATCH = 1 << 17
+PASS_DIRECTIONS = ("left", "right", "across", "none")  # the order of the pass cycle, for tables
+RECORDS_DIR = "records"
+MANIFEST = "manifest.json"
+SEAT_FIELDS = ("dealt", "passed", "points", "score", "tricks")
+HAND_FIELDS = ("deal", "seating", "pass_direction", "rules", "moon_shooter", "qs_taker", "jd_taker")
+STAGES = ("dealt", "held", "received")  # bitboard columns of the long format that features apply to
+
+HIGH_RANKS = range(JACK, ACE + 1)  # J, Q, K, A
+HIGH_HEARTS = np.uint64(sum(1 << card_index(HEARTS, r) for r in HIGH_RANKS))
+HIGH_CARDS = np.uint64(sum(1 << card_index(s, r) for s in range(N_SUITS) for r in HIGH_RANKS))
+SPADE_HONOURS = QS_BIT | KS_BIT | AS_BIT
+FEATURES = (
+    "hearts",
+    "high_hearts",
+    "heart_run",
+    "clubs",
+    "diamonds",
+    "spades",
+    "voids",
+    "longest",
+    "high_cards",
+    "spade_honours",
+    "has_qs",
+    "has_ks",
+    "has_as",
+    "has_jd",
+)
+
+
+class AnalysisError(ValueError):
+    """Records that cannot be analysed as asked (missing directory or columns, game records)."""
+
+
+# ---------------------------------------------------------------------------- statistics
+def wilson_interval(
+    successes: Any, trials: Any, z: float = 1.959963984540054
+) -> tuple[np.ndarray, np.ndarray]:
+    """The Wilson score interval for a binomial proportion (95% by default), vectorised.
+
+    Unlike the normal approximation it stays inside [0, 1] and is sensible for rare
+    events such as moons (a few per thousand) and for zero successes.
+
+    >>> low, high = wilson_interval(0, 10)
+    >>> float(low), round(float(high), 4)
+    (0.0, 0.2775)
+    >>> [round(float(x), 4) for x in wilson_interval(50, 100)]
+    [0.4038, 0.5962]
+    """
+    k = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(trials, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = k / n
+        z2 = z * z
+        denominator = 1 + z2 / n
+        centre = (p + z2 / (2 * n)) / denominator
+        half = z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
+    low = np.where(k == 0, 0.0, np.clip(centre - half, 0.0, 1.0))  # exact at the ends
+    high = np.where(k == n, 1.0, np.clip(centre + half, 0.0, 1.0))
+    return np.where(n > 0, low, np.nan), np.where(n > 0, high, np.nan)
+
+
+def popcount(cards: Any) -> np.ndarray:
+    """Number of cards in each ``uint64`` bitboard (``np.bitwise_count`` where numpy has it).
+
+    >>> popcount(np.array([0, 0b1011, 2**52 - 1], dtype=np.uint64)).tolist()
+    [0, 3, 52]
+    """
+    bits = np.asarray(cards, dtype=np.uint64)
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(bits).astype(np.int8)
+    as_bytes = bits.reshape(-1, 1).view(np.uint8)  # numpy < 2.0
+    return np.unpackbits(as_bytes, axis=1).sum(axis=1).reshape(bits.shape).astype(np.int8)
+
+
+def hand_features(cards: Any, prefix: str = "") -> pd.DataFrame:
+    """Shape of each hand in an array of bitboards: one column per name in ``FEATURES``.
+
+    ``hearts``: hearts held; ``high_hearts``: hearts J or higher; ``heart_run``: top hearts
+    held without a gap from the ace (AH KH QH = 3); ``clubs``/``diamonds``/``spades``: suit
+    lengths; ``voids``: empty suits; ``longest``: the longest suit; ``high_cards``: J or
+    higher in any suit; ``spade_honours``: how many of QS, KS, AS; ``has_qs`` ...
+    ``has_jd``: holds that card.
+
+    >>> from hearts_sim.cards import CardSet
+    >>> hand = CardSet.parse("AH KH QH 9H 2H QS AS 2S 3S 4S 5D 6D 7D").mask
+    >>> f = hand_features(np.array([hand], dtype=np.uint64)).iloc[0]
+    >>> int(f.hearts), int(f.high_hearts), int(f.heart_run), int(f.voids), bool(f.has_qs)
+    (5, 3, 3, 1, True)
+    """
+    bits = np.asarray(cards, dtype=np.uint64)
+    lengths = {s: popcount(bits & SUIT_MASKS[s]) for s in range(N_SUITS)}
+    run = np.zeros(bits.shape, dtype=np.int8)
+    alive = np.ones(bits.shape, dtype=bool)
+    for rank in range(N_RANKS - 1, -1, -1):
+        alive &= (bits & np.uint64(1 << card_index(HEARTS, rank))) != 0
+        run += alive
+    stacked = np.stack([lengths[s] for s in range(N_SUITS)])
+    columns: dict[str, np.ndarray] = {
+        "hearts": lengths[HEARTS],
+        "high_hearts": popcount(bits & HIGH_HEARTS),
+        "heart_run": run,
+        "clubs": lengths[CLUBS],
+        "diamonds": lengths[DIAMONDS],
+        "spades": lengths[SPADES],
+        "voids": (stacked == 0).sum(axis=0).astype(np.int8),
+        "longest": stacked.max(axis=0).astype(np.int8),
+        "high_cards": popcount(bits & HIGH_CARDS),
+        "spade_honours": popcount(bits & SPADE_HONOURS),
+        "has_qs": (bits & QS_BIT) != 0,
+        "has_ks": (bits & KS_BIT) != 0,
+        "has_as": (bits & AS_BIT) != 0,
+        "has_jd": (bits & JD_BIT) != 0,
+    }
+    return pd.DataFrame({f"{prefix}{name}": values for name, values in columns.items()})
+
+
+# ---------------------------------------------------------------------------- wide -> long
+def n_seats(records: pd.DataFrame) -> int:
+    """The number of players in wide records (the ``dealt_<seat>`` columns)."""
+    count = 0
+    while f"dealt_{count}" in records.columns:
+        count += 1
+    if count == 0:
+        raise AnalysisError(
+            "these are not per-hand records (no dealt_0 column): analyse the records of "
+            "simulate() or of a hand tournament, not of --games"
+        )
+    return count
+
+
+def long_columns(n_players: int) -> list[str]:
+    """The wide columns ``to_long`` reads: a column projection for Parquet."""
+    per_seat = [f"{name}_{s}" for name in ("agent", *SEAT_FIELDS) for s in range(n_players)]
+    return [*HAND_FIELDS, *per_seat]
+
+
+def _repeat(column: pd.Series, times: int) -> Any:
+    """Each value of ``column`` ``times`` times in a row, keeping a categorical categorical."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return pd.Categorical.from_codes(np.repeat(column.cat.codes.to_numpy(), times), column.cat.categories)
+    return np.repeat(column.to_numpy(), times)
+
+
+def _seat_matrix(records: pd.DataFrame, name: str, n: int, dtype: Any = None) -> np.ndarray:
+    return np.stack([records[f"{name}_{s}"].to_numpy(dtype=dtype) for s in range(n)], axis=1)
+
+
+def _agents(records: pd.DataFrame, n: int) -> pd.Categorical:
+    """The agent of each (hand, seat), one categorical over the names seen in any seat."""
+    seats = [records[f"agent_{s}"].astype("category") for s in range(n)]
+    names = sorted({str(c) for column in seats for c in column.cat.categories})
+    codes = np.stack([pd.Categorical(column, categories=names).codes for column in seats], axis=1)
+    return pd.Categorical.from_codes(codes.ravel(), categories=names)
+
+
+def source_offset(direction: str, n_players: int) -> int:
+    """Seat s receives its passed cards from seat (s + offset) % n; 0 when it receives none.
+
+    ``across`` is only determined with 4 players (with 5 the records do not say which of the
+    two far seats passed), so it gives 0 (unknown: the received cards count as none).
+
+    >>> [source_offset(d, 4) for d in ("left", "right", "across", "none")]
+    [3, 1, 2, 0]
+    """
+    if direction == "left":  # passes go to seat + 1, so come from seat - 1
+        return n_players - 1
+    if direction == "right":
+        return 1
+    if direction == "across" and n_players == 4:
+        return 2
+    return 0
+
+
+def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd.DataFrame:
+    """One row per (hand, seat) from wide per-hand records, since most questions are per player.
+
+    Columns: ``hand`` (row position in ``records``), ``deal``, ``seating``, ``seat``,
+    ``n_players``, ``pass_direction``, ``rules`` (when recorded), ``agent``; the seat's
+    bitboards ``dealt``, ``passed``, ``received`` (the cards passed to it) and ``held`` (its
+    hand after the pass); ``points`` (raw), ``score`` (after moon and bonus adjustments),
+    ``tricks``; flags ``shot_moon``, ``moon_suffered`` (another player shot),
+    ``took_qs``, ``took_jd``; ``hearts_taken`` (``points`` minus the QS's 13 in hands
+    whose points total 26, else -1). ``features``: True or a list of stages among
+    ``dealt``, ``held``, ``received`` adds ``hand_features`` columns prefixed ``held_`` ...
+    """
+    n = n_seats(records)
+    rows = len(records)
+    seat_grid = np.broadcast_to(np.arange(n, dtype=np.int8), (rows, n))
+    out: dict[str, Any] = {"hand": np.repeat(np.arange(rows, dtype=np.int64), n)}
+    for name in ("deal", "seating"):
+        if name in records.columns:
+            out[name] = _repeat(records[name], n)
+    out["seat"] = seat_grid.ravel()
+    out["n_players"] = np.full(rows * n, n, dtype=np.int8)
+    for name in ("pass_direction", "rules"):
+        if name in records.columns:
+            out[name] = _repeat(records[name], n)
+    out["agent"] = _agents(records, n)
+    dealt = _seat_matrix(records, "dealt", n, np.uint64)
+    passed = _seat_matrix(records, "passed", n, np.uint64)
+    if "pass_offset" in records.columns:  # passes go to seat + offset, so come from seat - offset
+        offsets = (-records["pass_offset"].to_numpy(dtype=np.int64)) % n
+    elif "pass_direction" in records.columns:
+        direction = records["pass_direction"].astype(str).to_numpy()
+        offsets = np.zeros(rows, dtype=np.int64)
+        for name in np.unique(direction):
+            offsets[direction == name] = source_offset(str(name), n)
+    else:
+        offsets = np.zeros(rows, dtype=np.int64)
+    source = (np.arange(n)[None, :] + offsets[:, None]) % n
+    received = np.take_along_axis(passed, source, axis=1)
+    received[offsets == 0] = 0
+    out["dealt"] = dealt.ravel()
+    out["passed"] = passed.ravel()
+    out["received"] = received.ravel()
+    out["held"] = ((dealt & ~passed) | received).ravel()
+    points = _seat_matrix(records, "points", n, np.int16)
+    out["points"] = points.ravel()
+    out["score"] = _seat_matrix(records, "score", n, np.int16).ravel()
+    out["tricks"] = _seat_matrix(records, "tricks", n, np.int8).ravel()
+    shooter = records["moon_shooter"].to_numpy(dtype=np.int64)[:, None]
+    out["shot_moon"] = (seat_grid == shooter).ravel()
+    out["moon_suffered"] = ((seat_grid != shooter) & (shooter >= 0)).ravel()
+    took_qs = seat_grid == records["qs_taker"].to_numpy(dtype=np.int64)[:, None]
+    out["took_qs"] = took_qs.ravel()
+    out["took_jd"] = (seat_grid == records["jd_taker"].to_numpy(dtype=np.int64)[:, None]).ravel()
+    standard = points.astype(np.int64).sum(axis=1, keepdims=True) == STANDARD_TOTAL
+    out["hearts_taken"] = np.where(standard, points - POINTS_QS * took_qs, -1).astype(np.int8).ravel()
+    long = pd.DataFrame(out)
+    stages = STAGES[:2] if features is True else (() if features is False else tuple(features))
+    return add_features(long, stages) if stages else long
+
+
+def add_features(long: pd.DataFrame, stages: Iterable[str] = ("dealt", "held")) -> pd.DataFrame:
+    """``long`` with ``hand_features`` columns for each bitboard stage (``held_hearts``, ...)."""
+    parts = [long]
+    for stage in stages:
+        if stage not in STAGES:
+            raise AnalysisError(f"unknown card stage {stage!r}: choose from {', '.join(STAGES)}")
+        parts.append(hand_features(long[stage].to_numpy(), prefix=f"{stage}_").set_axis(long.index))
+    return pd.concat(parts, axis=1)
+
+
+def _long(data: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
+    """``data`` in long format (converting wide records), with any feature column ``by`` names."""
+    long = data if "seat" in data.columns and "agent" in data.columns else to_long(data)
+    missing = [
+        stage
+        for stage in STAGES
+        if any(c.startswith(f"{stage}_") and c[len(stage) + 1 :] in FEATURES for c in by)
+        and f"{stage}_hearts" not in long.columns
+    ]
+    if missing:
+        long = add_features(long, missing)
+    absent = [c for c in by if c not in long.columns]
+    if absent:
+        raise AnalysisError(f"cannot group by {absent[0]!r}: no such column (have {', '.join(long.columns)})")
+    return long
+
+
+def _keys(by: str | Sequence[str] | None) -> list[str]:
+    if by is None:
+        return []
+    return [by] if isinstance(by, str) else list(by)
+
+
+# ---------------------------------------------------------------------------- counting
+def _group_sums(long: pd.DataFrame, by: Sequence[str], values: dict[str, Any]) -> pd.DataFrame:
+    """Sums of ``values`` per group of ``by``, with plain (not categorical) index values so
+    that count tables from different batches add up; an empty ``by`` gives one row ``all``."""
+    frame = pd.DataFrame(
+        {name: np.asarray(v, dtype=np.int64) for name, v in values.items()}, index=long.index
+    )
+    if not by:
+        return frame.sum().to_frame("all").T.rename_axis("group")
+    for key in by:
+        frame[key] = (
+            long[key].to_numpy() if not isinstance(long[key].dtype, pd.CategoricalDtype) else long[key]
+        )
+    sums = frame.groupby(list(by), sort=True, observed=True).sum().reset_index()
+    for key in by:
+        if isinstance(sums[key].dtype, pd.CategoricalDtype):
+            sums[key] = sums[key].astype(str)
+    return sums.set_index(list(by)).sort_index(key=_natural_order)
+
+
+def add_counts(total: pd.DataFrame | None, part: pd.DataFrame) -> pd.DataFrame:
+    """The sum of two count tables over the union of their groups (for batch aggregation)."""
+    if total is None:
+        return part
+    levels = list(range(part.index.nlevels))
+    return pd.concat([total, part]).groupby(level=levels).sum().sort_index(key=_natural_order)
+
+
+def _natural_order(values: pd.Index) -> pd.Index:
+    """Sort key for count tables: pass directions in their cycle order, other values as they are."""
+    if values.dtype.kind in "biuf" or not set(values).issubset(PASS_DIRECTIONS):
+        return values
+    return pd.Index([PASS_DIRECTIONS.index(v) for v in values])
+
+
+def _with_rate(
+    counts: pd.DataFrame, successes: str, trials: str, scale: float, z: float, prefix: str = ""
+) -> pd.DataFrame:
+    out = counts.copy()
+    k, n = out[successes].to_numpy(), out[trials].to_numpy()
+    low, high = wilson_interval(k, n, z)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out[f"{prefix}rate"] = k / n * scale
+    out[f"{prefix}low"] = low * scale
+    out[f"{prefix}high"] = high * scale
+    return out
+
+
+def moon_counts(
+    data: pd.DataFrame, by: str | Sequence[str] | None = "agent", per: str = "player"
+) -> pd.DataFrame:
+    """Trials (``hands``) and ``moons`` per group; additive over batches. See ``moon_rates``."""
+    keys = _keys(by)
+    long = _long(data, keys)
+    if per == "hand":
+        per_seat = [k for k in keys if k in ("agent", "seat") or k.startswith(tuple(f"{s}_" for s in STAGES))]
+        if per_seat:
+            raise AnalysisError(f"per='hand' counts hands, not players: it cannot group by {per_seat[0]!r}")
+        long = long[long["seat"] == 0]
+        moon = long["shot_moon"].to_numpy() | long["moon_suffered"].to_numpy()
+    elif per == "player":
+        moon = long["shot_moon"].to_numpy()
+    else:
+        raise AnalysisError(f"per={per!r}: choose 'player' (one trial per seat and hand) or 'hand'")
+    return _group_sums(long, keys, {"hands": np.ones(len(long)), "moons": moon})
+
+
+def moon_rates(
+    data: pd.DataFrame,
+    by: str | Sequence[str] | None = "agent",
+    *,
+    per: str = "player",
+    scale: float = 1.0,
+    z: float = 1.959963984540054,
+) -> pd.DataFrame:
+    """Moon rate per group with its Wilson interval: columns hands, moons, rate, low, high.
+
+    ``data``: wide records or ``to_long`` output. ``by``: any long-format columns (``agent``
+    is the shooter's agent, ``seat``, ``pass_direction``, ``n_players``, ``rules``) or hand
+    features such as ``held_hearts`` (computed on demand). ``per="player"``: one trial per
+    player and hand (the rate an agent shoots at); ``per="hand"``: one trial per hand, a
+    moon by anyone (group by hand-level columns only). ``scale=1000``: per 1,000 hands.
+    """
+    return _with_rate(moon_counts(data, by, per), "moons", "hands", scale, z)
+
+
+def failed_moon_mask(
+    long: pd.DataFrame, min_points: int = DEFAULT_FAILED_POINTS, all_hearts: bool = True
+) -> Any:
+    """Which (hand, seat) rows are failed moon attempts.
+
+    A player failed a moon when it did not shoot but took at least ``min_points`` raw
+    points (default 20 of the 26: QS and 7+ hearts, the hands where only a few point
+    cards escaped), or, with ``all_hearts``, took all 13 hearts while someone else took
+    the QS (the classic failed moon, only 13 points). For Black Maria's 43 points pass a
+    larger ``min_points`` (33 is the same share); ``all_hearts`` applies to 26-point hands.
+    """
+    failed = long["points"].to_numpy() >= min_points
+    if all_hearts:
+        failed = failed | (long["hearts_taken"].to_numpy() == N_RANKS)
+    return failed & ~long["shot_moon"].to_numpy()
+
+
+def failed_moon_counts(
+    data: pd.DataFrame,
+    by: str | Sequence[str] | None = "agent",
+    min_points: int = DEFAULT_FAILED_POINTS,
+    all_hearts: bool = True,
+) -> pd.DataFrame:
+    """Counts and score sums behind ``failed_moons``; additive over batches."""
+    keys = _keys(by)
+    long = _long(data, keys)
+    failed = failed_moon_mask(long, min_points, all_hearts)
+    score = long["score"].to_numpy(dtype=np.int64)
+    return _group_sums(
+        long,
+        keys,
+        {
+            "hands": np.ones(len(long)),
+            "moons": long["shot_moon"].to_numpy(),
+            "failed": failed,
+            "score_sum": score,
+            "failed_score_sum": np.where(failed, score, 0),
+        },
+    )
+
+
+def _failed_table(counts: pd.DataFrame, scale: float, z: float) -> pd.DataFrame:
+    out = _with_rate(counts, "failed", "hands", scale, z, prefix="failed_")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["success"] = out["moons"] / (out["moons"] + out["failed"])
+        out["mean_score"] = out["score_sum"] / out["hands"]
+        out["failed_mean_score"] = out["failed_score_sum"] / out["failed"]
+    out["cost"] = out["failed_mean_score"] - out["mean_score"]
+    return out.drop(columns=["score_sum", "failed_score_sum"])
+
+
+def failed_moons(
+    data: pd.DataFrame,
+    by: str | Sequence[str] | None = "agent",
+    *,
+    min_points: int = DEFAULT_FAILED_POINTS,
+    all_hearts: bool = True,
+    scale: float = 1.0,
+    z: float = 1.959963984540054,
+) -> pd.DataFrame:
+    """Failed moon attempts (``failed_moon_mask``) per group and what they cost.
+
+    Columns: hands, moons, failed, failed_rate/low/high (Wilson, times ``scale``),
+    ``success`` (moons / (moons + failed attempts)), ``mean_score`` (the typical hand:
+    the group's mean final score), ``failed_mean_score`` and ``cost`` (the difference:
+    the points a failed attempt costs over a typical hand).
+    """
+    return _failed_table(failed_moon_counts(data, by, min_points, all_hearts), scale, z)
+
+
+def suffered_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "agent") -> pd.DataFrame:
+    """Counts behind ``moons_suffered``; additive over batches."""
+    keys = _keys(by)
+    long = _long(data, keys)
+    suffered = long["moon_suffered"].to_numpy()
+    added = long["score"].to_numpy(dtype=np.int64) - long["points"].to_numpy(dtype=np.int64)
+    return _group_sums(
+        long,
+        keys,
+        {"hands": np.ones(len(long)), "suffered": suffered, "points_lost": np.where(suffered, added, 0)},
+    )
+
+
+def _suffered_table(counts: pd.DataFrame, scale: float, z: float) -> pd.DataFrame:
+    out = _with_rate(counts, "suffered", "hands", scale, z)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["lost_per_hand"] = out["points_lost"] / out["hands"]
+    return out
+
+
+def moons_suffered(
+    data: pd.DataFrame,
+    by: str | Sequence[str] | None = "agent",
+    *,
+    scale: float = 1.0,
+    z: float = 1.959963984540054,
+) -> pd.DataFrame:
+    """Moons shot by other players against each group, and the points they cost it.
+
+    ``points_lost`` sums score minus raw points over the hands another player shot the
+    moon (26 each under ``moon=others_plus``; 0 under ``self_minus``, where only the
+    shooter's score moves); ``lost_per_hand`` spreads it over all the group's hands.
+    """
+    return _suffered_table(suffered_counts(data, by), scale, z)
+
+
+def distribution_counts(
+    data: pd.DataFrame, by: str | Sequence[str] | None = "agent", column: str = "score"
+) -> pd.DataFrame:
+    """Hands per (group, value of ``column``); additive over batches."""
+    keys = _keys(by)
+    long = _long(data, keys)
+    frame = long.assign(**{f"_{column}": long[column]})
+    return _group_sums(frame, [*keys, f"_{column}"], {"hands": np.ones(len(long))}).rename_axis(
+        index={f"_{column}": column}
+    )
+
+
+def _distribution_table(counts: pd.DataFrame, column: str) -> pd.DataFrame:
+    hands = counts["hands"]
+    if counts.index.nlevels == 1:
+        return (hands / hands.sum()).to_frame("share").T.rename_axis(index="group")
+    table = hands.unstack(column, fill_value=0)
+    return table.div(table.sum(axis=1), axis=0)
+
+
+def points_distribution(
+    data: pd.DataFrame, by: str | Sequence[str] | None = "agent", column: str = "score"
+) -> pd.DataFrame:
+    """The share of hands at each value of ``column`` (``score`` or raw ``points``), one row
+    per group and one column per value; rows sum to 1."""
+    return _distribution_table(distribution_counts(data, by, column), column)
+
+
+def qs_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "pass_direction") -> pd.DataFrame:
+    """Hands and QS captures per group; additive over batches."""
+    keys = _keys(by)
+    long = _long(data, keys)
+    return _group_sums(long, keys, {"hands": np.ones(len(long)), "qs": long["took_qs"].to_numpy()})
+
+
+def qs_capture_rates(
+    data: pd.DataFrame,
+    by: str | Sequence[str] | None = "pass_direction",
+    *,
+    scale: float = 1.0,
+    z: float = 1.959963984540054,
+) -> pd.DataFrame:
+    """How often a player takes the QS, per group (default: per pass direction), with Wilson CI."""
+    return _with_rate(qs_counts(data, by), "qs", "hands", scale, z)
+
+
+# ---------------------------------------------------------------------------- Parquet records
+def records_path(path: str | Path) -> Path:
+    """The directory of Parquet parts for a tournament run ``path`` (its ``records/``) or
+    for the records directory itself; raises ``AnalysisError`` naming what is missing."""
+    path = Path(path)
+    if not path.exists():
+        raise AnalysisError(f"{path} does not exist")
+    if not path.is_dir():
+        raise AnalysisError(f"{path} is not a directory")
+    directory = path / RECORDS_DIR if (path / RECORDS_DIR).is_dir() else path
+    if not any(directory.glob("*.parquet")):
+        raise AnalysisError(f"{path} holds no records (no {RECORDS_DIR}/part-*.parquet files)")
+    return directory
+
+
+def _manifest_rules(directory: Path) -> str | None:
+    """The rules description from the run's manifest (for records without a ``rules`` column)."""
+    import json
+
+    from hearts_sim.rules import Rules
+
+    for manifest in (directory / MANIFEST, directory.parent / MANIFEST):
+        if manifest.is_file():
+            try:
+                return Rules.from_dict(json.loads(manifest.read_text())["config"]["rules"]).describe()
+            except (OSError, ValueError, KeyError, TypeError):
+                return None
+    return None
+
+
+def _dataset(path: str | Path) -> tuple[Any, Path]:
+    import pyarrow.dataset as ds
+
+    directory = records_path(path)
+    parts = sorted(str(p) for p in directory.glob("*.parquet"))  # not subfolders (a report/ inside)
+    return ds.dataset(parts, format="parquet"), directory
+
+
+def iter_records(
+    path: str | Path, columns: Sequence[str] | None = None, batch_size: int = DEFAULT_BATCH
+) -> Iterator[pd.DataFrame]:
+    """The wide hand records of a tournament directory as DataFrames of at most
+    ``batch_size`` rows, reading only ``columns`` (default: those ``to_long`` needs), so a
+    run of millions of hands is analysed in bounded memory. A ``rules`` column is added
+    from the manifest when the records do not carry one."""
+    dataset, directory = _dataset(path)
+    names = set(dataset.schema.names)
+    if "dealt_0" not in names:
+        raise AnalysisError(f"{path} holds game records (from --games), not per-hand records")
+    n = sum(1 for name in names if name.startswith("dealt_"))
+    wanted = list(columns) if columns is not None else long_columns(n)
+    read = [c for c in wanted if c in names]
+    rules = _manifest_rules(directory) if "rules" in wanted and "rules" not in names else None
+    for batch in dataset.to_batches(columns=read, batch_size=batch_size):
+        frame = batch.to_pandas()
+        if rules is not None:
+            frame["rules"] = pd.Categorical([rules] * len(frame))
+        yield frame
+
+
+def load_records(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """All the hand records of a tournament directory in memory (for small runs)."""
+    parts = list(iter_records(path, columns))
+    frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    for column in frame.columns:  # batches may have different category sets
+        if frame[column].dtype == object and column.startswith(("agent_", "rules", "pass_direction")):
+            frame[column] = frame[column].astype("category")
+    return frame
+
+
+# ---------------------------------------------------------------------------- one-pass summary
+Counter = Callable[[pd.DataFrame], pd.DataFrame]
+
+
+@dataclass
+class RecordSummary:
+    """The count tables behind the moon-shot report, accumulated batch by batch.
+
+    ``add(records)`` folds in a DataFrame of wide records; ``from_records(path)`` streams a
+    tournament's Parquet records through it; ``from_frame(df)`` does it in memory. The
+    methods turn the counts into the tables of the functions above.
+    """
+
+    min_points: int = DEFAULT_FAILED_POINTS
+    all_hearts: bool = True
+    hands: int = 0
+    counts: dict[str, pd.DataFrame] = field(default_factory=dict)
+    rules: set[str] = field(default_factory=set)
+
+    def counters(self) -> dict[str, Counter]:
+        return {
+            "moons": lambda long: moon_counts(long, "agent"),
+            "moons_by_direction": lambda long: moon_counts(long, ["agent", "pass_direction"]),
+            "moons_by_seat": lambda long: moon_counts(long, ["agent", "seat"]),
+            "moons_by_hearts": lambda long: moon_counts(long, ["agent", "held_hearts"]),
+            "moons_by_high_hearts": lambda long: moon_counts(long, ["agent", "held_high_hearts"]),
+            "moons_by_dealt_hearts": lambda long: moon_counts(long, ["agent", "dealt_hearts"]),
+            "failed": lambda long: failed_moon_counts(long, "agent", self.min_points, self.all_hearts),
+            "suffered": lambda long: suffered_counts(long, "agent"),
+            "scores": lambda long: distribution_counts(long, "agent", "score"),
+            "qs": lambda long: qs_counts(long, ["agent", "pass_direction"]),
+        }
+
+    def add(self, records: pd.DataFrame) -> None:
+        """Fold in wide per-hand records."""
+        if len(records) == 0:
+            return
+        long = to_long(records, features=("dealt", "held"))
+        self.hands += len(records)
+        if "rules" in records.columns:
+            self.rules.update(str(r) for r in pd.unique(records["rules"].astype(str)))
+        for name, count in self.counters().items():
+            self.counts[name] = add_counts(self.counts.get(name), count(long))
+
+    @classmethod
+    def from_frame(cls, records: pd.DataFrame, **options: Any) -> RecordSummary:
+        summary = cls(**options)
+        summary.add(records)
+        return summary
+
+    @classmethod
+    def from_records(cls, path: str | Path, batch_size: int = DEFAULT_BATCH, **options: Any) -> RecordSummary:
+        summary = cls(**options)
+        for batch in iter_records(path, batch_size=batch_size):
+            summary.add(batch)
+        if summary.hands == 0:
+            raise AnalysisError(f"{path} holds no hands")
+        return summary
+
+    def _counts(self, name: str) -> pd.DataFrame:
+        if name not in self.counts:
+            raise AnalysisError("no records added yet")
+        return self.counts[name]
+
+    def moon_rates(self, table: str = "moons", scale: float = 1000.0) -> pd.DataFrame:
+        """``moon_rates`` of one of the moon tables (``moons``, ``moons_by_direction``, ...)."""
+        return _with_rate(self._counts(table), "moons", "hands", scale, 1.959963984540054)
+
+    def failed_moons(self, scale: float = 1000.0) -> pd.DataFrame:
+        return _failed_table(self._counts("failed"), scale, 1.959963984540054)
+
+    def moons_suffered(self, scale: float = 1000.0) -> pd.DataFrame:
+        return _suffered_table(self._counts("suffered"), scale, 1.959963984540054)
+
+    def points_distribution(self) -> pd.DataFrame:
+        return _distribution_table(self._counts("scores"), "score")
+
+    def qs_capture_rates(self) -> pd.DataFrame:
+        return _with_rate(self._counts("qs"), "qs", "hands", 1.0, 1.959963984540054)
+
+    @property
+    def agents(self) -> list[str]:
+        return [str(a) for a in self._counts("moons").index]
+
+
+def per_thousand(rate: float, low: float, high: float) -> str:
+    """``12.3 [11.1, 13.6]``: a rate per 1,000 hands with its interval, for tables.
+
+    >>> per_thousand(12.34, 11.1, 13.56)
+    '12.3 [11.1, 13.6]'
+    """
+    if math.isnan(rate):
+        return "-"
+    return f"{rate:.1f} [{low:.1f}, {high:.1f}]"

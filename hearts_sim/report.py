@@ -1,0 +1,330 @@
+"""``hearts-sim report DIR``: moon-shot figures (PNG) and a Markdown summary of a tournament's records.
+
+The records are streamed through ``analysis.RecordSummary`` in batches, so a run of
+millions of hands is reported in bounded memory. The plotting helpers take the tables of
+``hearts_sim.analysis`` and draw on a matplotlib ``Axes``; the notebooks use them too.
+Figures are drawn on ``matplotlib.figure.Figure`` objects with the Agg canvas, never
+through pyplot, so the command works without a display and leaves pyplot's state alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hearts_sim.analysis import (
+    DEFAULT_BATCH,
+    DEFAULT_FAILED_POINTS,
+    MANIFEST,
+    RECORDS_DIR,
+    AnalysisError,
+    RecordSummary,
+    per_thousand,
+)
+from hearts_sim.simulate import PASS_DIRECTIONS
+
+REPORT_DIR = "report"
+SUMMARY_FILE = "summary.md"
+MIN_HANDS_PER_POINT = 200  # curves skip feature values seen in fewer hands (their CI is uselessly wide)
+
+
+class ReportError(AnalysisError):
+    """A report that cannot be written (no records, unwritable output): one line, exit code 2."""
+
+
+# ---------------------------------------------------------------------------- plotting helpers
+def new_axes(width: float = 7.0, height: float = 4.0) -> Any:
+    """A fresh Axes on a pyplot-free Figure with the Agg canvas (for files, not notebooks)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure.add_subplot()
+
+
+def _ordered(values: Sequence[Any]) -> list[Any]:
+    """Pass directions in their natural order, anything else as given."""
+    values = list(dict.fromkeys(values))
+    if all(v in PASS_DIRECTIONS for v in values):
+        return [d for d in PASS_DIRECTIONS if d in values]
+    return values
+
+
+def plot_rates(table: pd.DataFrame, ax: Any, *, title: str, ylabel: str, xlabel: str | None = None) -> Any:
+    """Bars of ``rate`` with ``low``/``high`` error bars: one bar per group for a one-level
+    index, grouped bars (first level on the x axis, one colour per second-level value) for two."""
+    if table.index.nlevels == 1:
+        labels = [str(v) for v in table.index]
+        x = np.arange(len(labels))
+        rate = table["rate"].to_numpy(dtype=float)
+        errors = [rate - table["low"].to_numpy(dtype=float), table["high"].to_numpy(dtype=float) - rate]
+        ax.bar(x, rate, yerr=errors, capsize=4, color="tab:blue")
+        ax.set_xticks(x, labels)
+    else:
+        outer = _ordered(table.index.get_level_values(0))
+        inner = _ordered(table.index.get_level_values(1))
+        width = 0.8 / max(len(inner), 1)
+        x = np.arange(len(outer))
+        for i, value in enumerate(inner):
+            rows = [table.loc[(o, value)] if (o, value) in table.index else None for o in outer]
+            rate = np.array([np.nan if r is None else r["rate"] for r in rows], dtype=float)
+            low = np.array([np.nan if r is None else r["low"] for r in rows], dtype=float)
+            high = np.array([np.nan if r is None else r["high"] for r in rows], dtype=float)
+            ax.bar(
+                x + (i - (len(inner) - 1) / 2) * width,
+                rate,
+                width,
+                yerr=[rate - low, high - rate],
+                capsize=3,
+                label=str(value),
+            )
+        ax.set_xticks(x, [str(o) for o in outer])
+        ax.legend(title=str(table.index.names[1]), fontsize="small")
+    ax.set_xlabel(xlabel or str(table.index.names[0]))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    return ax
+
+
+def plot_rate_curves(
+    table: pd.DataFrame,
+    ax: Any,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    min_hands: int = MIN_HANDS_PER_POINT,
+    log: bool = True,
+) -> Any:
+    """``rate`` against a numeric second index level (a hand feature), one line per value of the
+    first level (an agent), with the Wilson interval as a band; points seen in fewer than
+    ``min_hands`` hands are left out."""
+    from matplotlib.ticker import MaxNLocator
+
+    table = table[table["hands"] >= min_hands]
+    positive = table.loc[table["rate"] > 0, "rate"]
+    floor = float(positive.min()) / 2 if log and len(positive) else 0.0  # log axes cannot show 0
+    for series in _ordered(table.index.get_level_values(0)):
+        rows = table.xs(series, level=0).sort_index()
+        x = rows.index.to_numpy(dtype=float)
+        rate = rows["rate"].to_numpy(dtype=float)
+        line = ax.plot(x, np.where(rate > 0, rate, np.nan) if log else rate, marker="o", label=str(series))
+        low = np.maximum(rows["low"].to_numpy(dtype=float), floor)
+        ax.fill_between(x, low, rows["high"].to_numpy(dtype=float), alpha=0.2, color=line[0].get_color())
+    if log and len(positive):
+        ax.set_yscale("log")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # features are counts
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if len(table):
+        ax.legend(title=str(table.index.names[0]), fontsize="small")
+    return ax
+
+
+def plot_failed_cost(table: pd.DataFrame, ax: Any, *, title: str | None = None) -> Any:
+    """Per group: the mean final score of a typical hand next to that of a failed moon attempt."""
+    labels = [str(v) for v in table.index]
+    x = np.arange(len(labels))
+    ax.bar(x - 0.2, table["mean_score"], 0.4, label="all hands")
+    ax.bar(x + 0.2, table["failed_mean_score"], 0.4, label="failed moon attempts")
+    for xi, cost, top in zip(x, table["cost"], table["failed_mean_score"], strict=True):
+        if np.isfinite(cost):
+            ax.annotate(f"+{cost:.1f}", (xi + 0.2, top), ha="center", va="bottom", fontsize="small")
+    ax.set_xticks(x, labels)
+    ax.set_xlabel(str(table.index.names[0] or "group"))
+    ax.set_ylabel("mean final score per hand (points)")
+    ax.set_title(title or "What a failed moon attempt costs")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_distribution(
+    table: pd.DataFrame, ax: Any, *, title: str, xlabel: str = "final score in the hand"
+) -> Any:
+    """One step line per row of a ``points_distribution`` table (share of hands per value)."""
+    values = table.columns.to_numpy(dtype=float)
+    for group, row in table.iterrows():
+        ax.step(values, row.to_numpy(dtype=float), where="mid", label=str(group))
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("share of hands")
+    ax.set_title(title)
+    ax.legend(title=str(table.index.name or ""), fontsize="small")
+    return ax
+
+
+# ---------------------------------------------------------------------------- the report
+def _base_dir(path: Path) -> Path:
+    """The run directory: ``path``, or its parent when ``path`` is a run's ``records/``."""
+    if path.name == RECORDS_DIR and (path.parent / MANIFEST).is_file():
+        return path.parent
+    return path
+
+
+def _figures(summary: RecordSummary) -> dict[str, Any]:
+    """File name -> Axes of each figure."""
+    figures: dict[str, Any] = {}
+    ax = figures["moon_rate_by_agent.png"] = new_axes()
+    plot_rates(
+        summary.moon_rates("moons"), ax, title="Moon shots by agent", ylabel="moons per 1,000 hands (95% CI)"
+    )
+    ax = figures["moon_rate_by_pass_direction.png"] = new_axes(8.0)
+    plot_rates(
+        summary.moon_rates("moons_by_direction"),
+        ax,
+        title="Moon shots by agent and pass direction",
+        ylabel="moons per 1,000 hands (95% CI)",
+    )
+    ax = figures["moon_vs_hearts.png"] = new_axes()
+    plot_rate_curves(
+        summary.moon_rates("moons_by_hearts"),
+        ax,
+        title="Moon rate by hearts held after the pass",
+        xlabel="hearts held after the pass",
+        ylabel="moons per 1,000 hands",
+    )
+    ax = figures["moon_vs_high_hearts.png"] = new_axes()
+    plot_rate_curves(
+        summary.moon_rates("moons_by_high_hearts"),
+        ax,
+        title="Moon rate by high hearts (J-A) held after the pass",
+        xlabel="hearts J or higher held after the pass",
+        ylabel="moons per 1,000 hands",
+    )
+    ax = figures["failed_moon_cost.png"] = new_axes()
+    plot_failed_cost(
+        summary.failed_moons(),
+        ax,
+        title=f"Failed moon attempts (>= {summary.min_points} points or all hearts, no moon)",
+    )
+    ax = figures["score_distribution.png"] = new_axes()
+    plot_distribution(summary.points_distribution(), ax, title="Final score per hand")
+    ax = figures["qs_by_pass_direction.png"] = new_axes(8.0)
+    plot_rates(
+        summary.qs_capture_rates(),
+        ax,
+        title="Queen of spades taken, by agent and pass direction",
+        ylabel="share of hands taking the QS (95% CI)",
+    )
+    return figures
+
+
+def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def summary_markdown(summary: RecordSummary, source: str, figures: Sequence[str]) -> str:
+    """The Markdown summary: per-agent moon figures, moon rate per pass direction, QS rates."""
+    moons = summary.moon_rates("moons")
+    failed = summary.failed_moons()
+    suffered = summary.moons_suffered()
+    rules = "; ".join(sorted(summary.rules)) or "not recorded"
+    lines = [
+        "# Moon-shot report",
+        "",
+        f"Records: `{source}`: {summary.hands:,} hands; rules: {rules}.",
+        "Rates are per 1,000 hands an agent played (player-hands), with Wilson 95% intervals.",
+        f"A failed attempt: no moon, but at least {summary.min_points} raw points"
+        + (" or all 13 hearts." if summary.all_hearts else "."),
+        "",
+    ]
+    rows = []
+    for agent in moons.index:
+        m, f, s = moons.loc[agent], failed.loc[agent], suffered.loc[agent]
+        rows.append(
+            [
+                agent,
+                f"{int(m['hands']):,}",
+                int(m["moons"]),
+                per_thousand(m["rate"], m["low"], m["high"]),
+                per_thousand(f["failed_rate"], f["failed_low"], f["failed_high"]),
+                "-" if np.isnan(f["success"]) else f"{f['success']:.2f}",
+                "-" if np.isnan(f["cost"]) else f"{f['cost']:+.1f}",
+                per_thousand(s["rate"], s["low"], s["high"]),
+                f"{s['lost_per_hand']:.2f}",
+            ]
+        )
+    header = [
+        "agent",
+        "hands",
+        "moons",
+        "moons /1k",
+        "failed /1k",
+        "success",
+        "failed cost",
+        "suffered /1k",
+        "lost to moons /hand",
+    ]
+    lines += _markdown_table(header, rows)
+    lines += [
+        "",
+        "success: moons / (moons + failed attempts); failed cost: mean score of a failed attempt "
+        "minus the agent's mean score per hand; lost to moons: points added by other players' moons.",
+        "",
+        "## Moons per 1,000 hands by pass direction",
+        "",
+    ]
+    by_direction = summary.moon_rates("moons_by_direction")
+    directions = _ordered(by_direction.index.get_level_values(1))
+    rows = []
+    for agent in moons.index:
+        cells = []
+        for direction in directions:
+            r = by_direction.loc[(agent, direction)] if (agent, direction) in by_direction.index else None
+            cells.append("-" if r is None else per_thousand(r["rate"], r["low"], r["high"]))
+        rows.append([agent, *cells])
+    lines += _markdown_table(["agent", *directions], rows)
+    lines += ["", "## Queen of spades capture rate by pass direction", ""]
+    qs = summary.qs_capture_rates()
+    rows = []
+    for agent in moons.index:
+        cells = []
+        for direction in directions:
+            r = qs.loc[(agent, direction)] if (agent, direction) in qs.index else None
+            cells.append("-" if r is None else f"{r['rate']:.3f}")
+        rows.append([agent, *cells])
+    lines += _markdown_table(["agent", *directions], rows)
+    lines += ["", "## Figures", ""]
+    lines += [f"![{name}]({name})" for name in figures]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(
+    path: str | Path,
+    out: str | Path | None = None,
+    *,
+    min_points: int = DEFAULT_FAILED_POINTS,
+    batch_size: int = DEFAULT_BATCH,
+) -> list[Path]:
+    """Read a tournament's records (``path``: the ``--out`` directory or its ``records/``) and
+    write the figures and ``summary.md`` into ``out`` (default ``path/report``); returns the
+    files written. Raises ``ReportError`` with a one-line reason when it cannot."""
+    source = Path(path)
+    try:
+        summary = RecordSummary.from_records(source, batch_size=batch_size, min_points=min_points)
+    except ReportError:
+        raise
+    except AnalysisError as error:
+        raise ReportError(str(error)) from None
+    target = Path(out) if out is not None else _base_dir(source) / REPORT_DIR
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ReportError(f"cannot create the report directory {target}: {error.strerror or error}") from None
+    written = []
+    figures = _figures(summary)
+    for name, ax in figures.items():
+        ax.figure.savefig(target / name, dpi=100)
+        written.append(target / name)
+    markdown = target / SUMMARY_FILE
+    markdown.write_text(summary_markdown(summary, str(source), list(figures)))
+    written.append(markdown)
+    return written

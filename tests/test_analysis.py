@@ -1,0 +1,195 @@
+"""hearts_sim.analysis on hand-built records with known answers, and on a few simulated hands."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow
+import pytest
+from pyarrow import parquet
+
+from hearts_sim import simulate
+from hearts_sim.analysis import (
+    AnalysisError,
+    RecordSummary,
+    failed_moons,
+    hand_features,
+    load_records,
+    moon_rates,
+    moons_suffered,
+    points_distribution,
+    popcount,
+    qs_capture_rates,
+    to_long,
+    wilson_interval,
+)
+from hearts_sim.cards import FULL_DECK, SUIT_MASKS, CardSet
+
+CLUBS, DIAMONDS, SPADES, HEARTS = (int(m) for m in SUIT_MASKS)
+
+
+def cards(text: str) -> int:
+    return CardSet.parse(text).mask
+
+
+def _hands() -> pd.DataFrame:
+    """Four hands at a 4-seat table, agents A B A B:
+
+    0. seat 2 (A) shoots the moon (no pass);
+    1. seat 1 (B) takes 22 points and no moon: a failed attempt (pass left: seat 1 gets seat 0's cards);
+    2. seat 3 (B) takes all 13 hearts but seat 0 takes the QS: the classic failed moon;
+    3. an ordinary hand (seat 2 takes the QS alone).
+    """
+    suits = [CLUBS, DIAMONDS, SPADES, HEARTS]
+    passed_left = [cards("AC KC QC"), cards("AD KD QD"), cards("AS KS 2S"), cards("AH KH QH")]
+    rows = [
+        # pass, passed, points, score, shooter, qs taker
+        ("none", [0, 0, 0, 0], [0, 0, 26, 0], [26, 26, 0, 26], 2, 2),
+        ("left", passed_left, [4, 22, 0, 0], [4, 22, 0, 0], -1, 1),
+        ("right", [0, 0, 0, 0], [13, 0, 0, 13], [13, 0, 0, 13], -1, 0),
+        ("across", [0, 0, 0, 0], [5, 8, 13, 0], [5, 8, 13, 0], -1, 2),
+    ]
+    columns: dict[str, object] = {
+        "deal": np.arange(4, dtype=np.int64),
+        "seating": np.zeros(4, dtype=np.int32),
+        "pass_direction": pd.Categorical(
+            [r[0] for r in rows], categories=["left", "right", "across", "none"]
+        ),
+    }
+    for seat, name in enumerate("ABAB"):
+        columns[f"agent_{seat}"] = pd.Categorical([name] * 4)
+    for seat in range(4):
+        columns[f"dealt_{seat}"] = np.full(4, suits[seat], dtype=np.uint64)
+        columns[f"passed_{seat}"] = np.array([r[1][seat] for r in rows], dtype=np.uint64)
+        columns[f"points_{seat}"] = np.array([r[2][seat] for r in rows], dtype=np.int16)
+        columns[f"score_{seat}"] = np.array([r[3][seat] for r in rows], dtype=np.int16)
+        columns[f"tricks_{seat}"] = np.array([13 if seat == 2 else 0, 3, 3, 3], dtype=np.int8)
+    columns["moon_shooter"] = np.array([r[4] for r in rows], dtype=np.int8)
+    columns["qs_taker"] = np.array([r[5] for r in rows], dtype=np.int8)
+    columns["jd_taker"] = np.array([2, 1, 0, 3], dtype=np.int8)
+    return pd.DataFrame(columns)
+
+
+def test_wilson_interval_known_values() -> None:
+    low, high = wilson_interval(np.array([0, 5, 10]), np.array([10, 10, 10]))
+    assert low[0] == 0.0 and high[2] == 1.0
+    assert low[1] == pytest.approx(0.2366, abs=1e-4) and high[1] == pytest.approx(0.7634, abs=1e-4)
+    assert np.isnan(wilson_interval(0, 0)[0])
+
+
+def test_features_of_a_known_hand() -> None:
+    hand = cards("AH KH JH 10H 3H QS KS 4S 2C 5C 9C 3C 7C")  # no diamonds
+    f = hand_features(np.array([hand, 0], dtype=np.uint64), prefix="x_").iloc[0]
+    assert (f.x_hearts, f.x_high_hearts, f.x_heart_run) == (5, 3, 2)  # AH KH, then the QH gap
+    assert (f.x_clubs, f.x_diamonds, f.x_spades, f.x_voids, f.x_longest) == (5, 0, 3, 1, 5)
+    assert (f.x_high_cards, f.x_spade_honours) == (5, 2)  # AH KH JH QS KS
+    assert f.x_has_qs and f.x_has_ks and not f.x_has_as and not f.x_has_jd
+    empty = hand_features(np.array([0], dtype=np.uint64)).iloc[0]
+    assert empty.voids == 4 and empty.hearts == 0
+    assert popcount(np.array([int(FULL_DECK)], dtype=np.uint64)).tolist() == [52]
+
+
+def test_long_format_one_row_per_seat() -> None:
+    long = to_long(_hands())
+    assert len(long) == 16 and long["seat"].tolist()[:4] == [0, 1, 2, 3]
+    assert long["agent"].astype(str).tolist()[:4] == ["A", "B", "A", "B"]
+    moon = long[long["shot_moon"]]
+    assert moon[["hand", "seat", "points", "score"]].values.tolist() == [[0, 2, 26, 0]]
+    assert long.loc[long["hand"] == 0, "moon_suffered"].tolist() == [True, True, False, True]
+    # hand 1 passes left: seat 1 receives seat 0's cards and holds them instead of its own
+    seat1 = long[(long["hand"] == 1) & (long["seat"] == 1)].iloc[0]
+    assert seat1["received"] == cards("AC KC QC")
+    assert seat1["held"] == (DIAMONDS & ~cards("AD KD QD")) | cards("AC KC QC")
+    assert long.loc[long["hand"] == 1, "held"].to_numpy().sum() == int(FULL_DECK)  # still a partition
+    assert long.loc[long["hand"] == 0, "received"].tolist() == [0, 0, 0, 0]  # no pass
+    # hearts taken: points less the QS's 13
+    assert long.loc[long["hand"] == 2, "hearts_taken"].tolist() == [0, 0, 0, 13]
+    assert long.loc[long["hand"] == 1, "hearts_taken"].tolist() == [4, 9, 0, 0]
+
+
+def test_moon_rates_known_moon() -> None:
+    rates = moon_rates(_hands(), "agent")
+    assert rates.loc["A", ["hands", "moons"]].tolist() == [8, 1]
+    assert rates.loc["B", ["hands", "moons"]].tolist() == [8, 0]
+    assert rates.loc["A", "rate"] == pytest.approx(1 / 8)
+    assert rates.loc["A", "low"] < 1 / 8 < rates.loc["A", "high"]
+    per_hand = moon_rates(_hands(), None, per="hand", scale=1000)
+    assert per_hand[["hands", "moons"]].values.tolist() == [[4, 1]] and per_hand["rate"].iloc[0] == 250
+    by_direction = moon_rates(_hands(), "pass_direction", per="hand")
+    assert by_direction["moons"].to_dict() == {"left": 0, "right": 0, "across": 0, "none": 1}
+    with pytest.raises(AnalysisError, match="cannot group by 'agent'"):
+        moon_rates(_hands(), "agent", per="hand")
+    with pytest.raises(AnalysisError, match="no such column"):
+        moon_rates(_hands(), "nonsense")
+
+
+def test_moon_rate_by_a_feature_computed_on_demand() -> None:
+    rates = moon_rates(_hands(), "dealt_spades")  # only seat 2 holds spades, and it shot once
+    assert rates.loc[13, ["hands", "moons"]].tolist() == [4, 1]
+    assert rates.loc[0, "moons"] == 0
+
+
+def test_failed_moons_and_their_cost() -> None:
+    table = failed_moons(_hands(), "agent")
+    assert table.loc["B", "failed"] == 2 and table.loc["A", "failed"] == 0  # 22 points; all hearts
+    assert table.loc["B", "failed_mean_score"] == pytest.approx((22 + 13) / 2)
+    b_scores = [26, 26, 22, 0, 0, 13, 8, 0]
+    assert table.loc["B", "mean_score"] == pytest.approx(np.mean(b_scores))
+    assert table.loc["B", "cost"] == pytest.approx(17.5 - np.mean(b_scores))
+    assert table.loc["A", "success"] == 1.0 and table.loc["B", "success"] == 0.0
+    assert failed_moons(_hands(), "agent", all_hearts=False).loc["B", "failed"] == 1
+    assert failed_moons(_hands(), "agent", min_points=23).loc["B", "failed"] == 1
+
+
+def test_moons_suffered() -> None:
+    table = moons_suffered(_hands(), "agent")
+    assert table.loc["B", ["suffered", "points_lost"]].tolist() == [2, 52]
+    assert table.loc["A", ["suffered", "points_lost"]].tolist() == [1, 26]
+    assert table.loc["A", "lost_per_hand"] == pytest.approx(26 / 8)
+
+
+def test_points_distribution_and_qs_rates() -> None:
+    dist = points_distribution(_hands(), "agent", column="points")
+    assert np.allclose(dist.sum(axis=1), 1.0)
+    assert dist.loc["A", 0] == pytest.approx(3 / 8)  # A's points: 0 26 | 4 0 | 13 0 | 5 13
+    qs = qs_capture_rates(_hands(), "pass_direction")
+    assert qs["qs"].tolist() == [1, 1, 1, 1] and qs["hands"].tolist() == [4, 4, 4, 4]
+
+
+def test_summary_streams_parquet_batches_like_memory(tmp_path) -> None:
+    df = simulate("standard", ["random", "highest", "random", "lowest"], hands=3000, seed=5)
+    for i, part in enumerate((df.iloc[:1000], df.iloc[1000:])):  # two parts, read in batches of 700
+        parquet.write_table(
+            pyarrow.Table.from_pandas(part, preserve_index=False), tmp_path / f"part-{i}.parquet"
+        )
+    streamed = RecordSummary.from_records(tmp_path, batch_size=700)
+    memory = RecordSummary.from_frame(df)
+    assert streamed.hands == memory.hands == 3000
+    for name in memory.counts:
+        pd.testing.assert_frame_equal(streamed.counts[name], memory.counts[name], check_dtype=False)
+    pd.testing.assert_frame_equal(
+        streamed.moon_rates("moons_by_direction"), moon_rates(df, ["agent", "pass_direction"], scale=1000)
+    )
+    loaded = load_records(tmp_path)
+    assert len(loaded) == 3000 and loaded["moon_shooter"].equals(df["moon_shooter"])
+
+
+@pytest.mark.parametrize("preset", ["qdan3", "qdan5", "black_maria"])
+def test_long_format_other_tables(preset: str) -> None:
+    df = simulate(preset, "random", hands=300, seed=2)
+    long = to_long(df, features=True)
+    n = int(long["n_players"].iloc[0])
+    assert len(long) == 300 * n
+    held = np.bitwise_or.reduce(long["held"].to_numpy().reshape(-1, n), axis=1)
+    dealt = np.bitwise_or.reduce(long["dealt"].to_numpy().reshape(-1, n), axis=1)
+    assert (held == dealt).all()  # passing moves cards between seats, never in or out
+    assert (long["shot_moon"].to_numpy().reshape(-1, n).sum(axis=1) == (df["moon_shooter"] >= 0)).all()
+
+
+def test_game_records_and_missing_directories_are_refused(tmp_path) -> None:
+    with pytest.raises(AnalysisError, match="does not exist"):
+        RecordSummary.from_records(tmp_path / "nothing")
+    with pytest.raises(AnalysisError, match="holds no records"):
+        RecordSummary.from_records(tmp_path)
+    with pytest.raises(AnalysisError, match="not per-hand records"):
+        to_long(pd.DataFrame({"game": [0]}))

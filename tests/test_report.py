@@ -1,0 +1,90 @@
+"""``hearts-sim report``: figures and summary.md from a small tournament's records; errors exit 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hearts_sim.analysis import RecordSummary, load_records, moon_rates
+from hearts_sim.cli import main
+from hearts_sim.report import REPORT_DIR, SUMMARY_FILE
+from hearts_sim.tournament import make_config, run_tournament
+
+FIGURES = {
+    "moon_rate_by_agent.png",
+    "moon_rate_by_pass_direction.png",
+    "moon_vs_hearts.png",
+    "moon_vs_high_hearts.png",
+    "failed_moon_cost.png",
+    "score_distribution.png",
+    "qs_by_pass_direction.png",
+}
+AGENTS = ["random", "lowest", "highest"]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("tournament") / "run"
+    run_tournament(make_config(AGENTS, deals=400, seed=3), out, progress=False)  # 6 seatings: 2,400 hands
+    return out
+
+
+def test_report_writes_figures_and_summary(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # given the records folder itself, the report still lands in the run folder
+    assert main(["report", str(run_dir / "records"), "--min-points", "18"]) == 0
+    report = run_dir / REPORT_DIR
+    assert {p.name for p in report.iterdir()} == FIGURES | {SUMMARY_FILE}
+    for name in FIGURES:
+        assert (report / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    summary = (report / SUMMARY_FILE).read_text()
+    assert "2,400 hands" in summary and "rules: standard" in summary and "at least 18 raw points" in summary
+    for agent in AGENTS:
+        assert f"| {agent} |" in summary
+    assert "summary.md" in capsys.readouterr().out
+
+
+def test_report_out_must_be_writable(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "a file"
+    blocker.write_text("")
+    assert main(["report", str(run_dir), "--out", str(blocker / "report")]) == 2
+    assert "cannot create the report directory" in capsys.readouterr().err
+
+
+def test_report_figures_match_the_in_memory_analysis(run_dir: Path) -> None:
+    records = load_records(run_dir)
+    assert len(records) == 2400 and str(records["rules"].iloc[0]) == "standard"  # from the manifest
+    streamed = RecordSummary.from_records(run_dir, batch_size=500)
+    memory = moon_rates(records, "agent", scale=1000)
+    assert streamed.moon_rates("moons")["moons"].tolist() == memory["moons"].tolist()
+    assert streamed.hands == 2400 and streamed.rules == {"standard"}
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("missing", "does not exist"),
+        ("empty", "holds no records"),
+        ("file", "is not a directory"),
+    ],
+)
+def test_report_errors_are_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], setup: str, message: str
+) -> None:
+    target = tmp_path / "target"
+    if setup == "empty":
+        target.mkdir()
+    elif setup == "file":
+        target.write_text("not a run")
+    assert main(["report", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_report_refuses_game_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "games"
+    run_tournament(make_config(["random", "lowest"], rules="quick", deals=2, games=True), out, progress=False)
+    assert main(["report", str(out)]) == 2
+    assert "game records" in capsys.readouterr().err
