@@ -9,6 +9,7 @@ import tomllib
 from collections.abc import Sequence
 from typing import Any
 
+from agents.levels import LEVELS_DIR
 from agents.registry import KINDS, AgentError
 from hearts_sim.rules import PRESETS, SWITCHES, RulesError
 from hearts_sim.simulate import SimulationError
@@ -108,6 +109,12 @@ def _tournament_config(args: argparse.Namespace, n_agents: int | None = None) ->
 def _run(args: argparse.Namespace, config: TournamentConfig | None) -> TournamentResult:
     progress = False if args.quiet or args.json else None
     options: dict[str, Any] = {"threads": args.threads, "progress": progress}
+    runner = None
+    if args.cluster:  # chunks on Dask workers; --threads: numba threads per worker task
+        from hearts_sim.cluster import DaskRunner
+
+        runner = DaskRunner(args.cluster, threads=args.threads or 1)
+        options.update(threads=None, runner=runner)
     try:
         if args.resume:
             return resume_tournament(args.resume, **options)
@@ -116,6 +123,9 @@ def _run(args: argparse.Namespace, config: TournamentConfig | None) -> Tournamen
     except Interrupted as stop:
         print(f"hearts-sim: {stop}", file=sys.stderr)
         raise SystemExit(130) from None
+    finally:
+        if runner is not None:
+            runner.close()
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
@@ -156,6 +166,12 @@ def _add_tournament_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--resume", default=None, metavar="DIR", help="continue an interrupted run")
     command.add_argument("--config", default=None, help="TOML file with these options")
     command.add_argument("--threads", type=_positive, default=None, help="numba threads (default: all)")
+    command.add_argument(
+        "--cluster",
+        default=None,
+        metavar="ADDRESS",
+        help="play the chunks on Dask: a scheduler (tcp://HOST:8786) or local:N worker processes",
+    )
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -193,6 +209,97 @@ def cmd_rules(args: argparse.Namespace) -> int:
     for name, rules in PRESETS.items():
         print(f"{name:<12} {rules.describe()}")
     print(f"\nswitches (override with --rule key=value): {', '.join(SWITCHES)}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from hearts_sim.report import ReportError, write_report
+
+    try:
+        written = write_report(args.dir, args.out, min_points=args.min_points)
+    except ReportError as error:
+        raise UsageError(str(error)) from None
+    print(f"wrote {len(written)} files to {written[-1].parent} (summary: {written[-1]})")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from hearts_sim.server import serve_command
+
+    return serve_command(args)
+
+
+def cmd_levels(args: argparse.Namespace) -> int:
+    from hearts_sim.calibrate import LADDER, calibrate, format_calibration
+
+    rules = make_config(["random"], rules=args.rules or "standard", rule_overrides=args.rule).rules
+    result = calibrate(
+        LADDER,
+        rules,
+        deals=args.hands,
+        games=args.games,
+        table_deals=args.table_hands,
+        timing_hands=args.timing_hands,
+        seed=args.seed,
+        threads=args.threads,
+    )
+    print(json.dumps(result) if args.json else format_calibration(result))
+    return 0
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from hearts_sim.tune import TuneError, parse_ranges, tune, write_level
+
+    rules = make_config(["random"], rules=args.rules or "standard", rule_overrides=args.rule).rules
+    try:
+        result = tune(
+            args.agent,
+            parse_ranges(args.param),
+            args.budget,
+            reference=args.against,
+            rules=rules,
+            candidates=args.candidates,
+            seed=args.seed,
+            threads=args.threads,
+            report=None if args.json else lambda line: print(line, file=sys.stderr),
+        )
+        if args.write_level:
+            path = Path(args.levels_dir) / f"{args.write_level}.toml"
+            write_level(
+                path,
+                result,
+                args.description or f"tuned {args.agent}",
+                args.max_ms,
+                "hearts-sim " + " ".join(sys.argv[1:]),
+            )
+    except TuneError as error:
+        raise UsageError(str(error)) from None
+    if args.json:
+        print(json.dumps(result.as_dict()))
+    else:
+        print(f"best: {result.best.spec}")
+        print(
+            f"gain over {result.reference}: {result.gain:+.3f} points/hand, 95% CI "
+            f"[{result.ci95[0]:+.3f}, {result.ci95[1]:+.3f}] "
+            f"(fresh deals; {result.deals_played:,} deals in all)"
+        )
+        if args.write_level:
+            print(f"wrote level {args.write_level}")
+    return 0
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from hearts_sim.play import InputEnded, play_game
+
+    rules = make_config(["random"], rules=args.rules or "standard", rule_overrides=args.rule).rules
+    if not 0 <= args.seat < rules.n_players:
+        raise UsageError(f"--seat {args.seat} does not exist with {rules.n_players} players")
+    try:
+        play_game(rules, args.level, seed=args.seed, seat=args.seat)
+    except InputEnded as error:
+        raise UsageError(str(error)) from None
     return 0
 
 
@@ -238,6 +345,57 @@ def build_parser() -> argparse.ArgumentParser:
 
     rules = commands.add_parser("rules", help="list the rules presets and switches")
     rules.set_defaults(run=cmd_rules)
+
+    levels = commands.add_parser("levels", help="calibrate the easy/normal/hard ladder")
+    levels.add_argument("--hands", type=_positive, default=2000, help="deals per adjacent pair")
+    levels.add_argument("--games", type=_positive, default=200, help="games to 100 per adjacent pair")
+    levels.add_argument("--table-hands", type=_positive, default=500, help="deals per one-vs-three cell")
+    levels.add_argument("--timing-hands", type=_positive, default=10, help="hands timed per level")
+    levels.add_argument("--rules", default=None)
+    levels.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    levels.add_argument("--seed", type=int, default=0)
+    levels.add_argument("--threads", type=_positive, default=None)
+    levels.add_argument("--json", action="store_true")
+    levels.set_defaults(run=cmd_levels)
+
+    tune = commands.add_parser("tune", help="search an agent's parameters (successive halving)")
+    tune.add_argument("agent", help="the policy kind to tune, e.g. rule")
+    tune.add_argument("--param", action="append", default=[], metavar="NAME=LO:HI", help="a range to search")
+    tune.add_argument("--budget", type=_positive, default=20_000, help="deals in all (each in 14 seatings)")
+    tune.add_argument("--against", default=None, help="the reference field (default: the agent's defaults)")
+    tune.add_argument("--candidates", type=_positive, default=16)
+    tune.add_argument("--rules", default=None)
+    tune.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    tune.add_argument("--seed", type=int, default=0)
+    tune.add_argument("--threads", type=_positive, default=None)
+    tune.add_argument("--write-level", default=None, metavar="NAME", help="save the winner as level NAME")
+    tune.add_argument("--levels-dir", default=str(LEVELS_DIR), help="where level files live")
+    tune.add_argument("--description", default=None, help="the level's one-line description")
+    tune.add_argument("--max-ms", type=float, default=10.0, help="the level's per-decision budget")
+    tune.add_argument("--json", action="store_true")
+    tune.set_defaults(run=cmd_tune)
+
+    play = commands.add_parser("play", help="play a game in the terminal against CPU opponents")
+    play.add_argument("--level", default="normal", help="the opponents: a level or any agent spec")
+    play.add_argument("--rules", default=None)
+    play.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    play.add_argument("--seed", type=int, default=0, help="replays the same game")
+    play.add_argument("--seat", type=int, default=0, help="your seat")
+    play.set_defaults(run=cmd_play)
+
+    report = commands.add_parser("report", help="moon-shot figures and summary.md from tournament records")
+    report.add_argument("dir", metavar="DIR", help="a tournament --out directory (or its records/)")
+    report.add_argument("--out", default=None, metavar="PATH", help="output directory (default DIR/report)")
+    report.add_argument(
+        "--min-points", type=_positive, default=20, help="raw points of a failed moon attempt (default 20)"
+    )
+    report.set_defaults(run=cmd_report)
+
+    from hearts_sim.server import add_arguments as add_serve_arguments
+
+    serve = commands.add_parser("serve", help="answer move requests (JSON lines) on stdin/stdout or a port")
+    add_serve_arguments(serve)
+    serve.set_defaults(run=cmd_serve)
     return parser
 
 

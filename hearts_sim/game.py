@@ -17,7 +17,6 @@ Illegal input raises ``IllegalMoveError`` and leaves the state unchanged.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,6 +32,7 @@ from hearts_sim.cards import (
 from hearts_sim.engine.hand import (
     deal_hand,
     deck_cards,
+    game_winners,
     legal_moves,
     pass_cards,
     pass_offset_for_hand,
@@ -41,6 +41,7 @@ from hearts_sim.engine.hand import (
 )
 from hearts_sim.engine.rng import derive_seed
 from hearts_sim.engine.state import PHASE_DONE, PHASE_NAMES, PHASE_PASS, PHASE_PLAY, new_states
+from hearts_sim.observation import Observation  # re-exported: it lived here first
 from hearts_sim.rules import PASS_OFFSETS, Rules, resolve_rules
 
 
@@ -66,24 +67,6 @@ def pass_offset(direction: str, n_players: int) -> int:
     if direction == "across" and n_players != 4:
         raise ValueError(f"pass direction 'across' needs 4 players, not {n_players}")
     return PASS_OFFSETS[direction] % n_players
-
-
-@dataclass(frozen=True)
-class Observation:
-    """What one seat may know (RULES.md, information set): never another player's hand."""
-
-    rules: Rules
-    seat: int
-    hand: CardSet
-    dealt: CardSet
-    pass_direction: str
-    passed: CardSet
-    received: CardSet  # empty until every seat has passed
-    plays: tuple[tuple[int, int], ...]  # (seat, card) in play order
-    points: tuple[int, ...]  # penalty points each seat has taken so far this hand
-    game_scores: tuple[int, ...]
-    hearts_broken: bool
-    to_move: bool
 
 
 class HandState:
@@ -271,6 +254,8 @@ class HandState:
             hearts_broken=self.hearts_broken,
             to_move=self.current_player == seat
             or (s["phase"] == PHASE_PASS and not (int(s["passes_made"]) >> seat) & 1),
+            kitty=CardSet(int(s["kitty"]) if self.trick_number and self.trick_winners[0] == seat else 0),
+            dealer=int(s["dealer"]),
         )
 
     # ------------------------------------------------------------------ acting
@@ -360,3 +345,53 @@ def _by_suit(cards: CardSet) -> str:
         ranks = [card_str(c)[:-1] for c in cards if c // N_RANKS == suit]
         groups.append(f"{symbol} {' '.join(ranks) or '-'}")
     return "  ".join(groups)
+
+
+class Game:
+    """Hands until someone reaches the target score (rule 9), exactly as ``simulate_games`` plays
+    game ``game`` of a run with ``seed``: same deals, pass directions and dealers.
+
+    >>> game = Game("quick", seed=3)
+    >>> state = game.next_hand()
+    >>> state.pass_direction, game.totals
+    ('left', [0, 0, 0, 0])
+    """
+
+    def __init__(self, rules: Rules | str = "standard", seed: int = 0, game: int = 0):
+        self.rules = resolve_rules(rules)
+        self.game_seed = int(derive_seed(np.uint64(seed), game))
+        self.totals = [0] * self.rules.n_players
+        self.hands_played = 0
+        self.moons: list[int] = []  # shooter of each hand, -1 for none
+
+    def next_hand(self) -> HandState:
+        """Deal the next hand; its observations show the totals so far as game scores."""
+        if self.over:
+            raise IllegalMoveError("the game is over")
+        state = HandState.deal(self.rules, seed=self.game_seed, hand=self.hands_played)
+        state.record["game_scores"][: self.rules.n_players] = self.totals
+        return state
+
+    def finish_hand(self, state: HandState) -> None:
+        """Add a finished hand's scores to the totals."""
+        scores = state.scores()  # raises unless the hand is over
+        self.totals = [t + int(s) for t, s in zip(self.totals, scores, strict=True)]
+        self.hands_played += 1
+        self.moons.append(state.moon_shooter)
+
+    @property
+    def winners(self) -> list[int]:
+        """The winning seats once the game is over (several if first place is shared), else []."""
+        mask = int(
+            game_winners(
+                np.array(self.totals, dtype=np.int64),
+                self.rules.n_players,
+                self.rules.target_score,
+                self.rules.tie_rule == "share",
+            )
+        )
+        return [s for s in range(self.rules.n_players) if mask >> s & 1]
+
+    @property
+    def over(self) -> bool:
+        return bool(self.winners)

@@ -1,0 +1,162 @@
+"""``agents.load``: any agent as a Python object that decides from an ``Observation``.
+
+For a game site, a notebook or a server: ``load(spec)`` takes a level name or any agent spec
+(``rule``, ``pass=lowest,play=mc(worlds=8)``; names resolve through ``parse_agent``, which
+also looks up the stored levels) and returns an ``Agent``::
+
+    >>> import agents
+    >>> from hearts_sim import HandState, card_str
+    >>> state = HandState.deal("standard", seed=7)
+    >>> agent = agents.load("lowest")
+    >>> [card_str(c) for c in agent.choose_pass(state.observation(0))]
+    ['AD', 'KS', 'AH']
+
+How a decision is made, and why it equals the batched loop's: the observation is rebuilt
+into a ``HAND_STATE`` record whose information-set fields equal the real hand's and whose
+hidden cards are one consistent deal (``Observation.to_state``); the dispatcher then runs on
+it exactly as ``hearts_sim.selfplay.play_out_hand`` does, with the random stream
+``decision_seed(state, seat)`` derived from the hand seed. Pass ``hand_seed`` (the seed the
+hand was dealt from: ``HandState.record["hand_seed"]``, the ``seed`` column of ``simulate``)
+to reproduce the loop's decisions exactly. Without it the hand seed is derived from the
+agent's ``seed``, the seat and its dealt cards: the same observation always gets the same
+decision, whatever was asked before (no hidden state).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import hearts_sim  # noqa: F401  (first: the core imports agents.registry, which must not start mid-agents)
+from agents.dispatch import choose_pass, choose_play
+from agents.kinds import AgentError
+from agents.registry import AgentSpec, Policy, parse_agent
+from hearts_sim._numba import njit
+from hearts_sim.cards import card_str, cards_of
+from hearts_sim.engine.hand import decision_seed, legal_moves
+from hearts_sim.engine.rng import derive_seed
+from hearts_sim.engine.state import PHASE_DONE, PHASE_PASS
+from hearts_sim.game import HandState, IllegalMoveError
+from hearts_sim.observation import Observation
+from hearts_sim.rules import Rules
+
+_U64 = 0xFFFF_FFFF_FFFF_FFFF
+
+
+@njit
+def _pass_kernel(code, params, states, rules, seat):
+    """The loop's pass decision on ``states[0]`` (one call into numba: an array argument
+    crosses for ~1 us, a record for ~40 us)."""
+    state = states[0]
+    return choose_pass(code, params, state, rules, seat, decision_seed(state, seat))
+
+
+@njit
+def _play_kernel(code, params, states, rules, seat):
+    """The loop's play decision on ``states[0]``, and the legal cards it chose from."""
+    state = states[0]
+    legal = legal_moves(state, rules)
+    return choose_play(code, params, state, rules, seat, legal, decision_seed(state, seat)), legal
+
+
+def _row(policy: Policy) -> tuple[float, ...]:
+    return tuple(float(x) for x in policy.params_array())
+
+
+@dataclass(frozen=True)
+class Agent:
+    """An agent spec bound to a seed; ``choose_pass`` / ``choose_play`` decide from an observation."""
+
+    spec: AgentSpec
+    seed: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def hand_seed(self, observation: Observation) -> int:
+        """The hand seed used when none is given: from this agent's seed, the seat and its dealt
+        cards, so a decision depends on the observation alone."""
+        base = derive_seed(np.uint64(self.seed & _U64), observation.dealt.mask)
+        return int(derive_seed(np.uint64(base), observation.seat))  # numba returns a Python int
+
+    def state(self, observation: Observation, hand_seed: int | None = None) -> np.ndarray:
+        """The rebuilt one-element ``HAND_STATE`` array this agent decides on."""
+        seed = self.hand_seed(observation) if hand_seed is None else int(hand_seed)
+        return observation.to_state(seed)
+
+    def choose_pass(self, observation: Observation, hand_seed: int | None = None) -> list[int]:
+        """The cards to pass, lowest first. Raises ``IllegalMoveError`` unless the seat is to pass."""
+        states = self.state(observation, hand_seed)
+        _check_turn(states, observation, want_pass=True)
+        rules = observation.rules
+        policy = self.spec.pass_policy
+        mask = int(_pass_kernel(policy.code, _row(policy), states, rules.to_tuple(), observation.seat))
+        if mask.bit_count() != rules.pass_count or mask & ~observation.dealt.mask:
+            raise AgentError(f"agent {self.name} passed {_names(mask)}: not {rules.pass_count} of its cards")
+        return cards_of(mask)
+
+    def choose_play(self, observation: Observation, hand_seed: int | None = None) -> int:
+        """The card to play. Raises ``IllegalMoveError`` unless the seat is to play."""
+        states = self.state(observation, hand_seed)
+        _check_turn(states, observation, want_pass=False)
+        policy = self.spec.play_policy
+        card, legal = _play_kernel(
+            policy.code, _row(policy), states, observation.rules.to_tuple(), observation.seat
+        )
+        if not 0 <= int(card) < 52 or not int(legal) >> int(card) & 1:
+            raise AgentError(f"agent {self.name} chose {card}, not one of its legal cards")
+        return int(card)
+
+    def act(self, observation: Observation, hand_seed: int | None = None) -> list[int] | int:
+        """Whichever decision the observation asks for: a pass (list of cards) or a play (a card)."""
+        if observation.phase == "pass":
+            return self.choose_pass(observation, hand_seed)
+        return self.choose_play(observation, hand_seed)
+
+    def warm_up(self, rules: Rules | str = "standard") -> None:
+        """Compile (or load from numba's cache) every kernel a decision needs, before timing matters."""
+        state = HandState.deal(rules, seed=0)
+        if state.phase == "pass":
+            for seat in range(state.n_players):
+                cards = self.choose_pass(state.observation(seat))
+                state.pass_cards(seat, cards)
+        leader = state.current_player
+        assert leader is not None
+        state.play(self.choose_play(state.observation(leader)))
+
+
+def _names(mask: int) -> str:
+    return " ".join(card_str(c) for c in cards_of(mask)) or "nothing"
+
+
+def _check_turn(states: np.ndarray, observation: Observation, want_pass: bool) -> None:
+    record = states[0]
+    seat = observation.seat
+    phase = int(record["phase"])
+    if phase == PHASE_DONE:
+        raise IllegalMoveError(f"seat {seat} is not to move: the hand is over")
+    if phase == PHASE_PASS:
+        if observation.passed:
+            raise IllegalMoveError(f"seat {seat} is not to move: it has passed and waits for the others")
+        if not want_pass:
+            raise IllegalMoveError(f"seat {seat} is to pass, not to play")
+        return
+    if want_pass:
+        raise IllegalMoveError("no passing now: the hand is in the play phase")
+    to_play = int(record["to_play"])
+    if to_play != seat and not observation.plays and int(record["first_lead_card"]) >= 0:
+        # who holds the opening club is not known before it is played
+        opening = card_str(int(record["first_lead_card"]))
+        raise IllegalMoveError(f"seat {seat} is not to move: the holder of {opening} leads the first trick")
+    if to_play != seat:
+        raise IllegalMoveError(f"seat {seat} is not to move: seat {to_play} is to play")
+    if not observation.to_move:  # kitty mode, before the first card: the opening club may lie elsewhere
+        raise IllegalMoveError(f"seat {seat} is not to move")
+
+
+def load(spec: str | AgentSpec, seed: int = 0) -> Agent:
+    """An ``Agent`` from a level name or any agent spec; ``seed`` picks its random streams when a
+    decision is asked without the hand seed. Raises ``AgentError`` for an unknown name."""
+    return Agent(parse_agent(spec), int(seed))

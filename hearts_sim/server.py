@@ -1,0 +1,386 @@
+"""``hearts-sim serve``: one agent answering move requests, one JSON object per line, on
+stdin/stdout or on a local TCP port. Stateless: every request carries the whole history.
+
+Request (one line)::
+
+    {"id": 7, "rules": "standard", "seat": 2, "hand": ["QS", ...], "pass_direction": "left",
+     "passed": ["AS", "KS", "QS"], "received": ["2H", "3H", "4H"],
+     "plays": [[0, "2C"], [1, "KC"]], "scores": [0, 0, 0, 0], "seed": 12345}
+
+``hand`` is the seat's dealt hand; ``plays`` every card played so far, in order, with who
+played it. Optional: ``rules`` (a preset name, or an object of switches over the server's
+rules, with an optional ``"preset"``), ``passed``/``received`` (empty while the seat is to
+pass), ``scores`` (game scores before this hand), ``points`` (each seat's points this hand;
+needed in kitty mode once another seat took the kitty), ``kitty`` (its cards, when this seat
+took it), ``dealer``, and ``seed``: the hand seed, with which the answer equals the batched
+loop's decision for a hand dealt from that seed. Without it the hand seed is derived from
+the server's ``--seed``, the seat and its dealt cards.
+
+Answer: ``{"id": 7, "pass": ["AS", "KS", "QS"], "ms": 0.8}`` while passing,
+``{"id": 7, "play": "QS", "ms": 0.6}`` while playing (``ms``: time spent on the request), or
+``{"id": 7, "error": "..."}`` for a malformed request, an impossible history or a seat that is
+not to move; the server then goes on with the next line. Blank lines are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import queue
+import socketserver
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from functools import lru_cache
+from typing import IO, Any, Protocol
+
+from agents.api import Agent, load
+from agents.kinds import AgentError
+from hearts_sim.cards import card_str
+from hearts_sim.game import IllegalMoveError
+from hearts_sim.observation import HistoryError, Observation
+from hearts_sim.rules import Rules, RulesError, pass_direction_cycle, resolve_rules
+
+MAX_LINE = 64 * 1024  # bytes per request line; a longer line gets an error answer
+TIME_LIMIT = 10.0  # seconds per request
+IDLE_TIMEOUT = 600.0  # seconds a TCP connection may stay silent before it is closed
+FIELDS = (
+    "id",
+    "rules",
+    "seat",
+    "hand",
+    "pass_direction",
+    "passed",
+    "received",
+    "plays",
+    "scores",
+    "points",
+    "kitty",
+    "dealer",
+    "seed",
+)
+_TOO_LONG = object()  # what _read_line returns for a line over the limit
+
+
+class RequestError(ValueError):
+    """A request the server cannot answer; the message is sent back as ``error``."""
+
+
+class MoveServer:
+    """The protocol without the transport: a request line in, an answer line out, never raising.
+
+    Holds only configuration (agent, default rules, seed, limits): no state passes from one
+    request to the next, so answers do not depend on the order of requests."""
+
+    def __init__(
+        self,
+        agent: Agent | str,
+        rules: Rules | str = "standard",
+        seed: int = 0,
+        time_limit: float | None = TIME_LIMIT,
+        max_line: int = MAX_LINE,
+    ):
+        self.agent = agent if isinstance(agent, Agent) else load(agent, seed=seed)
+        self.rules = resolve_rules(rules)
+        self.time_limit = time_limit if time_limit and time_limit > 0 else None
+        self.max_line = max_line
+
+    def warm_up(self) -> None:
+        """Load or compile every kernel before the first request (prints nothing)."""
+        self.agent.warm_up(self.rules)
+
+    # ------------------------------------------------------------------ one request
+    def decide(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The answer's move part (``pass`` or ``play``); raises on a bad request."""
+        unknown = sorted(set(request) - set(FIELDS))
+        if unknown:
+            raise RequestError(f"unknown field {unknown[0]!r} (known: {', '.join(FIELDS)})")
+        rules = self._rules(request.get("rules"))
+        for name in ("seat", "hand"):
+            if request.get(name) is None:
+                raise RequestError(f"missing field {name!r}")
+        direction = request.get("pass_direction")
+        if direction is None:
+            if pass_direction_cycle(rules) != ("none",):
+                raise RequestError("missing field 'pass_direction' (left, right, across or none)")
+            direction = "none"
+        if not isinstance(direction, str):
+            raise RequestError(f"pass_direction must be a string, not {direction!r}")
+        seed = request.get("seed")
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64
+        ):
+            raise RequestError(f"seed must be an integer in 0 .. 2**64-1, not {seed!r}")
+        observation = Observation.from_history(
+            rules,
+            seat=request["seat"],
+            hand=_card_list(request["hand"], "hand"),
+            pass_direction=direction,
+            passed=_card_list(request.get("passed") or [], "passed"),
+            received=_card_list(request.get("received") or [], "received"),
+            plays=_list(request.get("plays") or [], "plays"),
+            scores=_optional_list(request.get("scores"), "scores"),
+            points=_optional_list(request.get("points"), "points"),
+            kitty=_card_list(request["kitty"], "kitty") if request.get("kitty") else None,
+            dealer=request.get("dealer"),
+        )
+        move = self.agent.act(observation, hand_seed=seed)
+        if isinstance(move, list):
+            return {"pass": [card_str(c) for c in move]}
+        return {"play": card_str(move)}
+
+    def _rules(self, value: Any) -> Rules:
+        if value is None:
+            return self.rules
+        if isinstance(value, str):
+            return _preset(value)
+        if isinstance(value, dict):
+            return _rules_from(json.dumps(value, sort_keys=True), self.rules)
+        raise RequestError(f"rules must be a preset name or an object of switches, not {value!r}")
+
+    def answer(self, line: bytes | str, runner: Runner | None = None) -> dict[str, Any]:
+        """The answer object for one request line. Never raises: every failure is an ``error``."""
+        started = time.perf_counter()
+        request_id = None
+        try:
+            text = line.decode("utf-8") if isinstance(line, bytes) else line
+            request = json.loads(text)
+            if not isinstance(request, dict):
+                raise RequestError("a request must be a JSON object")
+            request_id = request.get("id")
+            move = runner.run(self.decide, request) if runner else self.decide(request)
+        except UnicodeDecodeError:
+            return {"id": None, "error": "the request is not valid UTF-8"}
+        except json.JSONDecodeError as error:
+            return {"id": None, "error": f"malformed JSON: {error}"}
+        except (RequestError, HistoryError, IllegalMoveError, RulesError, AgentError) as error:
+            return {"id": request_id, "error": str(error)}
+        except TimeLimitExceeded as error:
+            return {"id": request_id, "error": str(error)}
+        except Exception as error:  # never die on input: report and go on
+            return {"id": request_id, "error": f"internal error: {type(error).__name__}: {error}"}
+        return {"id": request_id, **move, "ms": round((time.perf_counter() - started) * 1e3, 3)}
+
+    def reply(self, line: bytes | object, runner: Runner | None = None) -> bytes | None:
+        """The answer line (with its newline) for what ``read_line`` returned; None for a blank line."""
+        if line is _TOO_LONG:
+            answer: dict[str, Any] = {"id": None, "error": f"request longer than {self.max_line} bytes"}
+        else:
+            assert isinstance(line, bytes)
+            if not line.strip():
+                return None
+            answer = self.answer(line, runner)
+        return (json.dumps(answer, separators=(",", ":")) + "\n").encode()
+
+
+@lru_cache(maxsize=64)
+def _preset(name: str) -> Rules:
+    try:
+        return Rules.preset(name)
+    except RulesError as error:
+        raise RequestError(str(error)) from None
+
+
+@lru_cache(maxsize=256)
+def _rules_from(switches_json: str, default: Rules) -> Rules:
+    """Rules from a request's ``rules`` object: ``preset`` (else the server's rules) plus switches."""
+    switches = json.loads(switches_json)
+    preset = switches.pop("preset", None)
+    base = default if preset is None else _preset(preset) if isinstance(preset, str) else None
+    if base is None:
+        raise RequestError(f"rules: preset must be a preset name, not {preset!r}")
+    return base.replace(**switches)
+
+
+def _list(value: Any, name: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise RequestError(f"{name} must be a list, not {value!r}")
+    return value
+
+
+def _optional_list(value: Any, name: str) -> list[Any] | None:
+    return None if value is None else _list(value, name)
+
+
+def _card_list(value: Any, name: str) -> list[Any] | str:
+    if isinstance(value, str):
+        return value
+    return [c for c in _list(value, name)]
+
+
+# ---------------------------------------------------------------- time limits
+class TimeLimitExceeded(RuntimeError):
+    """A request ran past the server's time limit."""
+
+
+class Runner:
+    """Runs one call at a time in a worker thread and gives up after ``limit`` seconds.
+
+    Numba code cannot be interrupted: a call past the limit finishes in the background (the
+    kernels release the GIL) and a fresh worker takes the next request, so the server keeps
+    answering."""
+
+    def __init__(self, limit: float | None):
+        self.limit = limit
+        self._queue: queue.SimpleQueue[Any] | None = None
+
+    def run(self, function: Callable[..., Any], *args: Any) -> Any:
+        if self.limit is None:
+            return function(*args)
+        if self._queue is None:
+            self._queue = queue.SimpleQueue()
+            threading.Thread(target=_work, args=(self._queue,), daemon=True).start()
+        future: Future[Any] = Future()
+        self._queue.put((future, function, args))
+        try:
+            return future.result(timeout=self.limit)
+        except FutureTimeout:
+            self.close()  # the busy worker exits once its call returns
+            raise TimeLimitExceeded(f"no answer within the time limit of {self.limit:g} s") from None
+
+    def close(self) -> None:
+        if self._queue is not None:
+            self._queue.put(None)
+            self._queue = None
+
+
+def _work(jobs: queue.SimpleQueue[Any]) -> None:
+    while (job := jobs.get()) is not None:
+        future, function, args = job
+        try:
+            future.set_result(function(*args))
+        except BaseException as error:
+            future.set_exception(error)
+
+
+# ---------------------------------------------------------------- transports
+class _Lines(Protocol):
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
+def read_line(stream: _Lines, limit: int) -> bytes | object | None:
+    """One line of at most ``limit`` bytes (newline not counted); ``_TOO_LONG`` after skipping
+    the rest of a longer line; None at the end of the stream."""
+    line = stream.readline(limit + 1)
+    if not line:
+        return None
+    if len(line) > limit and not line.endswith(b"\n"):
+        while (rest := stream.readline(limit + 1)) and not rest.endswith(b"\n"):
+            pass
+        return _TOO_LONG
+    return line
+
+
+def serve_stdio(server: MoveServer, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> None:
+    """Answer every line of ``stdin`` on ``stdout`` until the end of input."""
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    runner = Runner(server.time_limit)
+    try:
+        while (line := read_line(stdin, server.max_line)) is not None:
+            reply = server.reply(line, runner)
+            if reply is not None:
+                stdout.write(reply)
+                stdout.flush()
+    finally:
+        runner.close()
+
+
+class _Connection(socketserver.StreamRequestHandler):
+    """One TCP client: line-delimited requests until it closes or stays silent too long."""
+
+    timeout = IDLE_TIMEOUT
+
+    def handle(self) -> None:
+        server: MoveServer = self.server.move_server  # type: ignore[attr-defined]
+        runner = Runner(server.time_limit)
+        try:
+            while (line := read_line(self.rfile, server.max_line)) is not None:
+                reply = server.reply(line, runner)
+                if reply is not None:
+                    self.wfile.write(reply)
+        except OSError:  # the client went away, or its silence ran past the idle timeout
+            pass
+        finally:
+            runner.close()
+
+
+class TCPServer(socketserver.ThreadingTCPServer):
+    """A thread per connection, bound to 127.0.0.1 only."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, move_server: MoveServer, port: int, host: str = "127.0.0.1"):
+        self.move_server = move_server
+        super().__init__((host, port), _Connection)
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+
+# ---------------------------------------------------------------- command line
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``hearts-sim serve``."""
+    parser.add_argument("--agent", required=True, help="agent spec or level name (e.g. rule, hard)")
+    parser.add_argument("--rules", default="standard", help="rules preset when a request names none")
+    parser.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one rule switch (repeatable)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="derives the hand seed of requests that carry no 'seed'"
+    )
+    parser.add_argument(
+        "--port", type=int, default=None, help="serve on 127.0.0.1:PORT instead of stdin/stdout"
+    )
+    parser.add_argument(
+        "--time-limit", type=float, default=TIME_LIMIT, help="seconds per request (0: none; default 10)"
+    )
+    parser.add_argument(
+        "--max-line", type=int, default=MAX_LINE, help="bytes per request line (default 65536)"
+    )
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    """Run ``hearts-sim serve``: bind (TCP), warm up, say so on stderr, answer until EOF (stdin)
+    or Ctrl-C (TCP). Returns the exit code."""
+    rules = resolve_rules(args.rules).with_strings(args.rule)
+    server = MoveServer(
+        load(args.agent, seed=args.seed), rules, time_limit=args.time_limit, max_line=args.max_line
+    )
+    if args.max_line <= 0:
+        print(f"hearts-sim: error: --max-line {args.max_line} must be positive", file=sys.stderr)
+        return 2
+    tcp = None
+    if args.port is not None:
+        try:
+            tcp = TCPServer(server, args.port)  # bound before warming up: a taken port fails fast
+        except (OSError, OverflowError) as error:
+            reason = getattr(error, "strerror", None) or error
+            print(f"hearts-sim: error: cannot listen on 127.0.0.1:{args.port}: {reason}", file=sys.stderr)
+            return 2
+    server.warm_up()
+    where = "stdin/stdout" if tcp is None else f"127.0.0.1:{tcp.port}"
+    print(
+        f"hearts-sim serve: ready ({server.agent.name}, {rules.describe()}, {where})",
+        file=sys.stderr,
+        flush=True,
+    )
+    if tcp is None:
+        serve_stdio(server)
+        return 0
+    try:
+        tcp.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        tcp.server_close()
+    return 0

@@ -1,0 +1,406 @@
+"""``agents.load`` and ``Observation``: histories rebuild the information set exactly, impossible
+ones are rejected naming the first inconsistency, and decisions equal the batched loop's."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+
+import agents
+from agents.dispatch import choose_pass, choose_play
+from agents.kinds import AgentError
+from agents.registry import parse_agent
+from hearts_sim.cards import CardSet, card_str, cards_of
+from hearts_sim.engine.hand import decision_seed, legal_moves
+from hearts_sim.game import HandState, IllegalMoveError
+from hearts_sim.observation import HistoryError, Observation
+from hearts_sim.rules import Rules
+from hearts_sim.simulate import Table, run_hands
+
+# Every table size, both deck modes, every first-lead rule.
+RULES = {
+    "standard": Rules(),
+    "kitty3": Rules.preset("qdan3", deck_mode="kitty"),
+    "kitty5_any_club": Rules.preset("qdan5", deck_mode="kitty", first_lead="any_club"),
+    "qdan5": Rules.preset("qdan5"),
+    "maria_kitty": Rules.preset("black_maria", deck_mode="kitty"),
+    "any_lead": Rules(first_lead="any", must_break_hearts=False, pass_cycle="across"),
+}
+
+# The information-set fields of a HAND_STATE record (per-seat arrays: the seat's entry where private).
+PUBLIC = (
+    "history",
+    "trick_leaders",
+    "trick_winners",
+    "trick_cards",
+    "leader",
+    "to_play",
+    "n_in_trick",
+    "trick_number",
+    "n_played",
+    "void_suits",
+    "tricks_won",
+    "points",
+    "hearts_broken",
+    "hearts_broken_trick",
+    "pass_offset",
+    "dealer",
+    "first_lead_card",
+    "game_scores",
+    "phase",
+    "played",
+    "trick_mask",
+    "n_players",
+    "seat_seeds",
+    "hand_seed",
+)
+PRIVATE = ("hands", "dealt", "passed", "received")
+
+
+# ---------------------------------------------------------------- helpers shared with test_server
+def history(obs: Observation) -> dict[str, Any]:
+    """The keyword arguments of ``Observation.from_history`` that describe ``obs``."""
+    return {
+        "rules": obs.rules,
+        "seat": obs.seat,
+        "hand": obs.dealt,
+        "pass_direction": obs.pass_direction,
+        "passed": obs.passed,
+        "received": obs.received,
+        "plays": obs.plays,
+        "scores": obs.game_scores,
+        "points": obs.points,
+        "kitty": obs.kitty if obs.kitty else None,
+        "dealer": obs.dealer,
+    }
+
+
+def _row(policy: Any) -> tuple[float, ...]:
+    return tuple(float(x) for x in policy.params_array())
+
+
+def loop_hand(
+    rules: Rules, seating: list[str], seed: int, deal: int
+) -> tuple[HandState, int, list[tuple[Observation, list[int] | int]]]:
+    """Deal ``deal`` of a run with ``seed`` stepped exactly as ``selfplay.play_out_hand`` does:
+    every decision from the dispatcher on the real record with ``decision_seed``. Returns the
+    finished hand, its hand seed and every decision as (observation of the decider, move)."""
+    state = HandState.deal(rules, seed=seed, hand=deal)
+    hand_seed = int(state.record["hand_seed"])
+    specs = [parse_agent(s) for s in seating]
+    array = rules.to_tuple()
+    decisions: list[tuple[Observation, list[int] | int]] = []
+    if state.phase == "pass":
+        for seat in range(rules.n_players):
+            policy = specs[seat].pass_policy
+            record = state.record
+            seed = np.uint64(decision_seed(record, seat))  # numba hands back a Python int
+            mask = choose_pass(policy.code, _row(policy), record, array, seat, seed)
+            decisions.append((state.observation(seat), cards_of(int(mask))))
+            state.pass_cards(seat, int(mask))
+    while state.phase == "play":
+        seat = int(state.current_player)  # type: ignore[arg-type]
+        policy = specs[seat].play_policy
+        record = state.record
+        legal, seed = np.uint64(legal_moves(record, array)), np.uint64(decision_seed(record, seat))
+        card = choose_play(policy.code, _row(policy), record, array, seat, legal, seed)
+        decisions.append((state.observation(seat), int(card)))
+        state.play(int(card))
+    return state, hand_seed, decisions
+
+
+def assert_matches_loop(state: HandState, rules: Rules, seating: list[str], seed: int, deal: int) -> None:
+    """The stepped hand is the one ``run_hands`` (the batched loop) plays for the same deal."""
+    record = run_hands(Table.build(rules, [seating]), seed, deal, 1)[0]
+    n = rules.n_players
+    assert record["hand_seed"] == state.record["hand_seed"]
+    assert list(record["passed"][:n]) == list(state.record["passed"][:n])
+    assert list(record["points"][:n]) == list(state.points())
+    assert list(record["score"][:n]) == list(state.scores())
+    assert list(record["trick_winners"]) == list(state.record["trick_winners"])
+
+
+# ---------------------------------------------------------------- observations
+def _check_rebuild(state: HandState, seat: int) -> None:
+    obs = state.observation(seat)
+    rebuilt = Observation.from_history(**history(obs))
+    if rebuilt != obs:
+        # The one thing a history cannot tell before the first card: in kitty mode a seat
+        # holding the lowest club it can see may lead (the lower clubs in the kitty) or not.
+        assert not obs.plays and obs.rules.kitty_size
+        assert dataclasses.replace(rebuilt, to_move=obs.to_move) == obs
+        obs.validate()
+        return
+    if not obs.to_move:
+        obs.validate()  # every real observation is consistent
+        return
+    hand_seed = int(state.record["hand_seed"])
+    for observation in (obs, rebuilt):  # from a HandState, and from the plain history
+        record = observation.to_state(hand_seed)[0]
+        real = state.record
+        for name in PUBLIC:
+            assert np.array_equal(record[name], real[name]), name
+        for name in PRIVATE:
+            assert record[name][seat] == real[name][seat], name
+        if obs.kitty:
+            assert record["taken"][seat] == real["taken"][seat]
+        assert decision_seed(record, seat) == decision_seed(real, seat)
+
+
+@pytest.mark.parametrize("name", list(RULES))
+def test_history_rebuilds_the_information_set(name: str) -> None:
+    """At every decision the rebuilt record's information-set fields equal the real ones; any
+    seat's observation from the plain history equals ``HandState.observation``."""
+    rules = RULES[name]
+    chooser = random.Random(name)
+    for deal in range(2):
+        state = HandState.deal(rules, seed=3, hand=deal)
+        state.record["game_scores"][: rules.n_players] = [
+            chooser.randrange(90) for _ in range(rules.n_players)
+        ]
+        if state.phase == "pass":
+            for seat in range(rules.n_players):
+                _check_rebuild(state, seat)
+                state.pass_cards(seat, chooser.sample(list(state.hand(seat)), rules.pass_count))
+        while state.phase == "play":
+            seat = int(state.current_player)  # type: ignore[arg-type]
+            _check_rebuild(state, seat)
+            _check_rebuild(state, (seat + 1 + chooser.randrange(rules.n_players - 1)) % rules.n_players)
+            state.play(chooser.choice(list(state.legal_moves())))
+        _check_rebuild(state, 0)
+
+
+@pytest.mark.parametrize(
+    "seating",
+    [["random"] * 4, ["lowest"] * 4, ["highest"] * 4, ["rule"] * 4, ["rule", "random", "lowest", "highest"]],
+)
+def test_agent_decisions_equal_the_batched_loop(seating: list[str]) -> None:
+    """With the hand seed, ``agents.load(spec)`` decides exactly as the batched loop did."""
+    rules = Rules()
+    loaded = {spec: agents.load(spec, seed=99) for spec in set(seating)}
+    for deal in range(3):  # left, right, across
+        state, hand_seed, decisions = loop_hand(rules, seating, seed=11, deal=deal)
+        assert_matches_loop(state, rules, seating, 11, deal)
+        for obs, move in decisions:
+            assert loaded[seating[obs.seat]].act(obs, hand_seed=hand_seed) == move
+
+
+@pytest.mark.parametrize("name", ["kitty3", "kitty5_any_club", "any_lead"])
+def test_agent_decisions_equal_the_batched_loop_in_variants(name: str) -> None:
+    rules, seating = RULES[name], ["rule", "random", "lowest", "highest", "rule"][: RULES[name].n_players]
+    state, hand_seed, decisions = loop_hand(rules, seating, seed=5, deal=0)
+    assert_matches_loop(state, rules, seating, 5, 0)
+    for obs, move in decisions:
+        replayed = Observation.from_history(**history(obs))
+        assert agents.load(seating[obs.seat]).act(replayed, hand_seed=hand_seed) == move
+
+
+@pytest.mark.parametrize("spec", ["pimc(iterations=50,worlds=2)", "ismcts(iterations=100)"])
+def test_search_agents_reproduce_too(spec: str) -> None:
+    """Agents that sample worlds from the record read only its information set: same decisions."""
+    rules = RULES["kitty3"]
+    seating = [spec] * rules.n_players
+    state, hand_seed, decisions = loop_hand(rules, seating, seed=4, deal=1)
+    assert_matches_loop(state, rules, seating, 4, 1)
+    agent = agents.load(spec)
+    for obs, move in decisions:
+        assert agent.act(Observation.from_history(**history(obs)), hand_seed=hand_seed) == move
+
+
+def test_without_hand_seed_decisions_depend_on_the_observation_only() -> None:
+    state = HandState.deal("standard", seed=4)
+    obs = state.observation(2)
+    agent = agents.load("random", seed=1)
+    first = agent.choose_pass(obs)
+    assert agents.load("random", seed=1).choose_pass(Observation.from_history(**history(obs))) == first
+    assert len({tuple(agents.load("random", seed=s).choose_pass(obs)) for s in range(8)}) > 1
+
+
+def test_load_names_and_errors() -> None:
+    agent = agents.load("pass=lowest,play=random")
+    assert agent.name == "pass=lowest,play=random"
+    with pytest.raises(AgentError, match="unknown agent"):
+        agents.load("no_such_agent")
+    levels = pytest.importorskip("agents.levels").levels()
+    for level in levels:  # stored levels resolve through the same spec parser
+        assert agents.load(level).name == level
+
+
+def test_turn_is_checked() -> None:
+    state = HandState.deal("standard", seed=4)
+    agent = agents.load("lowest")
+    with pytest.raises(IllegalMoveError, match="seat 0 is to pass, not to play"):
+        agent.choose_play(state.observation(0))
+    state.pass_cards(0, list(state.hand(0))[:3])
+    with pytest.raises(IllegalMoveError, match="has passed and waits"):
+        agent.choose_pass(state.observation(0))
+    for seat in range(1, 4):
+        state.pass_cards(seat, list(state.hand(seat))[:3])
+    other = (int(state.current_player) + 1) % 4  # type: ignore[arg-type]
+    with pytest.raises(IllegalMoveError, match=f"seat {other} is not to move: the holder of 2C leads"):
+        agent.choose_play(state.observation(other))
+    state.play("2C")
+    other = (other + 1) % 4
+    with pytest.raises(IllegalMoveError, match=f"seat {other} is not to move: seat .* is to play"):
+        agent.choose_play(state.observation(other))
+    with pytest.raises(IllegalMoveError, match="no passing now"):
+        agent.choose_pass(state.observation(int(state.current_player)))  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- impossible histories
+CLUBS = "2C 3C 4C 5C 6C 7C 8C 9C 10C JC QC KC AC"
+DIAMONDS = "2D 3D 4D 5D 6D 7D 8D 9D 10D JD QD KD AD"
+MIXED = "2C 3D 4D 5D 6D 7D 8D 9D 10D JD QD KD 2H"  # seat 0: leads 2C, holds one heart
+TRICK1 = [(0, "2C"), (1, "3C"), (2, "4C"), (3, "5C")]  # seat 3 wins with 5C
+
+
+def _history(**overrides: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"rules": "standard", "seat": 0, "hand": MIXED, "pass_direction": "none"}
+    return {**base, **overrides}
+
+
+BAD = [
+    ({"seat": 4}, "seat 4 does not exist"),
+    ({"hand": MIXED.replace("2H", "")}, "hand: 12 cards given"),
+    ({"hand": MIXED.replace("2H", "2C")}, "hand: 2C is given twice"),
+    ({"hand": MIXED.replace("2H", "ZZ")}, "malformed card 'ZZ'"),
+    ({"pass_direction": "up"}, "unknown pass direction 'up'"),
+    ({"rules": "qdan3", "hand": CLUBS + " 2S 3S 4S 5S", "pass_direction": "across"}, "across"),
+    ({"pass_direction": "left", "passed": "2C 2S 3S"}, "passed: 2S is not in the hand"),
+    ({"pass_direction": "left", "passed": "2C 3D 4D", "received": "5D 2S 3S"}, "received: 5D is in the seat"),
+    ({"pass_direction": "left", "plays": [(0, "2C")]}, "played before the pass was complete"),
+    ({"plays": [(1, "2C")]}, "play 1: seat 1 played 2C, which seat 0 holds"),
+    ({"seat": 1, "hand": DIAMONDS, "plays": [(0, "3C")]}, "must be opened with the lowest club in play, 2C"),
+    ({"plays": [(0, "2C"), (2, "3C")]}, "play 2: seat 2 played out of turn; seat 1 is to play"),
+    ({"plays": [(0, "2C"), (1, "2C")]}, "play 2: 2C was already played (play 1)"),
+    ({"plays": [(0, "2C"), (1, "XX")]}, "play 2: malformed card 'XX'"),
+    (
+        {
+            "seat": 1,
+            "hand": DIAMONDS,
+            "plays": [(0, "2C"), (1, "2D"), (2, "3H"), (3, "4C"), (3, "2S"), (0, "3H")],
+        },
+        "play 6: 3H was already played (play 3)",
+    ),
+    (
+        {
+            "seat": 1,
+            "hand": DIAMONDS,
+            "plays": [(0, "2C"), (1, "2D"), (2, "2S"), (3, "4C"), (3, "6C"), (0, "7C"), (1, "3D"), (2, "8C")],
+        },
+        "play 8: seat 2 played 8C after showing void in clubs (play 3)",
+    ),
+    (
+        {
+            "seat": 1,
+            "hand": DIAMONDS,
+            "plays": [
+                *[(0, "2C"), (1, "2D"), (2, "3C"), (3, "4C")],
+                *[(3, "5H"), (0, "6H"), (1, "3D"), (2, "7H")],
+                *[(2, "8H"), (3, "9C")],
+            ],
+        },
+        "play 5: seat 3 may not play 5H (hearts are not broken: it holds 9C, played later",
+    ),
+    (
+        {"seat": 1, "hand": DIAMONDS, "pass_direction": "left", "passed": "2D 3D 4D", "received": "2S 3S 4S"},
+        None,  # valid: waiting for seat 0 to lead
+    ),
+    (
+        {
+            "seat": 1,
+            "hand": DIAMONDS,
+            "pass_direction": "left",
+            "passed": "2D 3D 4D",
+            "received": "2S 3S 4S",
+            "plays": [(0, "2C"), (1, "5D"), (2, "2D"), (3, "2D")],
+        },
+        "play 4: 2D was already played (play 3)",
+    ),
+    (
+        {
+            "seat": 1,
+            "hand": DIAMONDS,
+            "pass_direction": "left",
+            "passed": "2D 3D 4D",
+            "received": "2S 3S 4S",
+            "plays": [(0, "2C"), (1, "5D"), (2, "3C"), (3, "2D")],
+        },
+        "play 4: seat 3 played 2D, which seat 1 passed to seat 2",
+    ),
+    (
+        {
+            "seat": 1,
+            "hand": "2D 3D 4D 5D 6D 7D 8D 9D 10D 2S 3S 4S 5S",
+            "pass_direction": "left",
+            "passed": "2D 3D 4D",
+            "received": "6S 7S 8S",
+            "plays": [(0, "2C"), (1, "5S"), (2, "3C"), (3, "4C"), (3, "JD"), (0, "QD"), (1, "5D"), (2, "5C")],
+        },
+        "play 8: seat 2 showed void in diamonds while holding 2D, passed to it by seat 1",
+    ),
+    ({"plays": [*TRICK1, (3, "6C")], "points": [0, 0, 0, 1]}, "points: seat 3 has taken 0 points"),
+    ({"scores": [0, 0, 0]}, "scores must list 4 integers"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "message"), BAD, ids=[str(i) for i in range(len(BAD))])
+def test_impossible_histories_name_the_first_inconsistency(
+    overrides: dict[str, Any], message: str | None
+) -> None:
+    if message is None:
+        Observation.from_history(**_history(**overrides))
+        return
+    with pytest.raises(HistoryError, match=_escape(message)):
+        Observation.from_history(**_history(**overrides))
+
+
+def _escape(text: str) -> str:
+    import re
+
+    return re.escape(text)
+
+
+def test_observer_must_follow_suit_with_its_own_cards() -> None:
+    hand = "2C 3C 4D 5D 6D 7D 8D 9D 10D JD QD KD 2H"
+    plays = [(0, "2C"), (1, "5C"), (2, "6C"), (3, "7C"), (3, "8C"), (0, "4D")]
+    with pytest.raises(
+        HistoryError, match=r"play 6: seat 0 may not play 4D \(must follow clubs: it holds 3C\)"
+    ):
+        Observation.from_history("standard", seat=0, hand=hand, plays=plays)
+
+
+def test_kitty_needs_points_or_cards() -> None:
+    """Kitty mode: the kitty's points are public once taken, its cards only to its taker."""
+    rules = RULES["kitty3"]
+    state = HandState.deal(rules, seed=1, hand=2)  # the third hand of a 3-player cycle: no pass
+    assert state.phase == "play"
+    while state.trick_number == 0:
+        state.play(min(state.legal_moves(), key=lambda c: c % 13))
+    taker = state.trick_winners[0]
+    other = (taker + 1) % 3
+    seen = history(state.observation(other))
+    with pytest.raises(HistoryError, match=f"seat {taker} took the kitty: give every seat's points"):
+        Observation.from_history(**{**seen, "points": None})
+    Observation.from_history(**seen)
+    own = history(state.observation(taker))
+    assert own["kitty"] is not None
+    with pytest.raises(HistoryError, match="give its cards"):
+        Observation.from_history(**{**own, "kitty": None})
+    wrong = list(seen["points"])
+    wrong[taker] += 100
+    with pytest.raises(HistoryError, match="gives the kitty"):
+        Observation.from_history(**{**seen, "points": wrong})
+
+
+def test_observation_is_reexported_from_game() -> None:
+    from hearts_sim import Observation as Exported
+    from hearts_sim.game import Observation as FromGame
+
+    assert Exported is Observation and FromGame is Observation
+    assert CardSet(Observation.from_history("standard", 0, CLUBS).hand) == CardSet(CLUBS)
+    assert card_str(agents.load("lowest").choose_play(Observation.from_history("standard", 0, CLUBS))) == "2C"

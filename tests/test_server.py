@@ -1,0 +1,302 @@
+"""``hearts-sim serve``: replayed self-play hands get the batched loop's decisions, bad requests get
+an error line and the server goes on, answers do not depend on request order, TCP works."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hearts_sim.cards import card_str
+from hearts_sim.cli import main
+from hearts_sim.observation import Observation
+from hearts_sim.rules import Rules
+from hearts_sim.server import MAX_LINE, MoveServer, Runner, TCPServer, TimeLimitExceeded
+
+try:
+    from tests.test_api import assert_matches_loop, loop_hand
+except ImportError:  # tests/ on sys.path instead of the repository root
+    from test_api import assert_matches_loop, loop_hand  # type: ignore[no-redef]
+
+ROOT = Path(__file__).resolve().parents[1]
+SEATING = ["rule", "random", "lowest", "highest"]
+KITTY = Rules.preset("qdan3", deck_mode="kitty")
+
+
+class Client:
+    """One ``hearts-sim serve`` subprocess, driven line by line through its pipes."""
+
+    def __init__(self, *options: str):
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "hearts_sim.cli", "serve", *options],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self._watchdog = threading.Timer(900, self.process.kill)  # never hang the suite
+        self._watchdog.start()
+        assert self.process.stderr is not None
+        lines = []
+        while not (line := self.process.stderr.readline()).startswith(b"hearts-sim serve: ready"):
+            if not line:
+                raise RuntimeError("the server died before it was ready:\n" + b"".join(lines).decode())
+            lines.append(line)
+
+    def send(self, line: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line)
+        self.process.stdin.flush()
+
+    def receive(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        return json.loads(self.process.stdout.readline())
+
+    def ask(self, request: dict[str, Any] | bytes) -> dict[str, Any]:
+        self.send(request if isinstance(request, bytes) else json.dumps(request).encode() + b"\n")
+        return self.receive()
+
+    def close(self) -> int:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        code = self.process.wait(timeout=60)
+        self._watchdog.cancel()
+        return code
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Client]:
+    client = Client("--agent", "rule")
+    yield client
+    assert client.close() == 0
+
+
+@pytest.fixture(scope="module")
+def local() -> dict[str, MoveServer]:
+    """In-process servers (the same protocol code, no transport), one per agent."""
+    return {spec: MoveServer(spec) for spec in set(SEATING)}
+
+
+def request(
+    obs: Observation, request_id: int, hand_seed: int | None, rules: Rules | None = None
+) -> dict[str, Any]:
+    """The protocol request for a decision seen as ``obs``."""
+    out: dict[str, Any] = {
+        "id": request_id,
+        "seat": obs.seat,
+        "hand": obs.dealt.to_list(),
+        "pass_direction": obs.pass_direction,
+        "passed": obs.passed.to_list(),
+        "received": obs.received.to_list(),
+        "plays": [[seat, card_str(card)] for seat, card in obs.plays],
+        "scores": list(obs.game_scores),
+        "dealer": obs.dealer,
+    }
+    if rules is not None:  # every switch, over the server's rules
+        out["rules"] = rules.to_dict()
+    if obs.rules.kitty_size:
+        out["points"] = list(obs.points)
+    if obs.kitty:
+        out["kitty"] = obs.kitty.to_list()
+    if hand_seed is not None:
+        out["seed"] = hand_seed
+    return out
+
+
+def expected(move: list[int] | int) -> dict[str, Any]:
+    return {"pass": [card_str(c) for c in move]} if isinstance(move, list) else {"play": card_str(move)}
+
+
+def without_ms(answer: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in answer.items() if k != "ms"}
+
+
+def _ask_local(local: MoveServer, body: dict[str, Any]) -> dict[str, Any]:
+    return local.answer(json.dumps(body).encode())
+
+
+@pytest.mark.parametrize(
+    ("rules", "deals"), [(Rules(), range(3)), (KITTY, range(1))], ids=["standard", "kitty3"]
+)
+def test_replayed_hands_get_the_batched_loops_decisions(
+    server: Client, local: dict[str, MoveServer], rules: Rules, deals: range
+) -> None:
+    """One request per decision, carrying the hand seed: the answers are the loop's moves (rule
+    seats through the subprocess, the others through in-process servers of the same code)."""
+    seating = SEATING[: rules.n_players]
+    for deal in deals:
+        state, hand_seed, decisions = loop_hand(rules, seating, seed=21, deal=deal)
+        assert_matches_loop(state, rules, seating, 21, deal)
+        for i, (obs, move) in enumerate(decisions):
+            spec = seating[obs.seat]
+            body = request(obs, i, hand_seed, rules if rules != Rules() else None)
+            answer = server.ask(body) if spec == "rule" else _ask_local(local[spec], body)
+            assert without_ms(answer) == {"id": i, **expected(move)}, (spec, answer)
+            assert answer["ms"] >= 0
+
+
+def _valid(state_seed: int = 2) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A valid request and its answer (from the loop)."""
+    rules, seating = Rules(), ["rule"] * 4
+    _, hand_seed, decisions = loop_hand(rules, seating, seed=state_seed, deal=3)  # no pass
+    obs, move = decisions[5]
+    return request(obs, 1000, hand_seed), {"id": 1000, **expected(move)}
+
+
+BASE = {
+    "id": 5,
+    "seat": 1,
+    "hand": ["2D", "3D", "4D", "5D", "6D", "7D", "8D", "9D", "10D", "JD", "QD", "KD", "AD"],
+    "pass_direction": "none",
+    "plays": [[0, "2C"]],
+}
+BAD: list[tuple[bytes | dict[str, Any], Any, str]] = [
+    (b"{not json\n", None, "malformed JSON"),
+    (b"[1, 2]\n", None, "a request must be a JSON object"),
+    (b"\xff\xfe\n", None, "not valid UTF-8"),
+    ({**BASE, "recieved": []}, 5, "unknown field 'recieved'"),
+    ({k: v for k, v in BASE.items() if k != "seat"}, 5, "missing field 'seat'"),
+    ({**BASE, "seat": "one"}, 5, "seat must be an integer"),
+    ({**BASE, "hand": BASE["hand"][:-1] + ["1D"]}, 5, "malformed card '1D'"),
+    ({**BASE, "plays": [[0, "2C"], [1, "2C"]]}, 5, "play 2: 2C was already played"),
+    ({**BASE, "plays": [[1, "2C"]]}, 5, "play 1: seat 1 does not hold 2C"),
+    ({**BASE, "plays": [[0, "2C"], [2, "3C"]]}, 5, "play 2: seat 2 played out of turn"),
+    ({**BASE, "plays": []}, 5, "seat 1 is not to move: the holder of 2C leads the first trick"),
+    ({**BASE, "plays": [[0, "2C"], [1, "2D"]]}, 5, "seat 1 is not to move: seat 2 is to play"),
+    ({**BASE, "pass_direction": "left"}, 5, "played before the pass was complete"),
+    ({**BASE, "rules": "nonsense"}, 5, "unknown rules preset 'nonsense'"),
+    ({**BASE, "rules": {"moon": "sideways"}}, 5, "moon='sideways' is not valid"),
+    ({**BASE, "rules": {"preset": "qdan3"}}, 5, "hand: 2D is not in play under these rules"),
+    ({**BASE, "rules": 3}, 5, "rules must be a preset name"),
+    ({**BASE, "seed": -1}, 5, "seed must be an integer"),
+    ({**BASE, "scores": [0, 0]}, 5, "scores must list 4 integers"),
+    ({**BASE, "plays": "2C"}, 5, "plays must be a list"),
+    ({**BASE, "pass_direction": None}, 5, "missing field 'pass_direction'"),
+]
+
+
+@pytest.mark.parametrize(("line", "request_id", "message"), BAD, ids=[str(i) for i in range(len(BAD))])
+def test_bad_requests_get_an_error_and_the_next_is_answered(
+    server: Client, line: bytes | dict[str, Any], request_id: Any, message: str
+) -> None:
+    answer = server.ask(line)
+    assert answer["id"] == request_id and message in answer["error"], answer
+    assert set(answer) == {"id", "error"}
+    good, want = _valid()
+    assert without_ms(server.ask(good)) == want
+
+
+def test_oversized_and_blank_lines(server: Client) -> None:
+    good, want = _valid()
+    answer = server.ask(b"{" + b" " * (MAX_LINE + 10) + b"}\n")
+    assert answer == {"id": None, "error": f"request longer than {MAX_LINE} bytes"}
+    server.send(b"\n   \n")  # skipped: no answer
+    assert without_ms(server.ask(good)) == want
+
+
+def test_answers_do_not_depend_on_request_order(server: Client) -> None:
+    """No hidden state: the subprocess and an in-process server, given the same requests in
+    different orders (half without a hand seed: derived from the server seed), agree."""
+    requests = []
+    for deal in range(2):
+        _, hand_seed, decisions = loop_hand(Rules(), ["rule"] * 4, seed=8, deal=deal)
+        for obs, _ in decisions[::3]:
+            seed = hand_seed if len(requests) % 2 else None
+            requests.append(request(obs, len(requests), seed))
+    first = {a["id"]: without_ms(a) for a in (server.ask(r) for r in requests)}
+    shuffled = list(requests)
+    random.Random(1).shuffle(shuffled)
+    other = MoveServer("rule")
+    second = {a["id"]: without_ms(a) for a in (_ask_local(other, r) for r in shuffled)}
+    assert first == second
+    assert all("error" not in a for a in first.values())
+
+
+def test_tcp_answers_several_connections_and_rejects_oversized_lines() -> None:
+    tcp = TCPServer(MoveServer("rule"), port=0)
+    thread = threading.Thread(target=tcp.serve_forever, daemon=True)
+    thread.start()
+    try:
+        good, want = _valid()
+        connections = [socket.create_connection(("127.0.0.1", tcp.port), timeout=60) for _ in range(2)]
+        readers = [c.makefile("rb") for c in connections]
+        for connection in connections:  # both connections open before either is answered
+            connection.sendall(json.dumps(good).encode() + b"\n")
+        for reader in readers:
+            assert without_ms(json.loads(reader.readline())) == want
+        connections[0].sendall(b'{"id": 1, "pad": "' + b"x" * (MAX_LINE + 1) + b'"}\n')
+        assert json.loads(readers[0].readline())["error"] == f"request longer than {MAX_LINE} bytes"
+        connections[0].sendall(json.dumps(good).encode() + b"\n")
+        assert without_ms(json.loads(readers[0].readline())) == want
+        for reader, connection in zip(readers, connections, strict=True):
+            reader.close()
+            connection.close()
+    finally:
+        tcp.shutdown()
+        tcp.server_close()
+
+
+def test_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = Runner(0.05)
+    with pytest.raises(TimeLimitExceeded, match="time limit of 0.05 s"):
+        runner.run(time.sleep, 0.5)
+    assert runner.run(lambda: 7) == 7  # a fresh worker takes over
+    runner.close()
+    good, _ = _valid()
+    slow = MoveServer("rule")
+    monkeypatch.setattr(slow, "decide", lambda request: time.sleep(0.5) or {})
+    answer = slow.answer(json.dumps(good).encode(), Runner(0.05))
+    assert answer == {"id": 1000, "error": "no answer within the time limit of 0.05 s"}
+
+
+def test_load_errors_exit_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--agent", "no_such_agent"]) == 2
+    assert "unknown agent 'no_such_agent'" in capsys.readouterr().err
+    assert main(["serve", "--agent", "rule", "--rules", "nonsense"]) == 2
+    with socket.socket() as taken:  # a taken port fails before the warm-up
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        assert main(["serve", "--agent", "rule", "--port", str(taken.getsockname()[1])]) == 2
+    assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
+
+
+class _TextPipes:
+    """What the README example's ``subprocess.Popen`` returns, bound to the module's server."""
+
+    def __init__(self, client: Client):
+        self.stdin = self
+        self.stdout = self
+        self._client = client
+
+    def write(self, text: str) -> None:
+        self._client.send(text.encode())
+
+    def flush(self) -> None:
+        pass
+
+    def readline(self) -> str:
+        assert self._client.process.stdout is not None
+        return self._client.process.stdout.readline().decode()
+
+
+def test_readme_example_client(
+    server: Client, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The example in docs_server.md drives one seat of a hand to the end through the server."""
+    docs = [ROOT / name for name in ("docs_server.md", "README.md") if (ROOT / name).exists()]
+    blocks = [b for d in docs for b in re.findall(r"```python\n(.*?)```", d.read_text(), re.S)]
+    example = next(b for b in blocks if "subprocess.Popen" in b and '"serve"' in b)
+    monkeypatch.setattr(subprocess, "Popen", lambda *args, **kwargs: _TextPipes(server))
+    exec(compile(example, "docs_server.md", "exec"), {"__name__": "example"})
+    scores = [int(x) for x in re.findall(r"-?\d+", capsys.readouterr().out)]
+    assert len(scores) == 4 and sum(scores) in (26, 78)
