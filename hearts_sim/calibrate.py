@@ -51,7 +51,9 @@ def decision_times(spec: str, rules: Rules, hands: int = 20, seed: int = 0) -> n
                 times.append(time.perf_counter() - start)
                 state.pass_cards(seat, int(cards))
         while state.phase == "play":
-            seat = state.current_player
+            player = state.current_player
+            assert player is not None
+            seat = player
             legal = np.uint64(int(state.legal_moves()))
             start = time.perf_counter()
             card = choose_play(

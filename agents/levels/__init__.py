@@ -20,7 +20,11 @@ from typing import Any
 from agents.kinds import AgentError
 
 LEVELS_DIR = Path(__file__).resolve().parent
-REQUIRED = {"description": str, "agent": str, "max_ms_per_decision": (int, float)}
+REQUIRED: dict[str, type | tuple[type, ...]] = {
+    "description": str,
+    "agent": str,
+    "max_ms_per_decision": (int, float),
+}
 
 
 class LevelError(AgentError):
