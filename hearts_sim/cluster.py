@@ -1,0 +1,318 @@
+"""Tournaments on a Dask cluster: ``DaskRunner`` plays the chunks on the workers.
+
+A chunk (a shard: a range of deal seeds, each deal in every seating) is a pure function
+of (config, chunk index), so a worker plays it with the same numba kernels as a local run
+and returns the records; the runner yields them in chunk order and ``run_tournament`` on
+the client tallies them, writes Parquet and keeps the manifest exactly as for a local
+run. Records and summary are therefore identical whatever the number of workers.
+
+- At most ``max_in_flight`` chunks are submitted at a time (default: twice the workers'
+  threads), so memory stays flat on the client and on the workers.
+- A chunk whose worker dies is recomputed (the scheduler reschedules it; ``retries``
+  also covers exceptions); a crashed client resumes from its manifest (``--resume``).
+- A worker plugin plays one deal of the tournament on every worker, current and joining,
+  before the first chunk: numba kernels load from (or are compiled into) the on-disk
+  cache once per worker process.
+
+``dask[distributed]`` is optional (``pip install -e ".[cluster]"``); this module imports
+without it and ``DaskRunner`` raises ``ClusterError`` with the install command.
+
+>>> parse_address("local:2")
+('local', 2)
+>>> parse_address("tcp://10.0.0.1:8786")
+('tcp://10.0.0.1:8786', None)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import os
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hearts_sim.tournament import (
+    TournamentConfig,
+    TournamentError,
+    TournamentResult,
+    chunk_records,
+    load_manifest,
+    run_tournament,
+)
+
+INSTALL = 'pip install "dask[distributed]>=2024.1"'
+PLUGIN_NAME = "hearts-sim-warm-up"
+DEFAULT_RETRIES = 3
+
+try:  # the plugin's base class; without dask the plugin is never used
+    from distributed.diagnostics.plugin import WorkerPlugin as _PluginBase
+except ImportError:  # pragma: no cover - exercised by the tests without dask
+    _PluginBase = object  # type: ignore[assignment,misc]
+
+
+class ClusterError(TournamentError):
+    """Dask missing, a bad ``--cluster`` address, or a scheduler that cannot be reached."""
+
+
+def _distributed() -> Any:
+    """The ``distributed`` module, or a one-line ClusterError saying what to install."""
+    try:
+        import distributed
+    except ImportError:
+        raise ClusterError(f"--cluster needs Dask, which is not installed: {INSTALL}") from None
+    return distributed
+
+
+def parse_address(address: str) -> tuple[str, int | None]:
+    """``local`` / ``local:N`` (a LocalCluster of N worker processes) or a scheduler address."""
+    text = address.strip()
+    if text == "local":
+        return "local", None
+    if text.startswith("local:"):
+        count = text.removeprefix("local:")
+        if not count.isdigit() or int(count) <= 0:
+            raise ClusterError(f"--cluster {address}: local:N needs a positive number of worker processes")
+        return "local", int(count)
+    if not text:
+        raise ClusterError("--cluster needs a scheduler address (tcp://HOST:8786) or local:N")
+    return text, None
+
+
+# ---------------------------------------------------------------------------- worker side
+_KERNEL_LOCK = threading.Lock()
+_WARM: dict[str, Any] = {}  # this worker process's first warm-up seconds, numba cache hits and misses
+
+
+def _kernel_guard() -> contextlib.AbstractContextManager[Any]:
+    """Serialise kernel calls in one process under numba's workqueue threading layer, which
+    does not allow concurrent parallel regions (omp and tbb do); a no-op otherwise."""
+    import numba
+
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel region has run yet in this process
+        return _KERNEL_LOCK
+    return _KERNEL_LOCK if layer == "workqueue" else contextlib.nullcontext()
+
+
+def play_chunk(config: TournamentConfig, chunk: int, threads: int = 1) -> np.ndarray:
+    """One task: chunk ``chunk`` of ``config`` with ``threads`` numba threads (capped at the
+    worker's cores). ``numba.set_num_threads`` is per thread, so it is set in the task."""
+    from hearts_sim._numba import max_threads
+    from hearts_sim.simulate import set_threads
+
+    set_threads(max(1, min(threads, max_threads())))
+    with _kernel_guard():
+        return chunk_records(config, chunk)
+
+
+def _cache_stats() -> dict[str, Any]:
+    from hearts_sim.selfplay import play_games, play_hands
+
+    stats = [kernel.stats for kernel in (play_hands, play_games)]  # type: ignore[attr-defined]
+    return {
+        "cache_path": str(stats[0].cache_path),
+        "cache_hits": sum(sum(s.cache_hits.values()) for s in stats),
+        "cache_misses": sum(sum(s.cache_misses.values()) for s in stats),
+    }
+
+
+def warm_up(config: TournamentConfig) -> dict[str, Any]:
+    """Play one deal of ``config``: loads its kernels from numba's on-disk cache (compiling
+    and caching them on a cold machine). Returns this process's warm-up figures."""
+    start = time.perf_counter()
+    play_chunk(dataclasses.replace(config, deals=1, chunk_deals=1), 0)
+    seconds = time.perf_counter() - start
+    _WARM.setdefault("seconds", seconds)  # the first warm-up: the one that loads or compiles
+    _WARM.update(pid=os.getpid(), warm_ups=_WARM.get("warm_ups", 0) + 1, **_cache_stats())
+    return dict(_WARM)
+
+
+def worker_info() -> dict[str, Any]:
+    """What the warm-up recorded in this worker process (empty if none ran)."""
+    return dict(_WARM)
+
+
+class WarmUp(_PluginBase):  # type: ignore[misc,valid-type]
+    """Worker plugin: ``warm_up(config)`` on every worker, including workers that join or
+    are restarted later, before they take a chunk (off the worker's event loop)."""
+
+    def __init__(self, config: TournamentConfig):
+        self.config = config
+
+    async def setup(self, worker: Any) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, warm_up, self.config)
+
+
+# ---------------------------------------------------------------------------- client side
+class DaskRunner:
+    """A ``ChunkRunner`` that plays chunks on a Dask cluster and yields them in order.
+
+    ``cluster``: a scheduler address (``tcp://host:8786``), ``local`` or ``local:N`` (a
+    LocalCluster of N single-threaded worker processes on this machine, closed with the
+    runner), a ``distributed.Client`` (used as is, not closed) or a cluster object.
+    ``threads``: numba threads per task (default 1: run one single-threaded worker
+    process per core). ``max_in_flight``: chunks submitted at a time (default twice the
+    workers' threads). ``retries``: Dask retries per chunk after an exception (a chunk
+    lost with its worker is rescheduled by the scheduler anyway). ``warm_up``: compile or
+    load the kernels on every worker before the first chunk.
+
+    >>> with DaskRunner("local:2") as runner:                      # doctest: +SKIP
+    ...     run_tournament(config, "runs/r1", runner=runner)
+    """
+
+    def __init__(
+        self,
+        cluster: Any = "local",
+        *,
+        threads: int = 1,
+        max_in_flight: int | None = None,
+        retries: int = DEFAULT_RETRIES,
+        warm_up: bool = True,
+        timeout: float | None = None,
+    ):
+        if isinstance(cluster, str):
+            parse_address(cluster)  # a bad address is reported before a missing Dask
+        distributed = _distributed()
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ClusterError(f"threads={threads!r}: numba threads per task must be a positive number")
+        if max_in_flight is not None and max_in_flight < 1:
+            raise ClusterError(f"max_in_flight={max_in_flight}: must be positive")
+        self.threads = threads
+        self.retries = retries
+        self.warm_up = warm_up
+        self._max_in_flight = max_in_flight
+        self._cluster: Any = None  # a LocalCluster this runner created (and closes)
+        self._owns_client = True
+        self.in_flight: deque[Any] = deque()  # (chunk, future), oldest first: for tests/diagnostics
+        if isinstance(cluster, distributed.Client):
+            self.client = cluster
+            self._owns_client = False
+            return
+        if isinstance(cluster, str):
+            address, n_workers = parse_address(cluster)
+            if address == "local":
+                self._cluster = distributed.LocalCluster(
+                    n_workers=n_workers or os.cpu_count() or 1,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=":0",  # not 8787, which may be taken
+                    silence_logs=logging.ERROR,  # not the nanny's "still alive after 4 s" at close
+                )
+                cluster = self._cluster
+            else:
+                cluster = address
+        try:
+            extra = {} if timeout is None else {"timeout": timeout}
+            self.client = distributed.Client(cluster, set_as_default=False, **extra)
+        except (OSError, TimeoutError) as error:
+            self._close_cluster()
+            raise ClusterError(f"cannot reach the Dask scheduler at {cluster}: {error}") from None
+
+    # -------------------------------------------------------------- context manager
+    def __enter__(self) -> DaskRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the client and any LocalCluster this runner started (not a given Client)."""
+        if self._owns_client:
+            self.client.close()
+        self._close_cluster()
+
+    def _close_cluster(self) -> None:
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+
+    # -------------------------------------------------------------- running
+    @property
+    def max_in_flight(self) -> int:
+        if self._max_in_flight is not None:
+            return self._max_in_flight
+        return max(2, 2 * sum(self.client.nthreads().values()))
+
+    def workers(self) -> dict[str, dict[str, Any]]:
+        """Per worker address: its pid and warm-up figures (seconds, numba cache hits/misses)."""
+        info: dict[str, dict[str, Any]] = self.client.run(worker_info)
+        return info
+
+    def chunks(self, config: TournamentConfig, chunks: range) -> Iterator[tuple[int, np.ndarray]]:
+        """Submit up to ``max_in_flight`` chunks, yield the oldest as soon as it is done, submit
+        the next: records arrive in chunk order, whatever order the workers finish in."""
+        if not len(chunks):
+            return
+        token = uuid.uuid4().hex[:12]
+        plugin = f"{PLUGIN_NAME}-{token}"
+        if self.warm_up:
+            self.client.register_plugin(WarmUp(config), name=plugin)
+        todo = iter(chunks)
+        limit = self.max_in_flight
+
+        def submit() -> None:
+            chunk = next(todo, None)
+            if chunk is not None:
+                future = self.client.submit(
+                    play_chunk,
+                    config,
+                    chunk,
+                    self.threads,
+                    key=f"hearts-sim-chunk-{token}-{chunk}",
+                    retries=self.retries,
+                    pure=False,
+                )
+                self.in_flight.append((chunk, future))
+
+        try:
+            for _ in range(limit):
+                submit()
+            while self.in_flight:
+                chunk, future = self.in_flight[0]
+                records = future.result()
+                self.in_flight.popleft()
+                future.release()
+                submit()
+                yield chunk, records
+        finally:
+            if self.in_flight:
+                self.client.cancel([future for _, future in self.in_flight])
+                self.in_flight.clear()
+            if self.warm_up:
+                with contextlib.suppress(Exception):
+                    self.client.unregister_worker_plugin(plugin)
+
+
+# ---------------------------------------------------------------------------- convenience
+def run_on_cluster(
+    config: TournamentConfig,
+    out: str | Path | None = None,
+    *,
+    cluster: Any = "local",
+    threads: int = 1,
+    max_in_flight: int | None = None,
+    retries: int = DEFAULT_RETRIES,
+    **options: Any,
+) -> TournamentResult:
+    """``run_tournament`` with its chunks played on ``cluster`` (see ``DaskRunner``)."""
+    with DaskRunner(cluster, threads=threads, max_in_flight=max_in_flight, retries=retries) as runner:
+        return run_tournament(config, out, runner=runner, **options)
+
+
+def resume_on_cluster(
+    out: str | Path, *, cluster: Any = "local", threads: int = 1, **options: Any
+) -> TournamentResult:
+    """Continue the run stored in ``out`` on ``cluster`` from its last finished chunk."""
+    config = TournamentConfig.from_dict(load_manifest(Path(out))["config"])
+    with DaskRunner(cluster, threads=threads) as runner:
+        return run_tournament(config, out, resume=True, runner=runner, **options)

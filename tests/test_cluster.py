@@ -1,0 +1,182 @@
+"""Tournaments on Dask (``hearts_sim.cluster``): identical to a local run, whatever the
+workers and shard size; a killed worker or an interrupted client loses nothing; without
+Dask, ``--cluster`` says what to install. One module-wide LocalCluster of 2 single-threaded
+worker processes keeps the suite fast; the tests that need Dask skip without it."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from hearts_sim import cli
+from hearts_sim.cluster import INSTALL, ClusterError, DaskRunner
+from hearts_sim.tournament import (
+    MANIFEST,
+    Interrupted,
+    TournamentConfig,
+    resume_tournament,
+    run_tournament,
+)
+
+HAVE_DASK = importlib.util.find_spec("distributed") is not None
+needs_dask = pytest.mark.skipif(not HAVE_DASK, reason='dask missing (pip install -e ".[cluster]")')
+
+CONFIG = TournamentConfig(("lowest", "random"), deals=40, seed=11, chunk_deals=3)  # 14 chunks
+
+
+def _records(out: Path) -> pd.DataFrame:
+    return pd.read_parquet(out / "records")
+
+
+def _tally(out: Path) -> dict[str, Any]:
+    return json.loads((out / MANIFEST).read_text())["tally"]
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    out = tmp_path_factory.mktemp("local") / "run"
+    return out, run_tournament(CONFIG, out, progress=False).summary
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    if not HAVE_DASK:
+        pytest.skip("dask missing")
+    import distributed
+
+    with (
+        distributed.LocalCluster(
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster, set_as_default=False) as connected,
+    ):
+        yield connected
+
+
+# ---------------------------------------------------------------------------- no Dask needed
+def test_without_dask_cluster_says_exactly_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    code = cli.main(["match", "lowest", "random", "--hands", "5", "--cluster", "local:2"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and INSTALL in err, err
+
+
+def test_a_bad_cluster_address_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["tournament", "--hands", "5", "--cluster", "local:0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "local:N" in err, err
+
+
+# ---------------------------------------------------------------------------- on a LocalCluster
+@needs_dask
+def test_cluster_run_is_identical_to_the_local_run(
+    client: Any, local_run: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    local_out, local_summary = local_run
+    with DaskRunner(client, max_in_flight=3) as runner:
+        result = run_tournament(CONFIG, tmp_path / "run", runner=runner, progress=False)
+    assert result.summary == local_summary
+    assert _tally(tmp_path / "run") == _tally(local_out)
+    pd.testing.assert_frame_equal(_records(tmp_path / "run"), _records(local_out))
+    assert sorted(p.name for p in (tmp_path / "run" / "records").iterdir()) == sorted(
+        p.name for p in (local_out / "records").iterdir()
+    )
+    workers = runner.workers()
+    assert len(workers) == 2 and all(w["seconds"] > 0 for w in workers.values()), workers
+
+
+@needs_dask
+def test_shard_size_and_workers_do_not_change_the_results(
+    client: Any, local_run: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    local_out, local_summary = local_run
+    other_shards = TournamentConfig(CONFIG.agents, deals=CONFIG.deals, seed=CONFIG.seed, chunk_deals=7)
+    with DaskRunner(client, max_in_flight=1) as runner:  # one shard at a time: one worker busy
+        result = run_tournament(other_shards, tmp_path / "run", runner=runner, progress=False)
+    assert result.summary == local_summary
+    pd.testing.assert_frame_equal(_records(tmp_path / "run"), _records(local_out))
+
+
+@needs_dask
+def test_games_on_the_cluster_rate_in_the_same_order(client: Any) -> None:
+    config = TournamentConfig(("lowest", "random", "highest"), deals=6, seed=2, games=True, chunk_deals=1)
+    local = run_tournament(config, progress=False).summary
+    with DaskRunner(client) as runner:
+        assert run_tournament(config, runner=runner, progress=False).summary == local
+
+
+@needs_dask
+def test_cli_cluster_option_gives_the_local_json(
+    client: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    args = ["match", "lowest", "random", "--hands", "12", "--seed", "4", "--json", "--quiet"]
+    assert cli.main(args) == 0
+    local = json.loads(capsys.readouterr().out)
+    address = client.scheduler.address
+    assert cli.main([*args, "--cluster", address, "--out", str(tmp_path / "run")]) == 0
+    assert json.loads(capsys.readouterr().out) == local
+    assert len(client.run(os.getpid)) == 2  # the CLI closed its own client, not the cluster
+
+
+@needs_dask
+def test_resume_after_the_client_stops_continues_from_the_finished_shards(
+    client: Any, local_run: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    local_out, local_summary = local_run
+    out = tmp_path / "run"
+    with DaskRunner(client) as runner, pytest.raises(Interrupted):
+        run_tournament(CONFIG, out, runner=runner, progress=False, stop_after_chunks=5)
+    assert json.loads((out / MANIFEST).read_text())["chunks_done"] == 5
+    with DaskRunner(client) as runner:
+        result = resume_tournament(out, runner=runner, progress=False)
+    assert result.summary == local_summary
+    pd.testing.assert_frame_equal(_records(out), _records(local_out))
+    assert not client.processing() or not any(client.processing().values())  # nothing left running
+
+
+def test_an_unreachable_scheduler_is_a_cluster_error() -> None:
+    if not HAVE_DASK:
+        pytest.skip("dask missing")
+    with pytest.raises(ClusterError, match="cannot reach the Dask scheduler"):
+        DaskRunner("tcp://127.0.0.1:9", timeout=1)
+
+
+@needs_dask
+def test_a_worker_killed_mid_run_loses_nothing(
+    client: Any, local_run: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """Runs last: the nanny restarts the killed worker while the run goes on."""
+    local_out, local_summary = local_run
+    pids: dict[str, int] = client.run(os.getpid)
+    killed: list[int] = []
+
+    def kill_a_busy_worker(chunk: int) -> None:
+        if killed:
+            return
+        futures = [future for _, future in runner.in_flight]
+        busy = {w for ws in client.who_has(futures).values() for w in ws}
+        busy |= {w for w, keys in client.processing().items() if keys}
+        assert busy, "nothing in flight to lose"
+        address = sorted(busy)[0]
+        os.kill(pids[address], signal.SIGKILL)
+        killed.append(pids[address])
+
+    with DaskRunner(client, max_in_flight=4, retries=3) as runner:
+        result = run_tournament(
+            CONFIG, tmp_path / "run", runner=runner, progress=False, on_chunk=kill_a_busy_worker
+        )
+    assert killed
+    assert result.summary == local_summary
+    pd.testing.assert_frame_equal(_records(tmp_path / "run"), _records(local_out))
