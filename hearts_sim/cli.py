@@ -177,31 +177,49 @@ def _add_tournament_options(command: argparse.ArgumentParser) -> None:
 
 
 def cmd_agents(args: argparse.Namespace) -> int:
-    rows = []
-    for kind in KINDS.values():
-        params = ", ".join(f"{p.name}={p.default}" for p in kind.parameters) or "-"
-        rows.append((kind.name, params, kind.description))
+    from agents.levels import levels
+
     if args.json:
         print(
             json.dumps(
-                [
-                    {
-                        "name": k.name,
-                        "description": k.description,
-                        "parameters": {
-                            p.name: {"default": p.default, "description": p.description} for p in k.parameters
-                        },
-                    }
-                    for k in KINDS.values()
-                ]
+                {
+                    "agents": [
+                        {
+                            "name": k.name,
+                            "description": k.description,
+                            "parameters": {
+                                p.name: {
+                                    "default": p.format(p.default),
+                                    "description": p.description,
+                                    **({"choices": list(p.choices)} if p.choices else {}),
+                                }
+                                for p in k.parameters
+                            },
+                        }
+                        for k in KINDS.values()
+                    ],
+                    "levels": {
+                        name: {
+                            "agent": level.agent,
+                            "description": level.description,
+                            "max_ms_per_decision": level.max_ms_per_decision,
+                        }
+                        for name, level in levels().items()
+                    },
+                }
             )
         )
         return 0
-    width = max(len(r[0]) for r in rows)
-    pwidth = max(len(r[1]) for r in rows)
-    for name, params, description in rows:
-        print(f"{name:<{width}}  {params:<{pwidth}}  {description}")
-    print("\ncombine policies per seat as pass=NAME,play=NAME; set parameters as NAME(k=v,...)")
+    for kind in KINDS.values():
+        print(f"{kind.name}: {kind.description}")
+        for p in kind.parameters:
+            choices = f" (one of {', '.join(p.choices)})" if p.choices else ""
+            setting = f"{p.name}={p.format(p.default)}"
+            print(f"    {setting:<20} {p.description}{choices}")
+    print("\nlevels (usable wherever an agent is):")
+    for name, level in levels().items():
+        print(f"    {name:<8} {level.agent}: {level.description}")
+    print("\nset parameters as NAME(k=v,...); combine policies per seat as pass=NAME,play=NAME")
     return 0
 
 
