@@ -1,21 +1,181 @@
-"""``ismcts``: single-observer information-set MCTS, a new world every iteration."""
+"""``ismcts``: single-observer information-set MCTS, a new world every iteration.
+
+Design note. SO-ISMCTS (Cowling, Powley and Whitehouse 2012) grows one tree whose nodes
+are the deciding seat's information sets: a node is the sequence of cards played since
+the decision, which every seat sees, so whose turn it is at a node is the same in every
+world. Each iteration draws a fresh deal of the unseen cards from the engine's one
+determinization sampler, descends the tree choosing only among the cards legal in that
+deal, expands one untried legal card, plays the hand out with a cheap policy and backs up
+every seat's score. A child's UCB uses its *availability* count (how often it was legal
+when its parent was visited) instead of the parent's visits, since a card that is rarely
+legal in the sampled deals must not look under-explored. Opponent nodes pick the child
+best for the seat to move there (lowest own mean score), as in the paper's max^n backup.
+
+Playout policies and the clock are shared with ``agents.pimc``; the node pool and the
+world are allocated inside the decision kernel, which takes value types only.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from agents import codes
-from agents.baseline import random_play
-from agents.kinds import Params, PolicyKind
+from agents.kinds import Parameter, Params, PolicyKind
+from agents.pimc import (
+    ROLLOUT_GREEDY,
+    ROLLOUTS,
+    TIME_CHECK_EVERY,
+    TIMED_NODE_CAPACITY,
+    budget_deadline,
+    card_count,
+    monotonic_ns,
+    moon_total,
+    new_worlds,
+    play_out,
+)
 from hearts_sim._numba import njit
-from hearts_sim.rules import RulesTuple
+from hearts_sim.cards import N_CARDS, NO_CARD, card_bit, lowest_card, select_bit
+from hearts_sim.engine.hand import legal_moves, play_card
+from hearts_sim.engine.rng import random_below
+from hearts_sim.engine.sampler import sample_world
+from hearts_sim.engine.state import PHASE_PLAY
+from hearts_sim.rules import MAX_PLAYERS, RulesTuple
 
-KIND = PolicyKind("ismcts", codes.ISMCTS, "single-observer information-set MCTS, a new world every iteration")
+KIND = PolicyKind(
+    "ismcts",
+    codes.ISMCTS,
+    "single-observer information-set MCTS, a new world every iteration",
+    (
+        Parameter("iterations", 15000, "iterations per decision, each in a freshly sampled deal"),
+        Parameter("c", 0.7, "UCB exploration constant (values are -score / moon total)"),
+        Parameter("rollout", ROLLOUT_GREEDY, "playout policy below the tree", ROLLOUTS),
+        Parameter("epsilon", 0.1, "playouts: chance of a uniformly random card instead of the policy's"),
+        Parameter("ms", 0.0, "ms per decision (0: use iterations; a timed search is not reproducible)"),
+    ),
+)
+
+_ZERO = np.uint64(0)
+_ONE = np.uint64(1)
 
 
 @njit
 def ismcts_play(
     params: Params, state, rules: RulesTuple, seat: np.int64, legal: np.uint64, seed: np.uint64
 ) -> np.int64:
-    """Placeholder: a random legal card, until this policy is implemented."""
-    return random_play(legal, seed)
+    """The most visited root card of an SO-ISMCTS search over ``seat``'s information set."""
+    if card_count(legal) == 1:
+        return lowest_card(legal)
+    iterations = max(np.int64(params[0]), np.int64(1))
+    c = np.float64(params[1])
+    rollout = np.int64(params[2])
+    epsilon = np.float64(params[3])
+    deadline = budget_deadline(np.float64(params[4]))
+    n = state.n_players
+    scale = 1.0 / moon_total(rules)
+    capacity = TIMED_NODE_CAPACITY if deadline > 0 else iterations + 2
+    node_card = np.empty(capacity, dtype=np.int64)
+    node_first_child = np.empty(capacity, dtype=np.int64)
+    node_next = np.empty(capacity, dtype=np.int64)
+    node_expanded = np.empty(capacity, dtype=np.uint64)  # cards that have a child
+    node_visits = np.empty(capacity, dtype=np.int64)
+    node_available = np.empty(capacity, dtype=np.int64)
+    node_sums = np.empty((capacity, MAX_PLAYERS), dtype=np.float64)
+    node_card[0] = NO_CARD
+    node_first_child[0] = -1
+    node_next[0] = -1
+    node_expanded[0] = _ZERO
+    node_visits[0] = 0
+    node_available[0] = 0
+    for s in range(n):
+        node_sums[0, s] = 0.0
+    n_nodes = 1
+    path = np.empty(N_CARDS + 1, dtype=np.int64)
+    # a record taken from an array does not keep the array alive: index ``worlds`` afresh
+    # in every iteration, or numba frees it after its last use and the record dangles
+    worlds = new_worlds(1)
+    rng = seed
+    iteration = 0
+    while True:
+        if deadline > 0:
+            if iteration % TIME_CHECK_EVERY == 0 and monotonic_ns() >= deadline:
+                break
+        elif iteration >= iterations:
+            break
+        if n_nodes + 1 >= capacity:
+            break
+        iteration += 1
+        work = worlds[0]
+        rng = sample_world(state, rules, seat, rng, work)
+        node = np.int64(0)
+        depth = 0
+        path[0] = 0
+        while work.phase == PHASE_PLAY:
+            here = legal_moves(work, rules)
+            untried = here & ~node_expanded[node]
+            if untried != _ZERO:
+                # expansion: a legal card with no child yet, at random
+                rng, k = random_below(rng, card_count(untried))
+                card = select_bit(untried, k)
+                child = n_nodes
+                n_nodes += 1
+                node_card[child] = card
+                node_next[child] = node_first_child[node]
+                node_first_child[node] = child
+                node_first_child[child] = -1
+                node_expanded[child] = _ZERO
+                node_visits[child] = 0
+                node_available[child] = 0
+                for s in range(n):
+                    node_sums[child, s] = 0.0
+                node_expanded[node] |= card_bit(card)
+                # every legal sibling was available at this visit too
+                sibling = child
+                while sibling >= 0:
+                    node_available[sibling] += 1
+                    sibling = node_next[sibling]
+                    while sibling >= 0 and not (here >> np.uint64(node_card[sibling])) & _ONE:
+                        sibling = node_next[sibling]
+                play_card(work, rules, card)
+                depth += 1
+                path[depth] = child
+                break
+            # selection among the children legal in this world, by availability-UCB
+            mover = work.to_play
+            best_child = np.int64(-1)
+            best_value = -np.inf
+            child = node_first_child[node]
+            while child >= 0:
+                if (here >> np.uint64(node_card[child])) & _ONE:
+                    node_available[child] += 1
+                    visits = np.float64(node_visits[child])
+                    value = -node_sums[child, mover] / visits * scale + c * np.sqrt(
+                        np.log(np.float64(node_available[child])) / visits
+                    )
+                    if value > best_value:
+                        best_value = value
+                        best_child = child
+                child = node_next[child]
+            node = best_child
+            play_card(work, rules, node_card[node])
+            depth += 1
+            path[depth] = node
+        rng = play_out(work, rules, rng, rollout, epsilon)
+        for d in range(depth + 1):
+            node = path[d]
+            node_visits[node] += 1
+            for s in range(n):
+                node_sums[node, s] += np.float64(work.scores[s])
+    # the most visited root card (ties: the lower mean score)
+    best = lowest_card(legal)
+    best_visits = np.int64(-1)
+    best_score = np.inf
+    child = node_first_child[0]
+    while child >= 0:
+        visits = node_visits[child]
+        score = node_sums[child, seat] / np.float64(max(visits, np.int64(1)))
+        if visits > best_visits or (visits == best_visits and score < best_score):
+            best_visits = visits
+            best_score = score
+            best = node_card[child]
+        child = node_next[child]
+    return best

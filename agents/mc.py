@@ -1,31 +1,338 @@
-"""``mc``: flat Monte Carlo: every legal card (or candidate pass) scored by rollouts in sampled worlds."""
+"""``mc``: flat Monte Carlo: every legal card (or candidate pass) scored by rollouts in sampled worlds.
+
+Design note. For a play, ``samples`` worlds are drawn with the engine's determinization
+sampler (the hidden cards re-dealt consistently with the seat's information set); in
+each world every legal card is played and the hand is rolled out to the end with the
+``rollout`` policy in every seat. A card's value is the seat's mean final hand score
+(moons, the JD and every bonus included, since the engine scores the hand); the lowest
+mean wins. All cards share the same worlds and rollout streams (common random
+numbers), so the comparison between cards is far less noisy than their values.
+
+A pass is chosen the same way among a few heuristic candidates (the rule agent's pass
+under several parameter settings, and the highest cards), each scored from
+``pass_samples`` deals of the unseen cards in which the other seats pass by the
+rollout policy.
+
+Rollouts: ``rule`` (the heuristic player, the default: far more realistic) or
+``random`` (a lean uniform playout, several times cheaper).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from agents import codes
-from agents.baseline import random_pass, random_play
-from agents.kinds import Params, PolicyKind
+from agents.baseline import pass_extremes, random_pass
+from agents.kinds import Parameter, Params, PolicyKind
+from agents.rule import (
+    DEFAULT_PARAMS as RULE_DEFAULTS,
+)
+from agents.rule import (
+    P_HEART_BONUS,
+    P_SPADE_GUARD,
+    P_VOID_BONUS,
+    rule_pass,
+    rule_play,
+)
 from hearts_sim._numba import njit
-from hearts_sim.rules import RulesTuple
+from hearts_sim.cards import (
+    HEARTS,
+    HEARTS_MASK,
+    JD_BIT,
+    N_CARDS,
+    QS,
+    QS_BIT,
+    SUIT_MASKS,
+    card_bit,
+    highest_card,
+    lowest_card,
+    popcount,
+    select_bit,
+    suit_of,
+)
+from hearts_sim.engine.hand import card_points, legal_moves, pass_cards, play_card, point_cards
+from hearts_sim.engine.rng import next_u64, uniform_below
+from hearts_sim.engine.sampler import copy_state, new_sampler_scratch, sample_world_into
+from hearts_sim.engine.state import HAND_STATE, NO_SEAT, PHASE_PASS, PHASE_PLAY
+from hearts_sim.rules import (
+    MOON_OFF,
+    MOON_OTHERS_PLUS,
+    R_AVOID_ALL_TRICKS_BONUS,
+    R_JD_BONUS,
+    R_LEAD_HEARTS_INSTEAD_OF_QS,
+    R_MOON,
+    R_MUST_BREAK_HEARTS,
+    R_N_PLAYERS,
+    R_NO_POINTS_FIRST_TRICK,
+    R_QS_BREAKS_HEARTS,
+    RulesTuple,
+)
+
+ROLLOUTS = ("rule", "random")
+ROLLOUT_RULE, ROLLOUT_RANDOM = range(len(ROLLOUTS))
+P_SAMPLES, P_ROLLOUT, P_PASS_SAMPLES = range(3)
 
 KIND = PolicyKind(
     "mc",
     codes.MC,
     "flat Monte Carlo: every legal card (or candidate pass) scored by rollouts in sampled worlds",
+    (
+        Parameter("samples", 50, "worlds sampled per play decision; every legal card is rolled out in each"),
+        Parameter("rollout", ROLLOUT_RULE, "policy of every seat in the rollouts", ROLLOUTS),
+        Parameter("pass_samples", 30, "deals sampled per candidate pass"),
+    ),
+)
+DEFAULT_PARAMS = KIND.default_params()
+
+MAX_PASS_CANDIDATES = 8
+# Scratch records of a decision: the sampled world and the copy a rollout plays on. They are
+# always used as worlds[WORLD] / worlds[TRIAL]: a record taken out of the array once does not
+# keep the array alive, and numba frees an array after its variable's last use.
+WORLD, TRIAL, SCRATCH_WORLDS = 0, 1, 2
+
+# Rule-pass variants that make the pass candidates: (spade_guard, void_bonus, heart_bonus) overrides.
+PASS_VARIANTS = (
+    (RULE_DEFAULTS[P_SPADE_GUARD], RULE_DEFAULTS[P_VOID_BONUS], RULE_DEFAULTS[P_HEART_BONUS]),
+    (RULE_DEFAULTS[P_SPADE_GUARD], 0.0, RULE_DEFAULTS[P_HEART_BONUS]),
+    (RULE_DEFAULTS[P_SPADE_GUARD], 12.0, RULE_DEFAULTS[P_HEART_BONUS]),
+    (RULE_DEFAULTS[P_SPADE_GUARD], RULE_DEFAULTS[P_VOID_BONUS], 6.0),
+    (0.0, RULE_DEFAULTS[P_VOID_BONUS], RULE_DEFAULTS[P_HEART_BONUS]),
+    (6.0, RULE_DEFAULTS[P_VOID_BONUS], RULE_DEFAULTS[P_HEART_BONUS]),
 )
 
 
+# ---------------------------------------------------------------- rollouts
+@njit
+def random_rollout(state, rules: RulesTuple, rng: np.uint64) -> np.uint64:
+    """Uniformly random legal cards to the end of the hand (the random stream is returned)."""
+    while state.phase == PHASE_PLAY:
+        legal = legal_moves(state, rules)
+        rng, bits = next_u64(rng)
+        play_card(state, rules, select_bit(legal, uniform_below(bits, np.int64(popcount(legal)))))
+    return rng
+
+
+@njit
+def lean_random_value(world, rules: RulesTuple, card: np.int64, me: np.int64, rng: np.uint64, scratch):
+    """``me``'s final score after ``card`` then uniformly random legal cards, without touching
+    ``world``: (rng, score). The same draws as ``random_rollout`` on a copy, hence the same
+    result, but only hands, points and tricks are tracked (``scratch``: a record for them).
+    Used after the hand's first lead (the only trick-0 lead is ``card`` itself)."""
+    n = world.n_players
+    point_set = point_cards(rules)
+    no_points_first = rules[R_NO_POINTS_FIRST_TRICK] != 0
+    must_break = rules[R_MUST_BREAK_HEARTS] != 0
+    jd_taker = np.int64(NO_SEAT)
+    for s in range(n):
+        scratch.hands[s] = world.hands[s]
+        scratch.points[s] = world.points[s]
+        scratch.tricks_won[s] = world.tricks_won[s]
+        if world.taken[s] & JD_BIT:
+            jd_taker = s
+    trick = world.trick_number
+    in_trick = world.n_in_trick
+    trick_mask = world.trick_mask
+    broken = world.hearts_broken != 0
+    led = np.int64(-1)
+    winner = np.int64(-1)
+    winning = np.int64(-1)
+    if in_trick > 0:
+        led = suit_of(world.trick_cards[world.leader])
+        winning = highest_card(trick_mask & SUIT_MASKS[led])
+        for s in range(n):
+            if world.trick_cards[s] == winning:
+                winner = s
+    seat = world.to_play
+    while True:
+        hand = scratch.hands[seat]
+        if card < 0:  # this seat's legal cards (rules 4-6; the first lead is never drawn here)
+            if in_trick > 0:
+                legal = hand & SUIT_MASKS[led]
+                if not legal:
+                    legal = hand
+                if trick == 0 and no_points_first and legal & ~point_set:
+                    legal &= ~point_set
+            else:
+                legal = hand
+                if must_break and not broken:
+                    others = hand & ~HEARTS_MASK
+                    if others and not (rules[R_LEAD_HEARTS_INSTEAD_OF_QS] and others == QS_BIT):
+                        legal = others
+            rng, bits = next_u64(rng)
+            card = select_bit(legal, uniform_below(bits, np.int64(popcount(legal))))
+        bit = card_bit(card)
+        suit = suit_of(card)
+        scratch.hands[seat] = hand ^ bit
+        trick_mask |= bit
+        if in_trick == 0:
+            led, winner, winning = suit, seat, card
+        elif suit == led and card > winning:
+            winner, winning = seat, card
+        broken |= suit == HEARTS or (card == QS and rules[R_QS_BREAKS_HEARTS] != 0)
+        card = np.int64(-1)
+        in_trick += 1
+        if in_trick < n:
+            seat = seat + 1 if seat + 1 < n else 0
+            continue
+        if trick == 0:
+            trick_mask |= world.kitty
+        scratch.points[winner] += card_points(trick_mask, rules)
+        scratch.tricks_won[winner] += 1
+        if trick_mask & JD_BIT:
+            jd_taker = winner
+        trick += 1
+        in_trick = 0
+        trick_mask = np.uint64(0)
+        seat = winner
+        if scratch.hands[winner] == np.uint64(0):
+            break
+    return rng, hand_score(scratch, rules, me, jd_taker)
+
+
+@njit
+def hand_score(tally, rules: RulesTuple, me: np.int64, jd_taker: np.int64) -> np.int64:
+    """``me``'s final score from the raw ``points`` and ``tricks_won`` of ``tally``: the rules of
+    the engine's ``_finish_hand`` (moon, JD bonus, no-trick bonus)."""
+    moon_total = card_points(point_cards(rules), rules)
+    shooter = np.int64(NO_SEAT)
+    if rules[R_MOON] != MOON_OFF:
+        for s in range(rules[R_N_PLAYERS]):
+            if tally.points[s] == moon_total:  # raw points only come from point cards
+                shooter = s
+    score = tally.points[me]
+    if shooter != NO_SEAT:
+        if rules[R_MOON] == MOON_OTHERS_PLUS:
+            score = 0 if me == shooter else moon_total
+        else:
+            score = -moon_total if me == shooter else 0
+    if jd_taker == me:
+        score += rules[R_JD_BONUS]
+    if shooter == NO_SEAT and tally.tricks_won[me] == 0:
+        score += rules[R_AVOID_ALL_TRICKS_BONUS]
+    return score
+
+
+@njit
+def rule_rollout(state, rules: RulesTuple) -> None:
+    """The rule agent (default parameters) in every seat to the end of the hand."""
+    while state.phase == PHASE_PLAY:
+        seat = state.to_play
+        legal = legal_moves(state, rules)
+        play_card(state, rules, rule_play(RULE_DEFAULTS, state, rules, seat, legal, np.uint64(0)))
+
+
+@njit
+def rollout(state, rules: RulesTuple, kind: np.int64, rng: np.uint64) -> np.uint64:
+    """Play ``state`` to the end with rollout policy ``kind``; passes first if still passing."""
+    if state.phase == PHASE_PASS:
+        for s in range(state.n_players):
+            if not (state.passes_made >> s) & 1:
+                if kind == ROLLOUT_RULE:
+                    cards = rule_pass(RULE_DEFAULTS, state, rules, s, rng)
+                else:
+                    rng, bits = next_u64(rng)
+                    cards = random_pass(state.dealt[s], rules, bits)
+                pass_cards(state, rules, s, cards)
+    if kind == ROLLOUT_RULE:
+        rule_rollout(state, rules)
+        return rng
+    return random_rollout(state, rules, rng)
+
+
+# ---------------------------------------------------------------- play
 @njit
 def mc_play(
     params: Params, state, rules: RulesTuple, seat: np.int64, legal: np.uint64, seed: np.uint64
 ) -> np.int64:
-    """Placeholder: a random legal card, until this policy is implemented."""
-    return random_play(legal, seed)
+    """The legal card with the lowest mean final score over sampled worlds and rollouts."""
+    if popcount(legal) == 1:
+        return lowest_card(legal)
+    samples = max(np.int64(params[P_SAMPLES]), np.int64(1))
+    kind = np.int64(params[P_ROLLOUT])
+    worlds = np.zeros(SCRATCH_WORLDS, dtype=HAND_STATE)
+    totals = np.zeros(N_CARDS, dtype=np.float64)
+    plan, card_rows = new_sampler_scratch()
+    rng = seed
+    for _ in range(samples):
+        rng = sample_world_into(state, rules, seat, rng, worlds[WORLD], plan, card_rows)
+        rng, stream = next_u64(rng)  # one rollout stream per world, shared by every card
+        cards = legal
+        while cards:
+            card = lowest_card(cards)
+            cards &= cards - np.uint64(1)
+            if kind == ROLLOUT_RANDOM:
+                _, value = lean_random_value(worlds[WORLD], rules, card, seat, stream, worlds[TRIAL])
+                totals[card] += value
+            else:
+                copy_state(worlds[WORLD], worlds[TRIAL])
+                play_card(worlds[TRIAL], rules, card)
+                rule_rollout(worlds[TRIAL], rules)
+                totals[card] += worlds[TRIAL].scores[seat]
+    best = np.int64(-1)
+    cards = legal
+    while cards:  # the lowest total; ties go to the lower card index
+        card = lowest_card(cards)
+        cards &= cards - np.uint64(1)
+        if best < 0 or totals[card] < totals[best]:
+            best = card
+    return best
+
+
+# ---------------------------------------------------------------- pass
+@njit
+def pass_candidates(state, rules: RulesTuple, seat: np.int64, seed: np.uint64, out) -> np.int64:
+    """Distinct heuristic passes into ``out``; returns how many."""
+    count = 0
+    for i in range(len(PASS_VARIANTS) + 1):
+        if i < len(PASS_VARIANTS):
+            guard, void, heart = PASS_VARIANTS[i]
+            params = (
+                guard,
+                void,
+                heart,
+                RULE_DEFAULTS[3],
+                RULE_DEFAULTS[4],
+                RULE_DEFAULTS[5],
+                RULE_DEFAULTS[6],
+                RULE_DEFAULTS[7],
+            )
+            cards = rule_pass(params, state, rules, seat, seed)
+        else:
+            cards = pass_extremes(state.dealt[seat], rules, True)
+        fresh = True
+        for j in range(count):
+            fresh &= out[j] != cards
+        if fresh and count < MAX_PASS_CANDIDATES:
+            out[count] = cards
+            count += 1
+    return count
 
 
 @njit
 def mc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
-    """Placeholder: the rule-free random pass, until this policy is implemented."""
-    return random_pass(state.dealt[seat], rules, seed)
+    """The heuristic candidate pass with the lowest mean final score over sampled deals."""
+    candidates = np.zeros(MAX_PASS_CANDIDATES, dtype=np.uint64)
+    count = pass_candidates(state, rules, seat, seed, candidates)
+    if count == 1:
+        return candidates[0]
+    samples = max(np.int64(params[P_PASS_SAMPLES]), np.int64(1))
+    kind = np.int64(params[P_ROLLOUT])
+    worlds = np.zeros(SCRATCH_WORLDS, dtype=HAND_STATE)
+    totals = np.zeros(MAX_PASS_CANDIDATES, dtype=np.float64)
+    plan, card_rows = new_sampler_scratch()
+    rng = seed
+    for _ in range(samples):
+        rng = sample_world_into(state, rules, seat, rng, worlds[WORLD], plan, card_rows)
+        rng, stream = next_u64(rng)
+        for i in range(count):
+            trial = worlds[TRIAL]
+            copy_state(worlds[WORLD], trial)
+            if not (trial.passes_made >> seat) & 1:
+                pass_cards(trial, rules, seat, candidates[i])
+            rollout(trial, rules, kind, stream)
+            totals[i] += trial.scores[seat]
+    best = 0
+    for i in range(1, count):
+        if totals[i] < totals[best]:
+            best = i
+    return candidates[best]

@@ -33,9 +33,11 @@ number with the sampling seat's own index standing for the kitty:
    allowed slot sets of the constrained suits are nested (no void, one void, several
    voids of one seat, ... : nearly every real position) A_i = B_i and every attempt is
    accepted. With crossing voids (seat a void in spades, seat b void in hearts) the
-   placement checks Hall's condition so it never dead-ends, and after
-   ``MAX_EXACT_ATTEMPTS`` rejected attempts the next consistent deal is returned as
-   is (slightly biased towards deals with more room for the constrained cards).
+   placement checks Hall's condition so it never dead-ends, and the test accepts
+   typically within a few attempts. Where ``MAX_EXACT_ATTEMPTS`` attempts in a row fail
+   (about 1% of positions from rule-vs-rule play: three seats void in three different
+   suits) the last proposal is mixed by random valid swaps of two cards, a chain that
+   leaves the uniform law invariant: close to uniform, not exactly.
 
 Cost: one record copy plus about one random draw per unseen card; no Python objects.
 """
@@ -54,18 +56,29 @@ from hearts_sim.cards import (
     SUIT_MASKS,
     card_bit,
     highest_ranked_card,
+    lowest_card,
     popcount,
     select_bit,
+    suit_of,
 )
 from hearts_sim.engine.hand import card_points, deck_cards, hand_size, point_cards
-from hearts_sim.engine.rng import next_u64, random_below, random_unit
+from hearts_sim.engine.rng import next_u64, random_below, random_unit, uniform_below
 from hearts_sim.engine.state import MAX_CARDS_PLAYED, MAX_TRICKS, PHASE_PASS
 from hearts_sim.rules import MAX_PLAYERS, R_PASS_COUNT, RulesTuple
 
 MAX_EXACT_ATTEMPTS = 64  # crossing voids: attempts with the exactness test before accepting any
 MAX_ATTEMPTS = 4096  # kitty point value: a hard constraint, retried until met
+SWAPS_PER_CARD = 8  # mixing steps per free card when the exact test keeps failing
 ALL_SUITS = (1 << N_SUITS) - 1  # a slot that may hold every suit
 NO_SUBSETS = 1 << N_SUITS  # subsets of the (at most four) constrained suits, for Hall's condition
+
+# Scratch rows of one sample_world call (two allocations, named views). Per suit or subset:
+PLAN_SLOTS, PLAN_ORDER, PLAN_BASE, PLAN_OUTSIDE, PLAN_SUBSETS, PLAN_ROOM_OF_SUIT, PLAN_SLACK = range(7)
+# per slot:
+PLAN_CAPACITY, PLAN_ALLOWED_SUITS, PLAN_ROOM = range(7, 10)
+PLAN_ROWS = 10
+CARDS_MUST, CARDS_DEALT, CARDS_PLAYED_BY, CARDS_TAKEN = range(4)
+CARD_ROWS = 4
 
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
@@ -117,11 +130,11 @@ def copy_state(source, target) -> None:
 
 # ---------------------------------------------------------------- what the seat knows
 @njit
-def cards_left(state, rules: RulesTuple, seat: np.int64) -> np.int64:
-    """How many cards ``seat`` holds now, from public counts only."""
+def cards_left(state, size: np.int64, seat: np.int64) -> np.int64:
+    """How many cards ``seat`` holds now, from public counts only (``size``: cards dealt to each)."""
     if state.phase == PHASE_PASS:
-        return hand_size(rules)
-    return hand_size(rules) - state.trick_number - np.int64(state.trick_cards[seat] != NO_CARD)
+        return size
+    return size - state.trick_number - np.int64(state.trick_cards[seat] != NO_CARD)
 
 
 @njit
@@ -172,49 +185,31 @@ def _order_key(room: np.int64, slots: np.int64) -> np.int64:
 
 
 @njit
-def _blocked_slots(suit, order, n_constrained, remaining, subset_slots, room) -> np.int64:
-    """Slots where a card of ``suit`` may not go: placing it there would leave some set T of
-    the other constrained suits more cards than room in the slots T may use (Hall)."""
-    blocked = 0
-    for subset in range(1, 1 << n_constrained):
-        cards = 0
-        uses_suit = False
-        for i in range(n_constrained):
-            if (subset >> i) & 1:
-                cards += remaining[order[i]]
-                uses_suit |= order[i] == suit
-        if uses_suit or cards == 0:
-            continue
-        slots = subset_slots[subset]
-        free = 0
-        for o in range(MAX_PLAYERS):
-            if (slots >> o) & 1:
-                free += room[o]
-        if free <= cards:  # tight: no card of another suit may take a place in these slots
-            blocked |= slots
-    return blocked
-
-
-@njit
-def _deal_once(
-    free, must, capacity, slots, allowed_slots, order, n_constrained, base, outside, nested, rng, dealt
-):
+def _deal_once(free, must, capacity, slots, plan, n_constrained, nested, rng, dealt, room, slack):
     """One proposal: constrained suits card by card, then the rest uniformly.
 
-    Writes the slots' cards into ``dealt``; returns (rng, ok, ratio) where ratio is
-    prod A_i / B_i, the probability with which this proposal is to be accepted."""
-    room = capacity.copy()
-    remaining = np.zeros(N_SUITS, dtype=np.int64)
-    subset_slots = np.zeros(NO_SUBSETS, dtype=np.int64)
-    for i in range(n_constrained):
-        remaining[order[i]] = popcount(free & SUIT_MASKS[order[i]])
-    if not nested:
-        for subset in range(1, 1 << n_constrained):
+    Writes the slots' cards into ``dealt`` (``room``, ``slack``: scratch); returns
+    (rng, ok, ratio) where ratio is prod A_i / B_i, the probability with which this
+    proposal is to be accepted. ``plan`` holds the rows made by ``_plan``."""
+    allowed_slots, order, base, outside, subset_slots = (
+        plan[PLAN_SLOTS],
+        plan[PLAN_ORDER],
+        plan[PLAN_BASE],
+        plan[PLAN_OUTSIDE],
+        plan[PLAN_SUBSETS],
+    )
+    for o in range(MAX_PLAYERS):
+        room[o] = capacity[o]
+        dealt[o] = must[o]
+    subsets = 1 << n_constrained
+    if not nested:  # slack[T]: room in the slots T's suits may use minus T's cards (Hall: >= 0)
+        for subset in range(1, subsets):
+            slack[subset] = 0
+            for o in range(MAX_PLAYERS):
+                slack[subset] += room[o] * ((subset_slots[subset] >> o) & 1)
             for i in range(n_constrained):
                 if (subset >> i) & 1:
-                    subset_slots[subset] |= allowed_slots[order[i]]
-    for o in range(MAX_PLAYERS):
-        dealt[o] = must[o]
+                    slack[subset] -= np.int64(popcount(free & SUIT_MASKS[order[i]]))
     ratio = 1.0
     left = np.int64(popcount(free))  # cards still to place, all suits
     for i in range(n_constrained):
@@ -225,8 +220,10 @@ def _deal_once(
             bit = cards & (~cards + _ONE)  # the lowest card of the suit left
             cards ^= bit
             open_slots = allowed_slots[suit]
-            if not nested:
-                open_slots &= ~_blocked_slots(suit, order, n_constrained, remaining, subset_slots, room)
+            if not nested:  # a tight set of other suits keeps its slots for itself
+                for subset in range(1, subsets):
+                    if not (subset >> i) & 1 and slack[subset] <= 0:
+                        open_slots &= ~subset_slots[subset]
             total = 0
             for o in range(MAX_PLAYERS):
                 if (open_slots >> o) & 1:
@@ -237,14 +234,18 @@ def _deal_once(
             k += 1
             left -= 1
             rng, pick = random_below(rng, total)
+            slot = 0
             for o in range(MAX_PLAYERS):
                 if (open_slots >> o) & 1:
                     if pick < room[o]:
-                        dealt[o] |= bit
-                        room[o] -= 1
+                        slot = o
                         break
                     pick -= room[o]
-            remaining[suit] -= 1
+            dealt[slot] |= bit
+            room[slot] -= 1
+            if not nested:
+                for subset in range(1, subsets):
+                    slack[subset] += ((subset >> i) & 1) - ((subset_slots[subset] >> slot) & 1)
     rest = free
     for i in range(n_constrained):
         rest &= ~SUIT_MASKS[order[i]]
@@ -264,29 +265,126 @@ def _deal_once(
 
 
 @njit
+def _slot_of(card_bit_: np.uint64, dealt, slots: np.int64) -> np.int64:
+    for o in range(MAX_PLAYERS):
+        if (slots >> o) & 1 and dealt[o] & card_bit_:
+            return o
+    return np.int64(-1)
+
+
+@njit
+def _mix_by_swaps(free, dealt, slots, allowed_suits, kitty_slot, kitty_fixed, rng) -> np.uint64:
+    """Random transpositions of two freely dealt cards, kept when both seats may hold the
+    other's card: a symmetric chain whose stationary law is uniform over consistent deals,
+    so it moves a biased proposal towards uniform (``SWAPS_PER_CARD`` tries per card)."""
+    count = np.int64(popcount(free))
+    for _ in range(SWAPS_PER_CARD * count):
+        rng, bits = next_u64(rng)
+        a = card_bit(select_bit(free, uniform_below(bits, count)))
+        b = card_bit(select_bit(free, uniform_below(bits << np.uint64(32), count)))
+        slot_a, slot_b = _slot_of(a, dealt, slots), _slot_of(b, dealt, slots)
+        if slot_a == slot_b or (kitty_fixed and (slot_a == kitty_slot or slot_b == kitty_slot)):
+            continue
+        suit_a, suit_b = suit_of(lowest_card(a)), suit_of(lowest_card(b))
+        if (allowed_suits[slot_a] >> suit_b) & 1 and (allowed_suits[slot_b] >> suit_a) & 1:
+            dealt[slot_a] ^= a | b
+            dealt[slot_b] ^= a | b
+    return rng
+
+
+@njit
+def _plan(free, capacity, allowed_suits, slots, plan) -> tuple[np.int64, bool]:
+    """Rows of ``plan`` for the deal: the slots each suit may use, the constrained suits
+    (most constrained first), the bounds B_i and Hall's subsets; returns (count, nested)."""
+    allowed_slots, order, base, outside, subset_slots, room_of_suit = (
+        plan[PLAN_SLOTS],
+        plan[PLAN_ORDER],
+        plan[PLAN_BASE],
+        plan[PLAN_OUTSIDE],
+        plan[PLAN_SUBSETS],
+        plan[PLAN_ROOM_OF_SUIT],
+    )
+    n_constrained = 0
+    for suit in range(N_SUITS):
+        for o in range(MAX_PLAYERS):
+            if (slots >> o) & 1 and (allowed_suits[o] >> suit) & 1:
+                allowed_slots[suit] |= 1 << o
+                room_of_suit[suit] += capacity[o]
+        if free & SUIT_MASKS[suit] and allowed_slots[suit] != slots:
+            i = n_constrained  # insertion sort by room, then by number of slots (subsets first)
+            key = _order_key(room_of_suit[suit], allowed_slots[suit])
+            while i > 0 and _order_key(room_of_suit[order[i - 1]], allowed_slots[order[i - 1]]) > key:
+                order[i] = order[i - 1]
+                i -= 1
+            order[i] = suit
+            n_constrained += 1
+    # B_i bounds the room A_i of card i's slots: their room minus the earlier cards bound to
+    # lie inside them, and the cards left minus the later cards bound to lie outside them
+    nested = True
+    for i in range(n_constrained):
+        a = allowed_slots[order[i]]
+        base[order[i]] = room_of_suit[order[i]]
+        for j in range(n_constrained):
+            b = allowed_slots[order[j]]
+            count = np.int64(popcount(free & SUIT_MASKS[order[j]]))
+            if j < i and b & ~a == 0:
+                base[order[i]] -= count
+            if j > i and b & a == 0:
+                outside[order[i]] += count
+            if j < i and b & ~a != 0 and a & ~b != 0:
+                nested = False
+    if not nested:
+        for subset in range(1, 1 << n_constrained):
+            for i in range(n_constrained):
+                if (subset >> i) & 1:
+                    subset_slots[subset] |= allowed_slots[order[i]]
+    return n_constrained, nested
+
+
+@njit
 def sample_world(state, rules: RulesTuple, seat: np.int64, rng: np.uint64, world) -> np.uint64:
     """Copy ``state`` into ``world`` and re-deal every card ``seat`` cannot see; returns the rng.
 
     Reads only ``seat``'s information set. The world's other hands, kitty, piles, passes
     and seeds are rewritten to be mutually consistent, so any policy can play it out.
+    Hot loops call ``sample_world_into`` with scratch from ``new_sampler_scratch`` instead.
     """
+    plan, card_rows = new_sampler_scratch()
+    return sample_world_into(state, rules, seat, rng, world, plan, card_rows)
+
+
+@njit
+def new_sampler_scratch():
+    """The scratch arrays of ``sample_world_into`` (allocate once per decision, not per world)."""
+    return np.zeros((PLAN_ROWS, NO_SUBSETS), dtype=np.int64), np.zeros(
+        (CARD_ROWS, MAX_PLAYERS), dtype=np.uint64
+    )
+
+
+@njit
+def sample_world_into(
+    state, rules: RulesTuple, seat: np.int64, rng: np.uint64, world, plan, card_rows
+) -> np.uint64:
+    """``sample_world`` with caller-owned scratch (``new_sampler_scratch``): no allocation."""
+    plan[:] = 0
+    card_rows[:] = _ZERO
     copy_state(state, world)
     n = state.n_players
+    size = hand_size(rules)
     playing = state.phase != PHASE_PASS
     kitty_slot = seat  # the seat's own slot stands for the kitty
-    kitty_size = np.int64(popcount(deck_cards(rules))) - hand_size(rules) * n
+    kitty_size = np.int64(popcount(deck_cards(rules))) - size * n
     kitty_taken = playing and state.trick_number > 0
     kitty_known = kitty_taken and state.trick_winners[0] == seat
     unseen = unseen_cards(state, rules, seat)
 
-    must = np.zeros(MAX_PLAYERS, dtype=np.uint64)
-    capacity = np.zeros(MAX_PLAYERS, dtype=np.int64)
-    allowed_suits = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    must, dealt = card_rows[CARDS_MUST], card_rows[CARDS_DEALT]
+    capacity, allowed_suits = plan[PLAN_CAPACITY], plan[PLAN_ALLOWED_SUITS]
     slots = 0
     for o in range(n):
         if o != seat:
             slots |= 1 << o
-            capacity[o] = cards_left(state, rules, o)
+            capacity[o] = cards_left(state, size, o)
             allowed_suits[o] = ALL_SUITS & ~state.void_suits[o]
     kitty_open = kitty_size > 0 and not kitty_known
     if kitty_open:
@@ -317,64 +415,30 @@ def sample_world(state, rules: RulesTuple, seat: np.int64, rng: np.uint64, world
     for o in range(MAX_PLAYERS):
         free &= ~must[o]
         capacity[o] -= np.int64(popcount(must[o]))
+    n_constrained, nested = _plan(free, capacity, allowed_suits, slots, plan)
 
-    # the suits whose cards may not go everywhere, most constrained first
-    allowed_slots = np.zeros(N_SUITS, dtype=np.int64)
-    room_of_suit = np.zeros(N_SUITS, dtype=np.int64)
-    order = np.zeros(N_SUITS, dtype=np.int64)
-    n_constrained = 0
-    for suit in range(N_SUITS):
-        for o in range(MAX_PLAYERS):
-            if (slots >> o) & 1 and (allowed_suits[o] >> suit) & 1:
-                allowed_slots[suit] |= 1 << o
-                room_of_suit[suit] += capacity[o]
-        if free & SUIT_MASKS[suit] and allowed_slots[suit] != slots:
-            i = n_constrained  # insertion sort by room, then by number of slots (subsets first)
-            key = _order_key(room_of_suit[suit], allowed_slots[suit])
-            while i > 0 and _order_key(room_of_suit[order[i - 1]], allowed_slots[order[i - 1]]) > key:
-                order[i] = order[i - 1]
-                i -= 1
-            order[i] = suit
-            n_constrained += 1
-    # B_i bounds the room A_i of card i's slots: their room minus the earlier cards bound to
-    # lie inside them, and the cards left minus the later cards bound to lie outside them
-    base = np.zeros(N_SUITS, dtype=np.int64)
-    outside = np.zeros(N_SUITS, dtype=np.int64)
-    nested = True
-    for i in range(n_constrained):
-        a = allowed_slots[order[i]]
-        base[order[i]] = room_of_suit[order[i]]
-        for j in range(n_constrained):
-            b = allowed_slots[order[j]]
-            count = np.int64(popcount(free & SUIT_MASKS[order[j]]))
-            if j < i and b & ~a == 0:
-                base[order[i]] -= count
-            if j > i and b & a == 0:
-                outside[order[i]] += count
-            if j < i and b & ~a != 0 and a & ~b != 0:
-                nested = False
-
-    dealt = np.zeros(MAX_PLAYERS, dtype=np.uint64)
     for attempt in range(MAX_ATTEMPTS):
         rng, ok, ratio = _deal_once(
             free,
             must,
             capacity,
             slots,
-            allowed_slots,
-            order,
+            plan,
             n_constrained,
-            base,
-            outside,
             nested,
             rng,
             dealt,
+            plan[PLAN_ROOM],
+            plan[PLAN_SLACK],
         )
         if not ok:
             continue
         if points_in_kitty >= 0 and card_points(dealt[kitty_slot], rules) != points_in_kitty:
             continue
-        if nested or attempt >= MAX_EXACT_ATTEMPTS:
+        if nested:
+            break
+        if attempt >= MAX_EXACT_ATTEMPTS:  # rare: shuffle the proposal towards uniform instead
+            rng = _mix_by_swaps(free, dealt, slots, allowed_suits, kitty_slot, points_in_kitty >= 0, rng)
             break
         rng, u = random_unit(rng)
         if u < ratio:
@@ -389,7 +453,7 @@ def sample_world(state, rules: RulesTuple, seat: np.int64, rng: np.uint64, world
         world.kitty = state.taken[seat] & ~state.played
     else:
         world.kitty = _ZERO
-    _rewrite_hidden_fields(state, rules, seat, world)
+    _rewrite_hidden_fields(state, rules, seat, world, card_rows[CARDS_PLAYED_BY], card_rows[CARDS_TAKEN])
     rng, bits = next_u64(rng)  # fresh seeds: the real ones are hidden
     world.hand_seed = bits
     for s in range(MAX_PLAYERS):
@@ -399,8 +463,9 @@ def sample_world(state, rules: RulesTuple, seat: np.int64, rng: np.uint64, world
 
 
 @njit
-def _rewrite_hidden_fields(state, rules: RulesTuple, seat: np.int64, world) -> None:
-    """Piles, deals and passes of the other seats that agree with the world's hands."""
+def _rewrite_hidden_fields(state, rules: RulesTuple, seat: np.int64, world, played_by, taken) -> None:
+    """Piles, deals and passes of the other seats that agree with the world's hands
+    (``played_by``, ``taken``: zeroed scratch rows)."""
     n = state.n_players
     if state.phase == PHASE_PASS:
         for o in range(n):
@@ -410,16 +475,21 @@ def _rewrite_hidden_fields(state, rules: RulesTuple, seat: np.int64, world) -> N
                 world.received[o] = _ZERO
         world.passes_made = state.passes_made & (1 << seat)  # the others pass in the world
         return
-    played_by = np.zeros(MAX_PLAYERS, dtype=np.uint64)
-    taken = np.zeros(MAX_PLAYERS, dtype=np.uint64)
+    trick = 0
+    player = state.trick_leaders[0]
     position = 0
     for i in range(state.n_played):  # history is public: who played what, who won each trick
-        trick = i // n
         bit = card_bit(state.history[i])
-        played_by[(state.trick_leaders[trick] + position) % n] |= bit
+        played_by[player] |= bit
         if trick < state.trick_number:
             taken[state.trick_winners[trick]] |= bit
-        position = position + 1 if position + 1 < n else 0
+        position += 1
+        player = player + 1 if player + 1 < n else 0  # counters, not `%`: a division is slow
+        if position == n:
+            position = 0
+            trick += 1
+            if i + 1 < state.n_played:
+                player = state.trick_leaders[trick]
     if state.trick_number > 0:
         taken[state.trick_winners[0]] |= world.kitty
     for o in range(n):

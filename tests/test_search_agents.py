@@ -1,0 +1,173 @@
+"""The search agents ``pimc`` and ``ismcts`` (agents/pimc.py, agents/ismcts.py).
+
+Tiny budgets throughout: the checks are about interface, legality, blindness and
+reproducibility, plus one small duplicate match against random with a fixed seed.
+Tests never assert wall-clock times; the time budget is only checked to finish legally.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import numpy as np
+import pytest
+
+# isort: off
+import hearts_sim  # noqa: F401  (first: ``import agents`` alone hits the agents <-> hearts_sim import cycle)
+from agents import ismcts, pimc
+from agents.kinds import MAX_PARAMS, AgentError
+from agents.registry import KINDS, parse_agent
+from hearts_sim.cards import QS
+from hearts_sim.game import HandState
+from hearts_sim.simulate import Table, run_hands
+
+# isort: on
+
+try:
+    from tests.agent_checks import CHECK_RULES, assert_no_peeking, assert_plays_legally, spec_decider
+except ImportError:  # tests/ itself on sys.path
+    from agent_checks import (  # type: ignore[no-redef]
+        CHECK_RULES,
+        assert_no_peeking,
+        assert_plays_legally,
+        spec_decider,
+    )
+
+# tiny budgets: a few hundred microseconds a decision
+SMALL = {
+    "pimc": "pimc(iterations=48,worlds=3)",
+    "ismcts": "ismcts(iterations=60)",
+}
+ROLLOUT_VARIANTS = [
+    "pimc(iterations=30,worlds=2,rollout=random)",
+    "ismcts(iterations=40,rollout=rule,c=1.5)",
+]
+
+
+# ---------------------------------------------------------------- specs
+@pytest.mark.parametrize("name", ["pimc", "ismcts"])
+def test_spec_parses_with_defaults(name: str) -> None:
+    kind = KINDS[name]
+    assert 1 <= len(kind.parameters) <= MAX_PARAMS
+    names = [p.name for p in kind.parameters]
+    assert len(set(names)) == len(names)
+    agent = parse_agent(name)
+    assert agent.play_policy.kind is kind
+    assert dict(agent.play_policy.values) == {p.name: p.default for p in kind.parameters}
+    assert str(agent) == name
+    row = kind.default_params()
+    assert len(row) == MAX_PARAMS and all(isinstance(x, float) for x in row)
+
+
+def test_spec_values_and_round_trip() -> None:
+    agent = parse_agent("pimc(iterations=500, worlds=4, rollout=random, c=1.2, ms=30)")
+    policy = agent.play_policy
+    assert policy.value("iterations") == 500 and policy.value("worlds") == 4
+    assert policy.value("rollout") == pimc.ROLLOUTS.index("random")
+    assert policy.value("c") == 1.2 and policy.value("ms") == 30.0
+    assert parse_agent(str(agent)) == agent
+    assert parse_agent("ismcts(rollout=rule)").play_policy.value("rollout") == pimc.ROLLOUT_RULE
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("pimc(iterations=many)", "must be an integer"),
+        ("pimc(depth=3)", "has no parameter 'depth'"),
+        ("ismcts(rollout=smart)", "must be one of random, greedy, rule"),
+        ("ismcts(c=wide)", "must be a number"),
+        ("ismcts(iterations)", "not of the form name=value"),
+    ],
+)
+def test_spec_errors_name_the_problem(spec: str, message: str) -> None:
+    with pytest.raises(AgentError, match=message):
+        parse_agent(spec)
+
+
+# ---------------------------------------------------------------- legality and blindness
+@pytest.mark.parametrize("spec", [*SMALL.values(), *ROLLOUT_VARIANTS])
+def test_plays_legally_under_every_rules_set(spec: str) -> None:
+    """3, 4 and 5 players, remove and kitty modes, Black Maria, Omnibus, any first lead."""
+    assert_plays_legally(spec, hands=40, stepped_hands=2)
+
+
+@pytest.mark.parametrize("spec", list(SMALL.values()))
+def test_never_peeks(spec: str) -> None:
+    """Re-dealing everything the seat cannot see never changes its decision (same stream)."""
+    assert assert_no_peeking(spec, per_rules=6, alternatives=2) >= 6 * len(CHECK_RULES)
+
+
+@pytest.mark.parametrize("spec", ["pimc(ms=1,worlds=4)", "ismcts(ms=1)"])
+def test_time_budget_plays_legally(spec: str) -> None:
+    assert_plays_legally(spec, rules_set=[CHECK_RULES["kitty3_maria"]], hands=2, stepped_hands=1)
+
+
+def test_clock_agrees_with_python() -> None:
+    assert abs(int(pimc.monotonic_ns()) - time.monotonic_ns()) < 1_000_000_000
+
+
+# ---------------------------------------------------------------- reproducibility
+@pytest.mark.parametrize("spec", list(SMALL.values()))
+def test_deterministic_for_a_seed(spec: str) -> None:
+    table = Table.build("qdan5", [[spec, "random", spec, "rule", "random"]])
+    first = run_hands(table, 11, 0, 6)
+    second = run_hands(table, 11, 0, 6)
+    assert first.tobytes() == second.tobytes()
+    other_seed = run_hands(table, 12, 0, 6)
+    assert first.tobytes() != other_seed.tobytes()
+
+
+# ---------------------------------------------------------------- play
+def _qs_dump_position() -> tuple[HandState, int]:
+    """Trick 2: seat 3 leads KC and wins it whatever happens; seat 1, void in clubs and
+    holding QS with three small spades, is to play: the queen goes to seat 3 (no moon
+    threat: the hearts are spread)."""
+    state = HandState.from_deal(
+        "standard",
+        [
+            "2C 3C 4C 5C 6C 7C 2D 3D 4D 2H 3H 4H 5H",
+            "QS 2S 3S 4S 5D 6D 7D 8D 6H 7H 8H 9H 10H",
+            "8C 9C 10C 5S 6S 7S 8S 9D 10D JD JH QH KH",
+            "JC QC KC AC 9S 10S JS KS AS QD KD AD AH",
+        ],
+    )
+    for card in ("2C", "5D", "8C", "AC", "KC", "3C"):
+        state.play(card)
+    assert state.current_player == 1
+    return state, 1
+
+
+@pytest.mark.parametrize("spec", ["pimc(iterations=20000,worlds=20)", "ismcts(iterations=12000)"])
+def test_dumps_the_queen_when_void(spec: str) -> None:
+    """A tactical sanity check at about the default budgets (small ones still miss it)."""
+    state, seat = _qs_dump_position()
+    decide = spec_decider(spec)
+    played = [decide(state.record, state._rules_array, seat, np.uint64(seed)) for seed in range(3)]
+    assert played == [QS] * 3, f"{spec} played {played}"
+
+
+def _duplicate(a: str, b: str, deals: int, seed: int) -> tuple[float, float]:
+    """A minus B mean score per hand over ``deals`` deals, each in all 14 seatings of A and B."""
+    seatings = [[a if bit else b for bit in mix] for mix in itertools.product((0, 1), repeat=4)]
+    seatings = [s for s in seatings if 0 < s.count(a) < 4]
+    records = run_hands(Table.build("standard", seatings), seed, 0, deals)
+    is_a = np.array([[agent == a for agent in seating] for seating in seatings])[records["seating"]]
+    score = records["score"][:, :4].astype(float)
+    diffs = np.array(
+        [
+            score[m][is_a[m]].mean() - score[m][~is_a[m]].mean()
+            for m in (records["deal"] == d for d in range(deals))
+        ]
+    )
+    return float(diffs.mean()), float(1.96 * diffs.std(ddof=1) / np.sqrt(deals))
+
+
+@pytest.mark.parametrize("spec", ["pimc(iterations=200,worlds=5)", "ismcts(iterations=200)"])
+def test_beats_random_in_duplicate(spec: str) -> None:
+    mean, half_width = _duplicate(spec, "random", deals=8, seed=5)
+    assert mean + half_width < -2.0, f"{spec} vs random: {mean:+.2f} ± {half_width:.2f} points/hand"
+
+
+def test_search_kinds_declared_in_registry() -> None:
+    assert KINDS["pimc"] is pimc.KIND and KINDS["ismcts"] is ismcts.KIND
