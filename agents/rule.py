@@ -13,9 +13,14 @@ serve as the rollout policy of the Monte Carlo agents. The plan, in order of pri
   then the highest heart or high card;
 * leading: low, in the suit where the most unseen cards outrank it and nobody is void,
   or a low spade to flush the QS when the seat holds none of QS, KS, AS;
-* moons: an opponent holding every point taken late in the hand is stopped by taking a
-  point; a hand strong enough (``shoot``) plays to take every trick while nobody else
-  has scored.
+* moons: against an opponent holding every point taken (at least ``defend``): take a
+  trick with points or the lead from it, lead the highest heart, keep hearts off its
+  tricks; a seat holding ``commit`` points while nobody else scored, or dealt a hand of
+  moon strength ``shoot``, plays to take every trick;
+* Omnibus: the jack of diamonds is kept when passing and taken when a trick offers it.
+
+Defaults were tuned in duplicate against the previous defaults and against random
+(``void_bonus``, ``commit``, ``defend`` mattered most; see the report of this change).
 
 ``seed`` is not needed: the policy is deterministic.
 """
@@ -57,7 +62,7 @@ from hearts_sim.cards import (
     suit_of,
 )
 from hearts_sim.engine.hand import deck_cards, point_cards
-from hearts_sim.rules import R_JD_BONUS, R_PASS_COUNT, RulesTuple
+from hearts_sim.rules import MOON_OFF, R_JD_BONUS, R_MOON, R_PASS_COUNT, RulesTuple
 
 # parameter row positions
 P_SPADE_GUARD, P_VOID_BONUS, P_HEART_BONUS, P_SHOOT, P_COMMIT, P_DEFEND, P_FLUSH, P_VOID_LEAD = range(8)
@@ -252,7 +257,7 @@ def rule_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np
         params[P_SPADE_GUARD],
         params[P_VOID_BONUS],
         params[P_HEART_BONUS],
-        params[P_SHOOT],
+        params[P_SHOOT] if rules[R_MOON] != MOON_OFF else np.inf,
         rules[R_JD_BONUS] != 0,
     )
 
@@ -390,7 +395,9 @@ def rule_play(
     if popcount(legal) == 1:
         return lowest_card(legal)
     points = point_cards(rules)
-    moon = moon_status(state, seat, params[P_SHOOT], params[P_COMMIT], params[P_DEFEND])
+    moon = NO_MOON
+    if rules[R_MOON] != MOON_OFF:
+        moon = moon_status(state, seat, params[P_SHOOT], params[P_COMMIT], params[P_DEFEND])
     if state.n_in_trick == 0:
         return _lead(state, seat, legal, deck_cards(rules), moon, params[P_FLUSH], params[P_VOID_LEAD])
     led = suit_of(state.trick_cards[state.leader])

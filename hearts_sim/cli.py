@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import tomllib
 from collections.abc import Sequence
@@ -290,7 +291,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
                 result,
                 args.description or f"tuned {args.agent}",
                 args.max_ms,
-                "hearts-sim " + " ".join(sys.argv[1:]),
+                "hearts-sim " + shlex.join(sys.argv[1:]),
             )
     except TuneError as error:
         raise UsageError(str(error)) from None

@@ -11,6 +11,7 @@ fresh deals against the reference, so its reported gain is not inflated by selec
 
 from __future__ import annotations
 
+import json
 import math
 import tomllib
 from collections.abc import Callable, Sequence
@@ -175,12 +176,12 @@ def tune(
 def write_level(path: Path, result: TuneResult, description: str, max_ms: float, command: str) -> None:
     """Save a tuned spec as a level file (agents/levels/<name>.toml), with its provenance."""
     lines = [
-        f'description = "{description}"',
+        f"description = {json.dumps(description)}",
         f'agent = "{result.best.spec}"',
         f"max_ms_per_decision = {max_ms:g}",
         "",
         "[provenance]",
-        f'command = "{command}"',
+        f"command = {json.dumps(command)}",  # a TOML basic string is a JSON string
         f'reference = "{result.reference}"',
         f"gain_points_per_hand = {result.gain}",
         f"ci95 = [{result.ci95[0]}, {result.ci95[1]}]",

@@ -134,7 +134,7 @@ def _points_from_plays(plays: Sequence[tuple[int, int]]) -> list[int]:
     """Independent recount of raw points from complete tricks (highest of led suit wins)."""
     pts = [0] * N_SEATS
     for t in range(len(plays) // N_SEATS):
-        trick = plays[t * N_SEATS:(t + 1) * N_SEATS]
+        trick = plays[t * N_SEATS : (t + 1) * N_SEATS]
         led = trick[0][1] // 13
         winner = max((c, s) for s, c in trick if c // 13 == led)[1]
         pts[winner] += sum(card_points(c) for _, c in trick)
@@ -247,8 +247,9 @@ def replay_in_openspiel(
         raise ValueError("passes must be 4 lists")
     want = 0 if pass_direction == "none" else PASS_COUNT
     if any(len(p) != want for p in passes):
-        raise ValueError(f"direction {pass_direction!r} needs {want} passed cards per seat, "
-                         f"got {[len(p) for p in passes]}")
+        raise ValueError(
+            f"direction {pass_direction!r} needs {want} passed cards per seat, got {[len(p) for p in passes]}"
+        )
 
     state = _load_game().new_initial_state()
     state.apply_action(DIRECTION_TO_ACTION[pass_direction])
@@ -264,11 +265,13 @@ def replay_in_openspiel(
         if to_move != seat:
             raise OpenSpielRejectedMove(
                 f"{kind} {step}: seat {seat} tried {card_name(card)} ({card}) but OpenSpiel "
-                f"expects seat {to_move} to move")
+                f"expects seat {to_move} to move"
+            )
         if card not in legal:
             raise OpenSpielRejectedMove(
                 f"{kind} {step}: seat {seat} tried {card_name(card)} ({card}); OpenSpiel allows "
-                f"{sorted(legal)} = {[card_name(c) for c in sorted(legal)]}")
+                f"{sorted(legal)} = {[card_name(c) for c in sorted(legal)]}"
+            )
         state.apply_action(our_to_os(card))
         return legal
 

@@ -136,9 +136,7 @@ def pass_receiver(seat: int, direction: str, n_players: int) -> int:
 
 
 # --- dealing ---
-def deal_random(
-    rules: Rules, rng: random.Random, dealer: int = 0
-) -> tuple[list[list[int]], list[int]]:
+def deal_random(rules: Rules, rng: random.Random, dealer: int = 0) -> tuple[list[list[int]], list[int]]:
     """Shuffle, deal one card at a time from the dealer's left; what is left is the kitty."""
     deck = sorted(deck_cards(rules))
     rng.shuffle(deck)
@@ -236,9 +234,7 @@ class ReferenceHand:
         if set(all_cards) != deck_cards(rules):
             raise ValueError("the deal is not the deck of these rules")
         if pass_direction not in PASS_DIRECTIONS:
-            raise ValueError(
-                f"pass_direction={pass_direction!r}: choose one of {', '.join(PASS_DIRECTIONS)}"
-            )
+            raise ValueError(f"pass_direction={pass_direction!r}: choose one of {', '.join(PASS_DIRECTIONS)}")
         if pass_direction == "across" and n != 4:
             raise ValueError(f"pass_direction='across' needs 4 players, not {n}")
         if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < n:

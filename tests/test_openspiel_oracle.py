@@ -115,8 +115,9 @@ def test_moon_shot_scoring():
     top = [12, 11, 10, 25, 24, 23, 38, 37, 36, 35, 51, 50, 49]  # AKQ C, AKQ D, AKQJ S, AKQ H
     rest = [c for c in range(52) if c not in top]
     hands = [top, rest[0::3], rest[1::3], rest[2::3]]
-    r = _play_out(hands, "none", [[], [], [], []],
-                  lambda seat, legal: max(legal) if seat == 0 else min(legal))
+    r = _play_out(
+        hands, "none", [[], [], [], []], lambda seat, legal: max(legal) if seat == 0 else min(legal)
+    )
     assert r["moon_shooter"] == 0
     assert r["points"] == [26, 0, 0, 0]
     assert r["returns"] == [26.0, 0.0, 0.0, 0.0]
@@ -126,10 +127,10 @@ def test_first_trick_exception_and_qs_breaks_hearts():
     clubs, diamonds = list(range(13)), list(range(13, 26))
     spades, hearts = list(range(26, 39)), list(range(39, 52))
     hands = [
-        [0] + diamonds[1:],                          # 2C + 3D..AD
-        [36] + hearts[1:],                           # QS + 3H..AH: only points cards
-        clubs[1:] + [39],                            # 3C..AC + 2H
-        [13] + [c for c in spades if c != 36],       # 2D + spades without QS
+        [0] + diamonds[1:],  # 2C + 3D..AD
+        [36] + hearts[1:],  # QS + 3H..AH: only points cards
+        clubs[1:] + [39],  # 3C..AC + 2H
+        [13] + [c for c in spades if c != 36],  # 2D + spades without QS
     ]
     r = oracle.replay_in_openspiel(hands, "none", [[], [], [], []], [(0, 0)])
     # void on the first trick holding only hearts + QS: any card, QS included

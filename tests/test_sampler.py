@@ -176,12 +176,26 @@ def assert_uniform(record: np.void, rules: Rules, seat: int, per_deal: int = 60,
     return len(deals)
 
 
-def _small_endgames(rules: Rules, count: int, seed: int, max_unseen: int) -> list[tuple[object, int]]:
+MAX_DEALS = 2000  # endgames small enough to enumerate and to sample 60 times per deal
+
+
+def _deal_bound(record: np.void, rules: Rules, seat: int) -> int:
+    """Deals of the unseen cards to the other hands and the kitty, ignoring every constraint."""
+    unseen = int(deck_cards(rules.to_tuple())) & ~int(record["hands"][seat]) & ~int(record["played"])
+    sizes = [int(record["hands"][o]).bit_count() for o in range(rules.n_players) if o != seat]
+    bound = math.factorial(unseen.bit_count())
+    for size in [*sizes, unseen.bit_count() - sum(sizes)]:
+        bound //= math.factorial(size)
+    return bound
+
+
+def _small_endgames(rules: Rules, count: int, seed: int) -> list[tuple[object, int]]:
     out = []
     for state, seat in real_positions(rules, 12 * count, seed=seed, stage=(0.7, 0.95), pass_probability=0):
-        record = state.record
-        unseen = int(deck_cards(rules.to_tuple())) & ~int(record["hands"][seat]) & ~int(record["played"])
-        if 4 <= unseen.bit_count() <= max_unseen:
+        unseen = int(deck_cards(rules.to_tuple())) & ~int(state.record["hands"][seat])
+        if (unseen & ~int(state.record["played"])).bit_count() >= 4 and _deal_bound(
+            state.record, rules, seat
+        ) <= MAX_DEALS:
             out.append((state, seat))
         if len(out) == count:
             break
@@ -191,7 +205,7 @@ def _small_endgames(rules: Rules, count: int, seed: int, max_unseen: int) -> lis
 @pytest.mark.parametrize("label", ["standard", "kitty3", "kitty5", "qdan5"])
 def test_uniform_on_small_endgames(label: str) -> None:
     rules = CHECK_RULES[label]
-    endgames = _small_endgames(rules, 6, seed=21, max_unseen=10)
+    endgames = _small_endgames(rules, 6, seed=21)
     assert len(endgames) >= 4
     for i, (state, seat) in enumerate(endgames):
         assert_uniform(state.record, rules, seat, seed=i)  # type: ignore[attr-defined]
@@ -203,7 +217,7 @@ def test_uniform_with_crossing_voids() -> None:
     rules = Rules()
     tested = 0
     chooser = random.Random(5)
-    for state, seat in _small_endgames(rules, 60, seed=31, max_unseen=9):
+    for state, seat in _small_endgames(rules, 60, seed=31):
         array = new_states(1)
         copy_state(state.record, array[0])
         record = array[0]
