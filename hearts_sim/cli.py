@@ -69,7 +69,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-DEFAULT_AGENTS = ("rule", "random")  # the strongest agents that exist, against the baseline
+DEFAULT_AGENTS = ("normal", "easy", "random")  # the CPU levels fast enough for a one-minute run
 
 
 def _config_file(path: str) -> dict[str, Any]:
