@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from agents.kinds import AgentError
 from agents.registry import parse_agent
 from hearts_sim.rules import Rules
 from hearts_sim.tournament import TournamentConfig, run_tournament
@@ -196,4 +195,4 @@ def write_level(path: Path, result: TuneResult, description: str, max_ms: float,
         raise TuneError(f"cannot write level file {path}: {error.strerror or error}") from None
 
 
-__all__ = ["AgentError", "TuneError", "TuneResult", "parse_ranges", "tune", "write_level"]
+__all__ = ["TuneError", "TuneResult", "parse_ranges", "tune", "write_level"]
