@@ -11,7 +11,7 @@ numbers), so the comparison between cards is far less noisy than their values.
 A pass is chosen the same way among a few heuristic candidates (the rule agent's pass
 under several parameter settings, and the highest cards), each scored from
 ``pass_samples`` deals of the unseen cards in which the other seats pass by the
-rollout policy.
+rollout policy; a candidate must beat the rule agent's own pass by a margin.
 
 Rollouts: ``rule`` (the heuristic player, the default: far more realistic) or
 ``random`` (a lean uniform playout, several times cheaper).
@@ -85,6 +85,7 @@ KIND = PolicyKind(
 DEFAULT_PARAMS = KIND.default_params()
 
 MAX_PASS_CANDIDATES = 8
+PASS_MARGIN_Z = 1.0  # standard errors a candidate pass must gain over the rule pass
 # Scratch records of a decision: the sampled world and the copy a rollout plays on. They are
 # always used as worlds[WORLD] / worlds[TRIAL]: a record taken out of the array once does not
 # keep the array alive, and numba frees an array after its variable's last use.
@@ -310,29 +311,42 @@ def pass_candidates(state, rules: RulesTuple, seat: np.int64, seed: np.uint64, o
 
 @njit
 def mc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
-    """The heuristic candidate pass with the lowest mean final score over sampled deals."""
+    """The heuristic candidate pass with the lowest mean final score over sampled deals.
+
+    Candidate 0 is the rule agent's own pass; another replaces it only when its mean gain,
+    paired over the same deals and rollout streams, exceeds ``PASS_MARGIN_Z`` standard
+    errors (the minimum of several noisy means is biased towards luck)."""
     candidates = np.zeros(MAX_PASS_CANDIDATES, dtype=np.uint64)
     count = pass_candidates(state, rules, seat, seed, candidates)
     if count == 1:
         return candidates[0]
-    samples = max(np.int64(params[P_PASS_SAMPLES]), np.int64(1))
+    samples = max(np.int64(params[P_PASS_SAMPLES]), np.int64(2))
     kind = np.int64(params[P_ROLLOUT])
     worlds = np.zeros(SCRATCH_WORLDS, dtype=HAND_STATE)
-    totals = np.zeros(MAX_PASS_CANDIDATES, dtype=np.float64)
+    gains = np.zeros(MAX_PASS_CANDIDATES, dtype=np.float64)  # sum of (score of 0 - score of i)
+    squares = np.zeros(MAX_PASS_CANDIDATES, dtype=np.float64)
     plan, card_rows = new_sampler_scratch()
     rng = seed
     for _ in range(samples):
         rng = sample_world_into(state, rules, seat, rng, worlds[WORLD], plan, card_rows)
         rng, stream = next_u64(rng)
+        reference = 0.0
         for i in range(count):
             trial = worlds[TRIAL]
             copy_state(worlds[WORLD], trial)
             if not (trial.passes_made >> seat) & 1:
                 pass_cards(trial, rules, seat, candidates[i])
             rollout(trial, rules, kind, stream)
-            totals[i] += trial.scores[seat]
+            if i == 0:
+                reference = np.float64(trial.scores[seat])
+            gain = reference - trial.scores[seat]
+            gains[i] += gain
+            squares[i] += gain * gain
     best = 0
+    best_gain = 0.0
     for i in range(1, count):
-        if totals[i] < totals[best]:
-            best = i
+        mean = gains[i] / samples
+        error = np.sqrt(max(squares[i] / samples - mean * mean, 0.0) / (samples - 1))
+        if mean > best_gain and mean > PASS_MARGIN_Z * error:
+            best, best_gain = i, mean
     return candidates[best]

@@ -75,7 +75,7 @@ KIND = PolicyKind(
         Parameter("spade_guard", 3, "spades below the queen needed to keep QS, KS, AS when passing"),
         Parameter("void_bonus", 8.0, "passing: extra danger of a card whose suit the pass can void"),
         Parameter("heart_bonus", 1.0, "passing: extra danger of a heart over a card of equal rank"),
-        Parameter("shoot", 40.0, "moon strength of the dealt hand to try shooting (higher = never)"),
+        Parameter("shoot", 99.0, "moon strength of the dealt hand to try shooting (above 41 = never)"),
         Parameter("commit", 8, "points held while nobody else has any, to play for every trick (0 = never)"),
         Parameter("defend", 16, "points one opponent holds, all those taken, to trigger defence (0 = off)"),
         Parameter("flush", 1, "lead low spades to flush the QS when holding none of QS, KS, AS (0 = off)"),
@@ -89,6 +89,7 @@ NO_MOON, SHOOTING = -1, -2  # moon_status, besides the seat of a threatening opp
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
 TEN = 8  # rank index of the ten: cards above it count towards a moon
+MAX_MOON_STRENGTH = 41  # the strongest 13 cards (AH KH AS AD AC QH KS KD KC JH QS QD QC)
 SPADE_DANGER = 8.0  # passing: AS/KS/QS with too few guards outrank every other card
 LOW_SPADE_KEEP = 6.0  # passing: spades below the queen protect it: keep them
 QS_PASS_DANGER = 30.0  # passing: the unguarded queen goes first
@@ -169,7 +170,9 @@ def moon_status(state, seat: np.int64, shoot: np.float64, commit: np.float64, de
             total += state.points[o]
             holder = o
     if total == mine:  # nobody else has scored
-        if (commit > 0 and mine >= commit) or moon_strength(state.dealt[seat]) >= shoot:
+        if (commit > 0 and mine >= commit) or (
+            shoot <= MAX_MOON_STRENGTH and moon_strength(state.dealt[seat]) >= shoot
+        ):
             return SHOOTING
         return NO_MOON
     if defend > 0 and mine == 0 and total >= defend and state.points[holder] == total:

@@ -50,9 +50,9 @@ def test_rule_parameters_have_defaults_and_descriptions() -> None:
     assert spec.play_policy.params_array()[: len(rule.KIND.parameters)].tolist() == list(
         rule.DEFAULT_PARAMS[: len(rule.KIND.parameters)]
     )
-    tuned = parse_agent("rule(shoot=99,flush=0)")
-    assert tuned.play_policy.value("shoot") == 99.0 and tuned.play_policy.value("flush") == 0
-    assert str(tuned) == "rule(shoot=99,flush=0)"
+    tuned = parse_agent("rule(shoot=30,flush=0)")
+    assert tuned.play_policy.value("shoot") == 30.0 and tuned.play_policy.value("flush") == 0
+    assert str(tuned) == "rule(shoot=30,flush=0)"
 
 
 def test_mc_spec_parsing() -> None:

@@ -31,15 +31,19 @@ number with the sampling seat's own index standing for the kitty:
    placed. Accepting with probability prod A_i / B_i, where B_i bounds A_i for every
    deal, makes the accepted deals exactly uniform over all consistent worlds. When the
    allowed slot sets of the constrained suits are nested (no void, one void, several
-   voids of one seat, ... : nearly every real position) A_i = B_i and every attempt is
-   accepted. With crossing voids (seat a void in spades, seat b void in hearts) the
-   placement checks Hall's condition so it never dead-ends, and the test accepts
-   typically within a few attempts. Where ``MAX_EXACT_ATTEMPTS`` attempts in a row fail
-   (about 1% of positions from rule-vs-rule play: three seats void in three different
-   suits) the last proposal is mixed by random valid swaps of two cards, a chain that
-   leaves the uniform law invariant: close to uniform, not exactly.
+   voids of one seat: 70-75% of positions from rule-vs-rule play) A_i = B_i and every
+   attempt is accepted. With crossing voids (seat a void in spades, seat b void in
+   hearts) the placement checks Hall's condition so it never dead-ends; 1.1-1.6
+   attempts on average (measured on rule-vs-rule positions, 3, 4 and 5 players). Where
+   ``MAX_EXACT_ATTEMPTS`` attempts in a row fail (under 0.1% of samples: e.g. three
+   seats void in three different suits) the last proposal is mixed by random valid
+   swaps of two cards, a chain that leaves the uniform law invariant: close to uniform,
+   not exactly. Everything else is exactly uniform (tests/test_sampler.py checks it by
+   chi-square against enumerated endgames).
 
-Cost: one record copy plus about one random draw per unseen card; no Python objects.
+Cost: one record copy plus about one random draw per unseen card, about 1 us per world
+in mid-hand; no Python objects. ``sample_world_into`` with caller-owned scratch
+(``new_sampler_scratch``) avoids the two small allocations of ``sample_world``.
 """
 
 from __future__ import annotations
