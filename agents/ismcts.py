@@ -11,8 +11,9 @@ when its parent was visited) instead of the parent's visits, since a card that i
 legal in the sampled deals must not look under-explored. Opponent nodes pick the child
 best for the seat to move there (lowest own mean score), as in the paper's max^n backup.
 
-Playout policies and the clock are shared with ``agents.pimc``; the node pool and the
-world are allocated inside the decision kernel, which takes value types only.
+Playout policies and the clock are shared with ``agents.mc`` and ``agents.pimc`` (they live
+in ``agents.search``); the node pool and the world are allocated inside the decision
+kernel, which takes value types only.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 
 from agents import codes
 from agents.kinds import Parameter, Params, PolicyKind
-from agents.pimc import (
+from agents.search import (
     ROLLOUT_GREEDY,
     ROLLOUTS,
     TIME_CHECK_EVERY,

@@ -13,8 +13,13 @@ under several parameter settings, and the highest cards), each scored from
 ``pass_samples`` deals of the unseen cards in which the other seats pass by the
 rollout policy; a candidate must beat the rule agent's own pass by a margin.
 
-Rollouts: ``rule`` (the heuristic player, the default: far more realistic) or
-``random`` (a lean uniform playout, several times cheaper).
+Rollouts: the playout policies of ``agents.search`` (shared with ``pimc`` and ``ismcts``):
+``rule`` (the heuristic player, the default: far more realistic), ``greedy`` (a cheap
+heuristic) or ``random``. A random rollout of a card is played by ``lean_random_value``,
+which tracks only hands, points and tricks (several times cheaper than the engine) and
+draws the same stream as the shared playout, hence scores the same. In the pass phase the
+other seats pass by the rule agent (``rule``), their highest cards (``greedy``) or at
+random (``random``).
 """
 
 from __future__ import annotations
@@ -32,7 +37,18 @@ from agents.rule import (
     P_SPADE_GUARD,
     P_VOID_BONUS,
     rule_pass,
-    rule_play,
+)
+from agents.search import (
+    ROLLOUT_GREEDY,
+    ROLLOUT_RANDOM,
+    ROLLOUT_RULE,
+    ROLLOUTS,
+    budget_deadline,
+    card_count,
+    monotonic_ns,
+    moon_total,
+    new_worlds,
+    play_out,
 )
 from hearts_sim._numba import njit
 from hearts_sim.cards import (
@@ -46,14 +62,13 @@ from hearts_sim.cards import (
     card_bit,
     highest_card,
     lowest_card,
-    popcount,
     select_bit,
     suit_of,
 )
-from hearts_sim.engine.hand import card_points, legal_moves, pass_cards, play_card, point_cards
-from hearts_sim.engine.rng import next_u64, uniform_below
+from hearts_sim.engine.hand import card_points, pass_cards, play_card, point_cards
+from hearts_sim.engine.rng import next_u64, random_below
 from hearts_sim.engine.sampler import copy_state, new_sampler_scratch, sample_world_into
-from hearts_sim.engine.state import HAND_STATE, NO_SEAT, PHASE_PASS, PHASE_PLAY
+from hearts_sim.engine.state import NO_SEAT, PHASE_PASS
 from hearts_sim.rules import (
     MOON_OFF,
     MOON_OTHERS_PLUS,
@@ -68,9 +83,7 @@ from hearts_sim.rules import (
     RulesTuple,
 )
 
-ROLLOUTS = ("rule", "random")
-ROLLOUT_RULE, ROLLOUT_RANDOM = range(len(ROLLOUTS))
-P_SAMPLES, P_ROLLOUT, P_PASS_SAMPLES = range(3)
+P_SAMPLES, P_ROLLOUT, P_PASS_SAMPLES, P_MS = range(4)
 
 KIND = PolicyKind(
     "mc",
@@ -80,6 +93,7 @@ KIND = PolicyKind(
         Parameter("samples", 50, "worlds sampled per play decision; every legal card is rolled out in each"),
         Parameter("rollout", ROLLOUT_RULE, "policy of every seat in the rollouts", ROLLOUTS),
         Parameter("pass_samples", 30, "deals sampled per candidate pass"),
+        Parameter("ms", 0.0, "ms per play decision (0: use samples; a timed search is not reproducible)"),
     ),
 )
 DEFAULT_PARAMS = KIND.default_params()
@@ -100,25 +114,17 @@ PASS_VARIANTS = (
     (0.0, RULE_DEFAULTS[P_VOID_BONUS], RULE_DEFAULTS[P_HEART_BONUS]),
     (6.0, RULE_DEFAULTS[P_VOID_BONUS], RULE_DEFAULTS[P_HEART_BONUS]),
 )
+RULE_PLAY_DEFAULTS = RULE_DEFAULTS[P_HEART_BONUS + 1 :]  # the rule row after its three pass knobs
 
 
 # ---------------------------------------------------------------- rollouts
 @njit
-def random_rollout(state, rules: RulesTuple, rng: np.uint64) -> np.uint64:
-    """Uniformly random legal cards to the end of the hand (the random stream is returned)."""
-    while state.phase == PHASE_PLAY:
-        legal = legal_moves(state, rules)
-        rng, bits = next_u64(rng)
-        play_card(state, rules, select_bit(legal, uniform_below(bits, np.int64(popcount(legal)))))
-    return rng
-
-
-@njit
 def lean_random_value(world, rules: RulesTuple, card: np.int64, me: np.int64, rng: np.uint64, scratch):
     """``me``'s final score after ``card`` then uniformly random legal cards, without touching
-    ``world``: (rng, score). The same draws as ``random_rollout`` on a copy, hence the same
-    result, but only hands, points and tricks are tracked (``scratch``: a record for them).
-    Used after the hand's first lead (the only trick-0 lead is ``card`` itself)."""
+    ``world``: (rng, score). The same draws as the shared random playout (``play_out`` with
+    ``ROLLOUT_RANDOM``) on a copy, hence the same result, but only hands, points and tricks
+    are tracked (``scratch``: a record for them). Used after the hand's first lead (the
+    only trick-0 lead is ``card`` itself)."""
     n = world.n_players
     point_set = point_cards(rules)
     no_points_first = rules[R_NO_POINTS_FIRST_TRICK] != 0
@@ -159,8 +165,8 @@ def lean_random_value(world, rules: RulesTuple, card: np.int64, me: np.int64, rn
                     others = hand & ~HEARTS_MASK
                     if others and not (rules[R_LEAD_HEARTS_INSTEAD_OF_QS] and others == QS_BIT):
                         legal = others
-            rng, bits = next_u64(rng)
-            card = select_bit(legal, uniform_below(bits, np.int64(popcount(legal))))
+            rng, k = random_below(rng, card_count(legal))
+            card = select_bit(legal, k)
         bit = card_bit(card)
         suit = suit_of(card)
         scratch.hands[seat] = hand ^ bit
@@ -194,18 +200,18 @@ def lean_random_value(world, rules: RulesTuple, card: np.int64, me: np.int64, rn
 def hand_score(tally, rules: RulesTuple, me: np.int64, jd_taker: np.int64) -> np.int64:
     """``me``'s final score from the raw ``points`` and ``tricks_won`` of ``tally``: the rules of
     the engine's ``_finish_hand`` (moon, JD bonus, no-trick bonus)."""
-    moon_total = card_points(point_cards(rules), rules)
+    moon = moon_total(rules)
     shooter = np.int64(NO_SEAT)
     if rules[R_MOON] != MOON_OFF:
         for s in range(rules[R_N_PLAYERS]):
-            if tally.points[s] == moon_total:  # raw points only come from point cards
+            if tally.points[s] == moon:  # raw points only come from point cards
                 shooter = s
     score = tally.points[me]
     if shooter != NO_SEAT:
         if rules[R_MOON] == MOON_OTHERS_PLUS:
-            score = 0 if me == shooter else moon_total
+            score = 0 if me == shooter else moon
         else:
-            score = -moon_total if me == shooter else 0
+            score = -moon if me == shooter else 0
     if jd_taker == me:
         score += rules[R_JD_BONUS]
     if shooter == NO_SEAT and tally.tricks_won[me] == 0:
@@ -214,30 +220,21 @@ def hand_score(tally, rules: RulesTuple, me: np.int64, jd_taker: np.int64) -> np
 
 
 @njit
-def rule_rollout(state, rules: RulesTuple) -> None:
-    """The rule agent (default parameters) in every seat to the end of the hand."""
-    while state.phase == PHASE_PLAY:
-        seat = state.to_play
-        legal = legal_moves(state, rules)
-        play_card(state, rules, rule_play(RULE_DEFAULTS, state, rules, seat, legal, np.uint64(0)))
-
-
-@njit
 def rollout(state, rules: RulesTuple, kind: np.int64, rng: np.uint64) -> np.uint64:
-    """Play ``state`` to the end with rollout policy ``kind``; passes first if still passing."""
+    """Play ``state`` to the end with playout policy ``kind`` (ROLLOUT_*) in every seat; the
+    seats still to pass pass first (rule pass, highest cards, or random)."""
     if state.phase == PHASE_PASS:
         for s in range(state.n_players):
             if not (state.passes_made >> s) & 1:
                 if kind == ROLLOUT_RULE:
                     cards = rule_pass(RULE_DEFAULTS, state, rules, s, rng)
+                elif kind == ROLLOUT_GREEDY:
+                    cards = pass_extremes(state.dealt[s], rules, True)
                 else:
                     rng, bits = next_u64(rng)
                     cards = random_pass(state.dealt[s], rules, bits)
                 pass_cards(state, rules, s, cards)
-    if kind == ROLLOUT_RULE:
-        rule_rollout(state, rules)
-        return rng
-    return random_rollout(state, rules, rng)
+    return play_out(state, rules, rng, kind, 0.0)
 
 
 # ---------------------------------------------------------------- play
@@ -245,16 +242,21 @@ def rollout(state, rules: RulesTuple, kind: np.int64, rng: np.uint64) -> np.uint
 def mc_play(
     params: Params, state, rules: RulesTuple, seat: np.int64, legal: np.uint64, seed: np.uint64
 ) -> np.int64:
-    """The legal card with the lowest mean final score over sampled worlds and rollouts."""
-    if popcount(legal) == 1:
+    """The legal card with the lowest mean final score over sampled worlds and rollouts.
+
+    With ``ms`` > 0 it samples worlds until the time is up (at least one) instead."""
+    if card_count(legal) == 1:
         return lowest_card(legal)
-    samples = max(np.int64(params[P_SAMPLES]), np.int64(1))
+    deadline = budget_deadline(np.float64(params[P_MS]))
+    samples = max(np.int64(params[P_SAMPLES]), np.int64(1)) if deadline == 0 else np.int64(1) << 62
     kind = np.int64(params[P_ROLLOUT])
-    worlds = np.zeros(SCRATCH_WORLDS, dtype=HAND_STATE)
+    worlds = new_worlds(SCRATCH_WORLDS)
     totals = np.zeros(N_CARDS, dtype=np.float64)
     plan, card_rows = new_sampler_scratch()
     rng = seed
-    for _ in range(samples):
+    for sample in range(samples):
+        if deadline > 0 and sample > 0 and monotonic_ns() >= deadline:
+            break
         rng = sample_world_into(state, rules, seat, rng, worlds[WORLD], plan, card_rows)
         rng, stream = next_u64(rng)  # one rollout stream per world, shared by every card
         cards = legal
@@ -267,7 +269,7 @@ def mc_play(
             else:
                 copy_state(worlds[WORLD], worlds[TRIAL])
                 play_card(worlds[TRIAL], rules, card)
-                rule_rollout(worlds[TRIAL], rules)
+                play_out(worlds[TRIAL], rules, stream, kind, 0.0)
                 totals[card] += worlds[TRIAL].scores[seat]
     best = np.int64(-1)
     cards = legal
@@ -287,16 +289,7 @@ def pass_candidates(state, rules: RulesTuple, seat: np.int64, seed: np.uint64, o
     for i in range(len(PASS_VARIANTS) + 1):
         if i < len(PASS_VARIANTS):
             guard, void, heart = PASS_VARIANTS[i]
-            params = (
-                guard,
-                void,
-                heart,
-                RULE_DEFAULTS[3],
-                RULE_DEFAULTS[4],
-                RULE_DEFAULTS[5],
-                RULE_DEFAULTS[6],
-                RULE_DEFAULTS[7],
-            )
+            params = (guard, void, heart) + RULE_PLAY_DEFAULTS
             cards = rule_pass(params, state, rules, seat, seed)
         else:
             cards = pass_extremes(state.dealt[seat], rules, True)
@@ -322,7 +315,7 @@ def mc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.u
         return candidates[0]
     samples = max(np.int64(params[P_PASS_SAMPLES]), np.int64(2))
     kind = np.int64(params[P_ROLLOUT])
-    worlds = np.zeros(SCRATCH_WORLDS, dtype=HAND_STATE)
+    worlds = new_worlds(SCRATCH_WORLDS)
     gains = np.zeros(MAX_PASS_CANDIDATES, dtype=np.float64)  # sum of (score of 0 - score of i)
     squares = np.zeros(MAX_PASS_CANDIDATES, dtype=np.float64)
     plan, card_rows = new_sampler_scratch()

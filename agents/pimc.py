@@ -13,52 +13,35 @@ The worlds are plain ``HAND_STATE`` records stepped by the engine's own kernels:
 a search never re-implements a rule. Everything the search allocates (worlds,
 node pool) is made inside the decision kernel, which takes value types only.
 
-The helpers under "shared search pieces" (clock, playout policies, playouts) are used
-by ``agents.ismcts`` too.
+The clock, the playout policies and the playouts are shared with ``agents.mc`` and
+``agents.ismcts``: they live in ``agents.search``.
 """
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
 
 from agents import codes
 from agents.kinds import Parameter, Params, PolicyKind
-from agents.rule import DEFAULT_PARAMS as RULE_DEFAULT_PARAMS
-from agents.rule import rule_play
-from hearts_sim._numba import njit, njit_inline
-from hearts_sim.cards import (
-    AS_BIT,
-    HEARTS_MASK,
-    KS_BIT,
-    N_CARDS,
-    NO_CARD,
-    QS_BIT,
-    SUIT_MASKS,
-    card_bit,
-    highest_card,
-    highest_ranked_card,
-    lowest_card,
-    popcount,
-    select_bit,
-    suit_of,
+from agents.search import (
+    NS_PER_MS,
+    ROLLOUT_GREEDY,
+    ROLLOUTS,
+    TIME_CHECK_EVERY,
+    TIMED_NODE_CAPACITY,
+    card_count,
+    monotonic_ns,
+    moon_total,
+    new_worlds,
+    play_out,
 )
-from hearts_sim.engine.hand import card_points, legal_moves, play_card, point_cards
-from hearts_sim.engine.rng import random_below, random_unit
+from hearts_sim._numba import njit
+from hearts_sim.cards import N_CARDS, NO_CARD, card_bit, lowest_card, select_bit
+from hearts_sim.engine.hand import legal_moves, play_card
+from hearts_sim.engine.rng import random_below
 from hearts_sim.engine.sampler import sample_world
-from hearts_sim.engine.state import HAND_STATE, PHASE_PLAY
-from hearts_sim.rules import (
-    MAX_PLAYERS,
-    R_BLACK_MARIA,
-    RulesTuple,
-)
-
-ROLLOUTS = ("random", "greedy", "rule")
-ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE = range(3)
+from hearts_sim.engine.state import PHASE_PLAY
+from hearts_sim.rules import MAX_PLAYERS, RulesTuple
 
 KIND = PolicyKind(
     "pimc",
@@ -76,135 +59,8 @@ KIND = PolicyKind(
 
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
-_NS_PER_MS = 1_000_000.0
-TIME_CHECK_EVERY = 8  # iterations between clock reads in timed searches (a read costs ~25 ns)
-TIMED_NODE_CAPACITY = 1 << 18  # node pool of a timed search (np.empty: untouched pages cost nothing)
-
-# ================================================================ shared search pieces
-_CLOCK_MONOTONIC = getattr(time, "CLOCK_MONOTONIC", 1)
 
 
-@intrinsic
-def _monotonic_ns(typingctx):  # type: ignore[no-untyped-def]
-    """libc's ``clock_gettime(CLOCK_MONOTONIC)`` in ns, called from compiled code.
-
-    Not ``numba.objmode``: an object-mode block takes the GIL, which would serialise the
-    threads of the parallel self-play loop whenever timed agents play; this plain
-    external call (vDSO, ~25 ns) needs no GIL and caches cleanly.
-    """
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        i32, i64 = ir.IntType(32), ir.IntType(64)
-        timespec = ir.LiteralStructType([i64, i64])
-        fnty = ir.FunctionType(i32, [i32, timespec.as_pointer()])
-        fn = builder.module.globals.get("clock_gettime")
-        if fn is None:
-            fn = ir.Function(builder.module, fnty, "clock_gettime")
-        slot = builder.alloca(timespec)
-        builder.call(fn, [ir.Constant(i32, _CLOCK_MONOTONIC), slot])
-        zero = ir.Constant(i32, 0)
-        seconds = builder.load(builder.gep(slot, [zero, zero]))
-        nanoseconds = builder.load(builder.gep(slot, [zero, ir.Constant(i32, 1)]))
-        return builder.add(builder.mul(seconds, ir.Constant(i64, 1_000_000_000)), nanoseconds)
-
-    return types.int64(), codegen
-
-
-@njit
-def monotonic_ns() -> np.int64:
-    """A monotonic clock in nanoseconds, readable inside kernels (for time budgets)."""
-    return _monotonic_ns()  # type: ignore[call-arg]
-
-
-@njit_inline
-def card_count(mask: np.uint64) -> np.int64:
-    """Number of cards in a bitboard, as an int64 (``popcount`` answers uint64)."""
-    return np.int64(popcount(mask))  # type: ignore[call-arg]
-
-
-@njit
-def budget_deadline(ms: np.float64) -> np.int64:
-    """The clock reading at which a search of ``ms`` milliseconds stops (0: no time budget)."""
-    if ms <= 0.0:
-        return np.int64(0)
-    return monotonic_ns() + np.int64(ms * _NS_PER_MS)
-
-
-# ---------------------------------------------------------------- playout policies
-@njit_inline
-def greedy_play(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64):
-    """A cheap card-play heuristic for playouts: returns (rng, card).
-
-    Leads the lowest card of a suit picked at random (weighted by length); follows with
-    the highest card that still loses the trick, else (last to play) the highest card
-    but the queen, else the lowest; when void, discards QS (KS, AS under Black Maria),
-    then the highest heart, then the highest card.
-    """
-    if state.n_in_trick == 0:
-        rng, k = random_below(rng, card_count(legal))
-        suit = suit_of(select_bit(legal, k))
-        return rng, lowest_card(legal & SUIT_MASKS[suit])
-    led = suit_of(state.trick_cards[state.leader])
-    follow = legal & SUIT_MASKS[led]
-    if follow != _ZERO:
-        winning = highest_card(state.trick_mask & SUIT_MASKS[led])
-        below = follow & ((_ONE << np.uint64(winning)) - _ONE)
-        if below != _ZERO:
-            return rng, highest_card(below)
-        if state.n_in_trick == state.n_players - 1:
-            safe = follow & ~QS_BIT
-            return rng, highest_card(safe if safe != _ZERO else follow)
-        return rng, lowest_card(follow)
-    if legal & QS_BIT:
-        return rng, highest_card(legal & QS_BIT)
-    if rules[R_BLACK_MARIA]:
-        if legal & KS_BIT:
-            return rng, highest_card(legal & KS_BIT)
-        if legal & AS_BIT:
-            return rng, highest_card(legal & AS_BIT)
-    hearts = legal & HEARTS_MASK
-    if hearts != _ZERO:
-        return rng, highest_card(hearts)
-    return rng, highest_ranked_card(legal)
-
-
-@njit_inline
-def playout_card(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, rollout: np.int64, epsilon):
-    """One playout move by policy ``rollout`` (ROLLOUT_*), or with chance ``epsilon`` a
-    uniformly random card (keeps playouts of a deterministic policy diverse): (rng, card)."""
-    count = card_count(legal)
-    rng, u = random_unit(rng)
-    if rollout == ROLLOUT_RANDOM or u < epsilon or count == 1:
-        rng, k = random_below(rng, count)
-        return rng, select_bit(legal, k)
-    if rollout == ROLLOUT_GREEDY:
-        return greedy_play(state, rules, legal, rng)
-    return rng, rule_play(RULE_DEFAULT_PARAMS, state, rules, state.to_play, legal, rng)
-
-
-@njit_inline
-def play_out(state, rules: RulesTuple, rng: np.uint64, rollout: np.int64, epsilon: np.float64) -> np.uint64:
-    """Play the world to the end of the hand with the playout policy; returns the rng."""
-    while state.phase == PHASE_PLAY:
-        legal = legal_moves(state, rules)
-        rng, card = playout_card(state, rules, legal, rng, rollout, epsilon)
-        play_card(state, rules, card)
-    return rng
-
-
-@njit
-def moon_total(rules: RulesTuple) -> np.float64:
-    """The points in the deck (26, or 43 with Black Maria): the scale of every search value."""
-    return np.float64(card_points(point_cards(rules), rules))
-
-
-@njit
-def new_worlds(count: np.int64):
-    """``count`` scratch ``HAND_STATE`` records (worlds and working copies) for one decision."""
-    return np.zeros(count, dtype=HAND_STATE)
-
-
-# ================================================================ pimc
 @njit
 def _uct_world(
     worlds,
@@ -336,7 +192,7 @@ def pimc_play(
     for w in range(n_worlds):
         deadline = np.int64(0)
         if ms > 0.0:
-            deadline = start + np.int64(ms * _NS_PER_MS * (w + 1) / n_worlds)
+            deadline = start + np.int64(ms * NS_PER_MS * (w + 1) / n_worlds)
         rng = sample_world(state, rules, seat, rng, worlds[0])
         rng = _uct_world(
             worlds,

@@ -1,4 +1,5 @@
-"""The search agents ``pimc`` and ``ismcts`` (agents/pimc.py, agents/ismcts.py).
+"""The search agents ``pimc`` and ``ismcts`` (agents/pimc.py, agents/ismcts.py) and the pieces
+every search agent shares (agents/search.py).
 
 Tiny budgets throughout: the checks are about interface, legality, blindness and
 reproducibility, plus one small duplicate match against random with a fixed seed.
@@ -15,7 +16,7 @@ import pytest
 
 # isort: off
 import hearts_sim  # noqa: F401  (first: ``import agents`` alone hits the agents <-> hearts_sim import cycle)
-from agents import ismcts, pimc
+from agents import ismcts, mc, pimc, search
 from agents.kinds import MAX_PARAMS, AgentError
 from agents.registry import KINDS, parse_agent
 from hearts_sim.cards import QS
@@ -64,10 +65,17 @@ def test_spec_values_and_round_trip() -> None:
     agent = parse_agent("pimc(iterations=500, worlds=4, rollout=random, c=1.2, ms=30)")
     policy = agent.play_policy
     assert policy.value("iterations") == 500 and policy.value("worlds") == 4
-    assert policy.value("rollout") == pimc.ROLLOUTS.index("random")
+    assert policy.value("rollout") == search.ROLLOUT_RANDOM
     assert policy.value("c") == 1.2 and policy.value("ms") == 30.0
     assert parse_agent(str(agent)) == agent
-    assert parse_agent("ismcts(rollout=rule)").play_policy.value("rollout") == pimc.ROLLOUT_RULE
+    assert parse_agent("ismcts(rollout=rule)").play_policy.value("rollout") == search.ROLLOUT_RULE
+
+
+def test_search_agents_share_one_rollout_enumeration() -> None:
+    for kind in (mc.KIND, pimc.KIND, ismcts.KIND):
+        assert kind.parameter("rollout").choices == search.ROLLOUTS == ("random", "greedy", "rule")
+    assert parse_agent("mc").play_policy.value("rollout") == search.ROLLOUT_RULE
+    assert parse_agent("pimc").play_policy.value("rollout") == search.ROLLOUT_GREEDY
 
 
 @pytest.mark.parametrize(
@@ -104,7 +112,7 @@ def test_time_budget_plays_legally(spec: str) -> None:
 
 
 def test_clock_agrees_with_python() -> None:
-    assert abs(int(pimc.monotonic_ns()) - time.monotonic_ns()) < 1_000_000_000
+    assert abs(int(search.monotonic_ns()) - time.monotonic_ns()) < 1_000_000_000
 
 
 # ---------------------------------------------------------------- reproducibility
