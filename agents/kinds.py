@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MAX_PARAMS = 8  # width of the parameter row a kernel receives
+MAX_PARAMS = 10  # width of the parameter row a kernel receives (selfplay._param_row spells it out)
 Params = tuple[float, ...]  # one policy's parameter row, as kernels receive it
 
 

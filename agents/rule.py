@@ -17,12 +17,16 @@ serve as the rollout policy of the Monte Carlo agents. The plan, in order of pri
   trick with points or the lead from it, lead the highest heart, keep hearts off its
   tricks; a seat holding ``commit`` points while nobody else scored, or dealt a hand of
   moon strength ``shoot``, plays to take every trick;
-* Omnibus: the jack of diamonds is kept when passing and taken when a trick offers it.
+* Omnibus: the jack of diamonds is kept when passing and taken when a trick offers it;
+* ``careless``: the chance, per card, of a beginner's play instead: the lowest card when
+  leading or following (it looks safe, and wastes the low cards needed to duck later).
+  Discards stay sensible (the QS and high hearts still go), so the slips are human-like,
+  never absurd; the easy level is made of them.
 
 Defaults were tuned in duplicate against the previous defaults and against random
 (``void_bonus``, ``commit``, ``defend`` mattered most; see the report of this change).
 
-``seed`` is not needed: the policy is deterministic.
+``seed`` is only drawn on for ``careless`` > 0; otherwise the policy is deterministic.
 """
 
 from __future__ import annotations
@@ -62,10 +66,21 @@ from hearts_sim.cards import (
     suit_of,
 )
 from hearts_sim.engine.hand import deck_cards, point_cards
+from hearts_sim.engine.rng import random_unit
 from hearts_sim.rules import MOON_OFF, R_JD_BONUS, R_MOON, R_PASS_COUNT, RulesTuple
 
 # parameter row positions
-P_SPADE_GUARD, P_VOID_BONUS, P_HEART_BONUS, P_SHOOT, P_COMMIT, P_DEFEND, P_FLUSH, P_VOID_LEAD = range(8)
+(
+    P_SPADE_GUARD,
+    P_VOID_BONUS,
+    P_HEART_BONUS,
+    P_SHOOT,
+    P_COMMIT,
+    P_DEFEND,
+    P_FLUSH,
+    P_VOID_LEAD,
+    P_CARELESS,
+) = range(9)
 
 KIND = PolicyKind(
     "rule",
@@ -80,6 +95,9 @@ KIND = PolicyKind(
         Parameter("defend", 16, "points one opponent holds, all those taken, to trigger defence (0 = off)"),
         Parameter("flush", 1, "lead low spades to flush the QS when holding none of QS, KS, AS (0 = off)"),
         Parameter("void_lead", 3.0, "leading: penalty of a suit per opponent shown void in it"),
+        Parameter(
+            "careless", 0.0, "chance per card of a beginner's play: the lowest card when leading or following"
+        ),
     ),
 )
 DEFAULT_PARAMS = KIND.default_params()
@@ -401,9 +419,14 @@ def rule_play(
     moon = NO_MOON
     if rules[R_MOON] != MOON_OFF:
         moon = moon_status(state, seat, params[P_SHOOT], params[P_COMMIT], params[P_DEFEND])
+    careless = params[P_CARELESS] > 0 and random_unit(seed)[1] < params[P_CARELESS]
     if state.n_in_trick == 0:
+        if careless:
+            return lowest_ranked_card(legal)
         return _lead(state, seat, legal, deck_cards(rules), moon, params[P_FLUSH], params[P_VOID_LEAD])
     led = suit_of(state.trick_cards[state.leader])
     if legal & SUIT_MASKS[led]:
+        if careless:
+            return lowest_card(legal)
         return _follow(state, seat, legal, led, points, rules[R_JD_BONUS], moon)
     return _discard(state, seat, legal, points, rules[R_JD_BONUS], moon)

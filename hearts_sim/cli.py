@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.levels import LEVELS_DIR
-from agents.registry import KINDS, AgentError
+from agents.registry import KINDS, AgentError, parse_agent
+from hearts_sim.calibrate import LADDER
 from hearts_sim.rules import PRESETS, SWITCHES, RulesError
 from hearts_sim.simulate import SimulationError
 from hearts_sim.tournament import (
@@ -249,18 +250,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_levels(args: argparse.Namespace) -> int:
-    from hearts_sim.calibrate import LADDER, calibrate, format_calibration
+    from hearts_sim.calibrate import Budget, calibrate, format_calibration
 
     rules = make_config(["random"], rules=args.rules or "standard", rule_overrides=args.rule).rules
+    ladder = [name.strip() for name in args.ladder.split(",") if name.strip()]
+    if len(ladder) < 2:
+        raise UsageError(f"--ladder {args.ladder!r} needs at least two agents, lowest first")
+    for spec in ladder:
+        parse_agent(spec)  # an unknown name is a one-line error before anything runs
     result = calibrate(
-        LADDER,
+        ladder,
         rules,
-        deals=args.hands,
-        games=args.games,
-        table_deals=args.table_hands,
+        deals=Budget(args.hands, args.search_hands),
+        games=Budget(args.games, args.search_games),
+        table_deals=Budget(args.table_hands, args.search_table_hands),
         timing_hands=args.timing_hands,
         seed=args.seed,
         threads=args.threads,
+        report=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True),
     )
     print(json.dumps(result) if args.json else format_calibration(result))
     return 0
@@ -283,6 +290,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
             seed=args.seed,
             threads=args.threads,
             report=None if args.json else lambda line: print(line, file=sys.stderr),
+            weaker_by=args.weaker_by,
         )
         if args.write_level:
             path = Path(args.levels_dir) / f"{args.write_level}.toml"
@@ -366,9 +374,22 @@ def build_parser() -> argparse.ArgumentParser:
     rules.set_defaults(run=cmd_rules)
 
     levels = commands.add_parser("levels", help="calibrate the easy/normal/hard ladder")
+    levels.add_argument(
+        "--ladder",
+        default=",".join(LADDER),
+        help="agents or levels to compare, lowest first (default %(default)s)",
+    )
     levels.add_argument("--hands", type=_positive, default=2000, help="deals per adjacent pair")
     levels.add_argument("--games", type=_positive, default=200, help="games to 100 per adjacent pair")
     levels.add_argument("--table-hands", type=_positive, default=500, help="deals per one-vs-three cell")
+    levels.add_argument(
+        "--search-hands", type=_positive, default=60, help="deals per pair when hard (a search agent) plays"
+    )
+    levels.add_argument("--search-games", type=_positive, default=10, help="games per pair when hard plays")
+    levels.add_argument(
+        "--search-table-hands", type=_positive, default=20, help="deals per one-vs-three cell with hard"
+    )
+    levels.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     levels.add_argument("--timing-hands", type=_positive, default=10, help="hands timed per level")
     levels.add_argument("--rules", default=None)
     levels.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
@@ -383,6 +404,13 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--budget", type=_positive, default=20_000, help="deals in all (each in 14 seatings)")
     tune.add_argument("--against", default=None, help="the reference field (default: the agent's defaults)")
     tune.add_argument("--candidates", type=_positive, default=16)
+    tune.add_argument(
+        "--weaker-by",
+        type=float,
+        default=None,
+        metavar="POINTS",
+        help="aim for an agent this many points per hand behind --against (an easier level)",
+    )
     tune.add_argument("--rules", default=None)
     tune.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
     tune.add_argument("--seed", type=int, default=0)

@@ -5,6 +5,10 @@ field on the same deals (common random numbers: the comparison between candidate
 paired), keeps the better half and doubles the deals. The winner is then re-measured on
 fresh deals against the reference, so its reported gain is not inflated by selection.
 
+"Better" is the larger gain over the reference, or, with ``weaker_by``, the gain closest
+to ``-weaker_by``: how an easier level is calibrated to sit a chosen distance below a
+stronger one (e.g. ``careless`` of ``rule`` against ``normal``).
+
 >>> parse_ranges(["shoot=20:60", "defend=8:20"])
 {'shoot': (20.0, 60.0), 'defend': (8.0, 20.0)}
 """
@@ -87,6 +91,7 @@ def _candidates(agent: str, ranges: dict[str, tuple[float, float]], count: int, 
     if base.pass_policy != base.play_policy:
         raise TuneError("tune one policy kind at a time (e.g. rule or mc), not a pass=/play= combination")
     kind = base.play_policy.kind
+    kind_defaults = {p.name: p.default for p in kind.parameters}
     for name in ranges:
         kind.parameter(name)  # raises AgentError naming the valid parameters
     rng = np.random.default_rng(seed)
@@ -101,7 +106,11 @@ def _candidates(agent: str, ranges: dict[str, tuple[float, float]], count: int, 
             name: int(round(v)) if isinstance(kind.parameter(name).default, int) else round(float(v), 3)
             for name, v in values.items()
         }
-        arguments = ",".join(f"{k}={kind.parameter(k).format(v)}" for k, v in typed.items() if k in ranges)
+        arguments = ",".join(  # the searched parameters and those the base spec fixes
+            f"{k}={kind.parameter(k).format(v)}"
+            for k, v in typed.items()
+            if k in ranges or v != kind_defaults[k]
+        )
         out.append(Candidate(typed, f"{kind.name}({arguments})" if arguments else kind.name))
     return out
 
@@ -133,8 +142,14 @@ def tune(
     seed: int = 0,
     threads: int | None = None,
     report: Callable[[str], None] | None = None,
+    weaker_by: float | None = None,
 ) -> TuneResult:
-    """Successive halving with ``budget`` deals in all (each deal is played in 14 seatings)."""
+    """Successive halving with ``budget`` deals in all (each deal is played in 14 seatings).
+
+    ``weaker_by``: aim for an agent that many points per hand behind the reference
+    instead of the strongest one."""
+    if weaker_by is not None and weaker_by <= 0:
+        raise TuneError(f"--weaker-by {weaker_by:g} must be positive (points per hand behind the reference)")
     rules = rules or Rules()
     reference = reference or agent
     parse_agent(reference)
@@ -154,14 +169,17 @@ def tune(
             gain, ci = _gap(candidate.spec, reference, rules, deals, seed + round_number, threads)
             scored.append((gain, ci, candidate))
             used += deals
-        scored.sort(key=lambda item: -item[0])
+        if weaker_by is None:
+            scored.sort(key=lambda item: -item[0])
+        else:
+            scored.sort(key=lambda item: abs(item[0] + weaker_by))
         rounds.append(
             {"deals": deals, "results": [{"spec": c.spec, "gain": round(g, 4)} for g, _, c in scored]}
         )
         if report:
             report(
                 f"round {round_number + 1}: {len(pool)} candidates x {deals} deals; best {scored[0][2].spec} "
-                f"gains {scored[0][0]:+.3f} points/hand"
+                f"gains {scored[0][0]:+.3f} points/hand over {reference}"
             )
         pool = [c for _, _, c in scored[: max(1, len(scored) // 2)]]
         deals *= 2

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import mc, rule
-from agents.kinds import AgentError
+from agents import mc, rule, search
+from agents.kinds import MAX_PARAMS, AgentError
 from agents.registry import parse_agent
 from hearts_sim.engine.hand import legal_moves, play_card
 from hearts_sim.engine.sampler import copy_state
@@ -39,12 +39,14 @@ except ImportError:  # tests/ itself on sys.path
 
 SMALL_MC = "mc(samples=3,pass_samples=2)"
 SMALL_MC_RANDOM = "mc(samples=4,rollout=random,pass_samples=2)"
-AGENTS = ["random", "lowest", "highest", "rule", SMALL_MC, SMALL_MC_RANDOM]
+SMALL_MC_GREEDY = "mc(samples=3,rollout=greedy,pass_samples=2)"
+CARELESS_RULE = "rule(careless=0.5)"
+AGENTS = ["random", "lowest", "highest", "rule", CARELESS_RULE, SMALL_MC, SMALL_MC_RANDOM, SMALL_MC_GREEDY]
 
 
 # ---------------------------------------------------------------- specs
 def test_rule_parameters_have_defaults_and_descriptions() -> None:
-    assert 1 <= len(rule.KIND.parameters) <= 8
+    assert 1 <= len(rule.KIND.parameters) <= MAX_PARAMS
     assert all(p.description for p in rule.KIND.parameters)
     spec = parse_agent("rule")
     assert spec.play_policy.params_array()[: len(rule.KIND.parameters)].tolist() == list(
@@ -58,9 +60,9 @@ def test_rule_parameters_have_defaults_and_descriptions() -> None:
 def test_mc_spec_parsing() -> None:
     spec = parse_agent("mc(samples=10,rollout=random)")
     assert spec.play_policy.value("samples") == 10
-    assert spec.play_policy.value("rollout") == mc.ROLLOUTS.index("random")
+    assert spec.play_policy.value("rollout") == search.ROLLOUT_RANDOM
     assert str(spec) == "mc(samples=10,rollout=random)"
-    assert parse_agent("mc").play_policy.value("rollout") == mc.ROLLOUTS.index("rule")
+    assert parse_agent("mc").play_policy.value("rollout") == search.ROLLOUT_RULE
     combined = parse_agent("pass=rule,play=mc(samples=5)")
     assert combined.pass_policy.kind.name == "rule" and combined.play_policy.value("samples") == 5
 
@@ -70,7 +72,7 @@ def test_mc_spec_parsing() -> None:
     [
         ("mc(depth=3)", ["depth", "samples", "rollout", "pass_samples"]),
         ("rule(bogus=1)", ["bogus", "spade_guard", "shoot"]),
-        ("mc(rollout=greedy)", ["rule", "random"]),
+        ("mc(rollout=smart)", ["random", "greedy", "rule"]),
         ("mc(samples=many)", ["integer"]),
         ("rule(shoot=high)", ["number"]),
     ],
@@ -120,7 +122,8 @@ def _lowest_three(record: np.void, seat: int) -> int:
 
 # ---------------------------------------------------------------- the lean random rollout
 def test_lean_rollout_scores_like_the_engine() -> None:
-    """Same random stream, same cards: the lean rollout's score equals a full engine playout's."""
+    """Same random stream, same cards: the lean rollout's score equals the shared random playout's
+    (the engine's), so ``mc(rollout=random)`` scores cards as that playout would."""
     compared = 0
     for label in ("standard", "omnibus", "kitty3_maria", "kitty5", "openspiel"):
         rules = CHECK_RULES[label]
@@ -130,21 +133,45 @@ def test_lean_rollout_scores_like_the_engine() -> None:
             legal = int(legal_moves(state.record, array))
             card = (legal & -legal).bit_length() - 1
             stream = np.uint64(1000 + i)
-            _, lean = mc.lean_random_value(state.record, array, card, seat, stream, scratch[0])
+            lean_rng, lean = mc.lean_random_value(state.record, array, card, seat, stream, scratch[0])
             copy_state(state.record, scratch[1])
             play_card(scratch[1], array, card)
-            mc.random_rollout(scratch[1], array, stream)
+            engine_rng = search.play_out(scratch[1], array, stream, search.ROLLOUT_RANDOM, 0.0)
             assert lean == int(scratch[1]["scores"][seat]), (label, i)
+            assert lean_rng == engine_rng, (label, i)  # the very same draws
             compared += 1
     assert compared == 125
 
 
-@pytest.mark.parametrize("spec", ["rule", SMALL_MC, SMALL_MC_RANDOM])
+@pytest.mark.parametrize("spec", ["rule", CARELESS_RULE, SMALL_MC, SMALL_MC_RANDOM])
 def test_decisions_are_deterministic_for_a_seed(spec: str) -> None:
     decide = spec_decider(spec)
     for state, seat in real_positions("qdan5", 12, seed=9, pass_probability=0.3):
         args = (state.record, state._rules_array, seat, np.uint64(77))
         assert decide(*args) == decide(*args)
+
+
+def test_careless_slips_are_the_lowest_card_and_never_a_bad_discard() -> None:
+    """careless=1: every lead and follow is the lowest card (a beginner's slip); a discard when
+    void is still the rule player's (the QS and high hearts go). careless=0: never a slip."""
+    always, never, sober = (spec_decider(s) for s in ("rule(careless=1)", "rule(careless=0)", "rule"))
+    slips = differences = 0
+    for state, seat in real_positions("standard", 400, seed=4, pass_probability=0):
+        record, rules = state.record, state._rules_array
+        legal = int(legal_moves(record, rules))
+        args = (record, rules, seat, np.uint64(5))
+        led = int(record["trick_cards"][record["leader"]]) // 13 if record["n_in_trick"] else -1
+        following = led >= 0 and legal & (0x1FFF << (13 * led))
+        if record["n_in_trick"] == 0:
+            lowest = min((c for c in range(52) if legal >> c & 1), key=lambda c: (c % 13, c))
+            assert always(*args) == lowest
+        elif following:
+            assert always(*args) == (legal & -legal).bit_length() - 1
+        else:
+            assert always(*args) == sober(*args)  # discards stay sensible
+        slips += always(*args) != sober(*args)
+        differences += never(*args) != sober(*args)
+    assert slips > 50 and differences == 0
 
 
 # ---------------------------------------------------------------- strength
