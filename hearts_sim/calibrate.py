@@ -10,7 +10,8 @@ other level, which is what a person meets at a table; (3) per-decision time (med
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,13 +22,21 @@ from hearts_sim.engine.hand import decision_seed
 from hearts_sim.game import HandState
 from hearts_sim.rules import Rules
 from hearts_sim.simulate import Table, run_hands, set_threads
-from hearts_sim.tournament import TournamentConfig, run_tournament
+from hearts_sim.tournament import TournamentConfig, is_search_agent, run_tournament
 
 LADDER = ("random", "easy", "normal", "hard")
 
 
 def decision_times(spec: str, rules: Rules, hands: int = 20, seed: int = 0) -> np.ndarray:
-    """Seconds per decision (passes and plays) of ``spec`` in all seats, one call at a time."""
+    """Seconds per decision (passes and plays) of ``spec`` in all seats, one call at a time.
+
+    One untimed hand first: a process's first call loads the compiled kernels from numba's
+    cache (~0.1 s), which is start-up, not thinking time."""
+    _timed_hands(spec, rules, 1, seed + hands)
+    return _timed_hands(spec, rules, hands, seed)
+
+
+def _timed_hands(spec: str, rules: Rules, hands: int, seed: int) -> np.ndarray:
     agent = parse_agent(spec)
     rules_tuple = rules.to_tuple()
     pass_policy, play_policy = agent.pass_policy, agent.play_policy
@@ -79,29 +88,46 @@ def one_against_three(level: str, others: str, rules: Rules, deals: int, seed: i
     return float(mine.mean())
 
 
+@dataclass(frozen=True)
+class Budget:
+    """Deals (or games) per measurement: ``fast`` between cheap agents, ``search`` when a
+    search agent (``hard``) sits at the table; it thinks ~10^4 times longer per card."""
+
+    fast: int
+    search: int
+
+    def for_agents(self, *specs: str) -> int:
+        return self.search if any(is_search_agent(s) for s in specs) else self.fast
+
+
 def calibrate(
     ladder: Sequence[str] = LADDER,
     rules: Rules | None = None,
-    deals: int = 2000,
-    games: int = 200,
-    table_deals: int = 500,
+    deals: Budget = Budget(2000, 60),
+    games: Budget = Budget(200, 10),
+    table_deals: Budget = Budget(500, 20),
     timing_hands: int = 10,
     seed: int = 0,
     threads: int | None = None,
+    report: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """All three measurements as plain data (the ``--json`` output)."""
+    """All three measurements as plain data (the ``--json`` output); ``report`` hears one
+    line as each measurement starts (runs with a search agent take minutes)."""
     rules = rules or Rules()
     game_rules = rules.replace(target_score=100)
     set_threads(threads)
+    say = report or (lambda line: None)
     steps = []
     for lower, upper in zip(ladder, ladder[1:], strict=False):
+        pair_deals, pair_games = deals.for_agents(upper, lower), games.for_agents(upper, lower)
+        say(f"{upper} vs {lower}: {pair_deals} deals, then {pair_games} games to 100, each in 14 seatings")
         hands = run_tournament(
-            TournamentConfig((upper, lower), rules=rules, deals=deals, seed=seed),
+            TournamentConfig((upper, lower), rules=rules, deals=pair_deals, seed=seed),
             threads=threads,
             progress=False,
         ).summary
         whole = run_tournament(
-            TournamentConfig((upper, lower), rules=game_rules, deals=games, seed=seed, games=True),
+            TournamentConfig((upper, lower), rules=game_rules, deals=pair_games, seed=seed, games=True),
             threads=threads,
             progress=False,
         ).summary
@@ -117,16 +143,21 @@ def calibrate(
                 "significant": bool(high < 0),
                 "upper_game_win_rate": whole["agents"][0]["win_rate"],
                 "lower_game_win_rate": whole["agents"][1]["win_rate"],
-                "deals": deals,
-                "games": games,
+                "deals": pair_deals,
+                "games": pair_games,
             }
         )
+    say("one against three: every level against three copies of every level")
     table = {
         level: {
-            other: round(one_against_three(level, other, rules, table_deals, seed), 3) for other in ladder
+            other: round(
+                one_against_three(level, other, rules, table_deals.for_agents(level, other), seed), 3
+            )
+            for other in ladder
         }
         for level in ladder
     }
+    say(f"timing {timing_hands} hands per level, one decision at a time")
     timing = {}
     for level in ladder:
         seconds = decision_times(level, rules, timing_hands, seed) * 1000
@@ -140,6 +171,7 @@ def calibrate(
         "ladder": list(ladder),
         "steps": steps,
         "one_vs_three": table,
+        "one_vs_three_deals": {"fast": table_deals.fast, "search": table_deals.search},
         "decision_ms": timing,
     }
 
@@ -163,6 +195,8 @@ def format_calibration(result: dict[str, Any]) -> str:
     for level in ladder:
         row = result["one_vs_three"][level]
         lines.append(f"{level:<{width}}" + "".join(f"{row[c]:>{width}.2f}" for c in ladder))
+    deals = result["one_vs_three_deals"]
+    lines.append(f"({deals['fast']} deals per cell, {deals['search']} where a search agent plays)")
     lines += ["", "per-decision time (one thread):"]
     for level, t in result["decision_ms"].items():
         lines.append(

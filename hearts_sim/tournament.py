@@ -54,6 +54,13 @@ FAST_CHUNK_HANDS = 1 << 16
 SLOW_CHUNK_HANDS = 64
 
 
+def is_search_agent(spec: AgentSpec | str) -> bool:
+    """Whether a seat searches (pass or play policy in ``SLOW_KINDS``): milliseconds, not
+    microseconds, per decision, so runs involving it are sized in tens of deals."""
+    parsed = parse_agent(spec) if isinstance(spec, str) else spec
+    return any(p.kind.name in SLOW_KINDS for p in (parsed.pass_policy, parsed.play_policy))
+
+
 class TournamentError(ValueError):
     """A tournament that cannot run as asked (bad output directory, incompatible resume)."""
 
@@ -99,11 +106,8 @@ class TournamentConfig:
         if isinstance(self.deals, bool) or not isinstance(self.deals, int) or self.deals <= 0:
             raise SimulationError(f"the number of deals must be a positive whole number, not {self.deals}")
         specs = self.specs()  # validates every agent spec
-        del specs
         if self.chunk_deals <= 0:
-            slow = any(
-                p.kind.name in SLOW_KINDS for s in self.specs() for p in (s.pass_policy, s.play_policy)
-            )
+            slow = any(is_search_agent(s) for s in specs)
             per_chunk = SLOW_CHUNK_HANDS if slow else FAST_CHUNK_HANDS
             object.__setattr__(self, "chunk_deals", max(1, per_chunk // len(self.seatings())))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -66,6 +67,30 @@ def test_calibration_orders_random_easy_normal() -> None:
         assert pair["ci95"][1] < 0, f"{upper} does not beat {lower}: {pair}"
 
 
+def test_levels_command_calibrates_a_ladder_as_json() -> None:
+    """``hearts-sim levels`` on the cheap rungs: every adjacent gap significant, in order."""
+    run = subprocess.run(
+        [sys.executable, "-m", "hearts_sim.cli", "levels", "--ladder", "random,easy,normal", "--hands", "300",
+         "--games", "4", "--table-hands", "20", "--timing-hands", "1", "--threads", "1", "--json"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    result = json.loads(run.stdout)
+    assert [(s["lower"], s["upper"]) for s in result["steps"]] == [("random", "easy"), ("easy", "normal")]
+    for step in result["steps"]:
+        assert step["significant"] and step["ci95"][0] > 0, step
+        assert step["upper_game_win_rate"] > step["lower_game_win_rate"]
+    table = result["one_vs_three"]
+    assert table["normal"]["random"] < table["easy"]["random"] < table["random"]["random"]
+    assert set(result["decision_ms"]) == {"random", "easy", "normal"}
+    assert "normal vs easy" in run.stderr  # progress lines
+    bad = subprocess.run(
+        [sys.executable, "-m", "hearts_sim.cli", "levels", "--ladder", "easy,nosuch"],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and "nosuch" in bad.stderr and "Traceback" not in bad.stderr
+
+
 def test_cheap_levels_decide_within_their_budget() -> None:
     rules = Rules()
     for name in ("easy", "normal"):
@@ -87,6 +112,21 @@ def test_tune_finds_and_writes_a_level(tmp_path: Path) -> None:
         parse_ranges(["shoot"])
     with pytest.raises(Exception, match="no parameter 'nosuch'"):
         tune("rule", parse_ranges(["nosuch=1:2"]), budget=1000)
+
+
+def test_tune_weaker_by_calibrates_a_weaker_level_and_keeps_the_fixed_parameters() -> None:
+    result = tune(
+        "rule(defend=0)", parse_ranges(["careless=0:1"]), budget=960, reference="rule",
+        candidates=8, seed=3, weaker_by=1.0,
+    )  # fmt: skip
+    assert "defend=0" in result.best.spec and "careless=" in result.best.spec
+    first_round = {r["spec"]: r["gain"] for r in result.rounds[0]["results"]}
+    assert "rule(defend=0,careless=0)" in first_round  # the base spec itself is a candidate
+    best_gap = min(abs(gain + 1.0) for gain in first_round.values())
+    assert abs(first_round[result.rounds[1]["results"][0]["spec"]] + 1.0) <= best_gap + 0.5
+    assert -1.5 < result.gain < -0.5  # re-measured on fresh deals: about one point behind rule
+    with pytest.raises(TuneError, match="must be positive"):
+        tune("rule", parse_ranges(["careless=0:1"]), budget=640, weaker_by=-1)
 
 
 # ------------------------------------------------------------------------------ terminal game
