@@ -17,11 +17,11 @@ from agents.kinds import Params
 from agents.mc import mc_pass, mc_play
 from agents.pimc import pimc_play
 from agents.rule import rule_pass, rule_play
-from hearts_sim._numba import njit
+from hearts_sim._numba import njit, njit_inline
 from hearts_sim.rules import RulesTuple
 
 
-@njit
+@njit_inline
 def choose_play(
     code: np.int64,
     params: Params,

@@ -19,7 +19,7 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 # Stream purposes within a hand (the second argument of derive_seed).
 STREAM_DEAL = 1
 STREAM_PASS_DIRECTION = 2
-STREAM_DECISION = 3  # + decision index, see decision_seed
+STREAM_DECISION = 3  # + seat: the seat's decision streams (engine.hand.decision_seed)
 
 
 @njit
@@ -34,16 +34,6 @@ def mix64(x: np.uint64) -> np.uint64:
 def derive_seed(seed: np.uint64, counter: np.int64) -> np.uint64:
     """The seed of child ``counter`` of ``seed`` (hand of a run, hand of a game, stream of a hand)."""
     return mix64(seed ^ mix64(np.uint64(counter) * _GOLDEN + _GOLDEN))
-
-
-@njit
-def decision_seed(hand_seed: np.uint64, seat: np.int64, decision: np.int64) -> np.uint64:
-    """The stream of one agent decision: (hand seed, seat, cards played so far or -1 for the pass).
-
-    Deriving per decision (not one stream per seat) lets a stateless server reproduce
-    any decision of the batched loop from the information set and the hand seed alone.
-    """
-    return derive_seed(derive_seed(hand_seed, STREAM_DECISION + seat), decision)
 
 
 @njit
