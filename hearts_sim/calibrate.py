@@ -27,8 +27,17 @@ from hearts_sim.tournament import TournamentConfig, is_search_agent, run_tournam
 LADDER = ("random", "easy", "normal", "hard")
 
 
+DECISION = np.dtype([("seconds", np.float64), ("passing", np.bool_), ("choices", np.int64)])
+
+
 def decision_times(spec: str, rules: Rules, hands: int = 20, seed: int = 0) -> np.ndarray:
-    """Seconds per decision (passes and plays) of ``spec`` in all seats, one call at a time.
+    """Seconds per decision (passes and plays) of ``spec`` in all seats, one call at a time."""
+    return decision_log(spec, rules, hands, seed)["seconds"]
+
+
+def decision_log(spec: str, rules: Rules, hands: int = 20, seed: int = 0) -> np.ndarray:
+    """Every decision of ``spec`` in all seats over ``hands`` hands, timed one call at a time:
+    a ``DECISION`` array (seconds, passing, choices = legal cards, or the hand when passing).
 
     One untimed hand first: a process's first call loads the compiled kernels from numba's
     cache (~0.1 s), which is start-up, not thinking time."""
@@ -42,7 +51,7 @@ def _timed_hands(spec: str, rules: Rules, hands: int, seed: int) -> np.ndarray:
     pass_policy, play_policy = agent.pass_policy, agent.play_policy
     pass_params = tuple(float(x) for x in pass_policy.params_array())
     play_params = tuple(float(x) for x in play_policy.params_array())
-    times = []
+    log = []
     for hand in range(hands):
         state = HandState.deal(rules, seed=seed, hand=hand)
         record = state.record
@@ -57,7 +66,7 @@ def _timed_hands(spec: str, rules: Rules, hands: int, seed: int) -> np.ndarray:
                     seat,
                     np.uint64(decision_seed(record, seat)),
                 )
-                times.append(time.perf_counter() - start)
+                log.append((time.perf_counter() - start, True, int(record["dealt"][seat]).bit_count()))
                 state.pass_cards(seat, int(cards))
         while state.phase == "play":
             player = state.current_player
@@ -74,9 +83,9 @@ def _timed_hands(spec: str, rules: Rules, hands: int, seed: int) -> np.ndarray:
                 legal,
                 np.uint64(decision_seed(record, seat)),
             )
-            times.append(time.perf_counter() - start)
+            log.append((time.perf_counter() - start, False, int(legal).bit_count()))
             state.play(int(card))
-    return np.array(times)
+    return np.array(log, dtype=DECISION)
 
 
 def one_against_three(level: str, others: str, rules: Rules, deals: int, seed: int) -> float:

@@ -1,0 +1,76 @@
+"""What each agent costs on one thread: the figures the agents issue asks for.
+
+* hands/s with ``rule`` in every seat (and ``random``, measured in the same run, for scale);
+* rollouts/s inside ``mc``: every play decision rolls each legal card out in every sampled
+  world, so a decision makes ``samples x legal cards`` rollouts (each to the end of the hand,
+  world sampling included); measured for the rule and the random rollout policy;
+* decisions/s and the median / 99th percentile ms per decision of the search agents at
+  their default budgets (plays only: search agents pass like ``rule``).
+
+    python experiments/agent_costs.py                 # ~2 min on one core
+    python experiments/agent_costs.py --hands 4 --rule-hands 50000
+
+Run it on a quiet machine: every figure is wall-clock time on one thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from hearts_sim.calibrate import decision_log
+from hearts_sim.rules import Rules
+from hearts_sim.simulate import Table, run_hands, set_threads
+
+SEARCH_AGENTS = ("mc", "pimc", "ismcts")
+MC_ROLLOUTS = ("mc", "mc(rollout=random)")
+
+
+def hands_per_second(agent: str, hands: int, repeats: int = 3) -> float:
+    """Best of ``repeats`` runs of ``hands`` hands with ``agent`` in every seat."""
+    table = Table.build("standard", [[agent] * 4])
+    run_hands(table, 0, 0, 100)  # compile or load the cache
+    best = 0.0
+    for repeat in range(repeats):
+        start = time.perf_counter()
+        run_hands(table, repeat + 1, 0, hands)
+        best = max(best, hands / (time.perf_counter() - start))
+    return best
+
+
+def rollouts_per_second(spec: str, hands: int) -> float:
+    """Rollouts per second of play-decision time of an ``mc`` spec (its ``samples`` per card)."""
+    from agents.registry import parse_agent
+
+    samples = parse_agent(spec).play_policy.value("samples")
+    log = decision_log(spec, Rules(), hands)
+    plays = log[~log["passing"] & (log["choices"] > 1)]  # a forced card is played without rollouts
+    return float(samples * plays["choices"].sum() / plays["seconds"].sum())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rule-hands", type=int, default=200_000, help="hands per timed rule run")
+    parser.add_argument("--hands", type=int, default=6, help="hands timed per search agent")
+    args = parser.parse_args(argv)
+    set_threads(1)
+
+    rule = hands_per_second("rule", args.rule_hands)
+    random = hands_per_second("random", args.rule_hands)
+    print(f"rule in all seats      {rule:>12,.0f} hands/s  (random in all seats: {random:,.0f})")
+    for spec in MC_ROLLOUTS:
+        print(f"{spec:<22} {rollouts_per_second(spec, args.hands):>12,.0f} rollouts/s inside the search")
+    for spec in SEARCH_AGENTS:
+        log = decision_log(spec, Rules(), args.hands)
+        plays = log[~log["passing"] & (log["choices"] > 1)]["seconds"] * 1000
+        print(
+            f"{spec:<22} {1000 / plays.mean():>12,.1f} decisions/s  "
+            f"(median {np.median(plays):.1f} ms, p99 {np.percentile(plays, 99):.1f} ms, "
+            f"{len(plays)} real choices)"
+        )
+
+
+if __name__ == "__main__":
+    main()
