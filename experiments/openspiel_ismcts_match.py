@@ -175,6 +175,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{len(diff)} deals x {len(SEATINGS)} seatings, seed {args.seed}, {elapsed:.0f} s")
     print(f"mean score per hand: A {a.mean():.3f}, B {b.mean():.3f}")
     print(f"A - B = {diff.mean():+.3f} ± {half:.3f} points/hand (95% CI over deals)")
+    print("per deal A - B:", " ".join(f"{d:+.3f}" for d in diff))
     print(
         f"time per decision (choices only): A {1000 * timing[0] / max(timing[1], 1):.1f} ms, "
         f"B {1000 * timing[2] / max(timing[3], 1):.1f} ms"
