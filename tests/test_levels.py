@@ -17,6 +17,11 @@ from hearts_sim.rules import Rules
 from hearts_sim.tournament import TournamentConfig, run_tournament
 from hearts_sim.tune import TuneError, parse_ranges, tune, write_level
 
+try:
+    from tests.agent_checks import assert_no_peeking, assert_plays_legally
+except ImportError:  # tests/ itself on sys.path
+    from agent_checks import assert_no_peeking, assert_plays_legally  # type: ignore[no-redef]
+
 
 def test_shipped_levels_load_and_resolve() -> None:
     shipped = levels()
@@ -26,6 +31,14 @@ def test_shipped_levels_load_and_resolve() -> None:
         assert spec.name == name  # a level keeps its name in tables and records
         assert level.max_ms_per_decision > 0
         assert level.description
+
+
+@pytest.mark.parametrize("level", ["easy", "normal", "hard"])
+def test_shipped_levels_see_only_their_own_information_and_play_legally(level: str) -> None:
+    """The levels by name, at their shipped budgets (hard: ~20 ms per decision)."""
+    fast = level != "hard"
+    assert assert_no_peeking(level, per_rules=5 if fast else 2, alternatives=2 if fast else 1) > 0
+    assert_plays_legally(level, hands=30 if fast else 1, stepped_hands=2 if fast else 1)
 
 
 @pytest.mark.parametrize(
