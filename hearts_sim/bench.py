@@ -30,7 +30,7 @@ _STARTUP_SCRIPT = (
 )
 
 
-def _timed_kernel(table: Table, seed: int, hands: int, repeats: int) -> tuple[float, int]:
+def timed_kernel(table: Table, seed: int, hands: int, repeats: int) -> tuple[float, int]:
     """Best hands/s over ``repeats`` kernel runs (the machine is shared: the best is the
     least disturbed), and the number of hands whose invariants were checked."""
     best, checked = 0.0, 0
@@ -79,9 +79,9 @@ def run_bench(
     first_call = time.perf_counter() - start
 
     set_threads(1)
-    one_thread, checked = _timed_kernel(table, seed, hands, repeats)
+    one_thread, checked = timed_kernel(table, seed, hands, repeats)
     set_threads(all_threads)
-    many_threads, more = _timed_kernel(table, seed, hands, repeats)
+    many_threads, more = timed_kernel(table, seed, hands, repeats)
     start = time.perf_counter()
     simulate(rules_value, "random", hands=hands, seed=seed, threads=all_threads, progress=False)
     with_records = hands / (time.perf_counter() - start)
