@@ -46,18 +46,13 @@ from agents.search import (
     budget_deadline,
     card_count,
     monotonic_ns,
-    moon_total,
     new_worlds,
     play_out,
 )
 from hearts_sim._numba import njit
 from hearts_sim.cards import (
-    HEARTS,
-    HEARTS_MASK,
     JD_BIT,
     N_CARDS,
-    QS,
-    QS_BIT,
     SUIT_MASKS,
     card_bit,
     highest_card,
@@ -65,21 +60,19 @@ from hearts_sim.cards import (
     select_bit,
     suit_of,
 )
-from hearts_sim.engine.hand import card_points, pass_cards, play_card, point_cards
+from hearts_sim.engine.hand import (
+    breaks_hearts,
+    card_points,
+    legal_mask,
+    moon_shooter,
+    pass_cards,
+    play_card,
+    seat_score,
+)
 from hearts_sim.engine.rng import next_u64, random_below
 from hearts_sim.engine.sampler import copy_state, new_sampler_scratch, sample_world_into
-from hearts_sim.engine.state import NO_SEAT, PHASE_PASS
+from hearts_sim.engine.state import NO_SEAT, NO_SUIT, PHASE_PASS
 from hearts_sim.rules import (
-    MOON_OFF,
-    MOON_OTHERS_PLUS,
-    R_AVOID_ALL_TRICKS_BONUS,
-    R_JD_BONUS,
-    R_LEAD_HEARTS_INSTEAD_OF_QS,
-    R_MOON,
-    R_MUST_BREAK_HEARTS,
-    R_N_PLAYERS,
-    R_NO_POINTS_FIRST_TRICK,
-    R_QS_BREAKS_HEARTS,
     RulesTuple,
 )
 
@@ -126,9 +119,6 @@ def lean_random_value(world, rules: RulesTuple, card: np.int64, me: np.int64, rn
     are tracked (``scratch``: a record for them). Used after the hand's first lead (the
     only trick-0 lead is ``card`` itself)."""
     n = world.n_players
-    point_set = point_cards(rules)
-    no_points_first = rules[R_NO_POINTS_FIRST_TRICK] != 0
-    must_break = rules[R_MUST_BREAK_HEARTS] != 0
     jd_taker = np.int64(NO_SEAT)
     for s in range(n):
         scratch.hands[s] = world.hands[s]
@@ -139,8 +129,8 @@ def lean_random_value(world, rules: RulesTuple, card: np.int64, me: np.int64, rn
     trick = world.trick_number
     in_trick = world.n_in_trick
     trick_mask = world.trick_mask
-    broken = world.hearts_broken != 0
-    led = np.int64(-1)
+    broken = world.hearts_broken
+    led = np.int64(NO_SUIT)
     winner = np.int64(-1)
     winning = np.int64(-1)
     if in_trick > 0:
@@ -152,19 +142,8 @@ def lean_random_value(world, rules: RulesTuple, card: np.int64, me: np.int64, rn
     seat = world.to_play
     while True:
         hand = scratch.hands[seat]
-        if card < 0:  # this seat's legal cards (rules 4-6; the first lead is never drawn here)
-            if in_trick > 0:
-                legal = hand & SUIT_MASKS[led]
-                if not legal:
-                    legal = hand
-                if trick == 0 and no_points_first and legal & ~point_set:
-                    legal &= ~point_set
-            else:
-                legal = hand
-                if must_break and not broken:
-                    others = hand & ~HEARTS_MASK
-                    if others and not (rules[R_LEAD_HEARTS_INSTEAD_OF_QS] and others == QS_BIT):
-                        legal = others
+        if card < 0:  # the first lead is never drawn here: it is ``card`` itself
+            legal = legal_mask(hand, led, trick == 0, broken, world.first_lead_card, rules)
             rng, k = random_below(rng, card_count(legal))
             card = select_bit(legal, k)
         bit = card_bit(card)
@@ -175,7 +154,7 @@ def lean_random_value(world, rules: RulesTuple, card: np.int64, me: np.int64, rn
             led, winner, winning = suit, seat, card
         elif suit == led and card > winning:
             winner, winning = seat, card
-        broken |= suit == HEARTS or (card == QS and rules[R_QS_BREAKS_HEARTS] != 0)
+        broken |= breaks_hearts(bit, rules)
         card = np.int64(-1)
         in_trick += 1
         if in_trick < n:
@@ -189,34 +168,13 @@ def lean_random_value(world, rules: RulesTuple, card: np.int64, me: np.int64, rn
             jd_taker = winner
         trick += 1
         in_trick = 0
+        led = np.int64(NO_SUIT)
         trick_mask = np.uint64(0)
         seat = winner
         if scratch.hands[winner] == np.uint64(0):
             break
-    return rng, hand_score(scratch, rules, me, jd_taker)
-
-
-@njit
-def hand_score(tally, rules: RulesTuple, me: np.int64, jd_taker: np.int64) -> np.int64:
-    """``me``'s final score from the raw ``points`` and ``tricks_won`` of ``tally``: the rules of
-    the engine's ``_finish_hand`` (moon, JD bonus, no-trick bonus)."""
-    moon = moon_total(rules)
-    shooter = np.int64(NO_SEAT)
-    if rules[R_MOON] != MOON_OFF:
-        for s in range(rules[R_N_PLAYERS]):
-            if tally.points[s] == moon:  # raw points only come from point cards
-                shooter = s
-    score = tally.points[me]
-    if shooter != NO_SEAT:
-        if rules[R_MOON] == MOON_OTHERS_PLUS:
-            score = 0 if me == shooter else moon
-        else:
-            score = -moon if me == shooter else 0
-    if jd_taker == me:
-        score += rules[R_JD_BONUS]
-    if shooter == NO_SEAT and tally.tricks_won[me] == 0:
-        score += rules[R_AVOID_ALL_TRICKS_BONUS]
-    return score
+    shooter = moon_shooter(scratch.points, n, rules)
+    return rng, seat_score(me, scratch.points[me], scratch.tricks_won[me], shooter, jd_taker, rules)
 
 
 @njit

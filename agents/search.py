@@ -40,7 +40,7 @@ from hearts_sim.cards import (
     select_bit,
     suit_of,
 )
-from hearts_sim.engine.hand import card_points, legal_moves, play_card, point_cards
+from hearts_sim.engine.hand import legal_moves, play_card
 from hearts_sim.engine.rng import random_below, random_unit
 from hearts_sim.engine.state import HAND_STATE, PHASE_PLAY
 from hearts_sim.rules import R_BLACK_MARIA, RulesTuple
@@ -103,13 +103,6 @@ def budget_deadline(ms: np.float64) -> np.int64:
 def card_count(mask: np.uint64) -> np.int64:
     """Number of cards in a bitboard, as an int64 (``popcount`` answers uint64)."""
     return np.int64(popcount(mask))  # type: ignore[call-arg]
-
-
-@njit
-def moon_total(rules: RulesTuple) -> np.int64:
-    """The points in the deck (26, or 43 with Black Maria): shooting the moon, and the scale
-    of every search value."""
-    return np.int64(card_points(point_cards(rules), rules))
 
 
 @njit

@@ -16,20 +16,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.dispatch import choose_pass, choose_play
+from agents.codes import HIGHEST, LOWEST, RANDOM
+from agents.dispatch import choose_pass, choose_play, choose_stateless_play, reads_state
 from agents.kinds import MAX_PARAMS
 from hearts_sim._numba import njit, njit_inline, njit_parallel, prange
+from hearts_sim.cards import NO_CARD, card_bit, suit_of
 from hearts_sim.engine.hand import (
+    breaks_hearts,
     deal_hand,
     decision_seed,
+    decision_stream,
     game_winners,
+    legal_mask,
     legal_moves,
+    note_hearts_broken,
     pass_cards,
     pass_offset_for_hand,
+    place_card,
     play_card,
+    take_trick,
 )
 from hearts_sim.engine.rng import derive_seed
-from hearts_sim.engine.state import MAX_TRICKS, PHASE_PASS, PHASE_PLAY
+from hearts_sim.engine.state import MAX_TRICKS, NO_SUIT, PHASE_PASS, PHASE_PLAY
 from hearts_sim.rules import MAX_PLAYERS, R_N_PLAYERS, R_TARGET_SCORE, R_TIE_RULE, TIE_SHARE
 
 i1, i2, i4, i8, u8 = np.int8, np.int16, np.int32, np.int64, np.uint64
@@ -71,6 +79,7 @@ GAME_RECORD = np.dtype(
 )
 
 MAX_HANDS_PER_GAME = 1000  # a game still undecided after this many hands is cut off
+MIXED_CODES = -1  # the seats of a table play different policies
 
 
 @njit_inline
@@ -111,7 +120,8 @@ def _seat_params(params, seating: np.int64):
 def play_out_hand(state, rules, pass_codes, pass_params, play_codes, play_params) -> None:
     """Play a dealt hand to the end: every seat passes, then plays until done.
 
-    Codes and parameter rows are per-seat tuples (see ``_seat_codes``)."""
+    Codes and parameter rows are per-seat tuples (see ``_seat_codes``). When no seat's play
+    policy reads the record, the tricks are played by ``_play_out_stateless``."""
     n = state.n_players
     if state.phase == PHASE_PASS:
         for seat in range(n):
@@ -119,6 +129,11 @@ def play_out_hand(state, rules, pass_codes, pass_params, play_codes, play_params
                 pass_codes[seat], pass_params[seat], state, rules, seat, decision_seed(state, seat)
             )
             pass_cards(state, rules, seat, cards)
+    stateless = True
+    for seat in range(n):
+        stateless &= not reads_state(play_codes[seat])
+    if stateless:
+        _play_out_stateless(state, rules, play_codes)
     while state.phase == PHASE_PLAY:
         seat = state.to_play
         legal = legal_moves(state, rules)
@@ -132,6 +147,70 @@ def play_out_hand(state, rules, pass_codes, pass_params, play_codes, play_params
             decision_seed(state, seat),
         )
         play_card(state, rules, card)
+
+
+@njit
+def _play_out_stateless(state, rules, play_codes) -> None:
+    """Play the hand out for policies that read only their legal cards and seed
+    (``reads_state`` false for every seat), with ``_stateless_tricks``.
+
+    One compiled loop per policy that every seat plays (self-play, the common case): the
+    policy's branch is then settled at compile time, worth ~10% of a random hand."""
+    code = play_codes[0]
+    for seat in range(1, state.n_players):
+        code = code if play_codes[seat] == code else MIXED_CODES
+    if code == RANDOM:
+        _stateless_tricks(state, rules, play_codes, RANDOM)
+    elif code == LOWEST:
+        _stateless_tricks(state, rules, play_codes, LOWEST)
+    elif code == HIGHEST:
+        _stateless_tricks(state, rules, play_codes, HIGHEST)
+    else:
+        _stateless_tricks(state, rules, play_codes, MIXED_CODES)
+
+
+@njit_inline
+def _stateless_tricks(state, rules, play_codes, table_code) -> None:
+    """Play the hand out from the start of a trick, every seat with policy ``table_code``
+    (or its own, with ``MIXED_CODES``).
+
+    The same cards and the same final record as ``play_card`` card by card, but the running
+    values of a trick (seat, led suit, cards, the card winning it) stay in registers instead
+    of making a round trip through the record between cards, and the winner is tracked
+    card by card instead of searched for at the end: 0.78 -> 0.66 us a random hand."""
+    n = state.n_players
+    n_played = state.n_played
+    broken = state.hearts_broken
+    while state.phase == PHASE_PLAY:
+        first_trick = state.trick_number == 0
+        seat = state.leader
+        winner = seat
+        winning = NO_CARD
+        led_suit = NO_SUIT
+        trick = np.uint64(0)
+        for i in range(n):
+            legal = legal_mask(state.hands[seat], led_suit, first_trick, broken, state.first_lead_card, rules)
+            n_played += 1
+            seed = decision_stream(state.seat_seeds[seat], n_played)
+            code = table_code if table_code != MIXED_CODES else play_codes[seat]
+            card = choose_stateless_play(code, legal, seed)
+            place_card(state, seat, card, led_suit, n_played - 1)
+            trick |= card_bit(card)
+            suit = suit_of(card)
+            if i == 0:
+                led_suit = suit
+            # the highest card of the led suit wins (as ``finish_trick``), without a branch
+            beats = (suit == led_suit) & (card > winning)
+            winning = card if beats else winning
+            winner = seat if beats else winner
+            seat = seat + 1 if seat + 1 < n else 0
+        state.played |= trick
+        note_hearts_broken(state, breaks_hearts(trick, rules))
+        broken = state.hearts_broken
+        take_trick(state, rules, winner, trick)
+    state.n_played = n_played
+    for seat in range(n):
+        state.trick_cards[seat] = NO_CARD
 
 
 @njit

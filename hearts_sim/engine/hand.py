@@ -4,6 +4,11 @@ Order of events: ``deal_hand`` (or the caller fills ``hands``/``kitty`` and call
 ``start_hand``), ``pass_cards`` once per seat when passing applies, then
 ``legal_moves`` / ``play_card`` until ``phase == PHASE_DONE``; the hand is scored
 inside the last ``play_card``. Every rule switch is read from the rules array.
+
+The rules themselves are pure functions of bitboards and scalars (``legal_mask``,
+``breaks_hearts``, ``moon_shooter``, ``seat_score``, ``decision_stream``): the record
+kernels here and the lean loops that keep a trick in registers (the self-play loop's
+stateless playout, mc's random rollouts) call the same ones.
 """
 
 from __future__ import annotations
@@ -16,7 +21,6 @@ from hearts_sim.cards import (
     BLACK_MARIA_POINT_CARDS,
     CLUBS_MASK,
     FULL_DECK,
-    HEARTS,
     HEARTS_AND_QS,
     HEARTS_MASK,
     JD_BIT,
@@ -46,7 +50,7 @@ from hearts_sim.engine.rng import (
     mix64,
     random_below,
 )
-from hearts_sim.engine.state import NO_SEAT, PHASE_DONE, PHASE_PASS, PHASE_PLAY
+from hearts_sim.engine.state import NO_SEAT, NO_SUIT, PHASE_DONE, PHASE_PASS, PHASE_PLAY
 from hearts_sim.rules import (
     CYCLE_ACROSS,
     CYCLE_LEFT,
@@ -58,7 +62,6 @@ from hearts_sim.rules import (
     LEAD_ANY_CLUB,
     MOON_OFF,
     MOON_OTHERS_PLUS,
-    MOON_SELF_MINUS,
     R_AVOID_ALL_TRICKS_BONUS,
     R_BLACK_MARIA,
     R_DECK_MODE,
@@ -99,6 +102,13 @@ def card_points(cards: np.uint64, rules: RulesTuple) -> np.int64:
         points += POINTS_KS * np.int64((cards >> _KS) & _BIT)
         points += POINTS_AS * np.int64((cards >> _AS) & _BIT)
     return points
+
+
+@njit
+def moon_total(rules: RulesTuple) -> np.int64:
+    """The points in the deck (26, or 43 with Black Maria): shooting the moon, and the scale
+    of every search value."""
+    return np.int64(card_points(point_cards(rules), rules))
 
 
 @njit
@@ -225,11 +235,18 @@ def deal_hand(
     start_hand(state, rules, pass_offset, dealer, hand_seed)
 
 
+@njit_inline
+def decision_stream(seat_seed: np.uint64, decision: np.int64) -> np.uint64:
+    """Start of a seat's random stream for its ``decision``-th decision of the hand
+    (0: its pass, k + 1: its play after k cards of the hand)."""
+    return mix64(seat_seed + np.uint64(decision) * _DECISION_STEP)
+
+
 @njit
 def decision_seed(state, seat: np.int64) -> np.uint64:
-    """Start of the random stream for ``seat``'s next decision (0: its pass, k+1: a play after k cards)."""
-    decision = np.uint64(0) if state.phase == PHASE_PASS else np.uint64(state.n_played + 1)
-    return mix64(state.seat_seeds[seat] + decision * _DECISION_STEP)
+    """Start of the random stream for ``seat``'s next decision (``decision_stream``)."""
+    decision = 0 if state.phase == PHASE_PASS else state.n_played + 1
+    return decision_stream(state.seat_seeds[seat], decision)
 
 
 # ---------------------------------------------------------------- passing
@@ -286,13 +303,20 @@ def _first_trick_filter(candidates: np.uint64, rules: RulesTuple) -> np.uint64:
 
 
 @njit_inline
-def legal_moves(state, rules: RulesTuple) -> np.uint64:
-    """The cards the player to move may play, as one rule per early return."""
-    hand = state.hands[state.to_play]
-    first_trick = state.trick_number == 0
-    if state.n_in_trick > 0:
+def legal_mask(
+    hand: np.uint64,
+    led_suit: np.int64,
+    first_trick: bool,
+    hearts_broken: np.int64,
+    first_lead_card: np.int64,
+    rules: RulesTuple,
+) -> np.uint64:
+    """The cards of ``hand`` that may be played, as one rule per early return.
+
+    ``led_suit`` is the suit led to the current trick, ``NO_SUIT`` when leading it.
+    """
+    if led_suit != NO_SUIT:
         # Following: play the led suit if able, else anything (rule 4).
-        led_suit = suit_of(state.trick_cards[state.leader])
         follow = hand & SUIT_MASKS[led_suit]
         candidates = follow if follow else hand
         return _first_trick_filter(candidates, rules) if first_trick else candidates
@@ -302,8 +326,8 @@ def legal_moves(state, rules: RulesTuple) -> np.uint64:
         if first_lead != LEAD_ANY:
             if first_lead == LEAD_ANY_CLUB:
                 return hand & CLUBS_MASK
-            return card_bit(state.first_lead_card)
-    if rules[R_MUST_BREAK_HEARTS] and not state.hearts_broken:
+            return card_bit(first_lead_card)
+    if rules[R_MUST_BREAK_HEARTS] and not hearts_broken:
         # Rule 6: no heart lead before hearts are broken, unless the leader holds only
         # hearts (or only QS and hearts, with lead_hearts_instead_of_qs).
         non_hearts = hand & ~HEARTS_MASK
@@ -312,7 +336,53 @@ def legal_moves(state, rules: RulesTuple) -> np.uint64:
     return _first_trick_filter(hand, rules) if first_trick else hand
 
 
+@njit_inline
+def led_suit_of(state) -> np.int64:
+    """The suit led to the current trick, or ``NO_SUIT`` before its lead."""
+    return suit_of(state.trick_cards[state.leader]) if state.n_in_trick > 0 else NO_SUIT
+
+
+@njit_inline
+def legal_moves(state, rules: RulesTuple) -> np.uint64:
+    """The cards the player to move may play."""
+    return legal_mask(
+        state.hands[state.to_play],
+        led_suit_of(state),
+        state.trick_number == 0,
+        state.hearts_broken,
+        state.first_lead_card,
+        rules,
+    )
+
+
 # ---------------------------------------------------------------- play
+@njit_inline
+def breaks_hearts(cards: np.uint64, rules: RulesTuple) -> np.int64:
+    """1 if playing ``cards`` breaks hearts (a heart, or QS with ``qs_breaks_hearts``), else 0."""
+    return np.int64(cards & HEARTS_MASK != _ZERO) | (
+        np.int64((cards >> _QS) & _BIT) & rules[R_QS_BREAKS_HEARTS]
+    )
+
+
+@njit_inline
+def place_card(state, seat: np.int64, card: np.int64, led_suit: np.int64, index: np.int64) -> None:
+    """The marks a card leaves on the record: out of ``seat``'s hand, into the trick and into
+    the history at ``index``; a card off the led suit shows the seat void in it."""
+    state.hands[seat] &= ~card_bit(card)
+    state.trick_cards[seat] = card
+    state.history[index] = card
+    if led_suit != NO_SUIT:
+        state.void_suits[seat] |= np.int64(suit_of(card) != led_suit) << led_suit
+
+
+@njit_inline
+def note_hearts_broken(state, breaks: np.int64) -> None:
+    """Record that hearts are broken now if ``breaks`` (0 or 1), remembering the first trick."""
+    newly_broken = breaks & (1 - state.hearts_broken)
+    state.hearts_broken |= breaks
+    state.hearts_broken_trick += newly_broken * (state.trick_number + 1)  # from -1
+
+
 @njit_inline
 def play_card(state, rules: RulesTuple, card: np.int64) -> None:
     """Play ``card`` (assumed legal) for the player to move; resolve the trick and the hand.
@@ -322,31 +392,22 @@ def play_card(state, rules: RulesTuple, card: np.int64) -> None:
     """
     seat = state.to_play
     bit = card_bit(card)
-    suit = suit_of(card)
-    state.hands[seat] &= ~bit
+    place_card(state, seat, card, led_suit_of(state), state.n_played)
     state.played |= bit
     state.trick_mask |= bit
-    state.trick_cards[seat] = card
-    state.history[state.n_played] = card
     state.n_played += 1
-    if state.n_in_trick > 0:
-        led_suit = suit_of(state.trick_cards[state.leader])
-        state.void_suits[seat] |= np.int64(suit != led_suit) << led_suit
-    breaks = np.int64(suit == HEARTS) | (np.int64(card == QS) & rules[R_QS_BREAKS_HEARTS])
-    newly_broken = breaks & (1 - state.hearts_broken)
-    state.hearts_broken |= breaks
-    state.hearts_broken_trick += newly_broken * (state.trick_number + 1)  # from -1
+    note_hearts_broken(state, breaks_hearts(bit, rules))
     state.n_in_trick += 1
     if state.n_in_trick < state.n_players:
         # next seat without `%`: a 64-bit division costs ~40 cycles, more than the rest
         state.to_play = seat + 1 if seat + 1 < state.n_players else 0
     else:
-        _finish_trick(state, rules)
+        finish_trick(state, rules)
 
 
 @njit_inline
-def _finish_trick(state, rules: RulesTuple) -> None:
-    """The highest card of the led suit takes the trick; the first trick's winner takes the kitty."""
+def finish_trick(state, rules: RulesTuple) -> None:
+    """The highest card of the led suit takes the full trick in ``trick_cards``/``trick_mask``."""
     n = state.n_players
     led_suit = suit_of(state.trick_cards[state.leader])
     best = highest_card(state.trick_mask & SUIT_MASKS[led_suit])
@@ -354,15 +415,22 @@ def _finish_trick(state, rules: RulesTuple) -> None:
     for s in range(n):
         winner += s * np.int64(state.trick_cards[s] == best)  # exactly one seat matches
         state.trick_cards[s] = NO_CARD
-    won = state.trick_mask
-    if state.trick_number == 0:
-        won |= state.kitty
-    state.taken[winner] |= won
-    state.points[winner] += card_points(won, rules)
-    state.tricks_won[winner] += 1
-    state.trick_winners[state.trick_number] = winner
+    cards = state.trick_mask
     state.trick_mask = _ZERO
     state.n_in_trick = 0
+    take_trick(state, rules, winner, cards)
+
+
+@njit_inline
+def take_trick(state, rules: RulesTuple, winner: np.int64, cards: np.uint64) -> None:
+    """``winner`` takes a finished trick's ``cards`` (with the first trick, the kitty too) and
+    leads the next trick; after the last trick the hand is scored."""
+    if state.trick_number == 0:
+        cards |= state.kitty
+    state.taken[winner] |= cards
+    state.points[winner] += card_points(cards, rules)
+    state.tricks_won[winner] += 1
+    state.trick_winners[state.trick_number] = winner
     state.trick_number += 1
     state.leader = winner
     state.to_play = winner
@@ -373,11 +441,47 @@ def _finish_trick(state, rules: RulesTuple) -> None:
 
 
 @njit
+def moon_shooter(points, n: np.int64, rules: RulesTuple) -> np.int64:
+    """The seat that took every point card (rule 8), or ``NO_SEAT``: raw points come only
+    from point cards, so it is the seat whose raw ``points`` are the deck's total."""
+    if rules[R_MOON] == MOON_OFF:
+        return NO_SEAT
+    total = moon_total(rules)
+    for s in range(n):
+        if points[s] == total:
+            return s
+    return NO_SEAT
+
+
+@njit
+def seat_score(
+    seat: np.int64,
+    points: np.int64,
+    tricks_won: np.int64,
+    shooter: np.int64,
+    jd_taker: np.int64,
+    rules: RulesTuple,
+) -> np.int64:
+    """``seat``'s score for the hand from its raw points and tricks: the moon (rule 8), the JD
+    bonus, the bonus for taking no trick (not when the moon was shot)."""
+    score = points
+    if shooter != NO_SEAT:
+        total = moon_total(rules)
+        if rules[R_MOON] == MOON_OTHERS_PLUS:
+            score = 0 if seat == shooter else total
+        else:
+            score = -total if seat == shooter else 0
+    if jd_taker == seat:
+        score += rules[R_JD_BONUS]
+    if shooter == NO_SEAT and tricks_won == 0:
+        score += rules[R_AVOID_ALL_TRICKS_BONUS]
+    return score
+
+
+@njit
 def _finish_hand(state, rules: RulesTuple) -> None:
-    """Score the hand: raw points, then the moon (rule 8), the JD bonus, the no-trick bonus."""
+    """Score the hand: who shot the moon and took QS and JD, then every seat's score."""
     n = state.n_players
-    all_points = point_cards(rules)
-    moon_total = card_points(all_points, rules)
     state.phase = PHASE_DONE
     state.to_play = NO_SEAT
     for s in range(n):
@@ -385,22 +489,11 @@ def _finish_hand(state, rules: RulesTuple) -> None:
             state.qs_taker = s
         if state.taken[s] & JD_BIT:
             state.jd_taker = s
-        if state.taken[s] & all_points == all_points and rules[R_MOON] != MOON_OFF:
-            state.moon_shooter = s
-        state.scores[s] = state.points[s]
-    shooter = state.moon_shooter
-    if shooter != NO_SEAT:
-        for s in range(n):
-            if rules[R_MOON] == MOON_OTHERS_PLUS:
-                state.scores[s] = 0 if s == shooter else moon_total
-            elif rules[R_MOON] == MOON_SELF_MINUS:
-                state.scores[s] = -moon_total if s == shooter else 0
-    if state.jd_taker != NO_SEAT:
-        state.scores[state.jd_taker] += rules[R_JD_BONUS]
-    if shooter == NO_SEAT and rules[R_AVOID_ALL_TRICKS_BONUS] != 0:
-        for s in range(n):
-            if state.tricks_won[s] == 0:
-                state.scores[s] += rules[R_AVOID_ALL_TRICKS_BONUS]
+    state.moon_shooter = moon_shooter(state.points, n, rules)
+    for s in range(n):
+        state.scores[s] = seat_score(
+            s, state.points[s], state.tricks_won[s], state.moon_shooter, state.jd_taker, rules
+        )
 
 
 @njit

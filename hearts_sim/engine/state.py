@@ -18,6 +18,7 @@ PHASE_PASS, PHASE_PLAY, PHASE_DONE = 0, 1, 2
 PHASE_NAMES = ("pass", "play", "done")
 
 NO_SEAT = -1
+NO_SUIT = -1  # no suit led yet (the trick's first card is still to come)
 
 u8, i8 = np.uint64, np.int64
 HAND_STATE = np.dtype(

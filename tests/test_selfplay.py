@@ -1,0 +1,105 @@
+"""The self-play loop's trick-at-a-time playout for stateless policies against the engine
+played card by card.
+
+``play_out_hand`` plays tables whose policies read only their legal cards and seed
+(random, lowest, highest) without keeping the record current between cards
+(``selfplay._play_out_stateless``). That is an optimisation, not a second set of rules: it
+must choose the same cards and leave exactly the record that ``HandState.play`` (the
+engine's ``play_card``, card by card) leaves, field by field, under every rules set.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agents import codes
+from agents.baseline import highest_play, lowest_play, random_pass, random_play
+from agents.kinds import MAX_PARAMS
+from hearts_sim import HandState, Rules
+from hearts_sim.engine.hand import decision_seed
+from hearts_sim.engine.state import HAND_STATE, new_states
+from hearts_sim.rules import MAX_PLAYERS
+
+try:
+    from tests.test_differential import VARIANTS, rules_strategy
+except ImportError:  # tests/ itself on sys.path (rootdir-less import mode)
+    from test_differential import VARIANTS, rules_strategy  # type: ignore[no-redef]
+
+from hearts_sim.selfplay import play_out_hand
+
+PLAYS = {codes.RANDOM: "random", codes.LOWEST: "lowest", codes.HIGHEST: "highest"}
+NO_PARAMS = (0.0,) * MAX_PARAMS
+
+
+def _card_by_card(state: HandState, seat_codes: list[int]) -> None:
+    """Play ``state`` out through ``HandState.play`` with the baseline policies in Python's loop."""
+    while state.phase == "play":
+        seat = state.current_player
+        legal = np.uint64(int(state.legal_moves()))
+        code = seat_codes[seat]
+        if code == codes.RANDOM:
+            card = random_play(legal, np.uint64(decision_seed(state.record, seat)))
+        elif code == codes.LOWEST:
+            card = lowest_play(legal)
+        else:
+            card = highest_play(legal)
+        state.play(int(card))
+
+
+def _passed(rules: Rules, seed: int, hand: int) -> HandState:
+    """Hand ``hand`` of a seed, after every seat passed random cards (the play phase)."""
+    state = HandState.deal(rules, seed, hand)
+    if state.phase == "pass":
+        for seat in range(rules.n_players):
+            seed_bits = np.uint64(decision_seed(state.record, seat))
+            dealt = np.uint64(int(state.record["dealt"][seat]))
+            state.pass_cards(seat, int(random_pass(dealt, rules.to_tuple(), seed_bits)))
+    return state
+
+
+def assert_stateless_playout_is_card_by_card(
+    rules: Rules, seed: int, hand: int, seat_codes: list[int]
+) -> None:
+    stepped = _passed(rules, seed, hand)
+    batched = new_states(1)
+    batched[0] = stepped.record  # a copy, at the same point
+    _card_by_card(stepped, seat_codes)
+    padded = tuple(seat_codes) + (codes.RANDOM,) * (MAX_PLAYERS - len(seat_codes))
+    play_out_hand(
+        batched[0], rules.to_tuple(), padded, (NO_PARAMS,) * MAX_PLAYERS, padded, (NO_PARAMS,) * MAX_PLAYERS
+    )
+    where = f"{rules.describe()}, seed {seed}, hand {hand}, seats {[PLAYS[c] for c in seat_codes]}"
+    assert stepped.phase == "done", where
+    for field in HAND_STATE.names:
+        assert np.array_equal(batched[0][field], stepped.record[field]), f"{field} differs: {where}"
+
+
+def _tables(n: int) -> list[list[int]]:
+    """Self-play tables of each stateless policy and two mixed ones."""
+    mixed = [codes.RANDOM, codes.LOWEST, codes.HIGHEST, codes.LOWEST, codes.RANDOM][:n]
+    return [[code] * n for code in PLAYS] + [mixed, mixed[::-1]]
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_stateless_playout_leaves_the_card_by_card_record(name: str) -> None:
+    rules = VARIANTS[name]
+    for hand in range(12):
+        for seat_codes in _tables(rules.n_players):
+            assert_stateless_playout_is_card_by_card(rules, 17, hand, seat_codes)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(
+    rules=rules_strategy, seed=st.integers(0, 2**64 - 1), hand=st.integers(0, 10**6), table=st.integers(0, 4)
+)
+def test_stateless_playout_random_switches(rules: Rules, seed: int, hand: int, table: int) -> None:
+    assert_stateless_playout_is_card_by_card(rules, seed, hand, _tables(rules.n_players)[table])
