@@ -19,6 +19,7 @@ from hearts_sim.cards import (
     lowest_ranked_card,
     popcount,
     select_bit,
+    select_card_bit,
 )
 from hearts_sim.engine.rng import random_below, uniform_below
 from hearts_sim.rules import R_PASS_COUNT, RulesTuple
@@ -41,11 +42,13 @@ def random_pass(hand: np.uint64, rules: RulesTuple, seed: np.uint64) -> np.uint6
     """``pass_count`` cards drawn uniformly without replacement."""
     rng = seed
     chosen = np.uint64(0)
+    count = np.int64(popcount(hand))
     for _ in range(rules[R_PASS_COUNT]):
-        rng, k = random_below(rng, np.int64(popcount(hand)))
-        bit = card_bit(select_bit(hand, k))
+        rng, k = random_below(rng, count)
+        bit = select_card_bit(hand, k)
         chosen |= bit
         hand ^= bit
+        count -= 1
     return chosen
 
 

@@ -21,7 +21,7 @@ from agents.kinds import Params
 from agents.mc import mc_pass, mc_play
 from agents.pimc import pimc_play
 from agents.rule import rule_pass, rule_play
-from hearts_sim._numba import njit, njit_inline
+from hearts_sim._numba import njit_inline
 from hearts_sim.rules import RulesTuple
 
 
@@ -63,7 +63,7 @@ def choose_stateless_play(code: np.int64, legal: np.uint64, seed: np.uint64) -> 
     return highest_play(legal)
 
 
-@njit
+@njit_inline
 def choose_pass(
     code: np.int64, params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64
 ) -> np.uint64:

@@ -355,6 +355,15 @@ def _select_bit_portable(mask: np.uint64, k: np.int64) -> np.int64:
 
 
 @njit
+def select_card_bit(mask: np.uint64, k: np.int64) -> np.uint64:
+    """The k-th (0-based) set bit of ``mask`` as a bitboard: ``card_bit(select_bit(mask, k))``
+    in one instruction with pdep (no round trip through the index on a dealing chain)."""
+    if HAS_PDEP:
+        return _pdep(np.uint64(1) << np.uint64(k), mask)  # type: ignore[call-arg,no-any-return]
+    return card_bit(_select_bit_portable(mask, k))
+
+
+@njit
 def select_bit(mask: np.uint64, k: np.int64) -> np.int64:
     """Index of the k-th (0-based) set bit of ``mask``; k must be < popcount(mask).
 

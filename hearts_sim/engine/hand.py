@@ -39,7 +39,7 @@ from hearts_sim.cards import (
     highest_card,
     lowest_card,
     popcount,
-    select_bit,
+    select_card_bit,
     suit_of,
 )
 from hearts_sim.engine.rng import (
@@ -216,8 +216,9 @@ def deal_hand(
     """
     n = rules[R_N_PLAYERS]
     undealt = deck_cards(rules)
-    size = np.int64(popcount(undealt)) // n
-    has_kitty = np.int64(popcount(undealt)) > size * n
+    remaining = np.int64(popcount(undealt))
+    size = remaining // n
+    has_kitty = remaining > size * n
     rng = derive_seed(hand_seed, STREAM_DEAL)
     for seat in range(n):
         if seat == n - 1 and not has_kitty:
@@ -226,10 +227,12 @@ def deal_hand(
             break
         hand = _ZERO
         for _ in range(size):
-            rng, k = random_below(rng, np.int64(popcount(undealt)))
-            bit = card_bit(select_bit(undealt, k))
+            # the count is kept, not recounted: each card then waits only for the previous pdep
+            rng, k = random_below(rng, remaining)
+            bit = select_card_bit(undealt, k)
             hand |= bit
             undealt ^= bit
+            remaining -= 1
         state.hands[seat] = hand
     state.kitty = undealt
     start_hand(state, rules, pass_offset, dealer, hand_seed)
@@ -261,7 +264,8 @@ def pass_cards(state, rules: RulesTuple, seat: np.int64, cards: np.uint64) -> No
     n = state.n_players
     if state.passes_made == (1 << n) - 1:
         for giver in range(n):
-            receiver = (giver + state.pass_offset) % n
+            receiver = giver + state.pass_offset  # (giver + offset) % n without a division
+            receiver -= n if receiver >= n else 0
             state.received[receiver] = state.passed[giver]
         for s in range(n):
             state.hands[s] = (state.hands[s] & ~state.passed[s]) | state.received[s]
