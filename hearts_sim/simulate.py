@@ -75,10 +75,14 @@ def _block_states(n_jobs: int) -> np.ndarray:
     return new_states(max(1, min(n_jobs, numba.get_num_threads() * BLOCKS_PER_THREAD)))
 
 
-def run_hands(table: Table, seed: int, first_deal: int, n_deals: int) -> np.ndarray:
-    """Kernel call: ``n_deals`` deals from ``first_deal``, each in every seating, as HAND_RECORDs."""
+def run_hands(
+    table: Table, seed: int, first_deal: int, n_deals: int, out: np.ndarray | None = None
+) -> np.ndarray:
+    """Kernel call: ``n_deals`` deals from ``first_deal``, each in every seating, as HAND_RECORDs
+    (written into ``out`` when given: ``n_deals * len(table.seatings)`` records; every field
+    is written, so ``out`` may come from ``np.empty``)."""
     rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
-    records = np.zeros(n_deals * len(table.seatings), dtype=HAND_RECORD)
+    records = _records_out(out, n_deals * len(table.seatings), HAND_RECORD)
     play_hands(
         rules,
         np.uint64(seed),
@@ -94,10 +98,21 @@ def run_hands(table: Table, seed: int, first_deal: int, n_deals: int) -> np.ndar
     return records
 
 
-def run_games(table: Table, seed: int, first_game: int, n_games: int) -> np.ndarray:
-    """Kernel call: ``n_games`` whole games, each in every seating, as GAME_RECORDs."""
+def _records_out(out: np.ndarray | None, count: int, dtype: np.dtype) -> np.ndarray:
+    if out is None:
+        return np.zeros(count, dtype=dtype)
+    if out.shape != (count,) or out.dtype != dtype:
+        raise ValueError(f"out must hold {count} records of the kernel's dtype, not {out.shape} {out.dtype}")
+    return out
+
+
+def run_games(
+    table: Table, seed: int, first_game: int, n_games: int, out: np.ndarray | None = None
+) -> np.ndarray:
+    """Kernel call: ``n_games`` whole games, each in every seating, as GAME_RECORDs (into ``out``
+    when given, as ``run_hands``)."""
     rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
-    records = np.zeros(n_games * len(table.seatings), dtype=GAME_RECORD)
+    records = _records_out(out, n_games * len(table.seatings), GAME_RECORD)
     play_games(
         rules,
         np.uint64(seed),
@@ -136,25 +151,35 @@ def _seatings(
 
 
 def _run_chunked(
-    run: Callable[[int, int], np.ndarray], total: int, chunk: int, unit: str, progress: bool | None
+    run: Callable[[int, int, np.ndarray], np.ndarray],
+    total: int,
+    chunk: int,
+    dtype: np.dtype,
+    unit: str,
+    progress: bool | None,
 ) -> np.ndarray:
+    """``run(start, count, out)`` chunk by chunk into one array of ``total`` records (no copy
+    at the end), with a progress bar on long runs."""
     show = sys.stderr.isatty() and total >= 4 * chunk if progress is None else progress
-    parts = []
+    records = np.empty(total, dtype=dtype)
     with tqdm(total=total, unit=unit, disable=not show, smoothing=0.1) as bar:
         for start, count in chunks(total, chunk):
-            parts.append(run(start, count))
+            run(start, count, records[start : start + count])
             bar.update(count)
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return records
 
 
 def hand_frame(records: np.ndarray, table: Table) -> pd.DataFrame:
-    """HAND_RECORDs as a DataFrame: one row per hand, per-seat columns suffixed ``_0`` .. ``_{n-1}``."""
-    return pd.DataFrame(hand_columns(records, table))
+    """HAND_RECORDs as a DataFrame: one row per hand, per-seat columns suffixed ``_0`` .. ``_{n-1}``.
+
+    The numeric columns are views of ``records``, not copies: gathering ~40 strided columns
+    into pandas' consolidated blocks took longer than playing the hands."""
+    return pd.DataFrame(hand_columns(records, table), copy=False)
 
 
 def game_frame(records: np.ndarray, table: Table) -> pd.DataFrame:
-    """GAME_RECORDs as a DataFrame: one row per game."""
-    return pd.DataFrame(game_columns(records, table))
+    """GAME_RECORDs as a DataFrame: one row per game (columns viewing ``records``)."""
+    return pd.DataFrame(game_columns(records, table), copy=False)
 
 
 def _agent_columns(records: np.ndarray, table: Table) -> dict[str, pd.Categorical]:
@@ -168,22 +193,29 @@ def _agent_columns(records: np.ndarray, table: Table) -> dict[str, pd.Categorica
     }
     for seat in range(table.rules.n_players):
         names = sorted({row[seat] for row in labels})
-        codes = np.array([names.index(row[seat]) for row in labels])[records["seating"]]
-        columns[f"agent_{seat}"] = pd.Categorical.from_codes(codes, categories=names)
+        codes: np.ndarray = np.array([names.index(row[seat]) for row in labels], dtype=_code_dtype(names))
+        columns[f"agent_{seat}"] = pd.Categorical.from_codes(codes[records["seating"]], categories=names)
     return columns
+
+
+def _code_dtype(categories: Sequence[object]) -> type[np.signedinteger]:
+    """The narrowest code type for a categorical (pandas checks and narrows wider codes: slow)."""
+    return np.int8 if len(categories) < 128 else np.int32
 
 
 def hand_columns(records: np.ndarray, table: Table) -> dict[str, Any]:
     """The columns of ``hand_frame`` (numpy arrays and categoricals, ready for pandas or Arrow)."""
     n = table.rules.n_players
     # one category per direction name (offsets 2 and 3 are not "across" with 5 players)
-    offset_codes = np.array([PASS_DIRECTIONS.index(pass_direction_name(o, n)) for o in range(n)])
+    offset_codes = np.array(
+        [PASS_DIRECTIONS.index(pass_direction_name(o, n)) for o in range(n)], dtype=np.int8
+    )
     columns: dict[str, Any] = {
         "deal": records["deal"],
         "seating": records["seating"],
         "seed": records["hand_seed"],
         "pass_direction": pd.Categorical.from_codes(
-            offset_codes[records["pass_offset"].astype(np.int64) % n], categories=PASS_DIRECTIONS
+            offset_codes[records["pass_offset"]], categories=PASS_DIRECTIONS
         ),
         "pass_offset": records["pass_offset"],  # receiver = (seat + pass_offset) % n
         "dealer": records["dealer"],
@@ -256,9 +288,10 @@ def simulate(
     table = Table.build(rules, _seatings(rules, seats))
     set_threads(threads)
     records = _run_chunked(
-        lambda start, count: run_hands(table, seed, first_hand + start, count),
+        lambda start, count, out: run_hands(table, seed, first_hand + start, count, out),
         hands,
         chunk_size,
+        HAND_RECORD,
         "hand",
         progress,
     )
@@ -283,9 +316,10 @@ def simulate_games(
     table = Table.build(rules, _seatings(rules, seats))
     set_threads(threads)
     records = _run_chunked(
-        lambda start, count: run_games(table, seed, first_game + start, count),
+        lambda start, count, out: run_games(table, seed, first_game + start, count, out),
         games,
         chunk_size,
+        GAME_RECORD,
         "game",
         progress,
     )

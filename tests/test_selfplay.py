@@ -28,7 +28,8 @@ try:
 except ImportError:  # tests/ itself on sys.path (rootdir-less import mode)
     from test_differential import VARIANTS, rules_strategy  # type: ignore[no-redef]
 
-from hearts_sim.selfplay import play_out_hand
+from hearts_sim.selfplay import HAND_RECORD, play_out_hand
+from hearts_sim.simulate import Table, run_hands
 
 PLAYS = {codes.RANDOM: "random", codes.LOWEST: "lowest", codes.HIGHEST: "highest"}
 NO_PARAMS = (0.0,) * MAX_PARAMS
@@ -103,3 +104,15 @@ def test_stateless_playout_leaves_the_card_by_card_record(name: str) -> None:
 )
 def test_stateless_playout_random_switches(rules: Rules, seed: int, hand: int, table: int) -> None:
     assert_stateless_playout_is_card_by_card(rules, seed, hand, _tables(rules.n_players)[table])
+
+
+def test_run_hands_writes_every_field_of_out() -> None:
+    """``simulate`` hands the kernel uninitialised chunks of one array: every byte must be written."""
+    table = Table.build("qdan5", [["random", "lowest", "rule", "highest", "random"]])
+    expected = run_hands(table, 3, 10, 50)
+    out = np.empty(50, dtype=HAND_RECORD)
+    out.view(np.uint8)[:] = 0xA5  # garbage
+    assert run_hands(table, 3, 10, 50, out) is out
+    assert out.tobytes() == expected.tobytes()
+    with pytest.raises(ValueError, match="out must hold 50 records"):
+        run_hands(table, 3, 10, 50, out[:49])
