@@ -264,8 +264,7 @@ def pass_cards(state, rules: RulesTuple, seat: np.int64, cards: np.uint64) -> No
     n = state.n_players
     if state.passes_made == (1 << n) - 1:
         for giver in range(n):
-            receiver = giver + state.pass_offset  # (giver + offset) % n without a division
-            receiver -= n if receiver >= n else 0
+            receiver = (giver + state.pass_offset) % n
             state.received[receiver] = state.passed[giver]
         for s in range(n):
             state.hands[s] = (state.hands[s] & ~state.passed[s]) | state.received[s]
