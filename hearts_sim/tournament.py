@@ -23,8 +23,11 @@ import json
 import math
 import os
 import shlex
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -403,6 +406,24 @@ def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
     os.replace(temporary, out / MANIFEST)
 
 
+@contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Hold Ctrl-C until the block is done, then raise it: a chunk's Parquet part and the
+    manifest that counts it are written together or not at all. (Only the main thread
+    receives signals; elsewhere this does nothing.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+    if received:
+        raise KeyboardInterrupt
+
+
 def load_manifest(out: Path) -> dict[str, Any]:
     path = Path(out) / MANIFEST
     try:
@@ -492,11 +513,12 @@ def run_tournament(
                 if out_path is not None:
                     columns = game_columns(records, table) if config.games else hand_columns(records, table)
                     part = out_path / RECORDS_DIR / f"part-{chunk:06d}.parquet"
-                    parquet.write_table(pyarrow.table(columns), part.with_suffix(".tmp"))
-                    os.replace(part.with_suffix(".tmp"), part)
-                    manifest["chunks_done"] = chunk + 1
-                    manifest["tally"] = asdict(tally)
-                    _write_manifest(out_path, manifest)
+                    with interrupts_deferred():
+                        parquet.write_table(pyarrow.table(columns), part.with_suffix(".tmp"))
+                        os.replace(part.with_suffix(".tmp"), part)
+                        manifest["chunks_done"] = chunk + 1
+                        manifest["tally"] = asdict(tally)
+                        _write_manifest(out_path, manifest)
                 bar.update(len(records))
                 if on_chunk is not None:
                     on_chunk(chunk)

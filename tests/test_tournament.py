@@ -19,6 +19,7 @@ from hearts_sim.tournament import (
     Interrupted,
     TournamentConfig,
     TournamentError,
+    interrupts_deferred,
     make_config,
     resume_tournament,
     run_tournament,
@@ -213,6 +214,20 @@ def test_ctrl_c_keeps_finished_chunks_and_says_how_to_resume(tmp_path: Path) -> 
     done = json.loads(manifest.read_text())["chunks_done"]
     assert 1 <= done < json.loads(manifest.read_text())["chunks_total"]
     assert len(list((out / "records").glob("*.parquet"))) == done
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_waits_until_a_chunk_is_committed() -> None:
+    """Ctrl-C between a chunk's Parquet part and its manifest update would leave a part the
+    manifest does not count: the commit holds the interrupt and raises it afterwards."""
+    before = signal.getsignal(signal.SIGINT)
+    steps = []
+    with pytest.raises(KeyboardInterrupt), interrupts_deferred():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # the signal is delivered here, and held
+        steps.append("part and manifest written")
+    assert steps == ["part and manifest written"]
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 @pytest.mark.parametrize("config", sorted((Path(__file__).parents[1] / "experiments").glob("*.toml")))
