@@ -233,13 +233,17 @@ rules_strategy = (
 )
 
 
-@settings(
+# Reproducible hypothesis runs over generated rule sets (also used by test_selfplay.py).
+SWITCH_SETTINGS = settings(
     max_examples=150,
     deadline=None,
     derandomize=True,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
+
+
+@SWITCH_SETTINGS
 @given(
     rules=rules_strategy,
     seed=st.integers(0, 2**64 - 1),

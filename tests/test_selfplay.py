@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents import codes
@@ -24,9 +24,9 @@ from hearts_sim.engine.state import HAND_STATE, new_states
 from hearts_sim.rules import MAX_PLAYERS
 
 try:
-    from tests.test_differential import VARIANTS, rules_strategy
+    from tests.test_differential import SWITCH_SETTINGS, VARIANTS, rules_strategy
 except ImportError:  # tests/ itself on sys.path (rootdir-less import mode)
-    from test_differential import VARIANTS, rules_strategy  # type: ignore[no-redef]
+    from test_differential import SWITCH_SETTINGS, VARIANTS, rules_strategy  # type: ignore[no-redef]
 
 from hearts_sim.selfplay import HAND_RECORD, play_out_hand
 from hearts_sim.simulate import Table, run_hands
@@ -92,13 +92,7 @@ def test_stateless_playout_leaves_the_card_by_card_record(name: str) -> None:
             assert_stateless_playout_is_card_by_card(rules, 17, hand, seat_codes)
 
 
-@settings(
-    max_examples=60,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+@settings(SWITCH_SETTINGS, max_examples=60)
 @given(
     rules=rules_strategy, seed=st.integers(0, 2**64 - 1), hand=st.integers(0, 10**6), table=st.integers(0, 4)
 )
