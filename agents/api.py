@@ -14,7 +14,7 @@ also looks up the stored levels) and returns an ``Agent``::
 How a decision is made, and why it equals the batched loop's: the observation is rebuilt
 into a ``HAND_STATE`` record whose information-set fields equal the real hand's and whose
 hidden cards are one consistent deal (``Observation.to_state``); the dispatcher then runs on
-it exactly as ``hearts_sim.selfplay.play_out_hand`` does, with the random stream
+it exactly as ``hearts_sim.selfplay.loops.play_out_hand`` does, with the random stream
 ``decision_seed(state, seat)`` derived from the hand seed. Pass ``hand_seed`` (the seed the
 hand was dealt from: ``HandState.record["hand_seed"]``, the ``seed`` column of ``simulate``)
 to reproduce the loop's decisions exactly. Without it the hand seed is derived from the
@@ -28,18 +28,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import hearts_sim  # noqa: F401  (first: the core imports agents.registry, which must not start mid-agents)
 from agents.dispatch import choose_pass, choose_play
 from agents.kinds import AgentError
 from agents.registry import AgentSpec, Policy, parse_agent
 from hearts_sim._numba import njit
-from hearts_sim.cards import card_str, cards_of
+from hearts_sim.core.cards import card_str, cards_of
+from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import decision_seed, legal_moves
 from hearts_sim.engine.rng import derive_seed
 from hearts_sim.engine.state import PHASE_DONE, PHASE_PASS
-from hearts_sim.game import HandState, IllegalMoveError
-from hearts_sim.observation import Observation
-from hearts_sim.rules import Rules
+from hearts_sim.game.hand_state import HandState, IllegalMoveError
+from hearts_sim.game.observation import Observation
 
 _U64 = 0xFFFF_FFFF_FFFF_FFFF
 

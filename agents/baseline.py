@@ -13,7 +13,7 @@ import numpy as np
 from agents import codes
 from agents.kinds import PolicyKind
 from hearts_sim._numba import njit
-from hearts_sim.cards import (
+from hearts_sim.core.cards import (
     card_bit,
     highest_ranked_card,
     lowest_ranked_card,
@@ -21,8 +21,8 @@ from hearts_sim.cards import (
     select_bit,
     select_card_bit,
 )
+from hearts_sim.core.rules import R_PASS_COUNT, RulesTuple
 from hearts_sim.engine.rng import random_below, uniform_below
-from hearts_sim.rules import R_PASS_COUNT, RulesTuple
 
 KINDS = (
     PolicyKind("random", codes.RANDOM, "uniform over legal cards; passes random cards"),

@@ -1,4 +1,4 @@
-"""The two functions the self-play loop (``hearts_sim.selfplay``) calls for every decision.
+"""The two functions the self-play loop (``hearts_sim.selfplay.loops``) calls for every decision.
 
 Each takes the seat's integer policy code (``agents.codes``) and parameter row and
 branches to that policy's kernel: one branch per code. Search agents (``pimc``,
@@ -22,7 +22,7 @@ from agents.mc import mc_pass, mc_play
 from agents.pimc import pimc_play
 from agents.rule import rule_pass, rule_play
 from hearts_sim._numba import njit_inline
-from hearts_sim.rules import RulesTuple
+from hearts_sim.core.rules import RulesTuple
 
 
 @njit_inline

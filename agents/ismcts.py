@@ -34,12 +34,12 @@ from agents.search import (
     play_out,
 )
 from hearts_sim._numba import njit
-from hearts_sim.cards import N_CARDS, NO_CARD, card_bit, lowest_card, select_bit
+from hearts_sim.core.cards import N_CARDS, NO_CARD, card_bit, lowest_card, select_bit
+from hearts_sim.core.rules import MAX_PLAYERS, RulesTuple
 from hearts_sim.engine.hand import legal_moves, moon_total, play_card
 from hearts_sim.engine.rng import random_below
 from hearts_sim.engine.sampler import sample_world
 from hearts_sim.engine.state import PHASE_PLAY
-from hearts_sim.rules import MAX_PLAYERS, RulesTuple
 
 KIND = PolicyKind(
     "ismcts",

@@ -50,7 +50,7 @@ from agents.search import (
     play_out,
 )
 from hearts_sim._numba import njit
-from hearts_sim.cards import (
+from hearts_sim.core.cards import (
     JD_BIT,
     N_CARDS,
     SUIT_MASKS,
@@ -59,6 +59,9 @@ from hearts_sim.cards import (
     lowest_card,
     select_bit,
     suit_of,
+)
+from hearts_sim.core.rules import (
+    RulesTuple,
 )
 from hearts_sim.engine.hand import (
     breaks_hearts,
@@ -72,9 +75,6 @@ from hearts_sim.engine.hand import (
 from hearts_sim.engine.rng import next_u64, random_below
 from hearts_sim.engine.sampler import copy_state, new_sampler_scratch, sample_world_into
 from hearts_sim.engine.state import NO_SEAT, NO_SUIT, PHASE_PASS
-from hearts_sim.rules import (
-    RulesTuple,
-)
 
 P_SAMPLES, P_ROLLOUT, P_PASS_SAMPLES, P_MS = range(4)
 

@@ -21,7 +21,7 @@ import numpy as np
 from agents import baseline, ismcts, mc, pimc, rule
 from agents.kinds import MAX_PARAMS, AgentError, PolicyKind
 from agents.levels import LevelError, levels
-from hearts_sim.rules import MAX_PLAYERS
+from hearts_sim.core.rules import MAX_PLAYERS
 
 KINDS: dict[str, PolicyKind] = {
     kind.name: kind for kind in (*baseline.KINDS, rule.KIND, mc.KIND, pimc.KIND, ismcts.KIND)

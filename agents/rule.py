@@ -36,7 +36,7 @@ import numpy as np
 from agents import codes
 from agents.kinds import Parameter, Params, PolicyKind
 from hearts_sim._numba import njit, njit_inline
-from hearts_sim.cards import (
+from hearts_sim.core.cards import (
     ACE,
     AS_BIT,
     HEARTS,
@@ -65,9 +65,9 @@ from hearts_sim.cards import (
     rank_of,
     suit_of,
 )
+from hearts_sim.core.rules import MOON_OFF, R_JD_BONUS, R_MOON, R_PASS_COUNT, RulesTuple
 from hearts_sim.engine.hand import deck_cards, point_cards
 from hearts_sim.engine.rng import random_unit
-from hearts_sim.rules import MOON_OFF, R_JD_BONUS, R_MOON, R_PASS_COUNT, RulesTuple
 
 # parameter row positions
 (

@@ -27,7 +27,7 @@ from numba.extending import intrinsic
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULT_PARAMS
 from agents.rule import rule_play
 from hearts_sim._numba import njit, njit_inline
-from hearts_sim.cards import (
+from hearts_sim.core.cards import (
     AS_BIT,
     HEARTS_MASK,
     KS_BIT,
@@ -40,10 +40,10 @@ from hearts_sim.cards import (
     select_bit,
     suit_of,
 )
+from hearts_sim.core.rules import R_BLACK_MARIA, RulesTuple
 from hearts_sim.engine.hand import legal_moves, play_card
 from hearts_sim.engine.rng import random_below, random_unit
 from hearts_sim.engine.state import HAND_STATE, PHASE_PLAY
-from hearts_sim.rules import R_BLACK_MARIA, RulesTuple
 
 ROLLOUTS = ("random", "greedy", "rule")
 ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE = range(len(ROLLOUTS))

@@ -20,10 +20,10 @@ import argparse
 import numpy as np
 
 from agents.registry import parse_agent
-from hearts_sim.bench import timed_kernel
-from hearts_sim.calibrate import decision_log
-from hearts_sim.rules import Rules
-from hearts_sim.simulate import Table, run_hands, set_threads
+from hearts_sim.core.rules import Rules
+from hearts_sim.selfplay.simulate import Table, run_hands, set_threads
+from hearts_sim.studies.bench import timed_kernel
+from hearts_sim.studies.calibrate import decision_log
 
 SEARCH_AGENTS = ("mc", "pimc", "ismcts")
 MC_ROLLOUTS = ("mc", "mc(rollout=random)")

@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from hearts_sim.cluster import DaskRunner
-from hearts_sim.simulate import set_threads
-from hearts_sim.tournament import LocalRunner, TournamentConfig, chunk_records, run_tournament
+from hearts_sim.selfplay.simulate import set_threads
+from hearts_sim.studies.cluster import DaskRunner
+from hearts_sim.studies.tournament import LocalRunner, TournamentConfig, chunk_records, run_tournament
 
 
 class ReplayRunner:

@@ -15,9 +15,9 @@ import shlex
 import sys
 import time
 
-from hearts_sim.analysis import per_thousand, wilson_interval
-from hearts_sim.rules import resolve_rules
-from hearts_sim.simulate import simulate
+from hearts_sim.core.rules import resolve_rules
+from hearts_sim.selfplay.simulate import simulate
+from hearts_sim.studies.analysis import per_thousand, wilson_interval
 
 AGENTS = ["random", "lowest", "highest", "rule"]
 PRESETS = ["standard", "qdan3", "qdan5"]

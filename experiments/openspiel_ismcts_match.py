@@ -30,12 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
-import hearts_sim  # noqa: F401  (first: importing agents alone hits the agents <-> hearts_sim cycle)
 from agents.dispatch import choose_pass, choose_play
 from agents.registry import parse_agent
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.rng import derive_seed
-from hearts_sim.game import HandState
+from hearts_sim.game.hand_state import HandState
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from openspiel_oracle import DIRECTION_TO_ACTION, os_to_our, our_to_os  # noqa: E402

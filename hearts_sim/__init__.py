@@ -1,22 +1,63 @@
-"""hearts_sim: a bitboard, numba-accelerated Hearts engine for game-AI research."""
+"""hearts_sim: a bitboard, numba-accelerated Hearts engine for game-AI research.
 
-from hearts_sim.cards import CardSet, card_str, parse_card
-from hearts_sim.game import HandState, IllegalMoveError, Observation
-from hearts_sim.rules import PRESETS, Rules, RulesError
-from hearts_sim.simulate import simulate, simulate_games
+The folders are the layers, lowest first; a module imports only from its own layer and the
+ones below it (``tests/test_structure.py`` enforces it)::
+
+    hearts_sim._numba      the numba flags, set once
+    hearts_sim.core        the vocabulary: cards as bits, the rules and their switches
+    hearts_sim.engine      numba kernels: a hand's rules on a record, seeding, the sampler
+    hearts_sim.game        the Python stepping API: HandState, Game, Observation
+    agents                 policies (a top-level package), dispatched by integer code
+    hearts_sim.selfplay    batched self-play loops, their records, simulate()
+    hearts_sim.studies     tournaments, statistics, tuning, levels, analysis, reports, bench
+    hearts_sim.apps        the command line, the move server, the terminal game
+
+The names below are exported lazily (PEP 562), so importing a low layer (``agents`` imports
+``hearts_sim.core``) never loads a high one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "PRESETS",
-    "CardSet",
-    "HandState",
-    "IllegalMoveError",
-    "Observation",
-    "Rules",
-    "RulesError",
-    "card_str",
-    "parse_card",
-    "simulate",
-    "simulate_games",
-]
+_EXPORTS = {
+    "CardSet": "hearts_sim.core.cards",
+    "card_str": "hearts_sim.core.cards",
+    "parse_card": "hearts_sim.core.cards",
+    "PRESETS": "hearts_sim.core.rules",
+    "Rules": "hearts_sim.core.rules",
+    "RulesError": "hearts_sim.core.rules",
+    "Game": "hearts_sim.game.hand_state",
+    "HandState": "hearts_sim.game.hand_state",
+    "IllegalMoveError": "hearts_sim.game.hand_state",
+    "HistoryError": "hearts_sim.game.observation",
+    "Observation": "hearts_sim.game.observation",
+    "simulate": "hearts_sim.selfplay.simulate",
+    "simulate_games": "hearts_sim.selfplay.simulate",
+}
+_MODULES = {"analysis": "hearts_sim.studies.analysis"}  # ``from hearts_sim import analysis as an``
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:  # the lazy names, for type checkers
+    from hearts_sim.core.cards import CardSet, card_str, parse_card  # noqa: F401
+    from hearts_sim.core.rules import PRESETS, Rules, RulesError  # noqa: F401
+    from hearts_sim.game.hand_state import Game, HandState, IllegalMoveError  # noqa: F401
+    from hearts_sim.game.observation import HistoryError, Observation  # noqa: F401
+    from hearts_sim.selfplay.simulate import simulate, simulate_games  # noqa: F401
+    from hearts_sim.studies import analysis  # noqa: F401
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    if name in _MODULES:
+        return importlib.import_module(_MODULES[name])
+    raise AttributeError(f"module 'hearts_sim' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS, *_MODULES])

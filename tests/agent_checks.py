@@ -20,14 +20,14 @@ import numpy as np
 
 from agents.dispatch import choose_pass, choose_play
 from agents.registry import AgentSpec, parse_agent
-from hearts_sim.cards import CLUBS_MASK, N_RANKS, NO_CARD, SUIT_MASKS, card_str
+from hearts_sim.core.cards import CLUBS_MASK, N_RANKS, NO_CARD, SUIT_MASKS, card_str
+from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.hand import card_points, decision_seed, deck_cards, legal_moves
 from hearts_sim.engine.sampler import copy_state, sample_world
 from hearts_sim.engine.state import PHASE_PASS, new_states
-from hearts_sim.game import HandState
-from hearts_sim.invariants import check_hand_records
-from hearts_sim.rules import Rules, resolve_rules
-from hearts_sim.simulate import simulate
+from hearts_sim.game.hand_state import HandState
+from hearts_sim.selfplay.invariants import check_hand_records
+from hearts_sim.selfplay.simulate import simulate
 
 # Every table size, both deck modes and the scoring variants an agent must cope with.
 CHECK_RULES: dict[str, Rules] = {
@@ -162,7 +162,7 @@ def assert_plays_legally(
 
 def _records_of(frame, rules: Rules) -> np.ndarray:  # type: ignore[no-untyped-def]
     """The DataFrame columns the invariant checker reads, back as a HAND_RECORD array."""
-    from hearts_sim.selfplay import HAND_RECORD
+    from hearts_sim.selfplay.loops import HAND_RECORD
 
     records = np.zeros(len(frame), dtype=HAND_RECORD)
     for column in ("deal", "seating", "moon_shooter", "qs_taker", "jd_taker"):
@@ -379,7 +379,7 @@ def duplicate_difference(
     """A's mean score per hand minus B's, each deal played in every seating: (mean, 95% half-width).
 
     Per deal, A's mean over all its seats in all seatings minus B's; the interval is over deals."""
-    from hearts_sim.simulate import Table, run_hands, set_threads
+    from hearts_sim.selfplay.simulate import Table, run_hands, set_threads
 
     rules = resolve_rules(rules)
     seatings = duplicate_seatings(a, b, rules.n_players)

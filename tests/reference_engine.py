@@ -22,7 +22,7 @@ import copy
 import random
 from collections.abc import Iterable, Sequence
 
-from hearts_sim.rules import Rules
+from hearts_sim.core.rules import Rules
 
 # --- cards (the project's fixed encoding) ---
 N_CARDS = 52

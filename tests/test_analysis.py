@@ -1,4 +1,4 @@
-"""hearts_sim.analysis on hand-built records with known answers, and on a few simulated hands."""
+"""hearts_sim.studies.analysis on hand-built records with known answers, and on a few simulated hands."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from pyarrow import parquet
 
 from hearts_sim import simulate
-from hearts_sim.analysis import (
+from hearts_sim.core.cards import FULL_DECK, SUIT_MASKS, CardSet
+from hearts_sim.studies.analysis import (
     AnalysisError,
     RecordSummary,
     failed_moons,
@@ -23,7 +24,6 @@ from hearts_sim.analysis import (
     to_long,
     wilson_interval,
 )
-from hearts_sim.cards import FULL_DECK, SUIT_MASKS, CardSet
 
 CLUBS, DIAMONDS, SPADES, HEARTS = (int(m) for m in SUIT_MASKS)
 

@@ -14,12 +14,12 @@ import agents
 from agents.dispatch import choose_pass, choose_play
 from agents.kinds import AgentError
 from agents.registry import parse_agent
-from hearts_sim.cards import CardSet, card_str, cards_of
+from hearts_sim.core.cards import CardSet, card_str, cards_of
+from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import decision_seed, legal_moves
-from hearts_sim.game import HandState, IllegalMoveError
-from hearts_sim.observation import HistoryError, Observation
-from hearts_sim.rules import Rules
-from hearts_sim.simulate import Table, run_hands
+from hearts_sim.game.hand_state import HandState, IllegalMoveError
+from hearts_sim.game.observation import HistoryError, Observation
+from hearts_sim.selfplay.simulate import Table, run_hands
 
 # Every table size, both deck modes, every first-lead rule.
 RULES = {
@@ -399,7 +399,7 @@ def test_kitty_needs_points_or_cards() -> None:
 
 def test_observation_is_reexported_from_game() -> None:
     from hearts_sim import Observation as Exported
-    from hearts_sim.game import Observation as FromGame
+    from hearts_sim.game.hand_state import Observation as FromGame
 
     assert Exported is Observation and FromGame is Observation
     assert CardSet(Observation.from_history("standard", 0, CLUBS).hand) == CardSet(CLUBS)

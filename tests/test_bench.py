@@ -12,7 +12,7 @@ import pytest
 def test_bench_json_reports_every_figure_and_checks_the_invariants() -> None:
     pytest.importorskip("pyspiel")
     run = subprocess.run(
-        [sys.executable, "-m", "hearts_sim.cli", "bench", "--hands", "2000", "--openspiel-hands", "20",
+        [sys.executable, "-m", "hearts_sim", "bench", "--hands", "2000", "--openspiel-hands", "20",
          "--repeats", "2", "--threads", "1", "--json"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
@@ -27,6 +27,6 @@ def test_bench_json_reports_every_figure_and_checks_the_invariants() -> None:
 
 def test_bench_rejects_a_bad_hand_count() -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "hearts_sim.cli", "bench", "--hands", "-5"], capture_output=True, text=True
+        [sys.executable, "-m", "hearts_sim", "bench", "--hands", "-5"], capture_output=True, text=True
     )
     assert run.returncode == 2 and "Traceback" not in run.stderr and run.stderr.count("\n") == 1

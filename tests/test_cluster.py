@@ -1,4 +1,4 @@
-"""Tournaments on Dask (``hearts_sim.cluster``): identical to a local run, whatever the
+"""Tournaments on Dask (``hearts_sim.studies.cluster``): identical to a local run, whatever the
 workers and shard size; a killed worker or an interrupted client loses nothing; without
 Dask, ``--cluster`` says what to install. One module-wide LocalCluster of 2 single-threaded
 worker processes keeps the suite fast; the tests that need Dask skip without it."""
@@ -17,9 +17,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from hearts_sim import cli
-from hearts_sim.cluster import INSTALL, ClusterError, DaskRunner
-from hearts_sim.tournament import (
+from hearts_sim.apps import cli
+from hearts_sim.studies.cluster import INSTALL, ClusterError, DaskRunner
+from hearts_sim.studies.tournament import (
     MANIFEST,
     Interrupted,
     TournamentConfig,

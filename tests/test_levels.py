@@ -12,10 +12,10 @@ import pytest
 
 from agents.levels import LevelError, levels, read_level
 from agents.registry import parse_agent
-from hearts_sim.calibrate import decision_times
-from hearts_sim.rules import Rules
-from hearts_sim.tournament import TournamentConfig, run_tournament
-from hearts_sim.tune import TuneError, parse_ranges, tune, write_level
+from hearts_sim.core.rules import Rules
+from hearts_sim.studies.calibrate import decision_times
+from hearts_sim.studies.tournament import TournamentConfig, run_tournament
+from hearts_sim.studies.tune import TuneError, parse_ranges, tune, write_level
 
 try:
     from tests.agent_checks import assert_no_peeking, assert_plays_legally
@@ -83,7 +83,7 @@ def test_calibration_orders_random_easy_normal() -> None:
 def test_levels_command_calibrates_a_ladder_as_json() -> None:
     """``hearts-sim levels`` on the cheap rungs: every adjacent gap significant, in order."""
     run = subprocess.run(
-        [sys.executable, "-m", "hearts_sim.cli", "levels", "--ladder", "random,easy,normal", "--hands", "300",
+        [sys.executable, "-m", "hearts_sim", "levels", "--ladder", "random,easy,normal", "--hands", "300",
          "--games", "4", "--table-hands", "20", "--timing-hands", "1", "--threads", "1", "--json"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
@@ -97,7 +97,7 @@ def test_levels_command_calibrates_a_ladder_as_json() -> None:
     assert set(result["decision_ms"]) == {"random", "easy", "normal"}
     assert "normal vs easy" in run.stderr  # progress lines
     bad = subprocess.run(
-        [sys.executable, "-m", "hearts_sim.cli", "levels", "--ladder", "easy,nosuch"],
+        [sys.executable, "-m", "hearts_sim", "levels", "--ladder", "easy,nosuch"],
         capture_output=True,
         text=True,
     )
@@ -144,7 +144,7 @@ def test_tune_weaker_by_calibrates_a_weaker_level_and_keeps_the_fixed_parameters
 
 # ------------------------------------------------------------------------------ terminal game
 class ScriptedPlayer:
-    """Answers the prompts of ``play_game``: a malformed card and an illegal card first, then the
+    """Answers the prompts of ``play_in_terminal``: a malformed card and an illegal card first, then the
     first legal card shown (or the first cards of the hand when passing)."""
 
     def __init__(self) -> None:
@@ -178,10 +178,10 @@ class ScriptedPlayer:
 
 
 def test_terminal_game_plays_to_the_end_and_names_the_right_winner() -> None:
-    from hearts_sim.play import play_game
+    from hearts_sim.apps.terminal import play_in_terminal
 
     player = ScriptedPlayer()
-    game = play_game(Rules.preset("quick"), "easy", seed=4, ask=player.ask, say=player.say)
+    game = play_in_terminal(Rules.preset("quick"), "easy", seed=4, ask=player.ask, say=player.say)
     text = "\n".join(player.lines)
     assert "malformed card 'zz'" in text
     assert "AH is not legal now" in text or "does not hold AH" in text
@@ -195,7 +195,7 @@ def test_terminal_game_plays_to_the_end_and_names_the_right_winner() -> None:
 
 def test_terminal_game_ends_cleanly_when_input_runs_out() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "hearts_sim.cli", "play", "--level", "easy", "--seed", "1"],
+        [sys.executable, "-m", "hearts_sim", "play", "--level", "easy", "--seed", "1"],
         input="qs\n",
         capture_output=True,
         text=True,

@@ -49,7 +49,7 @@ except ImportError:  # tests/ itself on sys.path (pytest's rootdir-less import m
         reference_game_winners,
     )
 
-from hearts_sim.rules import PRESETS, Rules
+from hearts_sim.core.rules import PRESETS, Rules
 
 # The class under test. test_golden_handstate.py collects the tests that build hands a second
 # time with ENGINE patched to an adapter over the fast HandState, so every script here must

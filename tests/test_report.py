@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from hearts_sim.analysis import RecordSummary, load_records, moon_rates
-from hearts_sim.cli import main
-from hearts_sim.report import REPORT_DIR, SUMMARY_FILE
-from hearts_sim.tournament import make_config, run_tournament
+from hearts_sim.apps.cli import main
+from hearts_sim.studies.analysis import RecordSummary, load_records, moon_rates
+from hearts_sim.studies.report import REPORT_DIR, SUMMARY_FILE
+from hearts_sim.studies.tournament import make_config, run_tournament
 
 FIGURES = {
     "moon_rate_by_agent.png",

@@ -17,11 +17,11 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from hearts_sim.cards import CLUBS_MASK, SUIT_MASKS
+from hearts_sim.core.cards import CLUBS_MASK, SUIT_MASKS
+from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import card_points, deck_cards
 from hearts_sim.engine.sampler import copy_state, sample_world
 from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, new_states
-from hearts_sim.rules import Rules
 
 try:
     from tests.agent_checks import CHECK_RULES, check_world, play_world_out, real_positions

@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 
 # isort: off
-import hearts_sim  # noqa: F401  (first: ``import agents`` alone hits the agents <-> hearts_sim import cycle)
+
 from agents import ismcts, mc, pimc, search
 from agents.kinds import MAX_PARAMS, AgentError
 from agents.registry import KINDS, parse_agent
-from hearts_sim.cards import QS
-from hearts_sim.game import HandState
-from hearts_sim.simulate import Table, run_hands
+from hearts_sim.core.cards import QS
+from hearts_sim.game.hand_state import HandState
+from hearts_sim.selfplay.simulate import Table, run_hands
 
 # isort: on
 

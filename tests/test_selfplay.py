@@ -19,17 +19,17 @@ from agents import codes
 from agents.baseline import highest_play, lowest_play, random_pass, random_play
 from agents.kinds import MAX_PARAMS
 from hearts_sim import HandState, Rules
+from hearts_sim.core.rules import MAX_PLAYERS
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.state import HAND_STATE, new_states
-from hearts_sim.rules import MAX_PLAYERS
 
 try:
     from tests.test_differential import SWITCH_SETTINGS, VARIANTS, rules_strategy
 except ImportError:  # tests/ itself on sys.path (rootdir-less import mode)
     from test_differential import SWITCH_SETTINGS, VARIANTS, rules_strategy  # type: ignore[no-redef]
 
-from hearts_sim.selfplay import HAND_RECORD, play_out_hand
-from hearts_sim.simulate import Table, run_hands
+from hearts_sim.selfplay.loops import HAND_RECORD, play_out_hand
+from hearts_sim.selfplay.simulate import Table, run_hands
 
 PLAYS = {codes.RANDOM: "random", codes.LOWEST: "lowest", codes.HIGHEST: "highest"}
 NO_PARAMS = (0.0,) * MAX_PARAMS

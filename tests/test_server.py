@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from hearts_sim.cards import card_str
-from hearts_sim.cli import main
-from hearts_sim.observation import Observation
-from hearts_sim.rules import Rules
-from hearts_sim.server import MAX_LINE, MoveServer, Runner, TCPServer, TimeLimitExceeded
+from hearts_sim.apps.cli import main
+from hearts_sim.apps.server import MAX_LINE, MoveServer, Runner, TCPServer, TimeLimitExceeded
+from hearts_sim.core.cards import card_str
+from hearts_sim.core.rules import Rules
+from hearts_sim.game.observation import Observation
 
 try:
     from tests.test_api import assert_matches_loop, loop_hand
@@ -38,7 +38,7 @@ class Client:
 
     def __init__(self, *options: str):
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "hearts_sim.cli", "serve", *options],
+            [sys.executable, "-m", "hearts_sim", "serve", *options],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

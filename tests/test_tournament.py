@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hearts_sim.tournament import (
+from hearts_sim.studies.tournament import (
     Interrupted,
     TournamentConfig,
     TournamentError,
@@ -26,7 +26,7 @@ from hearts_sim.tournament import (
     seatings,
 )
 
-CLI = [sys.executable, "-m", "hearts_sim.cli"]
+CLI = [sys.executable, "-m", "hearts_sim"]
 
 
 @pytest.mark.parametrize("n_players", [3, 4, 5])

@@ -1,2 +1,2 @@
-"""numba kernels: the rules of a hand (``hand``), seeding (``rng``) and the state layout
-(``state``). The batched self-play loops that drive them are ``hearts_sim.selfplay``."""
+"""Layer 2, numba kernels: the rules of a hand on a record (``hand``), the record's layout
+(``state``), seeding (``rng``) and the determinization sampler (``sampler``)."""

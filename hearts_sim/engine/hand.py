@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from hearts_sim._numba import njit, njit_inline
-from hearts_sim.cards import (
+from hearts_sim.core.cards import (
     AS,
     BLACK_MARIA_POINT_CARDS,
     CLUBS_MASK,
@@ -42,16 +42,7 @@ from hearts_sim.cards import (
     select_card_bit,
     suit_of,
 )
-from hearts_sim.engine.rng import (
-    STREAM_DEAL,
-    STREAM_DECISION,
-    STREAM_PASS_DIRECTION,
-    derive_seed,
-    mix64,
-    random_below,
-)
-from hearts_sim.engine.state import NO_SEAT, NO_SUIT, PHASE_DONE, PHASE_PASS, PHASE_PLAY
-from hearts_sim.rules import (
+from hearts_sim.core.rules import (
     CYCLE_ACROSS,
     CYCLE_LEFT,
     CYCLE_NONE,
@@ -77,6 +68,15 @@ from hearts_sim.rules import (
     R_QS_BREAKS_HEARTS,
     RulesTuple,
 )
+from hearts_sim.engine.rng import (
+    STREAM_DEAL,
+    STREAM_DECISION,
+    STREAM_PASS_DIRECTION,
+    derive_seed,
+    mix64,
+    random_below,
+)
+from hearts_sim.engine.state import NO_SEAT, NO_SUIT, PHASE_DONE, PHASE_PASS, PHASE_PLAY
 
 _ZERO = np.uint64(0)
 _BIT = np.uint64(1)

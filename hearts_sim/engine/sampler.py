@@ -51,7 +51,7 @@ from __future__ import annotations
 import numpy as np
 
 from hearts_sim._numba import njit
-from hearts_sim.cards import (
+from hearts_sim.core.cards import (
     CLUBS_MASK,
     HEARTS,
     HEARTS_MASK,
@@ -65,10 +65,10 @@ from hearts_sim.cards import (
     select_bit,
     suit_of,
 )
+from hearts_sim.core.rules import MAX_PLAYERS, R_PASS_COUNT, RulesTuple
 from hearts_sim.engine.hand import card_points, deck_cards, hand_size, point_cards
 from hearts_sim.engine.rng import next_u64, random_below, random_unit, uniform_below
 from hearts_sim.engine.state import MAX_CARDS_PLAYED, MAX_TRICKS, PHASE_PASS
-from hearts_sim.rules import MAX_PLAYERS, R_PASS_COUNT, RulesTuple
 
 MAX_EXACT_ATTEMPTS = 64  # crossing voids: attempts with the exactness test before accepting any
 MAX_ATTEMPTS = 4096  # kitty point value: a hard constraint, retried until met

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hearts_sim.rules import MAX_PLAYERS
+from hearts_sim.core.rules import MAX_PLAYERS
 
 MAX_TRICKS = 17  # 3 players, kitty mode: 17 cards each
 MAX_CARDS_PLAYED = 52

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from hearts_sim.tournament import (
+from hearts_sim.studies.tournament import (
     TournamentConfig,
     TournamentError,
     TournamentResult,
@@ -108,7 +108,7 @@ def play_chunk(config: TournamentConfig, chunk: int, threads: int = 1) -> np.nda
     """One task: chunk ``chunk`` of ``config`` with ``threads`` numba threads (capped at the
     worker's cores). ``numba.set_num_threads`` is per thread, so it is set in the task."""
     from hearts_sim._numba import max_threads
-    from hearts_sim.simulate import set_threads
+    from hearts_sim.selfplay.simulate import set_threads
 
     set_threads(max(1, min(threads, max_threads())))
     with _kernel_guard():
@@ -116,7 +116,7 @@ def play_chunk(config: TournamentConfig, chunk: int, threads: int = 1) -> np.nda
 
 
 def _cache_stats() -> dict[str, Any]:
-    from hearts_sim.selfplay import play_games, play_hands
+    from hearts_sim.selfplay.loops import play_games, play_hands
 
     stats = [kernel.stats for kernel in (play_hands, play_games)]  # type: ignore[attr-defined]
     return {

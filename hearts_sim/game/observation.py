@@ -22,7 +22,7 @@ first inconsistency::
     ...                          plays=[(0, "2C")])
     Traceback (most recent call last):
     ...
-    hearts_sim.observation.HistoryError: play 1: seat 0 played 2C, which seat 1 holds
+    hearts_sim.game.observation.HistoryError: play 1: seat 0 played 2C, which seat 1 holds
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from hearts_sim._numba import njit
-from hearts_sim.cards import (
+from hearts_sim.core.cards import (
     CLUBS,
     HEARTS,
     N_CARDS,
@@ -46,10 +46,17 @@ from hearts_sim.cards import (
     cards_of,
     parse_card,
 )
+from hearts_sim.core.rules import (
+    MAX_PLAYERS,
+    PASS_OFFSETS,
+    Rules,
+    RulesError,
+    pass_direction_cycle,
+    resolve_rules,
+)
 from hearts_sim.engine.hand import legal_moves, pass_cards, play_card, start_hand
 from hearts_sim.engine.rng import STREAM_DECISION, derive_seed
 from hearts_sim.engine.state import NO_SEAT, PHASE_DONE, PHASE_PASS, new_states
-from hearts_sim.rules import MAX_PLAYERS, PASS_OFFSETS, Rules, RulesError, pass_direction_cycle, resolve_rules
 
 SUIT_NAMES = ("clubs", "diamonds", "spades", "hearts")
 _SUIT = [int(m) for m in SUIT_MASKS]

@@ -20,7 +20,8 @@ from agents.codes import HIGHEST, LOWEST, RANDOM
 from agents.dispatch import choose_pass, choose_play, choose_stateless_play, reads_state
 from agents.kinds import MAX_PARAMS
 from hearts_sim._numba import njit, njit_inline, njit_parallel, prange
-from hearts_sim.cards import NO_CARD, card_bit, suit_of
+from hearts_sim.core.cards import NO_CARD, card_bit, suit_of
+from hearts_sim.core.rules import MAX_PLAYERS, R_N_PLAYERS, R_TARGET_SCORE, R_TIE_RULE, TIE_SHARE
 from hearts_sim.engine.hand import (
     breaks_hearts,
     deal_hand,
@@ -38,7 +39,6 @@ from hearts_sim.engine.hand import (
 )
 from hearts_sim.engine.rng import derive_seed
 from hearts_sim.engine.state import MAX_TRICKS, NO_SUIT, PHASE_PASS, PHASE_PLAY
-from hearts_sim.rules import MAX_PLAYERS, R_N_PLAYERS, R_TARGET_SCORE, R_TIE_RULE, TIE_SHARE
 
 i1, i2, i4, i8, u8 = np.int8, np.int16, np.int32, np.int64, np.uint64
 

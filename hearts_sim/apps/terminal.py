@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hearts_sim.cards import CardSet, card_str, parse_card
-from hearts_sim.game import Game, HandState, IllegalMoveError, _by_suit
-from hearts_sim.rules import Rules
+from hearts_sim.core.cards import CardSet, card_str, parse_card
+from hearts_sim.core.rules import Rules
+from hearts_sim.game.hand_state import Game, HandState, IllegalMoveError
 
 Ask = Callable[[str], str]
 Say = Callable[[str], None]
@@ -34,11 +34,11 @@ def _show_table(say: Say, state: HandState, game: Game, seat: int, names: list[s
     scores = "  ".join(f"{names[s]} {game.totals[s]}+{int(p)}" for s, p in enumerate(state.points()))
     say(f"  trick {state.trick_number + 1}: {trick}")
     say(f"  scores (game+hand): {scores}")
-    say(f"  your hand: {_by_suit(state.hand(seat))}")
+    say(f"  your hand: {state.hand(seat).by_suit()}")
     say(f"  legal: {state.legal_moves()}")
 
 
-def play_game(
+def play_in_terminal(
     rules: Rules,
     opponent: str,
     seed: int = 0,
@@ -62,7 +62,7 @@ def play_game(
             for other in range(n):
                 if other != seat:
                     state.pass_cards(other, cpu.choose_pass(state.observation(other)))
-            say(f"  your hand: {_by_suit(state.hand(seat))}")
+            say(f"  your hand: {state.hand(seat).by_suit()}")
             while True:
                 text = _ask(ask, f"pass {rules.pass_count} cards to {names[receiver]}: ")
                 try:

@@ -12,10 +12,10 @@ from typing import Any
 
 from agents.levels import LEVELS_DIR
 from agents.registry import KINDS, AgentError, parse_agent
-from hearts_sim.calibrate import LADDER
-from hearts_sim.rules import PRESETS, SWITCHES, RulesError
-from hearts_sim.simulate import SimulationError
-from hearts_sim.tournament import (
+from hearts_sim.core.rules import PRESETS, SWITCHES, RulesError
+from hearts_sim.selfplay.simulate import SimulationError
+from hearts_sim.studies.calibrate import LADDER
+from hearts_sim.studies.tournament import (
     Interrupted,
     TournamentConfig,
     TournamentError,
@@ -55,7 +55,7 @@ def _non_negative(text: str) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from hearts_sim.bench import format_bench, run_bench
+    from hearts_sim.studies.bench import format_bench, run_bench
 
     result = run_bench(
         hands=args.hands,
@@ -113,7 +113,7 @@ def _run(args: argparse.Namespace, config: TournamentConfig | None) -> Tournamen
     options: dict[str, Any] = {"threads": args.threads, "progress": progress}
     runner = None
     if args.cluster:  # chunks on Dask workers; --threads: numba threads per worker task
-        from hearts_sim.cluster import DaskRunner
+        from hearts_sim.studies.cluster import DaskRunner
 
         runner = DaskRunner(args.cluster, threads=args.threads or 1)
         options.update(threads=None, runner=runner)
@@ -233,7 +233,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from hearts_sim.report import ReportError, write_report
+    from hearts_sim.studies.report import ReportError, write_report
 
     try:
         written = write_report(args.dir, args.out, min_points=args.min_points)
@@ -244,13 +244,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from hearts_sim.server import serve_command
+    from hearts_sim.apps.server import serve_command
 
     return serve_command(args)
 
 
 def cmd_levels(args: argparse.Namespace) -> int:
-    from hearts_sim.calibrate import Budget, calibrate, format_calibration
+    from hearts_sim.studies.calibrate import Budget, calibrate, format_calibration
 
     rules = make_config(["random"], rules=args.rules or "standard", rule_overrides=args.rule).rules
     ladder = [name.strip() for name in args.ladder.split(",") if name.strip()]
@@ -276,7 +276,7 @@ def cmd_levels(args: argparse.Namespace) -> int:
 def cmd_tune(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from hearts_sim.tune import TuneError, parse_ranges, tune, write_level
+    from hearts_sim.studies.tune import TuneError, parse_ranges, tune, write_level
 
     rules = make_config(["random"], rules=args.rules or "standard", rule_overrides=args.rule).rules
     try:
@@ -318,13 +318,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from hearts_sim.play import InputEnded, play_game
+    from hearts_sim.apps.terminal import InputEnded, play_in_terminal
 
     rules = make_config(["random"], rules=args.rules or "standard", rule_overrides=args.rule).rules
     if not 0 <= args.seat < rules.n_players:
         raise UsageError(f"--seat {args.seat} does not exist with {rules.n_players} players")
     try:
-        play_game(rules, args.level, seed=args.seed, seat=args.seat)
+        play_in_terminal(rules, args.level, seed=args.seed, seat=args.seat)
     except InputEnded as error:
         raise UsageError(str(error)) from None
     return 0
@@ -438,7 +438,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.set_defaults(run=cmd_report)
 
-    from hearts_sim.server import add_arguments as add_serve_arguments
+    from hearts_sim.apps.server import add_arguments as add_serve_arguments
 
     serve = commands.add_parser("serve", help="answer move requests (JSON lines) on stdin/stdout or a port")
     add_serve_arguments(serve)

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hearts_sim.cards import (
+from hearts_sim.core.cards import (
     ACE,
     AS_BIT,
     CLUBS,
@@ -136,7 +136,7 @@ def hand_features(cards: Any, prefix: str = "") -> pd.DataFrame:
     higher in any suit; ``spade_honours``: how many of QS, KS, AS; ``has_qs`` ...
     ``has_jd``: holds that card.
 
-    >>> from hearts_sim.cards import CardSet
+    >>> from hearts_sim.core.cards import CardSet
     >>> hand = CardSet.parse("AH KH QH 9H 2H QS AS 2S 3S 4S 5D 6D 7D").mask
     >>> f = hand_features(np.array([hand], dtype=np.uint64)).iloc[0]
     >>> int(f.hearts), int(f.high_hearts), int(f.heart_run), int(f.voids), bool(f.has_qs)
@@ -576,7 +576,7 @@ def _manifest_rules(directory: Path) -> str | None:
     """The rules description from the run's manifest (for records without a ``rules`` column)."""
     import json
 
-    from hearts_sim.rules import Rules
+    from hearts_sim.core.rules import Rules
 
     for manifest in (directory / MANIFEST, directory.parent / MANIFEST):
         if manifest.is_file():

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import deck_cards
-from hearts_sim.rules import Rules
 
 
 class InvariantError(AssertionError):

@@ -17,14 +17,14 @@ import time
 from typing import Any
 
 from hearts_sim._numba import max_threads
-from hearts_sim.invariants import check_hand_records
-from hearts_sim.openspiel_peer import openspiel_random_hands_per_second
-from hearts_sim.rules import resolve_rules
-from hearts_sim.simulate import Table, run_hands, set_threads, simulate
+from hearts_sim.core.rules import resolve_rules
+from hearts_sim.selfplay.invariants import check_hand_records
+from hearts_sim.selfplay.simulate import Table, run_hands, set_threads, simulate
+from hearts_sim.studies.openspiel_peer import openspiel_random_hands_per_second
 
 _STARTUP_SCRIPT = (
     "import time; t = time.perf_counter(); "
-    "from hearts_sim.simulate import Table, run_hands; "
+    "from hearts_sim.selfplay.simulate import Table, run_hands; "
     "run_hands(Table.build('standard', [['random'] * 4]), 0, 0, 1000); "
     "print(time.perf_counter() - t)"
 )

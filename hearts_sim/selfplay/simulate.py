@@ -23,10 +23,10 @@ from tqdm.auto import tqdm
 
 from agents.registry import AgentSpec, parse_agent, seat_arrays
 from hearts_sim._numba import max_threads
+from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.state import new_states
-from hearts_sim.game import pass_direction_name
-from hearts_sim.rules import Rules, resolve_rules
-from hearts_sim.selfplay import GAME_RECORD, HAND_RECORD, play_games, play_hands
+from hearts_sim.game.hand_state import pass_direction_name
+from hearts_sim.selfplay.loops import GAME_RECORD, HAND_RECORD, play_games, play_hands
 
 PASS_DIRECTIONS = ["left", "right", "across", "none"]  # categories of the pass_direction column
 DEFAULT_CHUNK = 1 << 17  # hands per kernel call: bounds memory, paces the progress bar

@@ -216,6 +216,18 @@ class CardSet:
     def to_list(self, symbols: bool = False) -> list[str]:
         return [card_str(c, symbols) for c in self]
 
+    def by_suit(self) -> str:
+        """The cards grouped by suit, for a table or a prompt.
+
+        >>> CardSet.parse("2C 9C KC QS 10H AH").by_suit()
+        '♣ 2 9 K  ♦ -  ♠ Q  ♥ 10 A'
+        """
+        groups = []
+        for suit, symbol in enumerate(SUIT_SYMBOLS):
+            ranks = [RANK_NAMES[c % N_RANKS] for c in self if c // N_RANKS == suit]
+            groups.append(f"{symbol} {' '.join(ranks) or '-'}")
+        return "  ".join(groups)
+
     def __str__(self) -> str:
         return " ".join(self.to_list(symbols=True))
 

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from agents.registry import parse_agent
-from hearts_sim.rules import Rules
-from hearts_sim.tournament import TournamentConfig, run_tournament
+from hearts_sim.core.rules import Rules
+from hearts_sim.studies.tournament import TournamentConfig, run_tournament
 
 FRESH_SEED_OFFSET = 1_000_003  # the confirmation match uses deals no round has seen
 

@@ -18,11 +18,11 @@ import numpy as np
 
 from agents.dispatch import choose_pass, choose_play
 from agents.registry import parse_agent
+from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import decision_seed
-from hearts_sim.game import HandState
-from hearts_sim.rules import Rules
-from hearts_sim.simulate import Table, run_hands, set_threads
-from hearts_sim.tournament import TournamentConfig, is_search_agent, run_tournament
+from hearts_sim.game.hand_state import HandState
+from hearts_sim.selfplay.simulate import Table, run_hands, set_threads
+from hearts_sim.studies.tournament import TournamentConfig, is_search_agent, run_tournament
 
 LADDER = ("random", "easy", "normal", "hard")
 

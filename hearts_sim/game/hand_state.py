@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from hearts_sim.cards import (
+from hearts_sim.core.cards import (
     N_RANKS,
     SUIT_SYMBOLS,
     CardSet,
@@ -29,6 +29,7 @@ from hearts_sim.cards import (
     parse_card,
     parse_cards,
 )
+from hearts_sim.core.rules import PASS_OFFSETS, Rules, resolve_rules
 from hearts_sim.engine.hand import (
     deal_hand,
     deck_cards,
@@ -41,8 +42,7 @@ from hearts_sim.engine.hand import (
 )
 from hearts_sim.engine.rng import derive_seed
 from hearts_sim.engine.state import PHASE_DONE, PHASE_NAMES, PHASE_PASS, PHASE_PLAY, new_states
-from hearts_sim.observation import Observation  # re-exported: it lived here first
-from hearts_sim.rules import PASS_OFFSETS, Rules, resolve_rules
+from hearts_sim.game.observation import Observation  # re-exported: it lived here first
 
 
 class IllegalMoveError(ValueError):
@@ -320,7 +320,7 @@ class HandState:
         for seat in range(n):
             marker = ">" if self.current_player == seat else " "
             lines.append(
-                f"{marker} seat {seat}: {_by_suit(self.hand(seat)):<44} "
+                f"{marker} seat {seat}: {self.hand(seat).by_suit():<44} "
                 f"points {int(s['points'][seat]):>2}  tricks {int(s['tricks_won'][seat])}"
             )
         if self.rules.kitty_size:
@@ -336,15 +336,6 @@ class HandState:
 
     def __repr__(self) -> str:
         return f"<HandState {self.phase}, trick {self.trick_number}, to play {self.current_player}>"
-
-
-def _by_suit(cards: CardSet) -> str:
-    """``♣ 2 9 K  ♦ -  ♠ Q  ♥ 10 A``: a hand sorted by suit, for the table rendering."""
-    groups = []
-    for suit, symbol in enumerate(SUIT_SYMBOLS):
-        ranks = [card_str(c)[:-1] for c in cards if c // N_RANKS == suit]
-        groups.append(f"{symbol} {' '.join(ranks) or '-'}")
-    return "  ".join(groups)
 
 
 class Game:

@@ -39,8 +39,8 @@ from scipy import stats
 from tqdm.auto import tqdm
 
 from agents.registry import AgentSpec, parse_agent
-from hearts_sim.rules import Rules, resolve_rules
-from hearts_sim.simulate import (
+from hearts_sim.core.rules import Rules, resolve_rules
+from hearts_sim.selfplay.simulate import (
     SimulationError,
     Table,
     game_columns,

@@ -2,7 +2,7 @@
 
 The records are streamed through ``analysis.RecordSummary`` in batches, so a run of
 millions of hands is reported in bounded memory. The plotting helpers take the tables of
-``hearts_sim.analysis`` and draw on a matplotlib ``Axes``; the notebooks use them too.
+``hearts_sim.studies.analysis`` and draw on a matplotlib ``Axes``; the notebooks use them too.
 Figures are drawn on ``matplotlib.figure.Figure`` objects with the Agg canvas, never
 through pyplot, so the command works without a display and leaves pyplot's state alone.
 """
@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hearts_sim.analysis import (
+from hearts_sim.selfplay.simulate import PASS_DIRECTIONS
+from hearts_sim.studies.analysis import (
     DEFAULT_BATCH,
     DEFAULT_FAILED_POINTS,
     MANIFEST,
@@ -25,7 +26,6 @@ from hearts_sim.analysis import (
     RecordSummary,
     per_thousand,
 )
-from hearts_sim.simulate import PASS_DIRECTIONS
 
 REPORT_DIR = "report"
 SUMMARY_FILE = "summary.md"

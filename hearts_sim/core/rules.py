@@ -71,7 +71,7 @@ class Rules:
     >>> Rules.preset("standard", n_players=6)
     Traceback (most recent call last):
     ...
-    hearts_sim.rules.RulesError: n_players=6 is not supported: choose 3, 4 or 5
+    hearts_sim.core.rules.RulesError: n_players=6 is not supported: choose 3, 4 or 5
     """
 
     n_players: int = 4

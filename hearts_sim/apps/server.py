@@ -39,10 +39,10 @@ from typing import IO, Any, Protocol
 
 from agents.api import Agent, load
 from agents.kinds import AgentError
-from hearts_sim.cards import card_str
-from hearts_sim.game import IllegalMoveError
-from hearts_sim.observation import HistoryError, Observation
-from hearts_sim.rules import Rules, RulesError, pass_direction_cycle, resolve_rules
+from hearts_sim.core.cards import card_str
+from hearts_sim.core.rules import Rules, RulesError, pass_direction_cycle, resolve_rules
+from hearts_sim.game.hand_state import IllegalMoveError
+from hearts_sim.game.observation import HistoryError, Observation
 
 MAX_LINE = 64 * 1024  # bytes per request line; a longer line gets an error answer
 TIME_LIMIT = 10.0  # seconds per request
