@@ -2,7 +2,7 @@
 
 Policies follow the one interface every agent kernel implements (see ``agents.dispatch``):
 a play policy returns one card of ``legal``; a pass policy returns a bitboard of
-``rules[R_PASS_COUNT]`` cards from the seat's hand. ``seed`` is 64 random bits for the
+``rules.pass_count`` cards from the seat's hand. ``seed`` is 64 random bits for the
 decision: use them directly (``uniform_below``) or as the state of a splitmix stream.
 """
 
@@ -21,7 +21,7 @@ from hearts_sim.core.cards import (
     select_bit,
     select_card_bit,
 )
-from hearts_sim.core.rules import R_PASS_COUNT, RulesTuple
+from hearts_sim.core.rules import RulesTuple
 from hearts_sim.engine.rng import random_below, uniform_below
 
 KINDS = (
@@ -43,7 +43,7 @@ def random_pass(hand: np.uint64, rules: RulesTuple, seed: np.uint64) -> np.uint6
     rng = seed
     chosen = np.uint64(0)
     count = np.int64(popcount(hand))
-    for _ in range(rules[R_PASS_COUNT]):
+    for _ in range(rules.pass_count):
         rng, k = random_below(rng, count)
         bit = select_card_bit(hand, k)
         chosen |= bit
@@ -68,7 +68,7 @@ def highest_play(legal: np.uint64) -> np.int64:
 def pass_extremes(hand: np.uint64, rules: RulesTuple, highest: bool) -> np.uint64:
     """The ``pass_count`` highest-ranked (or lowest-ranked) cards of the hand."""
     chosen = np.uint64(0)
-    for _ in range(rules[R_PASS_COUNT]):
+    for _ in range(rules.pass_count):
         card = highest_ranked_card(hand) if highest else lowest_ranked_card(hand)
         chosen |= card_bit(card)
         hand ^= card_bit(card)

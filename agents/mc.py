@@ -60,9 +60,7 @@ from hearts_sim.core.cards import (
     select_bit,
     suit_of,
 )
-from hearts_sim.core.rules import (
-    RulesTuple,
-)
+from hearts_sim.core.rules import RulesTuple
 from hearts_sim.engine.hand import (
     breaks_hearts,
     card_points,

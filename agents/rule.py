@@ -65,7 +65,7 @@ from hearts_sim.core.cards import (
     rank_of,
     suit_of,
 )
-from hearts_sim.core.rules import MOON_OFF, R_JD_BONUS, R_MOON, R_PASS_COUNT, RulesTuple
+from hearts_sim.core.rules import MOON_OFF, RulesTuple
 from hearts_sim.engine.hand import deck_cards, point_cards
 from hearts_sim.engine.rng import random_unit
 
@@ -274,12 +274,12 @@ def rule_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np
     Inlined into the dispatcher, so only scalars cross a call (tuple arguments cost ~30 ns)."""
     return _choose_pass(
         state.dealt[seat],
-        rules[R_PASS_COUNT],
+        rules.pass_count,
         params[P_SPADE_GUARD],
         params[P_VOID_BONUS],
         params[P_HEART_BONUS],
-        params[P_SHOOT] if rules[R_MOON] != MOON_OFF else np.inf,
-        rules[R_JD_BONUS] != 0,
+        params[P_SHOOT] if rules.moon != MOON_OFF else np.inf,
+        rules.jd_bonus != 0,
     )
 
 
@@ -417,7 +417,7 @@ def rule_play(
         return lowest_card(legal)
     points = point_cards(rules)
     moon = NO_MOON
-    if rules[R_MOON] != MOON_OFF:
+    if rules.moon != MOON_OFF:
         moon = moon_status(state, seat, params[P_SHOOT], params[P_COMMIT], params[P_DEFEND])
     careless = params[P_CARELESS] > 0 and random_unit(seed)[1] < params[P_CARELESS]
     if state.n_in_trick == 0:
@@ -428,5 +428,5 @@ def rule_play(
     if legal & SUIT_MASKS[led]:
         if careless:
             return lowest_card(legal)
-        return _follow(state, seat, legal, led, points, rules[R_JD_BONUS], moon)
-    return _discard(state, seat, legal, points, rules[R_JD_BONUS], moon)
+        return _follow(state, seat, legal, led, points, rules.jd_bonus, moon)
+    return _discard(state, seat, legal, points, rules.jd_bonus, moon)

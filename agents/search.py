@@ -40,7 +40,7 @@ from hearts_sim.core.cards import (
     select_bit,
     suit_of,
 )
-from hearts_sim.core.rules import R_BLACK_MARIA, RulesTuple
+from hearts_sim.core.rules import RulesTuple
 from hearts_sim.engine.hand import legal_moves, play_card
 from hearts_sim.engine.rng import random_below, random_unit
 from hearts_sim.engine.state import HAND_STATE, PHASE_PLAY
@@ -138,7 +138,7 @@ def greedy_play(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64):
         return rng, lowest_card(follow)
     if legal & QS_BIT:
         return rng, highest_card(legal & QS_BIT)
-    if rules[R_BLACK_MARIA]:
+    if rules.black_maria:
         if legal & KS_BIT:
             return rng, highest_card(legal & KS_BIT)
         if legal & AS_BIT:

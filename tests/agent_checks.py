@@ -162,7 +162,7 @@ def assert_plays_legally(
 
 def _records_of(frame, rules: Rules) -> np.ndarray:  # type: ignore[no-untyped-def]
     """The DataFrame columns the invariant checker reads, back as a HAND_RECORD array."""
-    from hearts_sim.selfplay.loops import HAND_RECORD
+    from hearts_sim.selfplay.records import HAND_RECORD
 
     records = np.zeros(len(frame), dtype=HAND_RECORD)
     for column in ("deal", "seating", "moon_shooter", "qs_taker", "jd_taker"):

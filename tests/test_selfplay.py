@@ -28,7 +28,8 @@ try:
 except ImportError:  # tests/ itself on sys.path (rootdir-less import mode)
     from test_differential import SWITCH_SETTINGS, VARIANTS, rules_strategy  # type: ignore[no-redef]
 
-from hearts_sim.selfplay.loops import HAND_RECORD, play_out_hand
+from hearts_sim.selfplay.loops import play_out_hand
+from hearts_sim.selfplay.records import HAND_RECORD
 from hearts_sim.selfplay.simulate import Table, run_hands
 
 PLAYS = {codes.RANDOM: "random", codes.LOWEST: "lowest", codes.HIGHEST: "highest"}

@@ -40,7 +40,12 @@ from typing import IO, Any, Protocol
 from agents.api import Agent, load
 from agents.kinds import AgentError
 from hearts_sim.core.cards import card_str
-from hearts_sim.core.rules import Rules, RulesError, pass_direction_cycle, resolve_rules
+from hearts_sim.core.rules import (
+    Rules,
+    RulesError,
+    pass_direction_cycle,
+    resolve_rules,
+)
 from hearts_sim.game.hand_state import IllegalMoveError
 from hearts_sim.game.observation import HistoryError, Observation
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hearts_sim.core.cards import CardSet, card_str, parse_card
-from hearts_sim.core.rules import Rules
+from hearts_sim.core.rules import Rules, pass_offset
 from hearts_sim.game.hand_state import Game, HandState, IllegalMoveError
 
 Ask = Callable[[str], str]
@@ -58,7 +58,7 @@ def play_in_terminal(
         state = game.next_hand()
         say(f"\n=== hand {game.hands_played + 1}: pass {state.pass_direction} ===")
         if state.phase == "pass":
-            receiver = (seat + {"left": 1, "right": n - 1, "across": 2}[state.pass_direction]) % n
+            receiver = (seat + pass_offset(state.pass_direction, n)) % n
             for other in range(n):
                 if other != seat:
                     state.pass_cards(other, cpu.choose_pass(state.observation(other)))

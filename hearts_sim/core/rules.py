@@ -1,56 +1,50 @@
-"""Game rules: one frozen ``Rules`` value holds every variant switch of RULES.md.
+"""Game rules: one frozen ``Rules`` value holds every variant switch (docs/rules.md).
 
-Kernels never see a ``Rules`` object: ``Rules.to_array()`` turns it into int64 values
-indexed by the ``R_*`` constants below (``to_tuple()`` is the same values as the tuple
-kernels take), so one compiled kernel serves every variant (numba's cache ignores
-module globals, so switches must travel as data).
+Design note. The ``Rules`` dataclass *is* the switch table: each field is one switch, declared
+once with its default, its one-line meaning and what values it takes (``switch(...)``). Every
+other view derives from the fields:
+
+* validation (type, allowed values or range; then the few rules that tie two switches);
+* ``to_tuple()``: the ``KernelRules`` named tuple kernels receive, one int64 per switch in
+  field order (enumerations as the index of their choice), read by name (``rules.moon``);
+  a value type, so a kernel call costs no reference counting, and one compiled kernel
+  serves every variant (numba's cache ignores module globals: switches travel as data);
+* ``with_strings``: the ``--rule key=value`` parsing of the command line and config files.
+
+So a new switch is one field here plus the kernel code that reads it plus its tests.
+
+Pass directions (names, receiver offsets, the cycle of a game) live here too, once, as the
+small kernels ``direction_offset`` and ``cycle_direction`` that Python and the engine share.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import Any
+from collections import namedtuple
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
-import numpy as np
+from hearts_sim._numba import njit
 
 # --- enumerations: the string a user writes -> the integer a kernel compares ---
 DECK_MODES = ("remove", "kitty")
-DECK_REMOVE, DECK_KITTY = 0, 1
+DECK_REMOVE, DECK_KITTY = range(len(DECK_MODES))
 
 PASS_CYCLES = ("cycle", "left", "right", "across", "none", "random")
-CYCLE_STANDARD, CYCLE_LEFT, CYCLE_RIGHT, CYCLE_ACROSS, CYCLE_NONE, CYCLE_RANDOM = range(6)
+CYCLE_STANDARD, CYCLE_LEFT, CYCLE_RIGHT, CYCLE_ACROSS, CYCLE_NONE, CYCLE_RANDOM = range(len(PASS_CYCLES))
 
 FIRST_LEADS = ("two_clubs", "any_club", "any")
-LEAD_LOWEST_CLUB, LEAD_ANY_CLUB, LEAD_ANY = 0, 1, 2
+LEAD_LOWEST_CLUB, LEAD_ANY_CLUB, LEAD_ANY = range(len(FIRST_LEADS))
 
 MOON_RULES = ("others_plus", "self_minus", "off")
-MOON_OTHERS_PLUS, MOON_SELF_MINUS, MOON_OFF = 0, 1, 2
+MOON_OTHERS_PLUS, MOON_SELF_MINUS, MOON_OFF = range(len(MOON_RULES))
 
 TIE_RULES = ("continue", "share")
-TIE_CONTINUE, TIE_SHARE = 0, 1
+TIE_CONTINUE, TIE_SHARE = range(len(TIE_RULES))
 
-# --- layout of Rules.to_array() ---
-(
-    R_N_PLAYERS,
-    R_DECK_MODE,
-    R_PASS_COUNT,
-    R_PASS_CYCLE,
-    R_FIRST_LEAD,
-    R_NO_POINTS_FIRST_TRICK,
-    R_MUST_BREAK_HEARTS,
-    R_QS_BREAKS_HEARTS,
-    R_LEAD_HEARTS_INSTEAD_OF_QS,
-    R_MOON,
-    R_JD_BONUS,
-    R_BLACK_MARIA,
-    R_AVOID_ALL_TRICKS_BONUS,
-    R_TARGET_SCORE,
-    R_TIE_RULE,
-    R_SIZE,
-) = range(16)
-
-RulesTuple = tuple[int, ...]  # Rules.to_tuple(): what kernels receive
+# The pass directions in the order of the standard cycle (rule 2); a direction's code is its index.
+PASS_DIRECTIONS = ("left", "right", "across", "none")
+PASS_LEFT, PASS_RIGHT, PASS_ACROSS, PASS_NONE = range(len(PASS_DIRECTIONS))
 
 MAX_PLAYERS = 5
 MIN_PLAYERS = 3
@@ -61,8 +55,24 @@ class RulesError(ValueError):
 
 
 @dataclass(frozen=True)
+class Switch:
+    """What one ``Rules`` field accepts: a choice of names, a set of integers, or an integer range."""
+
+    doc: str
+    choices: tuple[str, ...] = ()  # an enumeration: the kernel sees the index of the choice
+    values: tuple[int, ...] = ()  # the integers allowed
+    low: int = -(2**31)  # an integer range (inclusive), when ``values`` is empty
+    high: int = 2**31 - 1
+
+
+def switch(default: Any, doc: str, **accepts: Any) -> Any:
+    """A ``Rules`` field: its default, its one-line meaning and what it accepts (``Switch``)."""
+    return field(default=default, metadata={"switch": Switch(doc, **accepts)})
+
+
+@dataclass(frozen=True)
 class Rules:
-    """Every variant switch of the game (see RULES.md); defaults are the standard game.
+    """Every variant switch of the game (docs/rules.md); defaults are the standard game.
 
     >>> Rules().n_players
     4
@@ -72,26 +82,36 @@ class Rules:
     Traceback (most recent call last):
     ...
     hearts_sim.core.rules.RulesError: n_players=6 is not supported: choose 3, 4 or 5
+    >>> Rules().to_tuple().pass_count
+    3
     """
 
-    n_players: int = 4
-    deck_mode: str = "remove"  # 3/5 players: remove 2D (and 2C) or deal a face-down kitty
-    pass_count: int = 3  # 0 = no passing ever
-    pass_cycle: str = "cycle"  # direction per hand within a game
-    first_lead: str = "two_clubs"  # who leads the first trick, and with what
-    no_points_first_trick: bool = True  # rule 5
-    must_break_hearts: bool = True  # rule 6
-    qs_breaks_hearts: bool = False  # the queen of spades also breaks hearts
-    lead_hearts_instead_of_qs: bool = False  # unbroken, only QS + hearts: may lead a heart
-    moon: str = "others_plus"  # others +T, shooter -T, or no moon
-    jd_bonus: int = 0  # Omnibus: the jack of diamonds scores this (-10)
-    black_maria: bool = False  # KS (10) and AS (7) are point cards too
-    avoid_all_tricks_bonus: int = 0  # OpenSpiel: taking no trick scores this (-5)
-    target_score: int = 100  # the game ends after a hand where someone reaches it
-    tie_rule: str = "continue"  # tie for lowest at the end: deal on, or share first place
+    n_players: int = switch(4, "table size", values=(3, 4, 5))
+    deck_mode: str = switch(
+        "remove", "3/5 players: remove 2D (and 2C), or deal a face-down kitty", choices=DECK_MODES
+    )
+    pass_count: int = switch(3, "cards passed; 0 = no passing ever", values=(3, 0))
+    pass_cycle: str = switch("cycle", "pass direction per hand within a game", choices=PASS_CYCLES)
+    first_lead: str = switch("two_clubs", "who leads the first trick, and with what", choices=FIRST_LEADS)
+    no_points_first_trick: bool = switch(True, "no heart or QS on the first trick unless forced (rule 5)")
+    must_break_hearts: bool = switch(True, "no heart lead before hearts are broken (rule 6)")
+    qs_breaks_hearts: bool = switch(False, "the queen of spades also breaks hearts")
+    lead_hearts_instead_of_qs: bool = switch(False, "unbroken, holding only QS and hearts: may lead a heart")
+    moon: str = switch("others_plus", "moon: others +total, shooter -total, or none", choices=MOON_RULES)
+    jd_bonus: int = switch(0, "Omnibus: taking the jack of diamonds scores this (-10)", low=-100, high=0)
+    black_maria: bool = switch(False, "KS (10) and AS (7) are point cards too")
+    avoid_all_tricks_bonus: int = switch(0, "OpenSpiel: taking no trick scores this (-5)", low=-100, high=0)
+    target_score: int = switch(
+        100, "the game ends after a hand where someone reaches it", low=1, high=100_000
+    )
+    tie_rule: str = switch(
+        "continue", "a tie for lowest at the end: deal on, or share first place", choices=TIE_RULES
+    )
 
     def __post_init__(self) -> None:
-        _validate(self)
+        for f in dataclasses.fields(self):
+            _check_switch(f, getattr(self, f.name))
+        _check_combinations(self)
 
     # --- construction ---
     @classmethod
@@ -99,7 +119,7 @@ class Rules:
         """A named preset with any switch overridden: ``Rules.preset("qdan3", moon="off")``."""
         try:
             base = PRESETS[name]
-        except KeyError:
+        except (KeyError, TypeError):
             raise RulesError(f"unknown rules preset {name!r}: choose one of {', '.join(PRESETS)}") from None
         return base.replace(**overrides)
 
@@ -111,16 +131,16 @@ class Rules:
         return dataclasses.replace(self, **overrides)
 
     def with_strings(self, assignments: list[str]) -> Rules:
-        """Apply ``key=value`` strings (from a command line), converting each value."""
+        """Apply ``key=value`` strings (from a command line or a config file), converting each value."""
         overrides: dict[str, Any] = {}
         for text in assignments:
-            key, sep, value = text.partition("=")
+            key, sep, value = str(text).partition("=")
             key = key.strip().replace("-", "_")
             if not sep:
                 raise RulesError(f"rule override {text!r} is not of the form key=value")
             if key not in SWITCHES:
                 raise RulesError(f"unknown rule switch {key!r}: valid switches are {', '.join(SWITCHES)}")
-            overrides[key] = _convert(key, value.strip())
+            overrides[key] = _from_string(key, value.strip())
         return self.replace(**overrides)
 
     # --- derived facts ---
@@ -150,36 +170,17 @@ class Rules:
         """The directions a game cycles through, hand 1 first (``random``: drawn per hand)."""
         return pass_direction_cycle(self)
 
-    def to_array(self) -> np.ndarray:
-        """The int64 array the kernels take, indexed by the ``R_*`` constants."""
-        a = np.zeros(R_SIZE, dtype=np.int64)
-        a[R_N_PLAYERS] = self.n_players
-        a[R_DECK_MODE] = DECK_MODES.index(self.deck_mode)
-        a[R_PASS_COUNT] = self.pass_count
-        a[R_PASS_CYCLE] = PASS_CYCLES.index(self.pass_cycle)
-        a[R_FIRST_LEAD] = FIRST_LEADS.index(self.first_lead)
-        a[R_NO_POINTS_FIRST_TRICK] = self.no_points_first_trick
-        a[R_MUST_BREAK_HEARTS] = self.must_break_hearts
-        a[R_QS_BREAKS_HEARTS] = self.qs_breaks_hearts
-        a[R_LEAD_HEARTS_INSTEAD_OF_QS] = self.lead_hearts_instead_of_qs
-        a[R_MOON] = MOON_RULES.index(self.moon)
-        a[R_JD_BONUS] = self.jd_bonus
-        a[R_BLACK_MARIA] = self.black_maria
-        a[R_AVOID_ALL_TRICKS_BONUS] = self.avoid_all_tricks_bonus
-        a[R_TARGET_SCORE] = self.target_score
-        a[R_TIE_RULE] = TIE_RULES.index(self.tie_rule)
-        return a
-
-    def to_tuple(self) -> tuple[int, ...]:
-        """``to_array()`` as the tuple kernels take: a value type, so a call costs no
-        reference counting (see ``hearts_sim._numba``)."""
-        return tuple(int(x) for x in self.to_array())
+    def to_tuple(self) -> RulesTuple:
+        """The ``KernelRules`` kernels take: one integer per switch, read by name."""
+        return KernelRules(*(_kernel_value(f, getattr(self, f.name)) for f in dataclasses.fields(self)))
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> Rules:
+        if not isinstance(values, dict):
+            raise RulesError(f"rules must be a table of switches, not {values!r}")
         return cls().replace(**values)
 
     def describe(self) -> str:
@@ -189,64 +190,43 @@ class Rules:
         return ", ".join(changed) or "standard"
 
 
-SWITCHES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Rules))
-
-# Offsets from the passer to the receiver, by direction name.
-PASS_OFFSETS = {"none": 0, "left": 1, "right": -1, "across": 2}
-
-
-def pass_direction_cycle(rules: Rules) -> tuple[str, ...]:
-    """Directions of hands 1, 2, ... of a game; ``random`` and no passing are handled here too."""
-    if rules.pass_count == 0 or rules.pass_cycle == "none":
-        return ("none",)
-    if rules.pass_cycle == "cycle":
-        if rules.n_players == 4:
-            return ("left", "right", "across", "none")
-        return ("left", "right", "none")
-    if rules.pass_cycle == "random":
-        return ("left", "right", "across", "none") if rules.n_players == 4 else ("left", "right", "none")
-    return (rules.pass_cycle,)
+SWITCHES: dict[str, Switch] = {f.name: f.metadata["switch"] for f in dataclasses.fields(Rules)}
+KernelRules = namedtuple("KernelRules", list(SWITCHES))  # type: ignore[misc]  # Rules.to_tuple()
+# What kernels receive: a ``KernelRules`` (its fields are generated, so type checkers see ``Any``).
+RulesTuple: TypeAlias = Any
 
 
-def _choice(name: str, value: Any, options: tuple[str, ...]) -> None:
-    if value not in options:
-        raise RulesError(f"{name}={value!r} is not valid: choose one of {', '.join(options)}")
+def _kernel_value(f: dataclasses.Field[Any], value: Any) -> int:
+    choices = f.metadata["switch"].choices
+    return choices.index(value) if choices else int(value)
 
 
-def _validate(r: Rules) -> None:
-    if not isinstance(r.n_players, int) or r.n_players not in (3, 4, 5):
-        raise RulesError(f"n_players={r.n_players} is not supported: choose 3, 4 or 5")
-    _choice("deck_mode", r.deck_mode, DECK_MODES)
-    _choice("pass_cycle", r.pass_cycle, PASS_CYCLES)
-    _choice("first_lead", r.first_lead, FIRST_LEADS)
-    _choice("moon", r.moon, MOON_RULES)
-    _choice("tie_rule", r.tie_rule, TIE_RULES)
-    for name in (
-        "no_points_first_trick",
-        "must_break_hearts",
-        "qs_breaks_hearts",
-        "lead_hearts_instead_of_qs",
-        "black_maria",
-    ):
-        if not isinstance(getattr(r, name), bool):
-            raise RulesError(f"{name}={getattr(r, name)!r} is not valid: choose true or false")
-    for name in ("pass_count", "jd_bonus", "avoid_all_tricks_bonus", "target_score"):
-        if isinstance(getattr(r, name), bool) or not isinstance(getattr(r, name), int):
-            raise RulesError(f"{name}={getattr(r, name)!r} is not valid: it must be an integer")
-    if r.pass_count not in (0, 3):
-        raise RulesError(f"pass_count={r.pass_count} is not supported: choose 3 or 0")
+def _check_switch(f: dataclasses.Field[Any], value: Any) -> None:
+    """One switch's value against its declaration (type, then the values it accepts)."""
+    spec: Switch = f.metadata["switch"]
+    name = f.name
+    if spec.choices:
+        if not isinstance(value, str) or value not in spec.choices:
+            raise RulesError(f"{name}={value!r} is not valid: choose one of {', '.join(spec.choices)}")
+    elif isinstance(f.default, bool):
+        if not isinstance(value, bool):
+            raise RulesError(f"{name}={value!r} is not valid: choose true or false")
+    elif isinstance(value, bool) or not isinstance(value, int):
+        raise RulesError(f"{name}={value!r} is not valid: it must be an integer")
+    elif spec.values and value not in spec.values:
+        options = sorted(spec.values)
+        listed = ", ".join(map(str, options[:-1])) + f" or {options[-1]}"
+        raise RulesError(f"{name}={value} is not supported: choose {listed}")
+    elif not spec.low <= value <= spec.high:
+        raise RulesError(f"{name}={value} is out of range: choose {spec.low} .. {spec.high}")
+
+
+def _check_combinations(r: Rules) -> None:
+    """The rules that tie two switches together."""
     if r.deck_mode == "kitty" and r.n_players == 4:
         raise RulesError("deck_mode='kitty' needs 3 or 5 players: 52 cards deal evenly to 4 players")
     if r.pass_cycle == "across" and r.n_players != 4:
         raise RulesError(f"pass_cycle='across' needs 4 players (there is no seat across with {r.n_players})")
-    if r.target_score <= 0:
-        raise RulesError(f"target_score={r.target_score} must be positive")
-    if r.jd_bonus > 0:
-        raise RulesError(f"jd_bonus={r.jd_bonus} must be zero or negative (a bonus, e.g. -10)")
-    if r.avoid_all_tricks_bonus > 0:
-        raise RulesError(
-            f"avoid_all_tricks_bonus={r.avoid_all_tricks_bonus} must be zero or negative (e.g. -5)"
-        )
 
 
 _BOOLEAN_WORDS = {
@@ -261,20 +241,88 @@ _BOOLEAN_WORDS = {
 }
 
 
-def _convert(key: str, text: str) -> Any:
+def _from_string(key: str, text: str) -> Any:
     """A command-line string as the type of switch ``key``."""
-    kind = type(getattr(Rules(), key))
-    if kind is bool:
+    default = Rules.__dataclass_fields__[key].default
+    if isinstance(default, bool):
         try:
             return _BOOLEAN_WORDS[text.lower()]
         except KeyError:
             raise RulesError(f"{key}={text!r} is not valid: choose true or false") from None
-    if kind is int:
+    if isinstance(default, int):
         try:
             return int(text)
         except ValueError:
             raise RulesError(f"{key}={text!r} is not valid: it must be an integer") from None
     return text
+
+
+# ---------------------------------------------------------------- pass directions
+@njit
+def direction_offset(direction: int, n_players: int) -> int:
+    """From a seat to the receiver of its pass: left 1, right n-1, across 2, none 0 (rule 2)."""
+    if direction == PASS_LEFT:
+        return 1
+    if direction == PASS_RIGHT:
+        return n_players - 1
+    if direction == PASS_ACROSS:
+        return 2
+    return 0
+
+
+@njit
+def cycle_period(cycle: int, n_players: int) -> int:
+    """Hands before the directions of a game repeat: 4 with 4 players (left, right, across,
+    none), 3 with 3 or 5 (no seat across); 1 for a fixed direction."""
+    if cycle in (CYCLE_STANDARD, CYCLE_RANDOM):
+        return 4 if n_players == 4 else 3
+    return 1
+
+
+@njit
+def cycle_direction(cycle: int, n_players: int, step: int) -> int:
+    """The direction of hand ``step`` (0-based, modulo the period) of a game under ``pass_cycle``
+    (``random`` draws ``step`` uniformly per hand)."""
+    if cycle == CYCLE_LEFT:
+        return PASS_LEFT
+    if cycle == CYCLE_RIGHT:
+        return PASS_RIGHT
+    if cycle == CYCLE_ACROSS:
+        return PASS_ACROSS
+    if cycle == CYCLE_NONE:
+        return PASS_NONE
+    step %= cycle_period(cycle, n_players)
+    return PASS_NONE if step == 2 and n_players != 4 else step
+
+
+def pass_direction_cycle(rules: Rules) -> tuple[str, ...]:
+    """Directions of hands 1, 2, ... of a game (``random``: the directions it draws from)."""
+    if rules.pass_count == 0:
+        return ("none",)
+    cycle = PASS_CYCLES.index(rules.pass_cycle)
+    n = rules.n_players
+    return tuple(PASS_DIRECTIONS[cycle_direction(cycle, n, step)] for step in range(cycle_period(cycle, n)))
+
+
+def pass_offset(direction: str, n_players: int) -> int:
+    """The receiver offset of a direction name (``left`` 1, ``right`` n-1, ``across`` 2, ``none`` 0)."""
+    if direction not in PASS_DIRECTIONS:
+        raise RulesError(f"unknown pass direction {direction!r}: choose {', '.join(PASS_DIRECTIONS)}")
+    if direction == "across" and n_players != 4:
+        raise RulesError(f"pass direction 'across' needs 4 players, not {n_players}")
+    return int(direction_offset(PASS_DIRECTIONS.index(direction), n_players))
+
+
+def pass_direction_name(offset: int, n_players: int) -> str:
+    """``left``/``right``/``across``/``none`` for a receiver offset (the inverse of ``pass_offset``)."""
+    offset %= n_players
+    if offset == 0:
+        return "none"
+    if offset == 1:
+        return "left"
+    if offset == n_players - 1:
+        return "right"
+    return "across"  # 2 with 4 players (with 5, offsets 2 and 3 never occur: no pass across)
 
 
 PRESETS: dict[str, Rules] = {

@@ -43,30 +43,16 @@ from hearts_sim.core.cards import (
     suit_of,
 )
 from hearts_sim.core.rules import (
-    CYCLE_ACROSS,
-    CYCLE_LEFT,
-    CYCLE_NONE,
     CYCLE_RANDOM,
-    CYCLE_RIGHT,
     DECK_KITTY,
     LEAD_ANY,
     LEAD_ANY_CLUB,
     MOON_OFF,
     MOON_OTHERS_PLUS,
-    R_AVOID_ALL_TRICKS_BONUS,
-    R_BLACK_MARIA,
-    R_DECK_MODE,
-    R_FIRST_LEAD,
-    R_JD_BONUS,
-    R_LEAD_HEARTS_INSTEAD_OF_QS,
-    R_MOON,
-    R_MUST_BREAK_HEARTS,
-    R_N_PLAYERS,
-    R_NO_POINTS_FIRST_TRICK,
-    R_PASS_COUNT,
-    R_PASS_CYCLE,
-    R_QS_BREAKS_HEARTS,
     RulesTuple,
+    cycle_direction,
+    cycle_period,
+    direction_offset,
 )
 from hearts_sim.engine.rng import (
     STREAM_DEAL,
@@ -88,7 +74,7 @@ _DECISION_STEP = np.uint64(0x9E3779B97F4A7C15)
 @njit
 def point_cards(rules: RulesTuple) -> np.uint64:
     """The penalty cards: hearts and QS, plus KS and AS under Black Maria."""
-    return BLACK_MARIA_POINT_CARDS if rules[R_BLACK_MARIA] else HEARTS_AND_QS
+    return BLACK_MARIA_POINT_CARDS if rules.black_maria else HEARTS_AND_QS
 
 
 @njit
@@ -98,7 +84,7 @@ def card_points(cards: np.uint64, rules: RulesTuple) -> np.int64:
     Branch-free: ``(cards >> QS) & 1`` is 1 exactly when the queen is in the set.
     """
     points = np.int64(popcount(cards & HEARTS_MASK)) + POINTS_QS * np.int64((cards >> _QS) & _BIT)
-    if rules[R_BLACK_MARIA]:
+    if rules.black_maria:
         points += POINTS_KS * np.int64((cards >> _KS) & _BIT)
         points += POINTS_AS * np.int64((cards >> _AS) & _BIT)
     return points
@@ -114,8 +100,8 @@ def moon_total(rules: RulesTuple) -> np.int64:
 @njit
 def deck_cards(rules: RulesTuple) -> np.uint64:
     """The cards in play: remove mode takes out 2D (3 players) or 2D and 2C (5 players)."""
-    n = rules[R_N_PLAYERS]
-    if rules[R_DECK_MODE] == DECK_KITTY or n == 4:
+    n = rules.n_players
+    if rules.deck_mode == DECK_KITTY or n == 4:
         return FULL_DECK
     if n == 3:
         return FULL_DECK & ~TWO_DIAMONDS_BIT
@@ -124,37 +110,21 @@ def deck_cards(rules: RulesTuple) -> np.uint64:
 
 @njit
 def hand_size(rules: RulesTuple) -> np.int64:
-    return np.int64(popcount(deck_cards(rules))) // rules[R_N_PLAYERS]
+    return np.int64(popcount(deck_cards(rules))) // rules.n_players
 
 
 @njit
 def pass_offset_for_hand(rules: RulesTuple, hand_number: np.int64, hand_seed: np.uint64) -> np.int64:
-    """Receiver offset for hand ``hand_number`` (0-based) of a game: 1 left, n-1 right, 2 across, 0 none.
-
-    ``cycle`` is left, right, across, none with 4 players and left, right, none with 3 or 5;
-    ``random`` draws uniformly from those directions with the hand's own stream.
-    """
-    n = rules[R_N_PLAYERS]
-    cycle = rules[R_PASS_CYCLE]
-    if rules[R_PASS_COUNT] == 0 or cycle == CYCLE_NONE:
+    """Receiver offset for hand ``hand_number`` (0-based) of a game: the direction of that hand in
+    the rules' cycle (``core.rules.cycle_direction``); ``random`` draws the hand's place in the
+    cycle uniformly from the hand's own stream."""
+    if rules.pass_count == 0:
         return 0
-    if cycle == CYCLE_LEFT:
-        return 1
-    if cycle == CYCLE_RIGHT:
-        return n - 1
-    if cycle == CYCLE_ACROSS:
-        return 2
-    period = 4 if n == 4 else 3
-    step = hand_number % period
-    if cycle == CYCLE_RANDOM:
+    step = hand_number
+    if rules.pass_cycle == CYCLE_RANDOM:
+        period = cycle_period(rules.pass_cycle, rules.n_players)
         _, step = random_below(derive_seed(hand_seed, STREAM_PASS_DIRECTION), period)
-    if step == 0:
-        return 1
-    if step == 1:
-        return n - 1
-    if step == 2 and n == 4:
-        return 2
-    return 0
+    return direction_offset(cycle_direction(rules.pass_cycle, rules.n_players, step), rules.n_players)
 
 
 # ---------------------------------------------------------------- set-up
@@ -163,7 +133,7 @@ def start_hand(
     state, rules: RulesTuple, pass_offset: np.int64, dealer: np.int64, hand_seed: np.uint64
 ) -> None:
     """Reset everything but ``hands`` and ``kitty`` (already dealt) and open the pass or play phase."""
-    n = rules[R_N_PLAYERS]
+    n = rules.n_players
     state.n_players = n
     state.pass_offset = pass_offset
     state.dealer = dealer
@@ -198,7 +168,7 @@ def start_hand(
     for t in range(state.trick_leaders.shape[0]):
         state.trick_leaders[t] = NO_SEAT
         state.trick_winners[t] = NO_SEAT
-    if pass_offset % n != 0 and rules[R_PASS_COUNT] > 0:
+    if pass_offset % n != 0 and rules.pass_count > 0:
         state.phase = PHASE_PASS
     else:
         state.pass_offset = 0
@@ -214,7 +184,7 @@ def deal_hand(
     Seat by seat, each card is the k-th of the cards still undealt for a uniform k
     (one ``select_bit``): no card array, and the last seat (or the kitty) takes the rest.
     """
-    n = rules[R_N_PLAYERS]
+    n = rules.n_players
     undealt = deck_cards(rules)
     remaining = np.int64(popcount(undealt))
     size = remaining // n
@@ -278,7 +248,7 @@ def _begin_play(state, rules: RulesTuple) -> None:
     under ``first_lead="any"``."""
     n = state.n_players
     state.phase = PHASE_PLAY
-    if rules[R_FIRST_LEAD] == LEAD_ANY:
+    if rules.first_lead == LEAD_ANY:
         state.leader = (state.dealer + 1) % n
         state.first_lead_card = NO_CARD
     else:
@@ -298,7 +268,7 @@ def _begin_play(state, rules: RulesTuple) -> None:
 @njit
 def _first_trick_filter(candidates: np.uint64, rules: RulesTuple) -> np.uint64:
     """Rule 5: no point card on the first trick, unless nothing else is playable."""
-    if rules[R_NO_POINTS_FIRST_TRICK]:
+    if rules.no_points_first_trick:
         safe = candidates & ~point_cards(rules)
         if safe:
             return safe
@@ -325,16 +295,16 @@ def legal_mask(
         return _first_trick_filter(candidates, rules) if first_trick else candidates
     if first_trick:
         # The first lead (rule 3): the lowest club itself, or any club with any_club.
-        first_lead = rules[R_FIRST_LEAD]
+        first_lead = rules.first_lead
         if first_lead != LEAD_ANY:
             if first_lead == LEAD_ANY_CLUB:
                 return hand & CLUBS_MASK
             return card_bit(first_lead_card)
-    if rules[R_MUST_BREAK_HEARTS] and not hearts_broken:
+    if rules.must_break_hearts and not hearts_broken:
         # Rule 6: no heart lead before hearts are broken, unless the leader holds only
         # hearts (or only QS and hearts, with lead_hearts_instead_of_qs).
         non_hearts = hand & ~HEARTS_MASK
-        if non_hearts and not (rules[R_LEAD_HEARTS_INSTEAD_OF_QS] and non_hearts == QS_BIT):
+        if non_hearts and not (rules.lead_hearts_instead_of_qs and non_hearts == QS_BIT):
             hand = non_hearts
     return _first_trick_filter(hand, rules) if first_trick else hand
 
@@ -362,9 +332,7 @@ def legal_moves(state, rules: RulesTuple) -> np.uint64:
 @njit_inline
 def breaks_hearts(cards: np.uint64, rules: RulesTuple) -> np.int64:
     """1 if playing ``cards`` breaks hearts (a heart, or QS with ``qs_breaks_hearts``), else 0."""
-    return np.int64(cards & HEARTS_MASK != _ZERO) | (
-        np.int64((cards >> _QS) & _BIT) & rules[R_QS_BREAKS_HEARTS]
-    )
+    return np.int64(cards & HEARTS_MASK != _ZERO) | (np.int64((cards >> _QS) & _BIT) & rules.qs_breaks_hearts)
 
 
 @njit_inline
@@ -447,7 +415,7 @@ def take_trick(state, rules: RulesTuple, winner: np.int64, cards: np.uint64) -> 
 def moon_shooter(points, n: np.int64, rules: RulesTuple) -> np.int64:
     """The seat that took every point card (rule 8), or ``NO_SEAT``: raw points come only
     from point cards, so it is the seat whose raw ``points`` are the deck's total."""
-    if rules[R_MOON] == MOON_OFF:
+    if rules.moon == MOON_OFF:
         return NO_SEAT
     total = moon_total(rules)
     for s in range(n):
@@ -470,14 +438,14 @@ def seat_score(
     score = points
     if shooter != NO_SEAT:
         total = moon_total(rules)
-        if rules[R_MOON] == MOON_OTHERS_PLUS:
+        if rules.moon == MOON_OTHERS_PLUS:
             score = 0 if seat == shooter else total
         else:
             score = -total if seat == shooter else 0
     if jd_taker == seat:
-        score += rules[R_JD_BONUS]
+        score += rules.jd_bonus
     if shooter == NO_SEAT and tricks_won == 0:
-        score += rules[R_AVOID_ALL_TRICKS_BONUS]
+        score += rules.avoid_all_tricks_bonus
     return score
 
 

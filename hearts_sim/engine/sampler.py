@@ -65,7 +65,7 @@ from hearts_sim.core.cards import (
     select_bit,
     suit_of,
 )
-from hearts_sim.core.rules import MAX_PLAYERS, R_PASS_COUNT, RulesTuple
+from hearts_sim.core.rules import MAX_PLAYERS, RulesTuple
 from hearts_sim.engine.hand import card_points, deck_cards, hand_size, point_cards
 from hearts_sim.engine.rng import next_u64, random_below, random_unit, uniform_below
 from hearts_sim.engine.state import MAX_CARDS_PLAYED, MAX_TRICKS, PHASE_PASS
@@ -396,7 +396,7 @@ def sample_world_into(
         capacity[kitty_slot] = kitty_size
         allowed_suits[kitty_slot] = ALL_SUITS
 
-    if playing and state.pass_offset != 0 and rules[R_PASS_COUNT] > 0:
+    if playing and state.pass_offset != 0 and rules.pass_count > 0:
         must[(seat + state.pass_offset) % n] |= state.passed[seat] & unseen
     if playing and state.first_lead_card != NO_CARD:
         lead_bit = card_bit(state.first_lead_card)
@@ -499,7 +499,7 @@ def _rewrite_hidden_fields(state, rules: RulesTuple, seat: np.int64, world, play
     for o in range(n):
         world.taken[o] = taken[o]
     offset = state.pass_offset
-    if offset == 0 or rules[R_PASS_COUNT] == 0:
+    if offset == 0 or rules.pass_count == 0:
         for o in range(n):
             if o != seat:
                 world.dealt[o] = world.hands[o] | played_by[o]
@@ -515,7 +515,7 @@ def _rewrite_hidden_fields(state, rules: RulesTuple, seat: np.int64, world, play
         # unknown pass g -> r: say r received its highest-ranked cards (held or played since)
         holding = world.hands[r] | played_by[r]
         received = _ZERO
-        for _ in range(rules[R_PASS_COUNT]):
+        for _ in range(rules.pass_count):
             bit = card_bit(highest_ranked_card(holding))
             received |= bit
             holding ^= bit

@@ -29,7 +29,7 @@ from hearts_sim.core.cards import (
     parse_card,
     parse_cards,
 )
-from hearts_sim.core.rules import PASS_OFFSETS, Rules, resolve_rules
+from hearts_sim.core.rules import Rules, pass_direction_name, pass_offset, resolve_rules
 from hearts_sim.engine.hand import (
     deal_hand,
     deck_cards,
@@ -47,26 +47,6 @@ from hearts_sim.game.observation import Observation  # re-exported: it lived her
 
 class IllegalMoveError(ValueError):
     """A move the rules forbid now; the state is unchanged."""
-
-
-def pass_direction_name(offset: int, n_players: int) -> str:
-    """``left``/``right``/``across``/``none`` for a receiver offset."""
-    offset %= n_players
-    if offset == 0:
-        return "none"
-    if offset == 1:
-        return "left"
-    if offset == n_players - 1:
-        return "right"
-    return "across"
-
-
-def pass_offset(direction: str, n_players: int) -> int:
-    if direction not in PASS_OFFSETS:
-        raise ValueError(f"unknown pass direction {direction!r}: choose {', '.join(PASS_OFFSETS)}")
-    if direction == "across" and n_players != 4:
-        raise ValueError(f"pass direction 'across' needs 4 players, not {n_players}")
-    return PASS_OFFSETS[direction] % n_players
 
 
 class HandState:

@@ -48,10 +48,11 @@ from hearts_sim.core.cards import (
 )
 from hearts_sim.core.rules import (
     MAX_PLAYERS,
-    PASS_OFFSETS,
+    PASS_DIRECTIONS,
     Rules,
     RulesError,
     pass_direction_cycle,
+    pass_offset,
     resolve_rules,
 )
 from hearts_sim.engine.hand import legal_moves, pass_cards, play_card, start_hand
@@ -304,8 +305,10 @@ def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -
         raise HistoryError(f"hand: {card_str(_lowest(dealt & ~deck))} is not in play under these rules")
     if dealt.bit_count() != rules.hand_size:
         raise HistoryError(f"hand: {dealt.bit_count()} cards given; these rules deal {rules.hand_size}")
-    if obs.pass_direction not in PASS_OFFSETS:
-        raise HistoryError(f"unknown pass direction {obs.pass_direction!r}: choose {', '.join(PASS_OFFSETS)}")
+    if obs.pass_direction not in PASS_DIRECTIONS:
+        raise HistoryError(
+            f"unknown pass direction {obs.pass_direction!r}: choose {', '.join(PASS_DIRECTIONS)}"
+        )
     if obs.pass_direction not in pass_direction_cycle(rules) + ("none",) or (
         obs.pass_direction != "none" and pc == 0
     ):
@@ -313,7 +316,7 @@ def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -
             f"pass direction {obs.pass_direction!r} does not occur under these rules "
             f"(possible: {', '.join(dict.fromkeys(pass_direction_cycle(rules)))})"
         )
-    offset = PASS_OFFSETS[obs.pass_direction] % n
+    offset = pass_offset(obs.pass_direction, n)
     passing = offset != 0
     if not passing and (passed or received):
         raise HistoryError(

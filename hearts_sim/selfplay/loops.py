@@ -21,7 +21,7 @@ from agents.dispatch import choose_pass, choose_play, choose_stateless_play, rea
 from agents.kinds import MAX_PARAMS
 from hearts_sim._numba import njit, njit_inline, njit_parallel, prange
 from hearts_sim.core.cards import NO_CARD, card_bit, suit_of
-from hearts_sim.core.rules import MAX_PLAYERS, R_N_PLAYERS, R_TARGET_SCORE, R_TIE_RULE, TIE_SHARE
+from hearts_sim.core.rules import MAX_PLAYERS, TIE_SHARE
 from hearts_sim.engine.hand import (
     breaks_hearts,
     deal_hand,
@@ -39,44 +39,6 @@ from hearts_sim.engine.hand import (
 )
 from hearts_sim.engine.rng import derive_seed
 from hearts_sim.engine.state import MAX_TRICKS, NO_SUIT, PHASE_PASS, PHASE_PLAY
-
-i1, i2, i4, i8, u8 = np.int8, np.int16, np.int32, np.int64, np.uint64
-
-# One row per (deal, seating) in play order of jobs; per-seat columns sized MAX_PLAYERS.
-HAND_RECORD = np.dtype(
-    [
-        ("deal", i8),
-        ("seating", i4),
-        ("hand_seed", u8),
-        ("pass_offset", i1),
-        ("dealer", i1),
-        ("moon_shooter", i1),
-        ("qs_taker", i1),
-        ("jd_taker", i1),
-        ("hearts_broken_trick", i1),
-        ("first_leader", i1),
-        ("kitty", u8),
-        ("dealt", u8, MAX_PLAYERS),
-        ("passed", u8, MAX_PLAYERS),
-        ("points", i2, MAX_PLAYERS),
-        ("score", i2, MAX_PLAYERS),
-        ("tricks", i1, MAX_PLAYERS),
-        ("trick_winners", i1, MAX_TRICKS),
-    ]
-)
-
-GAME_RECORD = np.dtype(
-    [
-        ("game", i8),
-        ("seating", i4),
-        ("game_seed", u8),
-        ("hands", i4),
-        ("winners", i4),  # bitmask of the winning seats (several if shared)
-        ("final_score", i4, MAX_PLAYERS),
-        ("moons", i2, MAX_PLAYERS),
-        ("points", i4, MAX_PLAYERS),  # raw penalty points over the game
-    ]
-)
 
 MAX_HANDS_PER_GAME = 1000  # a game still undecided after this many hands is cut off
 MIXED_CODES = -1  # the seats of a table play different policies
@@ -263,7 +225,7 @@ def play_hands(
     ``records[j]`` receives job j = (deal - first_deal) * n_seatings + seating. The hand
     seed depends on the deal index only, so any chunking gives the same records.
     """
-    n = rules[R_N_PLAYERS]
+    n = rules.n_players
     n_seatings = pass_codes.shape[0]
     n_jobs = n_deals * n_seatings
     n_blocks = states.shape[0]
@@ -295,9 +257,9 @@ def play_game(state, rules, game_seed, pass_codes, pass_params, play_codes, play
     (A separate function: numba drops writes to a record's array fields made directly
     in a prange body.)
     """
-    n = rules[R_N_PLAYERS]
-    target = rules[R_TARGET_SCORE]
-    share_ties = rules[R_TIE_RULE] == TIE_SHARE
+    n = rules.n_players
+    target = rules.target_score
+    share_ties = rules.tie_rule == TIE_SHARE
     for s in range(MAX_PLAYERS):
         record.moons[s] = 0
         record.points[s] = 0

@@ -25,10 +25,9 @@ from agents.registry import AgentSpec, parse_agent, seat_arrays
 from hearts_sim._numba import max_threads
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.state import new_states
-from hearts_sim.game.hand_state import pass_direction_name
-from hearts_sim.selfplay.loops import GAME_RECORD, HAND_RECORD, play_games, play_hands
+from hearts_sim.selfplay.loops import play_games, play_hands
+from hearts_sim.selfplay.records import GAME_RECORD, HAND_RECORD, game_frame, hand_frame
 
-PASS_DIRECTIONS = ["left", "right", "across", "none"]  # categories of the pass_direction column
 DEFAULT_CHUNK = 1 << 17  # hands per kernel call: bounds memory, paces the progress bar
 BLOCKS_PER_THREAD = 4  # more blocks than threads evens out the load
 
@@ -55,6 +54,10 @@ class Table:
                     f"name one agent per seat, or one agent for all seats"
                 )
         return cls(rules, resolved)
+
+    def labels(self) -> list[list[str]]:
+        """The agent's name in each seat of each seating (the records' ``agent_<seat>`` columns)."""
+        return [[agent.name for agent in seating] for seating in self.seatings]
 
     def kernel_arguments(self) -> tuple[Any, ...]:
         return (self.rules.to_tuple(), *seat_arrays([list(s) for s in self.seatings]))
@@ -169,102 +172,6 @@ def _run_chunked(
     return records
 
 
-def hand_frame(records: np.ndarray, table: Table) -> pd.DataFrame:
-    """HAND_RECORDs as a DataFrame: one row per hand, per-seat columns suffixed ``_0`` .. ``_{n-1}``.
-
-    The numeric columns are views of ``records``, not copies: gathering ~40 strided columns
-    into pandas' consolidated blocks took longer than playing the hands."""
-    return pd.DataFrame(hand_columns(records, table), copy=False)
-
-
-def game_frame(records: np.ndarray, table: Table) -> pd.DataFrame:
-    """GAME_RECORDs as a DataFrame: one row per game (columns viewing ``records``)."""
-    return pd.DataFrame(game_columns(records, table), copy=False)
-
-
-def _agent_columns(records: np.ndarray, table: Table) -> dict[str, pd.Categorical]:
-    """``rules`` (the rules' short description) and ``agent_s`` (the agent in seat s of each
-    row's seating), as categoricals: a few bytes per row, and groupable across runs."""
-    labels = [[a.name for a in seating] for seating in table.seatings]
-    columns = {
-        "rules": pd.Categorical.from_codes(
-            np.zeros(len(records), dtype=np.int8), categories=[table.rules.describe()]
-        )
-    }
-    for seat in range(table.rules.n_players):
-        names = sorted({row[seat] for row in labels})
-        codes: np.ndarray = np.array([names.index(row[seat]) for row in labels], dtype=_code_dtype(names))
-        columns[f"agent_{seat}"] = pd.Categorical.from_codes(codes[records["seating"]], categories=names)
-    return columns
-
-
-def _code_dtype(categories: Sequence[object]) -> type[np.signedinteger]:
-    """The narrowest code type for a categorical (pandas checks and narrows wider codes: slow)."""
-    return np.int8 if len(categories) < 128 else np.int32
-
-
-def hand_columns(records: np.ndarray, table: Table) -> dict[str, Any]:
-    """The columns of ``hand_frame`` (numpy arrays and categoricals, ready for pandas or Arrow)."""
-    n = table.rules.n_players
-    # one category per direction name (offsets 2 and 3 are not "across" with 5 players)
-    offset_codes = np.array(
-        [PASS_DIRECTIONS.index(pass_direction_name(o, n)) for o in range(n)], dtype=np.int8
-    )
-    columns: dict[str, Any] = {
-        "deal": records["deal"],
-        "seating": records["seating"],
-        "seed": records["hand_seed"],
-        "pass_direction": pd.Categorical.from_codes(
-            offset_codes[records["pass_offset"]], categories=PASS_DIRECTIONS
-        ),
-        "pass_offset": records["pass_offset"],  # receiver = (seat + pass_offset) % n
-        "dealer": records["dealer"],
-        "first_leader": records["first_leader"],
-    }
-    columns.update(_agent_columns(records, table))
-    for field, prefix in (
-        ("dealt", "dealt"),
-        ("passed", "passed"),
-        ("points", "points"),
-        ("score", "score"),
-        ("tricks", "tricks"),
-    ):
-        for seat in range(n):
-            columns[f"{prefix}_{seat}"] = records[field][:, seat]
-    if table.rules.kitty_size:
-        columns["kitty"] = records["kitty"]
-    for field in ("moon_shooter", "qs_taker", "jd_taker", "hearts_broken_trick"):
-        columns[field] = records[field]
-    return columns
-
-
-def game_columns(records: np.ndarray, table: Table) -> dict[str, Any]:
-    """The columns of ``game_frame``."""
-    n = table.rules.n_players
-    winners = records["winners"].astype(np.int64)
-    n_winners = np.zeros(len(records), dtype=np.int64)
-    sole = np.full(len(records), -1, dtype=np.int64)
-    for seat in range(n):
-        won = (winners >> seat) & 1
-        n_winners += won
-        sole = np.where(won == 1, seat, sole)
-    columns: dict[str, Any] = {
-        "game": records["game"],
-        "seating": records["seating"],
-        "seed": records["game_seed"],
-        "hands": records["hands"],
-        "winner": np.where(n_winners == 1, sole, -1),  # -1: shared first place or no result
-        "n_winners": n_winners,
-    }
-    columns.update(_agent_columns(records, table))
-    for seat in range(n):
-        columns[f"won_{seat}"] = ((winners >> seat) & 1).astype(bool)
-    for field, prefix in (("final_score", "final_score"), ("moons", "moons"), ("points", "points")):
-        for seat in range(n):
-            columns[f"{prefix}_{seat}"] = records[field][:, seat]
-    return columns
-
-
 def simulate(
     rules: Rules | str = "standard",
     seats: Sequence[str | AgentSpec] | str | AgentSpec | None = None,
@@ -295,7 +202,7 @@ def simulate(
         "hand",
         progress,
     )
-    return hand_frame(records, table)
+    return hand_frame(records, table.rules, table.labels())
 
 
 def simulate_games(
@@ -323,4 +230,4 @@ def simulate_games(
         "game",
         progress,
     )
-    return game_frame(records, table)
+    return game_frame(records, table.rules, table.labels())

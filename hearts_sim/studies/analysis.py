@@ -43,20 +43,18 @@ from hearts_sim.core.cards import (
     KS_BIT,
     N_RANKS,
     N_SUITS,
+    POINTS_QS,
     QS_BIT,
     SPADES,
     SUIT_MASKS,
     card_index,
 )
+from hearts_sim.core.rules import PASS_DIRECTIONS, pass_offset
+from hearts_sim.selfplay.records import HAND_SEAT_COLUMNS, MANIFEST, RECORDS_DIR
 
-POINTS_QS = 13
 STANDARD_TOTAL = 26  # hearts + QS: the hands where ``hearts_taken`` can be told from the points
 DEFAULT_FAILED_POINTS = 20  # a failed moon: at least this many raw points (of 26), and no moon
 DEFAULT_BATCH = 1 << 17
-PASS_DIRECTIONS = ("left", "right", "across", "none")  # the order of the pass cycle, for tables
-RECORDS_DIR = "records"
-MANIFEST = "manifest.json"
-SEAT_FIELDS = ("dealt", "passed", "points", "score", "tricks")
 HAND_FIELDS = ("deal", "seating", "pass_direction", "rules", "moon_shooter", "qs_taker", "jd_taker")
 STAGES = ("dealt", "held", "received")  # bitboard columns of the long format that features apply to
 
@@ -185,7 +183,7 @@ def n_seats(records: pd.DataFrame) -> int:
 
 def long_columns(n_players: int) -> list[str]:
     """The wide columns ``to_long`` reads: a column projection for Parquet."""
-    per_seat = [f"{name}_{s}" for name in ("agent", *SEAT_FIELDS) for s in range(n_players)]
+    per_seat = [f"{name}_{s}" for name in ("agent", *HAND_SEAT_COLUMNS) for s in range(n_players)]
     return [*HAND_FIELDS, *per_seat]
 
 
@@ -217,13 +215,9 @@ def source_offset(direction: str, n_players: int) -> int:
     >>> [source_offset(d, 4) for d in ("left", "right", "across", "none")]
     [3, 1, 2, 0]
     """
-    if direction == "left":  # passes go to seat + 1, so come from seat - 1
-        return n_players - 1
-    if direction == "right":
-        return 1
-    if direction == "across" and n_players == 4:
-        return 2
-    return 0
+    if direction == "across" and n_players != 4:
+        return 0
+    return -pass_offset(direction, n_players) % n_players  # passes go to seat + offset
 
 
 def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd.DataFrame:

@@ -16,12 +16,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hearts_sim.selfplay.simulate import PASS_DIRECTIONS
+from hearts_sim.core.rules import PASS_DIRECTIONS
+from hearts_sim.selfplay.records import MANIFEST, RECORDS_DIR
 from hearts_sim.studies.analysis import (
     DEFAULT_BATCH,
     DEFAULT_FAILED_POINTS,
-    MANIFEST,
-    RECORDS_DIR,
     AnalysisError,
     RecordSummary,
     per_thousand,

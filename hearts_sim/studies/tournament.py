@@ -40,18 +40,15 @@ from tqdm.auto import tqdm
 
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.rules import Rules, resolve_rules
+from hearts_sim.selfplay.records import MANIFEST, RECORDS_DIR, game_columns, hand_columns, part_path
 from hearts_sim.selfplay.simulate import (
     SimulationError,
     Table,
-    game_columns,
-    hand_columns,
     run_games,
     run_hands,
     set_threads,
 )
 
-MANIFEST = "manifest.json"
-RECORDS_DIR = "records"
 SLOW_KINDS = frozenset({"mc", "pimc", "ismcts"})  # search agents: small chunks, frequent progress
 FAST_CHUNK_HANDS = 1 << 16
 SLOW_CHUNK_HANDS = 64
@@ -511,8 +508,10 @@ def run_tournament(
                 else:
                     _tally_hands(tally, records, seating_agents, n_seatings)
                 if out_path is not None:
-                    columns = game_columns(records, table) if config.games else hand_columns(records, table)
-                    part = out_path / RECORDS_DIR / f"part-{chunk:06d}.parquet"
+                    columns = (game_columns if config.games else hand_columns)(
+                        records, table.rules, table.labels()
+                    )
+                    part = part_path(out_path, chunk)
                     with interrupts_deferred():
                         parquet.write_table(pyarrow.table(columns), part.with_suffix(".tmp"))
                         os.replace(part.with_suffix(".tmp"), part)

@@ -1,0 +1,168 @@
+"""Every record schema in one place: the kernels' record dtypes, the DataFrame and Parquet columns
+they become, and the on-disk layout of a run (``records/part-NNNNNN.parquet`` and a manifest).
+
+A hand record is one row per (deal, seating) in the order the jobs were played; per-seat fields
+are sized ``MAX_PLAYERS`` in the dtype and become columns suffixed ``_0`` .. ``_{n-1}``
+(``seat_column``). Game records are the same per game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hearts_sim.core.rules import MAX_PLAYERS, PASS_DIRECTIONS, Rules, pass_direction_name
+from hearts_sim.engine.state import MAX_TRICKS
+
+i1, i2, i4, i8, u8 = np.int8, np.int16, np.int32, np.int64, np.uint64
+
+HAND_RECORD = np.dtype(
+    [
+        ("deal", i8),
+        ("seating", i4),
+        ("hand_seed", u8),
+        ("pass_offset", i1),
+        ("dealer", i1),
+        ("moon_shooter", i1),
+        ("qs_taker", i1),
+        ("jd_taker", i1),
+        ("hearts_broken_trick", i1),
+        ("first_leader", i1),
+        ("kitty", u8),
+        ("dealt", u8, MAX_PLAYERS),
+        ("passed", u8, MAX_PLAYERS),
+        ("points", i2, MAX_PLAYERS),
+        ("score", i2, MAX_PLAYERS),
+        ("tricks", i1, MAX_PLAYERS),
+        ("trick_winners", i1, MAX_TRICKS),
+    ]
+)
+
+GAME_RECORD = np.dtype(
+    [
+        ("game", i8),
+        ("seating", i4),
+        ("game_seed", u8),
+        ("hands", i4),
+        ("winners", i4),  # bitmask of the winning seats (several if shared)
+        ("final_score", i4, MAX_PLAYERS),
+        ("moons", i2, MAX_PLAYERS),
+        ("points", i4, MAX_PLAYERS),  # raw penalty points over the game
+    ]
+)
+
+# Per-seat columns of the DataFrames and Parquet parts (``dealt_0`` ...), by record kind.
+HAND_SEAT_COLUMNS = ("dealt", "passed", "points", "score", "tricks")
+GAME_SEAT_COLUMNS = ("final_score", "moons", "points")
+HAND_OUTCOME_COLUMNS = ("moon_shooter", "qs_taker", "jd_taker", "hearts_broken_trick")
+
+# The directory of a run with --out.
+RECORDS_DIR = "records"
+MANIFEST = "manifest.json"
+PART_GLOB = "part-*.parquet"
+
+
+def seat_column(name: str, seat: int) -> str:
+    """The column of ``seat``'s value of a per-seat field: ``dealt_0``, ``points_3``, ..."""
+    return f"{name}_{seat}"
+
+
+def part_path(out: Path, chunk: int) -> Path:
+    """Where chunk ``chunk`` of a run in ``out`` is written."""
+    return Path(out) / RECORDS_DIR / f"part-{chunk:06d}.parquet"
+
+
+def hand_frame(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[str]]) -> pd.DataFrame:
+    """HAND_RECORDs as a DataFrame: one row per hand, per-seat columns suffixed ``_0`` .. ``_{n-1}``.
+
+    ``labels[i]`` names the agent in each seat of seating i. The numeric columns are views of
+    ``records``, not copies: gathering ~40 strided columns into pandas' consolidated blocks took
+    longer than playing the hands."""
+    return pd.DataFrame(hand_columns(records, rules, labels), copy=False)
+
+
+def game_frame(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[str]]) -> pd.DataFrame:
+    """GAME_RECORDs as a DataFrame: one row per game (columns viewing ``records``)."""
+    return pd.DataFrame(game_columns(records, rules, labels), copy=False)
+
+
+def _agent_columns(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """``rules`` (the rules' short description) and ``agent_s`` (the agent in seat s of each
+    row's seating), as categoricals: a few bytes per row, and groupable across runs."""
+    columns: dict[str, Any] = {
+        "rules": pd.Categorical.from_codes(
+            np.zeros(len(records), dtype=np.int8), categories=[rules.describe()]
+        )
+    }
+    for seat in range(rules.n_players):
+        names = sorted({row[seat] for row in labels})
+        codes: np.ndarray = np.array([names.index(row[seat]) for row in labels], dtype=_code_dtype(names))
+        columns[seat_column("agent", seat)] = pd.Categorical.from_codes(
+            codes[records["seating"]], categories=names
+        )
+    return columns
+
+
+def _code_dtype(categories: Sequence[object]) -> type[np.signedinteger]:
+    """The narrowest code type for a categorical (pandas checks and narrows wider codes: slow)."""
+    return np.int8 if len(categories) < 128 else np.int32
+
+
+def _seat_columns(records: np.ndarray, fields: Sequence[str], n: int) -> dict[str, Any]:
+    return {seat_column(name, seat): records[name][:, seat] for name in fields for seat in range(n)}
+
+
+def hand_columns(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """The columns of ``hand_frame`` (numpy arrays and categoricals, ready for pandas or Arrow)."""
+    n = rules.n_players
+    # one category per direction name (offsets 2 and 3 are not "across" with 5 players)
+    offset_codes = np.array(
+        [PASS_DIRECTIONS.index(pass_direction_name(o, n)) for o in range(n)], dtype=np.int8
+    )
+    columns: dict[str, Any] = {
+        "deal": records["deal"],
+        "seating": records["seating"],
+        "seed": records["hand_seed"],
+        "pass_direction": pd.Categorical.from_codes(
+            offset_codes[records["pass_offset"]], categories=list(PASS_DIRECTIONS)
+        ),
+        "pass_offset": records["pass_offset"],  # receiver = (seat + pass_offset) % n
+        "dealer": records["dealer"],
+        "first_leader": records["first_leader"],
+    }
+    columns.update(_agent_columns(records, rules, labels))
+    columns.update(_seat_columns(records, HAND_SEAT_COLUMNS, n))
+    if rules.kitty_size:
+        columns["kitty"] = records["kitty"]
+    for name in HAND_OUTCOME_COLUMNS:
+        columns[name] = records[name]
+    return columns
+
+
+def game_columns(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """The columns of ``game_frame``."""
+    n = rules.n_players
+    winners = records["winners"].astype(np.int64)
+    n_winners = np.zeros(len(records), dtype=np.int64)
+    sole = np.full(len(records), -1, dtype=np.int64)
+    for seat in range(n):
+        won = (winners >> seat) & 1
+        n_winners += won
+        sole = np.where(won == 1, seat, sole)
+    columns: dict[str, Any] = {
+        "game": records["game"],
+        "seating": records["seating"],
+        "seed": records["game_seed"],
+        "hands": records["hands"],
+        "winner": np.where(n_winners == 1, sole, -1),  # -1: shared first place or no result
+        "n_winners": n_winners,
+    }
+    columns.update(_agent_columns(records, rules, labels))
+    for seat in range(n):
+        columns[seat_column("won", seat)] = ((winners >> seat) & 1).astype(bool)
+    columns.update(_seat_columns(records, GAME_SEAT_COLUMNS, n))
+    return columns
