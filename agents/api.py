@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.dispatch import choose_pass, choose_play
+from agents.dispatch import KindSet, choose_pass, choose_play
 from agents.kinds import AgentError
 from agents.registry import AgentSpec, Policy, parse_agent
 from hearts_sim._numba import njit
@@ -44,19 +44,19 @@ _U64 = 0xFFFF_FFFF_FFFF_FFFF
 
 
 @njit
-def _pass_kernel(code, params, states, rules, seat):
+def _pass_kernel(kinds, code, params, states, rules, seat):
     """The loop's pass decision on ``states[0]`` (one call into numba: an array argument
     crosses for ~1 us, a record for ~40 us)."""
     state = states[0]
-    return choose_pass(code, params, state, rules, seat, decision_seed(state, seat))
+    return choose_pass(kinds, code, params, state, rules, seat, decision_seed(state, seat))
 
 
 @njit
-def _play_kernel(code, params, states, rules, seat):
+def _play_kernel(kinds, code, params, states, rules, seat):
     """The loop's play decision on ``states[0]``, and the legal cards it chose from."""
     state = states[0]
     legal = legal_moves(state, rules)
-    return choose_play(code, params, state, rules, seat, legal, decision_seed(state, seat)), legal
+    return choose_play(kinds, code, params, state, rules, seat, legal, decision_seed(state, seat)), legal
 
 
 def _row(policy: Policy) -> tuple[float, ...]:
@@ -91,7 +91,8 @@ class Agent:
         _check_turn(states, observation, want_pass=True)
         rules = observation.rules
         policy = self.spec.pass_policy
-        mask = int(_pass_kernel(policy.code, _row(policy), states, rules.to_tuple(), observation.seat))
+        kinds = KindSet.of([policy.kind.name])
+        mask = int(_pass_kernel(kinds, policy.code, _row(policy), states, rules.to_tuple(), observation.seat))
         if mask.bit_count() != rules.pass_count or mask & ~observation.dealt.mask:
             raise AgentError(f"agent {self.name} passed {_names(mask)}: not {rules.pass_count} of its cards")
         return cards_of(mask)
@@ -102,7 +103,12 @@ class Agent:
         _check_turn(states, observation, want_pass=False)
         policy = self.spec.play_policy
         card, legal = _play_kernel(
-            policy.code, _row(policy), states, observation.rules.to_tuple(), observation.seat
+            KindSet.of([policy.kind.name]),
+            policy.code,
+            _row(policy),
+            states,
+            observation.rules.to_tuple(),
+            observation.seat,
         )
         if not 0 <= int(card) < 52 or not int(legal) >> int(card) & 1:
             raise AgentError(f"agent {self.name} chose {card}, not one of its legal cards")

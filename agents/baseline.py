@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents import codes
 from agents.kinds import PolicyKind
-from hearts_sim._numba import njit
+from hearts_sim._numba import njit, njit_inline
 from hearts_sim.core.cards import (
     card_bit,
     highest_ranked_card,
@@ -23,12 +22,6 @@ from hearts_sim.core.cards import (
 )
 from hearts_sim.core.rules import RulesTuple
 from hearts_sim.engine.rng import random_below, uniform_below
-
-KINDS = (
-    PolicyKind("random", codes.RANDOM, "uniform over legal cards; passes random cards"),
-    PolicyKind("lowest", codes.LOWEST, "plays its lowest legal card; passes its highest"),
-    PolicyKind("highest", codes.HIGHEST, "plays its highest legal card; passes its lowest"),
-)
 
 
 @njit
@@ -53,13 +46,13 @@ def random_pass(hand: np.uint64, rules: RulesTuple, seed: np.uint64) -> np.uint6
 
 
 @njit
-def lowest_play(legal: np.uint64) -> np.int64:
+def lowest_play(legal: np.uint64, seed: np.uint64) -> np.int64:
     """The legal card of lowest rank."""
     return lowest_ranked_card(legal)
 
 
 @njit
-def highest_play(legal: np.uint64) -> np.int64:
+def highest_play(legal: np.uint64, seed: np.uint64) -> np.int64:
     """The legal card of highest rank."""
     return highest_ranked_card(legal)
 
@@ -73,3 +66,39 @@ def pass_extremes(hand: np.uint64, rules: RulesTuple, highest: bool) -> np.uint6
         chosen |= card_bit(card)
         hand ^= card_bit(card)
     return chosen
+
+
+# ---------------------------------------------------------------- the pass policies, as kinds declare them
+@njit_inline
+def pass_random_cards(params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
+    return random_pass(state.dealt[seat], rules, seed)
+
+
+@njit_inline
+def pass_highest_cards(params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
+    return pass_extremes(state.dealt[seat], rules, True)
+
+
+@njit_inline
+def pass_lowest_cards(params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
+    return pass_extremes(state.dealt[seat], rules, False)
+
+
+RANDOM = PolicyKind(
+    "random",
+    "uniform over legal cards; passes random cards",
+    stateless_play=random_play,
+    pass_cards=pass_random_cards,
+)
+LOWEST = PolicyKind(
+    "lowest",
+    "plays its lowest legal card; passes its highest",
+    stateless_play=lowest_play,
+    pass_cards=pass_highest_cards,  # the lowest-playing agent keeps its low cards to duck with
+)
+HIGHEST = PolicyKind(
+    "highest",
+    "plays its highest legal card; passes its lowest",
+    stateless_play=highest_play,
+    pass_cards=pass_lowest_cards,
+)

@@ -1,82 +1,311 @@
-"""The two functions the self-play loop (``hearts_sim.selfplay.loops``) calls for every decision.
+"""The decisions the self-play loop asks for, composed from the registry for the kinds at a table.
 
-Each takes the seat's integer policy code (``agents.codes``) and parameter row and
-branches to that policy's kernel: one branch per code. Search agents (``pimc``,
-``ismcts``) have no pass policy of their own and pass like ``rule`` with its defaults.
+Design note. A table seats a handful of policy kinds; a compiled loop should contain only
+theirs (a table of ``rule`` and ``random`` must not compile three search agents, and editing
+``ismcts.py`` must not invalidate it). So the loop takes a ``KindSet`` argument: a Python value
+whose numba type (``KindSetType``) names the kinds. The dispatcher functions below are numba
+``overload`` stubs: when a loop is compiled for a kind set, each resolves to a chain with one
+branch per kind of the set (``if code == RULE: return rule_play(...)``), inlined into the loop.
+numba compiles and caches one specialisation of the loop per kind set.
 
-The baseline play policies (random, lowest, highest) read nothing but the legal cards and
-the decision's seed: ``reads_state`` tells the self-play loop so, and it then plays such
-seats' cards without keeping the record current between cards.
+The type's key includes a digest of the source of every module the set's kernels are built
+from (``sources_digest``): numba's cache checks only the loop's own file, so without it an
+edited agent would keep running from a stale cache; with it, only the loops that seat the
+edited kind recompile.
+
+Every policy of a role has one signature (``agents.kinds``)::
+
+    play(params, state, rules, seat, legal, seed) -> card
+    pass_cards(params, state, rules, seat, seed) -> bitboard
+    stateless_play(legal, seed) -> card      # reads nothing else: see ``reads_state``
+
+Python callers (``agents.api``, the levels' timing) decide one position with
+``decide_play`` / ``decide_pass``, which compile a one-kind set.
 """
 
 from __future__ import annotations
 
+import ast
+import hashlib
+import sys
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
 import numpy as np
+from numba.core import types
+from numba.extending import NativeValue, models, overload, register_model, typeof_impl, unbox
 
-from agents import rule
-from agents.baseline import highest_play, lowest_play, pass_extremes, random_pass, random_play
-from agents.codes import HIGHEST, ISMCTS, LOWEST, MC, PIMC, RANDOM, RULE
-from agents.ismcts import ismcts_play
-from agents.kinds import Params
-from agents.mc import mc_pass, mc_play
-from agents.pimc import pimc_play
-from agents.rule import rule_pass, rule_play
-from hearts_sim._numba import njit_inline
-from hearts_sim.core.rules import RulesTuple
+from agents.kinds import PolicyKind
+from agents.registry import CODES, KIND_BY_NAME, KINDS, pass_kind
+from hearts_sim._numba import njit, njit_generated
+
+_PROJECT = ("agents", "hearts_sim")
 
 
-@njit_inline
-def choose_play(
-    code: np.int64,
-    params: Params,
-    state,
-    rules: RulesTuple,
-    seat: np.int64,
-    legal: np.uint64,
-    seed: np.uint64,
-) -> np.int64:
-    """The card policy ``code`` plays from ``legal`` for ``seat``."""
-    if code == RULE:
-        return rule_play(params, state, rules, seat, legal, seed)
-    if code == MC:
-        return mc_play(params, state, rules, seat, legal, seed)
-    if code == PIMC:
-        return pimc_play(params, state, rules, seat, legal, seed)
-    if code == ISMCTS:
-        return ismcts_play(params, state, rules, seat, legal, seed)
-    return choose_stateless_play(code, legal, seed)
+# ---------------------------------------------------------------- the kind set, as a value and a type
+class KindSet:
+    """The policy kinds (registry codes) a compiled loop or dispatcher serves.
+
+    >>> KindSet.of(["rule", "random", "random"]).names
+    ('random', 'rule')
+    """
+
+    __slots__ = ("codes", "names", "stamp")
+
+    def __init__(self, codes: Iterable[int]):
+        self.codes = tuple(sorted({int(c) for c in codes}))
+        self.names = tuple(KINDS[c].name for c in self.codes)
+        self.stamp = sources_digest(self.names)
+
+    @classmethod
+    def of(cls, names: Iterable[str]) -> KindSet:
+        """The set of kinds named (each with the kind it passes like)."""
+        return _kind_set(frozenset(names))
+
+    def __repr__(self) -> str:
+        return f"KindSet({', '.join(self.names)})"
 
 
-@njit_inline
-def reads_state(code: np.int64) -> bool:
-    """Whether play policy ``code`` looks at the hand's record (all but random, lowest, highest)."""
-    return code != RANDOM and code != LOWEST and code != HIGHEST
+@cache
+def _kind_set(names: frozenset[str]) -> KindSet:
+    kinds = {pass_kind(KIND_BY_NAME[name]).name for name in names} | names
+    return KindSet(CODES[name] for name in kinds)
 
 
-@njit_inline
-def choose_stateless_play(code: np.int64, legal: np.uint64, seed: np.uint64) -> np.int64:
-    """The card a policy that reads no state (``not reads_state(code)``) plays from ``legal``."""
-    if code == RANDOM:
-        return random_play(legal, seed)
-    if code == LOWEST:
-        return lowest_play(legal)
-    return highest_play(legal)
+class KindSetType(types.Dummy):
+    """numba's view of a ``KindSet``: which kinds (codes and names) and the digest of their sources."""
+
+    def __init__(self, codes: tuple[int, ...], names: tuple[str, ...], stamp: str):
+        self.codes, self.names, self.stamp = codes, names, stamp
+        super().__init__(name=f"KindSet({','.join(names)};{stamp})")
+
+    @property
+    def key(self) -> Any:
+        return (self.codes, self.names, self.stamp)
+
+    def kinds(self) -> list[tuple[int, PolicyKind]]:
+        return [(code, KINDS[code]) for code in self.codes]
 
 
-@njit_inline
-def choose_pass(
-    code: np.int64, params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64
-) -> np.uint64:
-    """The cards policy ``code`` passes from ``seat``'s dealt hand."""
-    hand = state.dealt[seat]
-    if code == RULE:
-        return rule_pass(params, state, rules, seat, seed)
-    if code == MC:
-        return mc_pass(params, state, rules, seat, seed)
-    if code in (PIMC, ISMCTS):
-        return rule_pass(rule.DEFAULT_PARAMS, state, rules, seat, seed)
-    if code == LOWEST:  # the lowest-playing agent passes its highest cards
-        return pass_extremes(hand, rules, True)
-    if code == HIGHEST:
-        return pass_extremes(hand, rules, False)
-    return random_pass(hand, rules, seed)
+register_model(KindSetType)(models.OpaqueModel)
+
+
+@unbox(KindSetType)
+def _unbox_kind_set(typ: KindSetType, obj: Any, c: Any) -> NativeValue:
+    return NativeValue(c.context.get_dummy_value())  # the type is all there is to it
+
+
+@typeof_impl.register(KindSet)
+def _typeof_kind_set(value: KindSet, context: Any) -> KindSetType:
+    return KindSetType(value.codes, value.names, value.stamp)
+
+
+@cache
+def _module_digest(module: str) -> tuple[str, frozenset[str]]:
+    """A module's source digest and the project modules it imports (packages' ``__init__`` aside:
+    they re-export, and following them would pull in every agent)."""
+    source = Path(sys.modules[module].__file__ or "").read_bytes()
+    imports = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            imports.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imports.add(node.module)
+            imports.update(f"{node.module}.{alias.name}" for alias in node.names)
+    modules = {
+        name
+        for name in imports
+        if name.split(".")[0] in _PROJECT
+        and name in sys.modules
+        and not str(getattr(sys.modules[name], "__file__", "") or "").endswith("__init__.py")
+    }
+    return hashlib.sha256(source).hexdigest()[:16], frozenset(modules)
+
+
+@cache
+def sources_digest(names: tuple[str, ...]) -> str:
+    """A digest of the source of every project module the kinds' kernels are built from (their
+    modules and everything those import, transitively), and of this dispatcher's own source."""
+    seen = {__name__: _module_digest(__name__)[0]}
+    todo = [
+        kernel.py_func.__module__
+        for name in names
+        for kernel in (
+            KIND_BY_NAME[name].play,
+            KIND_BY_NAME[name].stateless_play,
+            KIND_BY_NAME[name].pass_cards,
+        )
+        if kernel is not None
+    ]
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        digest, imports = _module_digest(module)
+        seen[module] = digest
+        todo.extend(imports)
+    return hashlib.sha256(repr(sorted(seen.items())).encode()).hexdigest()[:12]
+
+
+# ---------------------------------------------------------------- composing the chains
+def code_chain(
+    name: str, arguments: str, branches: list[tuple[int, str]], fallback: str, **names: Any
+) -> Any:
+    """A flat ``if code == K: return <call>`` function of ``(code, <arguments>)``, generated as
+    source with ``names`` (the kernels the calls use) as its globals, and inlined into its caller.
+
+    Generated rather than nested closures: numba's inliner does not resolve the free variables
+    of nested closures reliably, and a flat chain compiles faster."""
+    lines = [f"def {name}(code, {arguments}):"]
+    for code, call in branches:
+        lines += [f"    if code == {code}:", f"        return {call}"]
+    lines.append(f"    return {fallback}")
+    namespace: dict[str, Any] = {"np": np, **names}
+    exec(compile("\n".join(lines), f"<generated {name}>", "exec"), namespace)
+    return njit_generated(namespace[name])
+
+
+def _kernel_chain(name: str, arguments: str, branches: list[tuple[int, str, Any]], fallback: str) -> Any:
+    """``code_chain`` where each branch calls its own kernel."""
+    calls = [(code, f"kernel_{i}({call})") for i, (code, call, _) in enumerate(branches)]
+    kernels = {f"kernel_{i}": kernel for i, (_, _, kernel) in enumerate(branches)}
+    return code_chain(name, arguments, calls, fallback, **kernels)
+
+
+PLAY_ARGUMENTS = "params, state, rules, seat, legal, seed"
+PASS_ARGUMENTS = "params, state, rules, seat, seed"
+
+
+def play_chain(kinds: KindSetType) -> Any:
+    """(code, params, state, rules, seat, legal, seed) -> the card of policy ``code``."""
+    branches = [
+        (code, "legal, seed", kind.stateless_play)
+        if kind.stateless_play
+        else (code, PLAY_ARGUMENTS, kind.play)
+        for code, kind in kinds.kinds()
+    ]
+    return _kernel_chain("choose_play_of_set", PLAY_ARGUMENTS, branches, "np.int64(-1)")
+
+
+def stateless_chain(kinds: KindSetType) -> Any:
+    """(code, legal, seed) -> the card of stateless policy ``code``."""
+    branches = [
+        (code, "legal, seed", kind.stateless_play) for code, kind in kinds.kinds() if kind.stateless_play
+    ]
+    return _kernel_chain("choose_stateless_play_of_set", "legal, seed", branches, "np.int64(-1)")
+
+
+def pass_chain(kinds: KindSetType) -> Any:
+    """(code, params, state, rules, seat, seed) -> the cards policy ``code`` passes."""
+    branches = []
+    for code, kind in kinds.kinds():
+        passer = pass_kind(kind)
+        if passer is kind:
+            branches.append((code, PASS_ARGUMENTS, kind.pass_cards))
+        else:  # no pass policy of its own: pass like ``passer`` with its defaults
+            defaults = ", ".join(repr(x) for x in passer.default_params())
+            branches.append((code, f"({defaults}), state, rules, seat, seed", passer.pass_cards))
+    return _kernel_chain("choose_pass_of_set", PASS_ARGUMENTS, branches, "np.uint64(0)")
+
+
+# ---------------------------------------------------------------- the dispatcher (overload stubs)
+def choose_play(kinds, code, params, state, rules, seat, legal, seed):  # type: ignore[no-untyped-def]
+    """The card policy ``code`` (one of ``kinds``) plays from ``legal`` for ``seat``."""
+    raise NotImplementedError("compiled code only: call decide_play from Python")
+
+
+def choose_pass(kinds, code, params, state, rules, seat, seed):  # type: ignore[no-untyped-def]
+    """The cards policy ``code`` (one of ``kinds``) passes from ``seat``'s dealt hand."""
+    raise NotImplementedError("compiled code only: call decide_pass from Python")
+
+
+def reads_state(kinds, code):  # type: ignore[no-untyped-def]
+    """Whether play policy ``code`` looks at the hand's record (all but the stateless policies)."""
+    raise NotImplementedError("compiled code only")
+
+
+def choose_stateless_play(kinds, code, legal, seed):  # type: ignore[no-untyped-def]
+    """The card a stateless policy (``not reads_state(kinds, code)``) plays from ``legal``."""
+    raise NotImplementedError("compiled code only")
+
+
+# Not inlined into the loop: numba's overload inlining mis-types the parameter row inside the
+# loop's while (a runtime "tuple index out of range"); the chain and the kernels are inlined
+# into this one function instead (rule self-play measured no slower than the old inline path).
+@overload(choose_play)
+def _choose_play(kinds, code, params, state, rules, seat, legal, seed):  # type: ignore[no-untyped-def]
+    chain = play_chain(kinds)
+
+    def impl(kinds, code, params, state, rules, seat, legal, seed):  # type: ignore[no-untyped-def]
+        return chain(code, params, state, rules, seat, legal, seed)
+
+    return impl
+
+
+@overload(choose_pass)
+def _choose_pass(kinds, code, params, state, rules, seat, seed):  # type: ignore[no-untyped-def]
+    chain = pass_chain(kinds)
+
+    def impl(kinds, code, params, state, rules, seat, seed):  # type: ignore[no-untyped-def]
+        return chain(code, params, state, rules, seat, seed)
+
+    return impl
+
+
+@overload(reads_state)
+def _reads_state(kinds, code):  # type: ignore[no-untyped-def]
+    stateless = tuple(c for c, kind in kinds.kinds() if not kind.reads_state) or (-1,)
+
+    def impl(kinds, code):  # type: ignore[no-untyped-def]
+        return code not in stateless
+
+    return impl
+
+
+@overload(choose_stateless_play)
+def _choose_stateless_play(kinds, code, legal, seed):  # type: ignore[no-untyped-def]
+    chain = stateless_chain(kinds)
+
+    def impl(kinds, code, legal, seed):  # type: ignore[no-untyped-def]
+        return chain(code, legal, seed)
+
+    return impl
+
+
+# ---------------------------------------------------------------- one decision from Python
+@njit
+def _decide_play(kinds, code, params, states, rules, seat, legal, seed):  # type: ignore[no-untyped-def]
+    return choose_play(kinds, code, params, states[0], rules, seat, legal, seed)
+
+
+@njit
+def _decide_pass(kinds, code, params, states, rules, seat, seed):  # type: ignore[no-untyped-def]
+    return choose_pass(kinds, code, params, states[0], rules, seat, seed)
+
+
+def _one(record: Any) -> np.ndarray:
+    """A one-element array holding ``record`` (an array crosses into numba for ~1 us, a record ~40 us)."""
+    if isinstance(record, np.ndarray):
+        return record[:1]
+    base = record.base if isinstance(record, np.void) else None
+    if isinstance(base, np.ndarray) and base.ndim == 1 and base.size == 1:
+        return base
+    return np.array([record], dtype=record.dtype)
+
+
+def decide_play(
+    code: int, params: tuple[float, ...], state: Any, rules: Any, seat: int, legal: Any, seed: Any
+) -> int:
+    """The card policy ``code`` plays (as the self-play loop would) on a ``HAND_STATE`` record or
+    one-element array ``state``."""
+    kinds = KindSet.of([KINDS[code].name])
+    card = _decide_play(kinds, code, params, _one(state), rules, seat, np.uint64(legal), np.uint64(seed))
+    return int(card)
+
+
+def decide_pass(code: int, params: tuple[float, ...], state: Any, rules: Any, seat: int, seed: Any) -> int:
+    """The cards (a bitboard) policy ``code`` passes, as the self-play loop would."""
+    kinds = KindSet.of([KINDS[code].name])
+    return int(_decide_pass(kinds, code, params, _one(state), rules, seat, np.uint64(seed)))

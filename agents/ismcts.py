@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents import codes
-from agents.kinds import Parameter, Params, PolicyKind
+from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.search import (
     ROLLOUT_GREEDY,
     ROLLOUTS,
@@ -41,18 +40,14 @@ from hearts_sim.engine.rng import random_below
 from hearts_sim.engine.sampler import sample_world
 from hearts_sim.engine.state import PHASE_PLAY
 
-KIND = PolicyKind(
-    "ismcts",
-    codes.ISMCTS,
-    "single-observer information-set MCTS, a new world every iteration",
-    (
-        Parameter("iterations", 15000, "iterations per decision, each in a freshly sampled deal"),
-        Parameter("c", 0.7, "UCB exploration constant (values are -score / moon total)"),
-        Parameter("rollout", ROLLOUT_GREEDY, "playout policy below the tree", ROLLOUTS),
-        Parameter("epsilon", 0.1, "playouts: chance of a uniformly random card instead of the policy's"),
-        Parameter("ms", 0.0, "ms per decision (0: use iterations; a timed search is not reproducible)"),
-    ),
+PARAMETERS = (
+    Parameter("iterations", 15000, "iterations per decision, each in a freshly sampled deal"),
+    Parameter("c", 0.7, "UCB exploration constant (values are -score / moon total)"),
+    Parameter("rollout", ROLLOUT_GREEDY, "playout policy below the tree", ROLLOUTS),
+    Parameter("epsilon", 0.1, "playouts: chance of a uniformly random card instead of the policy's"),
+    Parameter("ms", 0.0, "ms per decision (0: use iterations; a timed search is not reproducible)"),
 )
+P = param_indices(PARAMETERS)
 
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
@@ -65,11 +60,11 @@ def ismcts_play(
     """The most visited root card of an SO-ISMCTS search over ``seat``'s information set."""
     if card_count(legal) == 1:
         return lowest_card(legal)
-    iterations = max(np.int64(params[0]), np.int64(1))
-    c = np.float64(params[1])
-    rollout = np.int64(params[2])
-    epsilon = np.float64(params[3])
-    deadline = budget_deadline(np.float64(params[4]))
+    iterations = max(np.int64(params[P.iterations]), np.int64(1))
+    c = np.float64(params[P.c])
+    rollout = np.int64(params[P.rollout])
+    epsilon = np.float64(params[P.epsilon])
+    deadline = budget_deadline(np.float64(params[P.ms]))
     n = state.n_players
     scale = 1.0 / moon_total(rules)
     capacity = TIMED_NODE_CAPACITY if deadline > 0 else iterations + 2
@@ -179,3 +174,13 @@ def ismcts_play(
             best = node_card[child]
         child = node_next[child]
     return best
+
+
+KIND = PolicyKind(
+    "ismcts",
+    "single-observer information-set MCTS, a new world every iteration",
+    PARAMETERS,
+    play=ismcts_play,
+    passes_like="rule",
+    searches=True,
+)

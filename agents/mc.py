@@ -26,18 +26,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents import codes
+from agents import rule
 from agents.baseline import pass_extremes, random_pass
-from agents.kinds import Parameter, Params, PolicyKind
-from agents.rule import (
-    DEFAULT_PARAMS as RULE_DEFAULTS,
-)
-from agents.rule import (
-    P_HEART_BONUS,
-    P_SPADE_GUARD,
-    P_VOID_BONUS,
-    rule_pass,
-)
+from agents.kinds import Parameter, Params, PolicyKind, param_indices
+from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
+from agents.rule import rule_pass
 from agents.search import (
     ROLLOUT_GREEDY,
     ROLLOUT_RANDOM,
@@ -74,20 +67,13 @@ from hearts_sim.engine.rng import next_u64, random_below
 from hearts_sim.engine.sampler import copy_state, new_sampler_scratch, sample_world_into
 from hearts_sim.engine.state import NO_SEAT, NO_SUIT, PHASE_PASS
 
-P_SAMPLES, P_ROLLOUT, P_PASS_SAMPLES, P_MS = range(4)
-
-KIND = PolicyKind(
-    "mc",
-    codes.MC,
-    "flat Monte Carlo: every legal card (or candidate pass) scored by rollouts in sampled worlds",
-    (
-        Parameter("samples", 50, "worlds sampled per play decision; every legal card is rolled out in each"),
-        Parameter("rollout", ROLLOUT_RULE, "policy of every seat in the rollouts", ROLLOUTS),
-        Parameter("pass_samples", 30, "deals sampled per candidate pass"),
-        Parameter("ms", 0.0, "ms per play decision (0: use samples; a timed search is not reproducible)"),
-    ),
+PARAMETERS = (
+    Parameter("samples", 50, "worlds sampled per play decision; every legal card is rolled out in each"),
+    Parameter("rollout", ROLLOUT_RULE, "policy of every seat in the rollouts", ROLLOUTS),
+    Parameter("pass_samples", 30, "deals sampled per candidate pass"),
+    Parameter("ms", 0.0, "ms per play decision (0: use samples; a timed search is not reproducible)"),
 )
-DEFAULT_PARAMS = KIND.default_params()
+P = param_indices(PARAMETERS)
 
 MAX_PASS_CANDIDATES = 8
 PASS_MARGIN_Z = 1.0  # standard errors a candidate pass must gain over the rule pass
@@ -96,16 +82,24 @@ PASS_MARGIN_Z = 1.0  # standard errors a candidate pass must gain over the rule 
 # keep the array alive, and numba frees an array after its variable's last use.
 WORLD, TRIAL, SCRATCH_WORLDS = 0, 1, 2
 
-# Rule-pass variants that make the pass candidates: (spade_guard, void_bonus, heart_bonus) overrides.
+
+def _rule_row(**values: float) -> Params:
+    """The rule agent's parameter row with some values changed by name."""
+    row = list(RULE_DEFAULTS)
+    for name, value in values.items():
+        row[getattr(rule.P, name)] = value
+    return tuple(row)
+
+
+# The rule agent's pass under several settings: the candidate passes (the first is its own).
 PASS_VARIANTS = (
-    (RULE_DEFAULTS[P_SPADE_GUARD], RULE_DEFAULTS[P_VOID_BONUS], RULE_DEFAULTS[P_HEART_BONUS]),
-    (RULE_DEFAULTS[P_SPADE_GUARD], 0.0, RULE_DEFAULTS[P_HEART_BONUS]),
-    (RULE_DEFAULTS[P_SPADE_GUARD], 12.0, RULE_DEFAULTS[P_HEART_BONUS]),
-    (RULE_DEFAULTS[P_SPADE_GUARD], RULE_DEFAULTS[P_VOID_BONUS], 6.0),
-    (0.0, RULE_DEFAULTS[P_VOID_BONUS], RULE_DEFAULTS[P_HEART_BONUS]),
-    (6.0, RULE_DEFAULTS[P_VOID_BONUS], RULE_DEFAULTS[P_HEART_BONUS]),
+    _rule_row(),
+    _rule_row(void_bonus=0.0),
+    _rule_row(void_bonus=12.0),
+    _rule_row(heart_bonus=6.0),
+    _rule_row(spade_guard=0.0),
+    _rule_row(spade_guard=6.0),
 )
-RULE_PLAY_DEFAULTS = RULE_DEFAULTS[P_HEART_BONUS + 1 :]  # the rule row after its three pass knobs
 
 
 # ---------------------------------------------------------------- rollouts
@@ -203,9 +197,9 @@ def mc_play(
     With ``ms`` > 0 it samples worlds until the time is up (at least one) instead."""
     if card_count(legal) == 1:
         return lowest_card(legal)
-    deadline = budget_deadline(np.float64(params[P_MS]))
-    samples = max(np.int64(params[P_SAMPLES]), np.int64(1)) if deadline == 0 else np.int64(1) << 62
-    kind = np.int64(params[P_ROLLOUT])
+    deadline = budget_deadline(np.float64(params[P.ms]))
+    samples = max(np.int64(params[P.samples]), np.int64(1)) if deadline == 0 else np.int64(1) << 62
+    kind = np.int64(params[P.rollout])
     worlds = new_worlds(SCRATCH_WORLDS)
     totals = np.zeros(N_CARDS, dtype=np.float64)
     plan, card_rows = new_sampler_scratch()
@@ -244,9 +238,7 @@ def pass_candidates(state, rules: RulesTuple, seat: np.int64, seed: np.uint64, o
     count = 0
     for i in range(len(PASS_VARIANTS) + 1):
         if i < len(PASS_VARIANTS):
-            guard, void, heart = PASS_VARIANTS[i]
-            params = (guard, void, heart) + RULE_PLAY_DEFAULTS
-            cards = rule_pass(params, state, rules, seat, seed)
+            cards = rule_pass(PASS_VARIANTS[i], state, rules, seat, seed)
         else:
             cards = pass_extremes(state.dealt[seat], rules, True)
         fresh = True
@@ -269,8 +261,8 @@ def mc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.u
     count = pass_candidates(state, rules, seat, seed, candidates)
     if count == 1:
         return candidates[0]
-    samples = max(np.int64(params[P_PASS_SAMPLES]), np.int64(2))
-    kind = np.int64(params[P_ROLLOUT])
+    samples = max(np.int64(params[P.pass_samples]), np.int64(2))
+    kind = np.int64(params[P.rollout])
     worlds = new_worlds(SCRATCH_WORLDS)
     gains = np.zeros(MAX_PASS_CANDIDATES, dtype=np.float64)  # sum of (score of 0 - score of i)
     squares = np.zeros(MAX_PASS_CANDIDATES, dtype=np.float64)
@@ -299,3 +291,14 @@ def mc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.u
         if mean > best_gain and mean > PASS_MARGIN_Z * error:
             best, best_gain = i, mean
     return candidates[best]
+
+
+KIND = PolicyKind(
+    "mc",
+    "flat Monte Carlo: every legal card (or candidate pass) scored by rollouts in sampled worlds",
+    PARAMETERS,
+    play=mc_play,
+    pass_cards=mc_pass,
+    searches=True,
+)
+DEFAULT_PARAMS = KIND.default_params()

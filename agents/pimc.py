@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents import codes
-from agents.kinds import Parameter, Params, PolicyKind
+from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.search import (
     NS_PER_MS,
     ROLLOUT_GREEDY,
@@ -42,19 +41,15 @@ from hearts_sim.engine.rng import random_below
 from hearts_sim.engine.sampler import sample_world
 from hearts_sim.engine.state import PHASE_PLAY
 
-KIND = PolicyKind(
-    "pimc",
-    codes.PIMC,
-    "determinized search: UCT in each sampled world, averaged across worlds",
-    (
-        Parameter("iterations", 40000, "UCT iterations per decision, split evenly across the worlds"),
-        Parameter("worlds", 20, "deals of the unseen cards sampled per decision"),
-        Parameter("c", 0.7, "UCT exploration constant (values are -score / moon total)"),
-        Parameter("rollout", ROLLOUT_GREEDY, "playout policy below the tree", ROLLOUTS),
-        Parameter("epsilon", 0.1, "playouts: chance of a uniformly random card instead of the policy's"),
-        Parameter("ms", 0.0, "ms per decision (0: use iterations; a timed search is not reproducible)"),
-    ),
+PARAMETERS = (
+    Parameter("iterations", 40000, "UCT iterations per decision, split evenly across the worlds"),
+    Parameter("worlds", 20, "deals of the unseen cards sampled per decision"),
+    Parameter("c", 0.7, "UCT exploration constant (values are -score / moon total)"),
+    Parameter("rollout", ROLLOUT_GREEDY, "playout policy below the tree", ROLLOUTS),
+    Parameter("epsilon", 0.1, "playouts: chance of a uniformly random card instead of the policy's"),
+    Parameter("ms", 0.0, "ms per decision (0: use iterations; a timed search is not reproducible)"),
 )
+P = param_indices(PARAMETERS)
 
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
@@ -169,12 +164,12 @@ def pimc_play(
     """The legal card with the lowest mean score over ``worlds`` UCT searches of sampled deals."""
     if card_count(legal) == 1:
         return lowest_card(legal)
-    iterations = max(np.int64(params[0]), np.int64(1))
-    n_worlds = max(np.int64(params[1]), np.int64(1))
-    c = np.float64(params[2])
-    rollout = np.int64(params[3])
-    epsilon = np.float64(params[4])
-    ms = np.float64(params[5])
+    iterations = max(np.int64(params[P.iterations]), np.int64(1))
+    n_worlds = max(np.int64(params[P.worlds]), np.int64(1))
+    c = np.float64(params[P.c])
+    rollout = np.int64(params[P.rollout])
+    epsilon = np.float64(params[P.epsilon])
+    ms = np.float64(params[P.ms])
     start = monotonic_ns() if ms > 0.0 else np.int64(0)
     per_world = max(iterations // n_worlds, np.int64(1))
     capacity = TIMED_NODE_CAPACITY if ms > 0.0 else per_world + 2
@@ -223,3 +218,13 @@ def pimc_play(
                 best_value = value
                 best = card
     return best
+
+
+KIND = PolicyKind(
+    "pimc",
+    "determinized search: UCT in each sampled world, averaged across worlds",
+    PARAMETERS,
+    play=pimc_play,
+    passes_like="rule",
+    searches=True,
+)

@@ -1,4 +1,4 @@
-"""Agent specs: every policy is a named kind with typed parameters and defaults.
+"""Agent specs, and the registry of policy kinds: every kind is listed here once.
 
 An agent is a pass policy plus a play policy. The same spec string works in Python
 and on the command line::
@@ -7,8 +7,9 @@ and on the command line::
     lowest                      plays its lowest card, passes its three highest
     pass=lowest,play=random     any pass policy with any play policy
 
-Kernels see a policy as an integer code (``agents.codes``) and a float64 row of
-parameter values in declaration order.
+Kernels see a policy as an integer code (its position in ``KINDS``) and a float64 row of
+parameter values in declaration order. A new built-in agent is its module (which declares a
+``PolicyKind``, see ``agents.kinds``) plus one line in ``KINDS``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,27 @@ from agents.kinds import MAX_PARAMS, AgentError, PolicyKind
 from agents.levels import LevelError, levels
 from hearts_sim.core.rules import MAX_PLAYERS
 
-KINDS: dict[str, PolicyKind] = {
-    kind.name: kind for kind in (*baseline.KINDS, rule.KIND, mc.KIND, pimc.KIND, ismcts.KIND)
-}
+KINDS: tuple[PolicyKind, ...] = (
+    baseline.RANDOM,
+    baseline.LOWEST,
+    baseline.HIGHEST,
+    rule.KIND,
+    mc.KIND,
+    pimc.KIND,
+    ismcts.KIND,
+)
+KIND_BY_NAME: dict[str, PolicyKind] = {kind.name: kind for kind in KINDS}
+CODES: dict[str, int] = {kind.name: code for code, kind in enumerate(KINDS)}  # the kernels' codes
+
+
+def code_of(name: str) -> int:
+    """The integer code kernels know policy kind ``name`` by."""
+    return CODES[name]
+
+
+def pass_kind(kind: PolicyKind) -> PolicyKind:
+    """The kind whose pass policy ``kind`` passes with (itself, or its ``passes_like``)."""
+    return KIND_BY_NAME[kind.passes_like] if kind.passes_like else kind
 
 
 @dataclass(frozen=True)
@@ -37,7 +56,7 @@ class Policy:
 
     @property
     def code(self) -> int:
-        return self.kind.code
+        return CODES[self.kind.name]
 
     def value(self, name: str) -> float | int:
         return dict(self.values)[name]
@@ -77,6 +96,15 @@ class AgentSpec:
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def searches(self) -> bool:
+        """Whether a decision takes milliseconds, not microseconds (a search policy plays or passes)."""
+        return self.pass_policy.kind.searches or self.play_policy.kind.searches
+
+    def kinds(self) -> set[PolicyKind]:
+        """Every kind whose kernels this agent's decisions run."""
+        return {pass_kind(self.pass_policy.kind), self.play_policy.kind}
+
 
 _TERM = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$")
 
@@ -110,7 +138,7 @@ def parse_policy(text: str) -> Policy:
     if not match:
         raise AgentError(f"malformed agent spec {text!r}: write name or name(param=value,...)")
     name, arguments = match.group(1), match.group(2)
-    kind = KINDS.get(name)
+    kind = KIND_BY_NAME.get(name)
     if kind is None:
         raise AgentError(f"unknown agent {name!r}: valid agents are {', '.join(agent_names())}")
     values = {p.name: p.default for p in kind.parameters}
@@ -155,7 +183,7 @@ def parse_agent(spec: str | AgentSpec) -> AgentSpec:
 
 def agent_names() -> list[str]:
     """Every name an agent spec may start with: the policy kinds, then the levels."""
-    return [*KINDS, *levels()]
+    return [*KIND_BY_NAME, *levels()]
 
 
 def seat_arrays(seatings: list[list[AgentSpec]]) -> tuple[np.ndarray, ...]:

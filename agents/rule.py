@@ -33,8 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents import codes
-from agents.kinds import Parameter, Params, PolicyKind
+from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from hearts_sim._numba import njit, njit_inline
 from hearts_sim.core.cards import (
     ACE,
@@ -69,38 +68,20 @@ from hearts_sim.core.rules import MOON_OFF, RulesTuple
 from hearts_sim.engine.hand import deck_cards, point_cards
 from hearts_sim.engine.rng import random_unit
 
-# parameter row positions
-(
-    P_SPADE_GUARD,
-    P_VOID_BONUS,
-    P_HEART_BONUS,
-    P_SHOOT,
-    P_COMMIT,
-    P_DEFEND,
-    P_FLUSH,
-    P_VOID_LEAD,
-    P_CARELESS,
-) = range(9)
-
-KIND = PolicyKind(
-    "rule",
-    codes.RULE,
-    "a readable heuristic player: ducks, dumps QS and high hearts, counts cards, handles moons",
-    (
-        Parameter("spade_guard", 3, "spades below the queen needed to keep QS, KS, AS when passing"),
-        Parameter("void_bonus", 8.0, "passing: extra danger of a card whose suit the pass can void"),
-        Parameter("heart_bonus", 1.0, "passing: extra danger of a heart over a card of equal rank"),
-        Parameter("shoot", 99.0, "moon strength of the dealt hand to try shooting (above 41 = never)"),
-        Parameter("commit", 8, "points held while nobody else has any, to play for every trick (0 = never)"),
-        Parameter("defend", 16, "points one opponent holds, all those taken, to trigger defence (0 = off)"),
-        Parameter("flush", 1, "lead low spades to flush the QS when holding none of QS, KS, AS (0 = off)"),
-        Parameter("void_lead", 3.0, "leading: penalty of a suit per opponent shown void in it"),
-        Parameter(
-            "careless", 0.0, "chance per card of a beginner's play: the lowest card when leading or following"
-        ),
+PARAMETERS = (
+    Parameter("spade_guard", 3, "spades below the queen needed to keep QS, KS, AS when passing"),
+    Parameter("void_bonus", 8.0, "passing: extra danger of a card whose suit the pass can void"),
+    Parameter("heart_bonus", 1.0, "passing: extra danger of a heart over a card of equal rank"),
+    Parameter("shoot", 99.0, "moon strength of the dealt hand to try shooting (above 41 = never)"),
+    Parameter("commit", 8, "points held while nobody else has any, to play for every trick (0 = never)"),
+    Parameter("defend", 16, "points one opponent holds, all those taken, to trigger defence (0 = off)"),
+    Parameter("flush", 1, "lead low spades to flush the QS when holding none of QS, KS, AS (0 = off)"),
+    Parameter("void_lead", 3.0, "leading: penalty of a suit per opponent shown void in it"),
+    Parameter(
+        "careless", 0.0, "chance per card of a beginner's play: the lowest card when leading or following"
     ),
 )
-DEFAULT_PARAMS = KIND.default_params()
+P = param_indices(PARAMETERS)
 
 BYTE, BYTE_MASK = 8, 0xFF  # void_counts packs one count per byte
 NO_MOON, SHOOTING = -1, -2  # moon_status, besides the seat of a threatening opponent
@@ -275,10 +256,10 @@ def rule_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np
     return _choose_pass(
         state.dealt[seat],
         rules.pass_count,
-        params[P_SPADE_GUARD],
-        params[P_VOID_BONUS],
-        params[P_HEART_BONUS],
-        params[P_SHOOT] if rules.moon != MOON_OFF else np.inf,
+        params[P.spade_guard],
+        params[P.void_bonus],
+        params[P.heart_bonus],
+        params[P.shoot] if rules.moon != MOON_OFF else np.inf,
         rules.jd_bonus != 0,
     )
 
@@ -418,15 +399,25 @@ def rule_play(
     points = point_cards(rules)
     moon = NO_MOON
     if rules.moon != MOON_OFF:
-        moon = moon_status(state, seat, params[P_SHOOT], params[P_COMMIT], params[P_DEFEND])
-    careless = params[P_CARELESS] > 0 and random_unit(seed)[1] < params[P_CARELESS]
+        moon = moon_status(state, seat, params[P.shoot], params[P.commit], params[P.defend])
+    careless = params[P.careless] > 0 and random_unit(seed)[1] < params[P.careless]
     if state.n_in_trick == 0:
         if careless:
             return lowest_ranked_card(legal)
-        return _lead(state, seat, legal, deck_cards(rules), moon, params[P_FLUSH], params[P_VOID_LEAD])
+        return _lead(state, seat, legal, deck_cards(rules), moon, params[P.flush], params[P.void_lead])
     led = suit_of(state.trick_cards[state.leader])
     if legal & SUIT_MASKS[led]:
         if careless:
             return lowest_card(legal)
         return _follow(state, seat, legal, led, points, rules.jd_bonus, moon)
     return _discard(state, seat, legal, points, rules.jd_bonus, moon)
+
+
+KIND = PolicyKind(
+    "rule",
+    "a readable heuristic player: ducks, dumps QS and high hearts, counts cards, handles moons",
+    PARAMETERS,
+    play=rule_play,
+    pass_cards=rule_pass,
+)
+DEFAULT_PARAMS = KIND.default_params()

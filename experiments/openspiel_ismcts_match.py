@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.dispatch import choose_pass, choose_play
+from agents.dispatch import decide_pass, decide_play
 from agents.registry import parse_agent
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.rng import derive_seed
@@ -94,7 +94,7 @@ def play_seating(config: MatchConfig, deal: int, ours: tuple[bool, ...]) -> tupl
         passes = []
         for seat in range(N_SEATS):
             seed = np.uint64(decision_seed(state.record, seat))
-            passes.append(int(choose_pass(passer.code, pass_params, state.record, rules, seat, seed)))
+            passes.append(int(decide_pass(passer.code, pass_params, state.record, rules, seat, seed)))
         for seat in range(N_SEATS):
             state.pass_cards(seat, passes[seat])
         for seat in range(N_SEATS):  # seat 0's three cards, then seat 1's, ...
@@ -113,7 +113,7 @@ def play_seating(config: MatchConfig, deal: int, ours: tuple[bool, ...]) -> tupl
         if ours[seat]:
             seed = np.uint64(decision_seed(state.record, seat))
             card = int(
-                choose_play(agent.code, agent_params, state.record, rules, seat, np.uint64(legal), seed)
+                decide_play(agent.code, agent_params, state.record, rules, seat, np.uint64(legal), seed)
             )
         else:
             card = os_to_our(bot.step(os_state))

@@ -20,6 +20,9 @@ njit_parallel = numba.njit(parallel=True, **_FLAGS)  # type: ignore[call-overloa
 # Inlined at numba-IR level, so the caller's reference-count pruning sees through it:
 # for the tiny helpers that take arrays inside a hot loop.
 njit_inline = numba.njit(inline="always", **_FLAGS)  # type: ignore[call-overload]
+# For functions generated while a caller compiles (agents.dispatch composes them per set of
+# policy kinds): always inlined into that caller, whose cache holds them, so no cache of their own.
+njit_generated = numba.njit(inline="always", **{**_FLAGS, "cache": False})  # type: ignore[call-overload]
 prange = numba.prange
 
 

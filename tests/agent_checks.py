@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from agents.dispatch import choose_pass, choose_play
+from agents.dispatch import decide_pass, decide_play
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.cards import CLUBS_MASK, N_RANKS, NO_CARD, SUIT_MASKS, card_str
 from hearts_sim.core.rules import Rules, resolve_rules
@@ -63,9 +63,9 @@ def spec_decider(spec: str | AgentSpec) -> Decide:
 
     def decide(record: np.void, rules: tuple[int, ...], seat: int, seed: np.uint64) -> int:
         if record["phase"] == PHASE_PASS:
-            return int(choose_pass(pass_code, pass_params, record, rules, seat, seed))
+            return int(decide_pass(pass_code, pass_params, record, rules, seat, seed))
         legal = _legal(record, rules)
-        return int(choose_play(play_code, play_params, record, rules, seat, legal, seed))
+        return int(decide_play(play_code, play_params, record, rules, seat, legal, seed))
 
     return decide
 

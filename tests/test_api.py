@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents.dispatch import choose_pass, choose_play
+from agents.dispatch import decide_pass, decide_play
 from agents.kinds import AgentError
 from agents.registry import parse_agent
 from hearts_sim.core.cards import CardSet, card_str, cards_of
@@ -99,7 +99,7 @@ def loop_hand(
             policy = specs[seat].pass_policy
             record = state.record
             seed = np.uint64(decision_seed(record, seat))  # numba hands back a Python int
-            mask = choose_pass(policy.code, _row(policy), record, array, seat, seed)
+            mask = decide_pass(policy.code, _row(policy), record, array, seat, seed)
             decisions.append((state.observation(seat), cards_of(int(mask))))
             state.pass_cards(seat, int(mask))
     while state.phase == "play":
@@ -107,7 +107,7 @@ def loop_hand(
         policy = specs[seat].play_policy
         record = state.record
         legal, seed = np.uint64(legal_moves(record, array)), np.uint64(decision_seed(record, seat))
-        card = choose_play(policy.code, _row(policy), record, array, seat, legal, seed)
+        card = decide_play(policy.code, _row(policy), record, array, seat, legal, seed)
         decisions.append((state.observation(seat), int(card)))
         state.play(int(card))
     return state, hand_seed, decisions

@@ -18,7 +18,7 @@ import pytest
 
 from agents import ismcts, mc, pimc, search
 from agents.kinds import MAX_PARAMS, AgentError
-from agents.registry import KINDS, parse_agent
+from agents.registry import KIND_BY_NAME, parse_agent
 from hearts_sim.core.cards import QS
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import Table, run_hands
@@ -49,7 +49,7 @@ ROLLOUT_VARIANTS = [
 # ---------------------------------------------------------------- specs
 @pytest.mark.parametrize("name", ["pimc", "ismcts"])
 def test_spec_parses_with_defaults(name: str) -> None:
-    kind = KINDS[name]
+    kind = KIND_BY_NAME[name]
     assert 1 <= len(kind.parameters) <= MAX_PARAMS
     names = [p.name for p in kind.parameters]
     assert len(set(names)) == len(names)
@@ -178,4 +178,4 @@ def test_beats_random_in_duplicate(spec: str) -> None:
 
 
 def test_search_kinds_declared_in_registry() -> None:
-    assert KINDS["pimc"] is pimc.KIND and KINDS["ismcts"] is ismcts.KIND
+    assert KIND_BY_NAME["pimc"] is pimc.KIND and KIND_BY_NAME["ismcts"] is ismcts.KIND

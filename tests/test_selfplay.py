@@ -15,9 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents import codes
 from agents.baseline import highest_play, lowest_play, random_pass, random_play
+from agents.dispatch import KindSet
 from agents.kinds import MAX_PARAMS
+from agents.registry import code_of
 from hearts_sim import HandState, Rules
 from hearts_sim.core.rules import MAX_PLAYERS
 from hearts_sim.engine.hand import decision_seed
@@ -32,7 +33,7 @@ from hearts_sim.selfplay.loops import play_out_hand
 from hearts_sim.selfplay.records import HAND_RECORD
 from hearts_sim.selfplay.simulate import Table, run_hands
 
-PLAYS = {codes.RANDOM: "random", codes.LOWEST: "lowest", codes.HIGHEST: "highest"}
+PLAYS = {code_of("random"): "random", code_of("lowest"): "lowest", code_of("highest"): "highest"}
 NO_PARAMS = (0.0,) * MAX_PARAMS
 
 
@@ -42,12 +43,12 @@ def _card_by_card(state: HandState, seat_codes: list[int]) -> None:
         seat = state.current_player
         legal = np.uint64(int(state.legal_moves()))
         code = seat_codes[seat]
-        if code == codes.RANDOM:
+        if code == code_of("random"):
             card = random_play(legal, np.uint64(decision_seed(state.record, seat)))
-        elif code == codes.LOWEST:
-            card = lowest_play(legal)
+        elif code == code_of("lowest"):
+            card = lowest_play(legal, np.uint64(0))
         else:
-            card = highest_play(legal)
+            card = highest_play(legal, np.uint64(0))
         state.play(int(card))
 
 
@@ -69,9 +70,15 @@ def assert_stateless_playout_is_card_by_card(
     batched = new_states(1)
     batched[0] = stepped.record  # a copy, at the same point
     _card_by_card(stepped, seat_codes)
-    padded = tuple(seat_codes) + (codes.RANDOM,) * (MAX_PLAYERS - len(seat_codes))
+    padded = tuple(seat_codes) + (code_of("random"),) * (MAX_PLAYERS - len(seat_codes))
     play_out_hand(
-        batched[0], rules.to_tuple(), padded, (NO_PARAMS,) * MAX_PLAYERS, padded, (NO_PARAMS,) * MAX_PLAYERS
+        KindSet.of(["random", "lowest", "highest"]),
+        batched[0],
+        rules.to_tuple(),
+        padded,
+        (NO_PARAMS,) * MAX_PLAYERS,
+        padded,
+        (NO_PARAMS,) * MAX_PLAYERS,
     )
     where = f"{rules.describe()}, seed {seed}, hand {hand}, seats {[PLAYS[c] for c in seat_codes]}"
     assert stepped.phase == "done", where
@@ -81,7 +88,9 @@ def assert_stateless_playout_is_card_by_card(
 
 def _tables(n: int) -> list[list[int]]:
     """Self-play tables of each stateless policy and two mixed ones."""
-    mixed = [codes.RANDOM, codes.LOWEST, codes.HIGHEST, codes.LOWEST, codes.RANDOM][:n]
+    mixed = [code_of("random"), code_of("lowest"), code_of("highest"), code_of("lowest"), code_of("random")][
+        :n
+    ]
     return [[code] * n for code in PLAYS] + [mixed, mixed[::-1]]
 
 

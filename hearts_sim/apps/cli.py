@@ -198,7 +198,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
                                 for p in k.parameters
                             },
                         }
-                        for k in KINDS.values()
+                        for k in KINDS
                     ],
                     "levels": {
                         name: {
@@ -212,7 +212,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    for kind in KINDS.values():
+    for kind in KINDS:
         print(f"{kind.name}: {kind.description}")
         for p in kind.parameters:
             choices = f" (one of {', '.join(p.choices)})" if p.choices else ""

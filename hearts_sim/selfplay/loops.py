@@ -1,12 +1,13 @@
 """The batched self-play loops: ``prange`` over blocks of hands (or games), one state each.
 
-Every decision goes through the agents' dispatcher (``agents.dispatch``) with the
-seat's integer policy code and parameter row. The dispatcher is bound here as a module
-global, not passed in as an argument: numba keys a function argument's type by object
-identity, so a kernel taking the dispatcher as an argument misses the on-disk cache
-in every new process (about 15 s of compiling each time). This module therefore sits
-above ``agents`` in the layering; the core (cards, rules, engine/, game) never imports
-agents.
+Every decision goes through the agents' dispatcher (``agents.dispatch``) with the seat's
+integer policy code and parameter row. Each loop takes a ``KindSet`` (the policy kinds the
+table seats) as its first argument: numba compiles, and caches on disk, one specialisation per
+kind set, containing only those kinds' kernels. The dispatcher is bound here as a module
+global, not passed in as a function argument: numba keys a function argument's type by object
+identity, so such a kernel would miss the on-disk cache in every new process. This module
+therefore sits above ``agents`` in the layering; the core (cards, rules, engine/, game) never
+imports agents.
 
 A job is (deal, seating): every seating replays the same deal, which is how duplicate
 tournaments cancel card luck. Nothing is allocated inside a block's loop.
@@ -15,9 +16,9 @@ tournaments cancel card luck. Nothing is allocated inside a block's loop.
 from __future__ import annotations
 
 import numpy as np
+from numba.extending import overload
 
-from agents.codes import HIGHEST, LOWEST, RANDOM
-from agents.dispatch import choose_pass, choose_play, choose_stateless_play, reads_state
+from agents.dispatch import choose_pass, choose_play, choose_stateless_play, code_chain, reads_state
 from agents.kinds import MAX_PARAMS
 from hearts_sim._numba import njit, njit_inline, njit_parallel, prange
 from hearts_sim.core.cards import NO_CARD, card_bit, suit_of
@@ -79,7 +80,7 @@ def _seat_params(params, seating: np.int64):
 
 
 @njit
-def play_out_hand(state, rules, pass_codes, pass_params, play_codes, play_params) -> None:
+def play_out_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params) -> None:
     """Play a dealt hand to the end: every seat passes, then plays until done.
 
     Codes and parameter rows are per-seat tuples (see ``_seat_codes``). When no seat's play
@@ -88,18 +89,19 @@ def play_out_hand(state, rules, pass_codes, pass_params, play_codes, play_params
     if state.phase == PHASE_PASS:
         for seat in range(n):
             cards = choose_pass(
-                pass_codes[seat], pass_params[seat], state, rules, seat, decision_seed(state, seat)
+                kinds, pass_codes[seat], pass_params[seat], state, rules, seat, decision_seed(state, seat)
             )
             pass_cards(state, rules, seat, cards)
     stateless = True
     for seat in range(n):
-        stateless &= not reads_state(play_codes[seat])
+        stateless &= not reads_state(kinds, play_codes[seat])
     if stateless:
-        _play_out_stateless(state, rules, play_codes)
+        play_out_stateless(kinds, state, rules, play_codes)
     while state.phase == PHASE_PLAY:
         seat = state.to_play
         legal = legal_moves(state, rules)
         card = choose_play(
+            kinds,
             play_codes[seat],
             play_params[seat],
             state,
@@ -111,28 +113,39 @@ def play_out_hand(state, rules, pass_codes, pass_params, play_codes, play_params
         play_card(state, rules, card)
 
 
-@njit
-def _play_out_stateless(state, rules, play_codes) -> None:
+def play_out_stateless(kinds, state, rules, play_codes):  # type: ignore[no-untyped-def]
     """Play the hand out for policies that read only their legal cards and seed
     (``reads_state`` false for every seat), with ``_stateless_tricks``.
 
-    One compiled loop per policy that every seat plays (self-play, the common case): the
-    policy's branch is then settled at compile time, worth ~10% of a random hand."""
-    code = play_codes[0]
-    for seat in range(1, state.n_players):
-        code = code if play_codes[seat] == code else MIXED_CODES
-    if code == RANDOM:
-        _stateless_tricks(state, rules, play_codes, RANDOM)
-    elif code == LOWEST:
-        _stateless_tricks(state, rules, play_codes, LOWEST)
-    elif code == HIGHEST:
-        _stateless_tricks(state, rules, play_codes, HIGHEST)
-    else:
-        _stateless_tricks(state, rules, play_codes, MIXED_CODES)
+    One compiled loop per stateless kind of the set, for a table where every seat plays it
+    (self-play, the common case): the policy's branch is then settled at compile time, worth
+    ~10% of a random hand; and one for mixed tables."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(play_out_stateless)
+def _play_out_stateless(kinds, state, rules, play_codes):  # type: ignore[no-untyped-def]
+    codes = [code for code, kind in kinds.kinds() if not kind.reads_state]
+    call = "tricks(kinds, state, rules, play_codes, {})"
+    chain = code_chain(
+        "stateless_tricks_of_set",
+        "kinds, state, rules, play_codes",
+        [(code, call.format(code)) for code in codes],
+        call.format(MIXED_CODES),
+        tricks=_stateless_tricks,
+    )
+
+    def impl(kinds, state, rules, play_codes):  # type: ignore[no-untyped-def]
+        code = play_codes[0]
+        for seat in range(1, state.n_players):
+            code = code if play_codes[seat] == code else MIXED_CODES
+        chain(code, kinds, state, rules, play_codes)
+
+    return impl
 
 
 @njit_inline
-def _stateless_tricks(state, rules, play_codes, table_code) -> None:
+def _stateless_tricks(kinds, state, rules, play_codes, table_code) -> None:
     """Play the hand out from the start of a trick, every seat with policy ``table_code``
     (or its own, with ``MIXED_CODES``).
 
@@ -156,7 +169,7 @@ def _stateless_tricks(state, rules, play_codes, table_code) -> None:
             n_played += 1
             seed = decision_stream(state.seat_seeds[seat], n_played)
             code = table_code if table_code != MIXED_CODES else play_codes[seat]
-            card = choose_stateless_play(code, legal, seed)
+            card = choose_stateless_play(kinds, code, legal, seed)
             place_card(state, seat, card, led_suit, n_played - 1)
             trick |= card_bit(card)
             suit = suit_of(card)
@@ -208,6 +221,7 @@ def _block_bounds(n_jobs: np.int64, n_blocks: np.int64, block: np.int64) -> tupl
 
 @njit_parallel
 def play_hands(
+    kinds,
     rules,
     master_seed,
     first_deal,
@@ -238,6 +252,7 @@ def play_hands(
             hand_seed = derive_seed(master_seed, deal)
             deal_hand(state, rules, pass_offset_for_hand(rules, deal, hand_seed), deal % n, hand_seed)
             play_out_hand(
+                kinds,
                 state,
                 rules,
                 _seat_codes(pass_codes, seating),
@@ -249,7 +264,9 @@ def play_hands(
 
 
 @njit
-def play_game(state, rules, game_seed, pass_codes, pass_params, play_codes, play_params, record) -> None:
+def play_game(
+    kinds, state, rules, game_seed, pass_codes, pass_params, play_codes, play_params, record
+) -> None:
     """One game to the target score (rule 9), written into a GAME_RECORD.
 
     Hand h uses seed ``derive_seed(game_seed, h)``, the pass direction of hand h in the
@@ -272,7 +289,7 @@ def play_game(state, rules, game_seed, pass_codes, pass_params, play_codes, play
         deal_hand(
             state, rules, pass_offset_for_hand(rules, hand_number, hand_seed), hand_number % n, hand_seed
         )
-        play_out_hand(state, rules, pass_codes, pass_params, play_codes, play_params)
+        play_out_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params)
         for s in range(n):
             state.game_scores[s] += state.scores[s]
             record.points[s] += state.points[s]
@@ -289,6 +306,7 @@ def play_game(state, rules, game_seed, pass_codes, pass_params, play_codes, play
 
 @njit_parallel
 def play_games(
+    kinds,
     rules,
     master_seed,
     first_game,
@@ -313,6 +331,7 @@ def play_games(
             records[job].game = game
             records[job].seating = seating
             play_game(
+                kinds,
                 states[block],
                 rules,
                 derive_seed(master_seed, game),

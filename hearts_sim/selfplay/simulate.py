@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from agents.dispatch import KindSet
 from agents.registry import AgentSpec, parse_agent, seat_arrays
 from hearts_sim._numba import max_threads
 from hearts_sim.core.rules import Rules, resolve_rules
@@ -59,8 +60,15 @@ class Table:
         """The agent's name in each seat of each seating (the records' ``agent_<seat>`` columns)."""
         return [[agent.name for agent in seating] for seating in self.seatings]
 
+    def kind_set(self) -> KindSet:
+        """The policy kinds this table's decisions run: the loops are compiled for these alone."""
+        return KindSet.of(
+            kind.name for seating in self.seatings for agent in seating for kind in agent.kinds()
+        )
+
     def kernel_arguments(self) -> tuple[Any, ...]:
-        return (self.rules.to_tuple(), *seat_arrays([list(s) for s in self.seatings]))
+        """(kinds, rules, pass codes, pass params, play codes, play params) for the loops."""
+        return (self.kind_set(), self.rules.to_tuple(), *seat_arrays([list(s) for s in self.seatings]))
 
 
 def set_threads(threads: int | None) -> int:
@@ -84,9 +92,10 @@ def run_hands(
     """Kernel call: ``n_deals`` deals from ``first_deal``, each in every seating, as HAND_RECORDs
     (written into ``out`` when given: ``n_deals * len(table.seatings)`` records; every field
     is written, so ``out`` may come from ``np.empty``)."""
-    rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
+    kinds, rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
     records = _records_out(out, n_deals * len(table.seatings), HAND_RECORD)
     play_hands(
+        kinds,
         rules,
         np.uint64(seed),
         first_deal,
@@ -114,9 +123,10 @@ def run_games(
 ) -> np.ndarray:
     """Kernel call: ``n_games`` whole games, each in every seating, as GAME_RECORDs (into ``out``
     when given, as ``run_hands``)."""
-    rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
+    kinds, rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
     records = _records_out(out, n_games * len(table.seatings), GAME_RECORD)
     play_games(
+        kinds,
         rules,
         np.uint64(seed),
         first_game,

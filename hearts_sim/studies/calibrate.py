@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.dispatch import choose_pass, choose_play
+from agents.dispatch import decide_pass, decide_play
 from agents.registry import parse_agent
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import decision_seed
@@ -58,7 +58,7 @@ def _timed_hands(spec: str, rules: Rules, hands: int, seed: int) -> np.ndarray:
         if state.phase == "pass":
             for seat in range(rules.n_players):
                 start = time.perf_counter()
-                cards = choose_pass(
+                cards = decide_pass(
                     pass_policy.code,
                     pass_params,
                     record,
@@ -74,7 +74,7 @@ def _timed_hands(spec: str, rules: Rules, hands: int, seed: int) -> np.ndarray:
             seat = player
             legal = np.uint64(int(state.legal_moves()))
             start = time.perf_counter()
-            card = choose_play(
+            card = decide_play(
                 play_policy.code,
                 play_params,
                 record,

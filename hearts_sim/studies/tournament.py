@@ -49,16 +49,14 @@ from hearts_sim.selfplay.simulate import (
     set_threads,
 )
 
-SLOW_KINDS = frozenset({"mc", "pimc", "ismcts"})  # search agents: small chunks, frequent progress
 FAST_CHUNK_HANDS = 1 << 16
-SLOW_CHUNK_HANDS = 64
+SLOW_CHUNK_HANDS = 64  # a search agent plays: small chunks, frequent progress
 
 
 def is_search_agent(spec: AgentSpec | str) -> bool:
-    """Whether a seat searches (pass or play policy in ``SLOW_KINDS``): milliseconds, not
-    microseconds, per decision, so runs involving it are sized in tens of deals."""
-    parsed = parse_agent(spec) if isinstance(spec, str) else spec
-    return any(p.kind.name in SLOW_KINDS for p in (parsed.pass_policy, parsed.play_policy))
+    """Whether a seat searches: milliseconds, not microseconds, per decision, so runs involving
+    it are sized in tens of deals."""
+    return parse_agent(spec).searches
 
 
 class TournamentError(ValueError):
