@@ -45,7 +45,7 @@ naming the first inconsistency::
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -184,20 +184,12 @@ class Observation:
         if dealer is not None and not 0 <= draft.dealer < n:
             raise HistoryError(f"dealer {dealer} does not exist with {n} players")
         world = _rebuild(draft, kitty_given=kitty is not None)
-        observation = cls(
-            rules=rules,
-            seat=seat,
+        observation = replace(
+            draft,
             hand=CardSet(world.hand),
-            dealt=draft.dealt,
-            pass_direction=pass_direction,
-            passed=draft.passed,
-            received=draft.received,
-            plays=draft.plays,
             points=world.points,
-            game_scores=game_scores,
             hearts_broken=world.hearts_broken,
             to_move=world.to_move,
-            kitty=draft.kitty,
             dealer=world.dealer,
         )
         object.__setattr__(observation, "_world", world)  # to_state reuses the rebuilt state
@@ -376,19 +368,8 @@ def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -
     while True:
         cards, passers = _known_cards(obs, plays, deck, start, kitty, voids, exchanged)
         history = np.array(turns, dtype=np.int64).reshape(-1, 2)
-        status, index = _replay(
-            states,
-            array,
-            offset,
-            dealer,
-            cards,
-            np.uint64(kitty),
-            passers,
-            history,
-            len(plays),
-            seat,
-            through,
-        )
+        start_args = (states, array, offset, dealer, cards, np.uint64(kitty), passers)
+        status, index = _replay(*start_args, history, len(plays), seat, through)
         if status == _OK or not through:
             break
         if status == _OUT_OF_TURN and index < len(plays):  # cards "known" from the plays after it are not
@@ -520,54 +501,38 @@ def _scan(
     where: dict[int, int] = {}  # card: the play that played it
     played = 0
     for i, (who, card) in enumerate(obs.plays):
-        label = f"play {i + 1}"
+        name = card_str(card)
+
+        def error(text: str, turn_first: bool = True, i: int = i) -> tuple[list[int], tuple[int, str, bool]]:
+            return voids, (i, f"play {i + 1}: {text}", turn_first)
+
         if not 0 <= who < n:
-            return voids, (i, f"{label}: seat {who} does not exist with {n} players", False)
+            return error(f"seat {who} does not exist with {n} players", False)
         if not deck >> card & 1:
-            return voids, (i, f"{label}: {card_str(card)} is not in play under these rules", False)
+            return error(f"{name} is not in play under these rules", False)
         if card in where:
-            return voids, (i, f"{label}: {card_str(card)} was already played (play {where[card] + 1})", False)
+            return error(f"{name} was already played (play {where[card] + 1})", False)
         if who == seat and not start >> card & 1:
-            return voids, (i, f"{label}: seat {seat} does not hold {card_str(card)}", True)
-        if who != seat:
-            if start >> card & 1:
-                return voids, (
-                    i,
-                    f"{label}: seat {who} played {card_str(card)}, which seat {seat} holds",
-                    True,
-                )
-            if kitty >> card & 1:
-                return voids, (
-                    i,
-                    f"{label}: seat {who} played {card_str(card)}, which lies in the kitty",
-                    True,
-                )
-            if passed >> card & 1 and who != receiver:
-                return voids, (
-                    i,
-                    f"{label}: seat {who} played {card_str(card)}, "
-                    f"which seat {seat} passed to seat {receiver}",
-                    True,
-                )
+            return error(f"seat {seat} does not hold {name}")
+        if who != seat and start >> card & 1:
+            return error(f"seat {who} played {name}, which seat {seat} holds")
+        if who != seat and kitty >> card & 1:
+            return error(f"seat {who} played {name}, which lies in the kitty")
+        if who != seat and passed >> card & 1 and who != receiver:
+            return error(f"seat {who} played {name}, which seat {seat} passed to seat {receiver}")
         suit = card // N_RANKS
         if (who, suit) in void_at:
-            return voids, (
-                i,
-                f"{label}: seat {who} played {card_str(card)} after showing void in "
-                f"{SUIT_NAMES[suit]} (play {void_at[who, suit] + 1})",
-                True,
-            )
+            shown = void_at[who, suit] + 1
+            return error(f"seat {who} played {name} after showing void in {SUIT_NAMES[suit]} (play {shown})")
         led = obs.plays[i - i % n][1] // N_RANKS  # tricks are n plays long
         if suit != led and (who, led) not in void_at:
             void_at[who, led] = i
             voids[who] |= 1 << led
             unplayed = passed & _SUITS[led] & ~played
             if who == receiver and unplayed:
-                return voids, (
-                    i,
-                    f"{label}: seat {who} showed void in {SUIT_NAMES[led]} while holding "
-                    f"{card_str(_lowest(unplayed))}, passed to it by seat {seat}",
-                    True,
+                return error(
+                    f"seat {who} showed void in {SUIT_NAMES[led]} while holding "
+                    f"{card_str(_lowest(unplayed))}, passed to it by seat {seat}"
                 )
         where[card] = i
         played |= 1 << card
