@@ -7,8 +7,9 @@ whose information-set fields equal those of the real hand (own cards, passes, hi
 leaders and winners, voids, points, hearts broken, ...) and fills the hidden parts (the other
 hands, the kitty, the others' passes) with one deal consistent with everything the seat knows.
 
-Design note: one world builder. This module knows no rule of the game and deals no card
-itself; ``_rebuild`` works in three steps:
+Design note: one world builder. This module deals no card and derives no public fact itself;
+the rules it knows are those validation needs to name an inconsistency (who can have opened
+the hand, why a play was illegal). ``_rebuild`` works in three steps:
 
 1. *What the seat knows*, checked in Python: the deal, the passes, the kitty, and every play
    against the seat's own cards, cards played twice, suits shown void and the cards it passed
@@ -18,14 +19,16 @@ itself; ``_rebuild`` works in three steps:
    hold (those it plays later in the history; the receiver, the cards this seat passed; the
    first leader, the club that opened the hand), each play checked with ``legal_moves`` on
    those cards. Turn order, trick leaders and winners, voids, points, hearts broken, the
-   first-lead card and the phase are therefore the engine's.
+   first-lead card and the phase are therefore the engine's. (A phantom bit keeps a known
+   hand from running empty, which would end the hand, before the seat's last card.)
 3. *The unseen cards*, dealt by the engine's determinization sampler (``sample_world``, the
    one the search agents use) consistently with that record; ``world_fits`` checks the deal,
    because the sampler cannot report an impossible information set (voids that leave the
-   unseen cards no room, a kitty that cannot carry its public points) by itself.
+   unseen cards no room, a kitty that cannot carry its public points) by itself. A finished
+   hand is scored again (``finish_hand``) once a hidden kitty's cards are dealt.
 
 The world comes from a fixed random stream, so an observation always gives the same record.
-Agents read only the information set, so which consistent world it is cannot change a decision
+Agents read only the information set, so which consistent world it is must not change a decision
 (tests/test_api.py checks decisions equal the batched loop's, tests/test_observation.py checks
 the worlds).
 
