@@ -20,7 +20,7 @@ import pytest
 from hearts_sim.core.cards import CLUBS_MASK, SUIT_MASKS
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import card_points, deck_cards
-from hearts_sim.engine.sampler import copy_state, sample_world
+from hearts_sim.engine.sampler import copy_state, sample_world, world_fits
 from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, new_states
 
 try:
@@ -90,6 +90,29 @@ def test_the_kitty_taker_knows_the_kitty() -> None:
             assert int(world[0]["kitty"]) == int(state.record["kitty"])
             checked += 1
     assert checked >= 5
+
+
+@pytest.mark.parametrize("label", ["standard", "kitty3", "kitty5"])
+def test_world_fits_accepts_sampled_worlds_and_rejects_broken_ones(label: str) -> None:
+    """``world_fits`` is the sampler's contract, checked on a result: every sampled world fits;
+    a card moved between two other seats (a wrong hand size), or a kitty card swapped with a
+    played one, does not."""
+    rules = CHECK_RULES[label]
+    array = rules.to_tuple()
+    for state, seat in real_positions(rules, 20, seed=5, stage=(0.1, 0.8)):
+        world, _ = _sample(state.record, rules, seat, 2)
+        assert world_fits(state.record, array, seat, world[0])
+        a, b = [o for o in range(rules.n_players) if o != seat][:2]
+        moved = world.copy()
+        card = int(moved[0]["hands"][a]) & -int(moved[0]["hands"][a])
+        if card:
+            moved[0]["hands"][a] ^= np.uint64(card)
+            moved[0]["hands"][b] ^= np.uint64(card)
+            assert not world_fits(state.record, array, seat, moved[0])
+        if rules.kitty_size and int(world[0]["played"]):
+            swapped = world.copy()
+            swapped[0]["kitty"] = np.uint64(int(world[0]["played"]) & -int(world[0]["played"]))
+            assert not world_fits(state.record, array, seat, swapped[0])
 
 
 # ---------------------------------------------------------------- uniformity on small endgames

@@ -406,7 +406,7 @@ def take_trick(state, rules: RulesTuple, winner: np.int64, cards: np.uint64) -> 
     state.leader = winner
     state.to_play = winner
     if state.hands[winner] == _ZERO:  # hands are all the same size
-        _finish_hand(state, rules)
+        finish_hand(state, rules)
     else:
         state.trick_leaders[state.trick_number] = winner
 
@@ -450,8 +450,12 @@ def seat_score(
 
 
 @njit
-def _finish_hand(state, rules: RulesTuple) -> None:
-    """Score the hand: who shot the moon and took QS and JD, then every seat's score."""
+def finish_hand(state, rules: RulesTuple) -> None:
+    """Score the hand: who shot the moon and took QS and JD, then every seat's score.
+
+    ``take_trick`` calls it after the last trick; a record whose ``points`` or ``taken`` were
+    completed afterwards (a rebuilt record's hidden kitty, ``game.observation``) is scored
+    again with it."""
     n = state.n_players
     state.phase = PHASE_DONE
     state.to_play = NO_SEAT

@@ -41,6 +41,12 @@ number with the sampling seat's own index standing for the kitty:
    not exactly. Everything else is exactly uniform (tests/test_sampler.py checks it by
    chi-square against enumerated endgames).
 
+Infeasible information sets: ``sample_world`` always returns a world. Positions from play
+always admit a deal; an information set from outside (a game site's history, rebuilt by
+``game.observation``) may not, e.g. voids that leave the unseen cards no room. Then no
+proposal is accepted, the last one (broken) is returned after ``MAX_ATTEMPTS``, and
+``world_fits`` says so: it checks every fact above on the result.
+
 Cost: one record copy plus about one random draw per unseen card, about 1 us per world
 in mid-hand; no Python objects. ``sample_world_into`` with caller-owned scratch
 (``new_sampler_scratch``) avoids the two small allocations of ``sample_world``.
@@ -464,6 +470,51 @@ def sample_world_into(
         rng, bits = next_u64(rng)
         world.seat_seeds[s] = bits
     return rng
+
+
+@njit
+def world_fits(state, rules: RulesTuple, seat: np.int64, world) -> bool:
+    """Whether ``world`` (from ``sample_world(state, rules, seat, ...)``) deals the cards ``seat``
+    cannot see consistently with what it knows in ``state`` (the facts of the design note).
+
+    Hands, kitty and played cards partition the deck; every other seat holds as many cards as
+    it has left and none of a suit it showed void in; the kitty has its size; the seat's pass
+    lies with the receiver until played; the first leader holds the first-lead card until it
+    is played and every lower club lies in the kitty; a taken kitty carries its public points.
+    ``sample_world`` cannot report an impossible information set itself: this is the check.
+    """
+    n = state.n_players
+    size = hand_size(rules)
+    deck = deck_cards(rules)
+    seen = world.played | world.kitty
+    count = np.int64(popcount(world.played)) + np.int64(popcount(world.kitty))
+    for o in range(n):
+        seen |= world.hands[o]
+        count += np.int64(popcount(world.hands[o]))
+        if o == seat:
+            continue
+        if np.int64(popcount(world.hands[o])) != cards_left(state, size, o):
+            return False
+        for suit in range(N_SUITS):
+            if (state.void_suits[o] >> suit) & 1 and world.hands[o] & SUIT_MASKS[suit] != _ZERO:
+                return False
+    if seen != deck or count != np.int64(popcount(deck)):  # a card twice, missing or out of play
+        return False
+    if np.int64(popcount(world.kitty)) != np.int64(popcount(deck)) - size * n:
+        return False
+    if state.phase == PHASE_PASS:
+        return True
+    if state.pass_offset != 0 and rules.pass_count > 0:
+        receiver = (seat + state.pass_offset) % n
+        if state.passed[seat] & ~state.played & ~world.hands[receiver] != _ZERO:
+            return False
+    if state.first_lead_card != NO_CARD:
+        lead_bit = card_bit(state.first_lead_card)
+        if (state.played | world.hands[state.trick_leaders[0]]) & lead_bit == _ZERO:
+            return False
+        if (lead_bit - _ONE) & CLUBS_MASK & deck & ~world.kitty != _ZERO:
+            return False
+    return state.trick_number == 0 or card_points(world.kitty, rules) == kitty_points(state, rules)
 
 
 @njit

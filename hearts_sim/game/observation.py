@@ -6,14 +6,34 @@ decide from an ``Observation`` (a game site, a server request), ``to_state`` reb
 whose information-set fields equal those of the real hand (own cards, passes, history, trick
 leaders and winners, voids, points, hearts broken, ...) and fills the hidden parts (the other
 hands, the kitty, the others' passes) with one deal consistent with everything the seat knows.
-The whole history is replayed through the engine's own kernels, so every derived field is the
-engine's, not a re-implementation.
 
-Validation only uses what the seat can know: its own cards at every moment, cards played twice,
-turn order, suits a seat showed void in, cards it passed (the receiver holds them until it
-plays them), and the legality of a play given the cards a seat is *known* to hold then (those
-it plays later, those passed to it). An impossible history raises ``HistoryError`` naming the
-first inconsistency::
+Design note: one world builder. This module deals no card and derives no public fact itself;
+the rules it knows are those validation needs to name an inconsistency (who can have opened
+the hand, why a play was illegal). ``_rebuild`` works in three steps:
+
+1. *What the seat knows*, checked in Python: the deal, the passes, the kitty, and every play
+   against the seat's own cards, cards played twice, suits shown void and the cards it passed
+   (``_scan``); which club can have opened the hand, and by whom (``_first_lead``).
+2. *The public history, replayed by the engine* (``_replay``): ``start_hand``, ``pass_cards``
+   and ``play_card`` on a record in which every other seat holds only the cards it is known to
+   hold (those it plays later in the history; the receiver, the cards this seat passed; the
+   first leader, the club that opened the hand), each play checked with ``legal_moves`` on
+   those cards. Turn order, trick leaders and winners, voids, points, hearts broken, the
+   first-lead card and the phase are therefore the engine's. (A phantom bit keeps a known
+   hand from running empty, which would end the hand, before the seat's last card.)
+3. *The unseen cards*, dealt by the engine's determinization sampler (``sample_world``, the
+   one the search agents use) consistently with that record; ``world_fits`` checks the deal,
+   because the sampler cannot report an impossible information set (voids that leave the
+   unseen cards no room, a kitty that cannot carry its public points) by itself. A finished
+   hand is scored again (``finish_hand``) once a hidden kitty's cards are dealt.
+
+The world comes from a fixed random stream, so an observation always gives the same record.
+Agents read only the information set, so which consistent world it is must not change a decision
+(tests/test_api.py checks decisions equal the batched loop's, tests/test_observation.py checks
+the worlds).
+
+Validation only uses what the seat can know. An impossible history raises ``HistoryError``
+naming the first inconsistency::
 
     >>> obs = Observation.from_history("standard", seat=0, hand="2C 3C 4C 5C 6C 7C 8C 9C 10C JC QC KC AC")
     >>> obs.phase, obs.to_move
@@ -28,8 +48,7 @@ first inconsistency::
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from itertools import combinations
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -37,11 +56,12 @@ import numpy as np
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import (
     CLUBS,
-    HEARTS,
-    N_CARDS,
+    CLUBS_MASK,
+    HEARTS_MASK,
     N_RANKS,
     SUIT_MASKS,
     CardSet,
+    card_bit,
     card_str,
     cards_of,
     parse_card,
@@ -55,15 +75,24 @@ from hearts_sim.core.rules import (
     pass_offset,
     resolve_rules,
 )
-from hearts_sim.engine.hand import legal_moves, pass_cards, play_card, start_hand
+from hearts_sim.engine.hand import (
+    deck_cards,
+    finish_hand,
+    hand_size,
+    legal_moves,
+    pass_cards,
+    play_card,
+    point_cards,
+    start_hand,
+)
 from hearts_sim.engine.rng import STREAM_DECISION, derive_seed
+from hearts_sim.engine.sampler import sample_world, world_fits
 from hearts_sim.engine.state import NO_SEAT, PHASE_DONE, PHASE_PASS, new_states
 
 SUIT_NAMES = ("clubs", "diamonds", "spades", "hearts")
-_SUIT = [int(m) for m in SUIT_MASKS]
-_HEARTS = _SUIT[HEARTS]
-_QS, _KS, _AS = 2 * N_RANKS + 10, 2 * N_RANKS + 11, 2 * N_RANKS + 12
-
+_SUITS = [int(m) for m in SUIT_MASKS]
+_CLUBS, _HEARTS = int(CLUBS_MASK), int(HEARTS_MASK)
+_WORLD_STREAM = np.uint64(0x0B5E_7A7E)  # the sampler's stream: the same observation, the same world
 CardsLike = str | Iterable[str | int] | CardSet | int
 
 
@@ -158,20 +187,12 @@ class Observation:
         if dealer is not None and not 0 <= draft.dealer < n:
             raise HistoryError(f"dealer {dealer} does not exist with {n} players")
         world = _rebuild(draft, kitty_given=kitty is not None)
-        observation = cls(
-            rules=rules,
-            seat=seat,
+        observation = replace(
+            draft,
             hand=CardSet(world.hand),
-            dealt=draft.dealt,
-            pass_direction=pass_direction,
-            passed=draft.passed,
-            received=draft.received,
-            plays=draft.plays,
             points=world.points,
-            game_scores=game_scores,
             hearts_broken=world.hearts_broken,
             to_move=world.to_move,
-            kitty=draft.kitty,
             dealer=world.dealer,
         )
         object.__setattr__(observation, "_world", world)  # to_state reuses the rebuilt state
@@ -257,22 +278,6 @@ def _lowest(mask: int) -> int:
     return (mask & -mask).bit_length() - 1
 
 
-def _card_points(mask: int, rules: Rules) -> int:
-    points = (mask & _HEARTS).bit_count() + 13 * (mask >> _QS & 1)
-    if rules.black_maria:
-        points += 10 * (mask >> _KS & 1) + 7 * (mask >> _AS & 1)
-    return points
-
-
-def _deck(rules: Rules) -> int:
-    deck = (1 << N_CARDS) - 1
-    if rules.deck_mode == "remove" and rules.n_players in (3, 5):
-        deck &= ~(1 << N_RANKS)  # 2D
-        if rules.n_players == 5:
-            deck &= ~1  # 2C
-    return deck
-
-
 # ---------------------------------------------------------------- the rebuild
 @dataclass
 class _World:
@@ -284,21 +289,15 @@ class _World:
     dealer: int
 
 
-@dataclass
-class _Scan:
-    """What the history shows without any hidden card: voids, trick winners, trick points."""
-
-    voids: list[int] = field(default_factory=list)  # bit s: the seat showed void in suit s
-    winners: list[int] = field(default_factory=list)
-    trick_points: list[int] = field(default_factory=list)
-
-
 def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -> _World:
-    """Validate ``obs`` against everything its seat can know and build one consistent full state."""
+    """Validate ``obs`` against everything its seat can know and build one consistent full state
+    (the module's design note: checks in Python, the history through the engine's kernels, the
+    unseen cards from its sampler)."""
     rules, seat, n = obs.rules, obs.seat, obs.rules.n_players
     if not 0 <= seat < n:
         raise HistoryError(f"seat {seat} does not exist with {n} players")
-    deck, pc = _deck(rules), rules.pass_count
+    array = rules.to_tuple()
+    deck, pc = int(deck_cards(array)), rules.pass_count
     dealt, passed, received = obs.dealt.mask, obs.passed.mask, obs.received.mask
     # --- the deal and the passes
     if dealt & ~deck:
@@ -338,8 +337,8 @@ def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -
             raise HistoryError(f"received: {card_str(_lowest(received & dealt))} is in the seat's own hand")
     exchanged = not passing or bool(received)
     start = (dealt & ~passed) | received  # the seat's hand once the passes are exchanged
-    receiver = (seat + offset) % n
-    kitty = obs.kitty.mask
+    receiver = (seat + offset) % n if passing else NO_SEAT
+    kitty = obs.kitty.mask if kitty_given else 0
     if kitty_given:
         if rules.kitty_size == 0:
             raise HistoryError("kitty given, but these rules have no kitty")
@@ -347,6 +346,8 @@ def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -
             raise HistoryError(f"kitty: {_names(kitty) or 'nothing'} cannot be the kitty of this deal")
     if obs.plays and not exchanged:
         raise HistoryError("cards were played before the pass was complete: give the received cards")
+    if kitty_given and not exchanged:
+        raise HistoryError("kitty given, but nobody has taken the kitty before the first trick")
     if len(obs.plays) > rules.hand_size * n:
         raise HistoryError(f"{len(obs.plays)} plays: a hand has only {rules.hand_size * n}")
     dealer = obs.dealer
@@ -356,67 +357,88 @@ def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -
         first = obs.plays[0][0] if obs.plays else seat
         dealer = (first - 1) % n if rules.first_lead == "any" else 0
 
-    # --- the history, card by card: everything checkable without a hidden card
-    scan, error = _scan(
-        obs, deck, start, receiver if passing else NO_SEAT, dealer, kitty if kitty_given else 0
-    )
+    # --- the history, card by card: everything checkable without the engine
+    voids, error = _scan(obs, deck, start, receiver, kitty)
     plays = obs.plays[: error[0]] if error else obs.plays
-    m = len(plays)
+    turns = plays  # plus the failing play, whose turn is checked first unless it opens the hand
+    if error and error[2] and (error[0] or rules.first_lead == "any"):
+        turns = obs.plays[: error[0] + 1]
 
-    # --- one consistent deal, replayed through the engine
-    if not exchanged:
-        hands, kitty_cards, passes = _deal_before_passing(obs, deck, kitty_given)
-    else:
-        hands, kitty_cards = _deal_after_passing(obs, plays, scan, deck, start, offset, kitty_given)
-        passes = _passes(hands, obs, offset, start)
-    states = new_states(1)
+    # --- the history through the engine, each seat holding the cards it is known to hold
+    states = new_states(2)  # the replayed record, then the world dealt from it
     record = states[0]
-    for s in range(n):
-        record["hands"][s] = np.uint64(hands[s])
-    record["kitty"] = np.uint64(kitty_cards)
-    known = np.zeros(max(m, 1), dtype=np.uint64)
-    before = [0] * (m + 1)  # cards played before play i
-    for i, (_, card) in enumerate(plays):
-        before[i + 1] = before[i] | 1 << card
-    future = [0] * n
-    for i in range(m - 1, -1, -1):  # what each other seat is known to hold when it plays
-        who, card = plays[i]
-        future[who] |= 1 << card
-        if who != seat:
-            from_pass = passed & ~before[i] if who == receiver and passing else 0
-            known[i] = np.uint64(future[who] | from_pass)
-    seats = np.array([p[0] for p in plays] or [0], dtype=np.int64)
-    cards = np.array([p[1] for p in plays] or [0], dtype=np.int64)
-    order = np.array([s for s, _ in passes] or [0], dtype=np.int64)
-    masks = np.array([c for _, c in passes] or [0], dtype=np.uint64)
-    rules_tuple = rules.to_tuple()
-    status, index = _replay(
-        states, rules_tuple, offset, dealer, len(passes), order, masks, m, seats, cards, known, seat
-    )
+    through = True  # first through illegal plays to the first play out of turn, if any
+    while True:
+        cards, passers = _known_cards(obs, plays, deck, start, kitty, voids, exchanged)
+        history = np.array(turns, dtype=np.int64).reshape(-1, 2)
+        start_args = (states, array, offset, dealer, cards, np.uint64(kitty), passers)
+        status, index = _replay(*start_args, history, len(plays), seat, through)
+        if status == _OK or not through:
+            break
+        if status == _OUT_OF_TURN and index < len(plays):  # cards "known" from the plays after it are not
+            plays, turns, error = plays[:index], plays[: index + 1], None
+        through = False  # again, stopping at the first illegal play
     if status == _OUT_OF_TURN:
         who = int(record["to_play"])
         what = "leads the first trick" if index == 0 else "is to play"
-        raise HistoryError(f"play {index + 1}: seat {plays[index][0]} played out of turn; seat {who} {what}")
+        raise HistoryError(f"play {index + 1}: seat {turns[index][0]} played out of turn; seat {who} {what}")
     if status == _ILLEGAL:
         who, card = plays[index]
-        held = int(record["hands"][who]) if who == seat else int(known[index])
-        reason = _why_illegal(record, rules, card, held, who == seat, passed)
+        reason = _why_illegal(record, rules, card, int(record["hands"][who]), who == seat, passed)
         raise HistoryError(f"play {index + 1}: seat {who} may not play {card_str(card)} ({reason})")
     if error:
         raise HistoryError(error[1])
+    for s in range(n):  # the cards a seat is still known to hold (this seat's pass) must fit
+        known, left = int(record["hands"][s]), rules.hand_size - sum(who == s for who, _ in plays)
+        if known.bit_count() > left:
+            raise HistoryError(
+                f"seat {s} is known to hold {_names(known)}, more than the {left} cards it has left"
+            )
 
-    # --- what follows from the whole history
-    points = tuple(int(p) for p in record["points"][:n])
-    if obs.points and obs.points != points:
+    # --- the points: the engine's, but a kitty taken by another seat is public only as points
+    points = [int(p) for p in record["points"][:n]]
+    winner = int(record["trick_winners"][0]) if int(record["trick_number"]) else NO_SEAT
+    if kitty_given and winner != seat:
+        raise HistoryError(f"kitty given, but seat {seat} has not taken the kitty")
+    kitty_points = -1
+    if rules.kitty_size and not kitty_given and winner != NO_SEAT:
+        if winner == seat:
+            raise HistoryError(f"seat {seat} took the kitty in the first trick: give its cards (kitty)")
+        if not obs.points:
+            raise HistoryError(
+                f"seat {winner} took the kitty: give every seat's points (the kitty's points are public)"
+            )
+        for s in range(n):
+            if s != winner and obs.points[s] != points[s]:
+                raise HistoryError(
+                    f"points: seat {s} has taken {points[s]} points in its tricks, not {obs.points[s]}"
+                )
+        kitty_points = obs.points[winner] - points[winner]
+        if kitty_points < 0:
+            raise HistoryError(
+                f"points: seat {winner} has taken {points[winner]} points in its tricks, more than "
+                f"{obs.points[winner]}"
+            )
+        points[winner] = obs.points[winner]
+        record["points"][winner] = points[winner]
+    if obs.points and tuple(obs.points) != tuple(points):
         bad = next(s for s in range(n) if obs.points[s] != points[s])
         raise HistoryError(
             f"points: seat {bad} has taken {points[bad]} points in its tricks, not {obs.points[bad]}"
         )
+    for s in range(n):
+        record["game_scores"][s] = obs.game_scores[s] if len(obs.game_scores) == n else 0
+
+    # --- the unseen cards, from the engine's sampler
+    if not _deal_unseen(states, array, seat, _WORLD_STREAM):
+        kitty_part = f"gives the kitty {kitty_points} points and " if kitty_points >= 0 else ""
+        raise HistoryError(f"no deal of the unseen cards {kitty_part}fits the hand sizes and the voids shown")
     if int(record["phase"]) == PHASE_PASS:
         to_move = not passed
     else:
         to_move = int(record["phase"]) != PHASE_DONE and int(record["to_play"]) == seat
-    world = _World(states, int(record["hands"][seat]), points, bool(record["hearts_broken"]), to_move, dealer)
+    hand, hearts_broken = int(record["hands"][seat]), bool(record["hearts_broken"])
+    world = _World(states[1:].copy(), hand, tuple(points), hearts_broken, to_move, dealer)
     if check_derived:
         for name, value in (
             ("hand", world.hand),
@@ -426,315 +448,160 @@ def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -
             given = getattr(obs, name)
             if (given.mask if isinstance(given, CardSet) else given) != value:
                 raise HistoryError(f"{name} is {given}, but the history gives {value}")
-    for s in range(n):
-        record["game_scores"][s] = obs.game_scores[s] if len(obs.game_scores) == n else 0
     return world
 
 
-def _scan(
-    obs: Observation, deck: int, start: int, receiver: int, dealer: int, kitty: int
-) -> tuple[_Scan, tuple[int, str] | None]:
-    """Checks every play against what the seat can see, in order; returns the facts and the
-    first error as (play index, message), or None."""
-    rules, seat, n = obs.rules, obs.seat, obs.rules.n_players
-    passed = obs.passed.mask
-    scan = _Scan(voids=[0] * n)
-    void_at = [[-1] * 4 for _ in range(n)]
-    played = 0
-    where: dict[int, int] = {}
-    leader = (dealer + 1) % n if rules.first_lead == "any" else (obs.plays[0][0] if obs.plays else NO_SEAT)
-    trick_cards: list[tuple[int, int]] = []
-    for i, (who, card) in enumerate(obs.plays):
-        label = f"play {i + 1}"
-        if not 0 <= who < n:
-            return scan, (i, f"{label}: seat {who} does not exist with {n} players")
-        if not deck >> card & 1:
-            return scan, (i, f"{label}: {card_str(card)} is not in play under these rules")
-        if played >> card & 1:
-            return scan, (i, f"{label}: {card_str(card)} was already played (play {where[card] + 1})")
-        expected = (leader + len(trick_cards)) % n
-        if who != expected:
-            what = "leads the first trick" if i == 0 else "is to play"
-            return scan, (i, f"{label}: seat {who} played out of turn; seat {expected} {what}")
-        if who == seat and not start >> card & 1:
-            return scan, (i, f"{label}: seat {seat} does not hold {card_str(card)}")
-        if who != seat:
-            if start >> card & 1:
-                return scan, (i, f"{label}: seat {who} played {card_str(card)}, which seat {seat} holds")
-            if kitty >> card & 1:
-                return scan, (i, f"{label}: seat {who} played {card_str(card)}, which lies in the kitty")
-            if passed >> card & 1 and who != receiver:
-                return scan, (
-                    i,
-                    f"{label}: seat {who} played {card_str(card)}, "
-                    f"which seat {seat} passed to seat {receiver}",
-                )
-        suit = card // N_RANKS
-        if void_at[who][suit] >= 0:
-            return scan, (
-                i,
-                f"{label}: seat {who} played {card_str(card)} after showing void in "
-                f"{SUIT_NAMES[suit]} (play {void_at[who][suit] + 1})",
-            )
-        if trick_cards:
-            led = trick_cards[0][1] // N_RANKS
-            if suit != led and void_at[who][led] < 0:
-                void_at[who][led] = i
-                scan.voids[who] |= 1 << led
-                holding = passed & _SUIT[led] & ~played if who == receiver and who != seat else 0
-                if holding:
-                    return scan, (
-                        i,
-                        f"{label}: seat {who} showed void in {SUIT_NAMES[led]} while holding "
-                        f"{card_str(_lowest(holding))}, passed to it by seat {seat}",
-                    )
-        played |= 1 << card
-        where[card] = i
-        trick_cards.append((who, card))
-        if len(trick_cards) == n:
-            led = trick_cards[0][1] // N_RANKS
-            winner = max((c, s) for s, c in trick_cards if c // N_RANKS == led)[1]
-            scan.winners.append(winner)
-            scan.trick_points.append(_card_points(sum(1 << c for _, c in trick_cards), rules))
-            leader = winner
-            trick_cards = []
-    return scan, None
-
-
-def _deal_before_passing(
-    obs: Observation, deck: int, kitty_given: bool
-) -> tuple[list[int], int, list[tuple[int, int]]]:
-    """Passing phase: the other hands are any split of the unseen cards. Seats before this one
-    have passed (as in the batched loop); a seat that has passed waits for the others."""
-    rules, seat, n = obs.rules, obs.seat, obs.rules.n_players
-    if kitty_given:
-        raise HistoryError("kitty given, but nobody has taken the kitty before the first trick")
-    unseen = cards_of(deck & ~obs.dealt.mask)
-    hands = [0] * n
-    size = rules.hand_size
-    for s in range(n):
-        if s == seat:
-            hands[s] = obs.dealt.mask
-            continue
-        for card in unseen[:size]:
-            hands[s] |= 1 << card
-        unseen = unseen[size:]
-    kitty = sum(1 << c for c in unseen)
-    if obs.passed:
-        return hands, kitty, [(seat, obs.passed.mask)]
-    passes = [(s, sum(1 << c for c in cards_of(hands[s])[-rules.pass_count :])) for s in range(seat)]
-    return hands, kitty, passes
-
-
-def _deal_after_passing(
+def _known_cards(
     obs: Observation,
     plays: Sequence[tuple[int, int]],
-    scan: _Scan,
     deck: int,
     start: int,
-    offset: int,
-    kitty_given: bool,
-) -> tuple[list[int], int]:
-    """The hands once passes are exchanged: every seat holds the cards it plays, the receiver
-    of this seat's pass holds those cards, the first leader the lowest club in play (kitty
-    mode: lower clubs lie in the kitty); the rest is split respecting hand sizes and voids,
-    and (kitty taken by another seat) the kitty's public point value."""
+    kitty: int,
+    voids: list[int],
+    exchanged: bool,
+) -> tuple[np.ndarray, int]:
+    """The record ``_replay`` starts from: rows of (the dealt cards a seat is known to hold, its
+    pass), and the bitmask of the seats whose pass is made. Once the passes are exchanged, each
+    other seat holds the cards it plays in ``plays``, the receiver this seat's pass, the first
+    leader the club that opens the hand (``_first_lead``); before, only this seat's hand and
+    pass are known."""
     rules, seat, n = obs.rules, obs.seat, obs.rules.n_players
-    size, kitty_size = rules.hand_size, rules.kitty_size
-    placed = [0] * n
-    placed[seat] = start
-    for who, card in plays:
-        if who != seat:
-            placed[who] |= 1 << card
-    if offset:
-        placed[(seat + offset) % n] |= obs.passed.mask
-    kitty = obs.kitty.mask if kitty_given else 0
-    kitty_open = kitty_size > 0 and not kitty_given
+    dealt, passed, received = obs.dealt.mask, obs.passed.mask, obs.received.mask
+    offset = pass_offset(obs.pass_direction, n)
+    hands, pass_masks = [0] * n, [0] * n
+    pass_masks[seat] = passed
+    passers = 1 << seat if passed else 0
+    if exchanged:
+        for who, card in plays:
+            hands[who] |= 1 << card
+        hands[seat] = start
+        receiver, giver = (seat + offset) % n, (seat - offset) % n
+        if offset:
+            hands[receiver] |= passed
+        if rules.first_lead != "any":
+            leader, club = _first_lead(rules, seat, plays, deck, hands, kitty, voids)
+            hands[leader] |= 1 << club
+        if offset:  # back to the dealt hands: the known passes are this seat's and its giver's
+            hands[receiver] &= ~passed
+            hands[giver] |= received
+            pass_masks[giver] = received
+            passers = (1 << n) - 1
+    hands[seat] = dealt
+    return np.array(list(zip(hands, pass_masks, strict=True)), dtype=np.uint64), passers
 
-    def room(s: int) -> int:
-        return size - placed[s].bit_count()
 
-    def kitty_room() -> int:
-        return kitty_size - kitty.bit_count() if kitty_open else 0
+def _scan(
+    obs: Observation, deck: int, start: int, receiver: int, kitty: int
+) -> tuple[list[int], tuple[int, str, bool] | None]:
+    """Checks every play against what the seat can see, in order; returns the suits each seat
+    showed void in (bit s: suit s) and the first error as (play index, message, whether the
+    play's turn is checked first), or None. Turn order and the legality of each play are
+    checked by the engine (``_replay``)."""
+    seat, n = obs.seat, obs.rules.n_players
+    passed = obs.passed.mask
+    voids = [0] * n
+    void_at: dict[tuple[int, int], int] = {}  # (seat, suit): the play that showed the void
+    where: dict[int, int] = {}  # card: the play that played it
+    played = 0
+    for i, (who, card) in enumerate(obs.plays):
+        name = card_str(card)
 
-    # the first leader holds the lowest club in play (kitty mode: lower free clubs lie in the kitty)
-    if rules.first_lead != "any":
-        leader = plays[0][0] if plays else NO_SEAT
-        for club in cards_of(deck & _SUIT[CLUBS] & ~kitty):
-            owner = next((s for s in range(n) if placed[s] >> club & 1), NO_SEAT)
-            if owner != NO_SEAT:
-                if leader != NO_SEAT and owner != leader:
-                    raise HistoryError(
-                        f"play 1: seat {leader} cannot lead the first trick: seat {owner} holds "
-                        f"{card_str(club)}, a lower club"
-                    )
-                if rules.first_lead == "two_clubs" and plays and plays[0][1] != club:
-                    raise HistoryError(
-                        f"play 1: the first trick must be opened with the lowest club in play, "
-                        f"{card_str(club)}, not {card_str(plays[0][1])}"
-                    )
-                break
-            # a free club: the leader's lowest (any_club), else in the kitty, else with another seat
-            leader_takes = leader not in (NO_SEAT, seat) and rules.first_lead == "any_club"
-            if leader_takes and room(leader) > 0 and not scan.voids[leader] >> CLUBS & 1:
-                placed[leader] |= 1 << club
-                break
-            if kitty_room() > 0:
-                kitty |= 1 << club
-                continue
-            if leader == NO_SEAT:  # another seat holds the lowest club: this seat does not lead
-                placed[next(s for s in range(n) if s != seat and room(s) > 0)] |= 1 << club
-                break
-            if rules.first_lead == "two_clubs":
+        def error(text: str, turn_first: bool = True, i: int = i) -> tuple[list[int], tuple[int, str, bool]]:
+            return voids, (i, f"play {i + 1}: {text}", turn_first)
+
+        if not 0 <= who < n:
+            return error(f"seat {who} does not exist with {n} players", False)
+        if not deck >> card & 1:
+            return error(f"{name} is not in play under these rules", False)
+        if card in where:
+            return error(f"{name} was already played (play {where[card] + 1})", False)
+        if who == seat and not start >> card & 1:
+            return error(f"seat {seat} does not hold {name}")
+        if who != seat and start >> card & 1:
+            return error(f"seat {who} played {name}, which seat {seat} holds")
+        if who != seat and kitty >> card & 1:
+            return error(f"seat {who} played {name}, which lies in the kitty")
+        if who != seat and passed >> card & 1 and who != receiver:
+            return error(f"seat {who} played {name}, which seat {seat} passed to seat {receiver}")
+        suit = card // N_RANKS
+        if (who, suit) in void_at:
+            shown = void_at[who, suit] + 1
+            return error(f"seat {who} played {name} after showing void in {SUIT_NAMES[suit]} (play {shown})")
+        led = obs.plays[i - i % n][1] // N_RANKS  # tricks are n plays long
+        if suit != led and (who, led) not in void_at:
+            void_at[who, led] = i
+            voids[who] |= 1 << led
+            unplayed = passed & _SUITS[led] & ~played
+            if who == receiver and unplayed:
+                return error(
+                    f"seat {who} showed void in {SUIT_NAMES[led]} while holding "
+                    f"{card_str(_lowest(unplayed))}, passed to it by seat {seat}"
+                )
+        where[card] = i
+        played |= 1 << card
+    return voids, None
+
+
+def _first_lead(
+    rules: Rules,
+    seat: int,
+    plays: Sequence[tuple[int, int]],
+    deck: int,
+    known: list[int],
+    kitty: int,
+    voids: list[int],
+) -> tuple[int, int]:
+    """The first leader and the club it holds that opens the hand (the lowest club dealt out;
+    ``any_club``: the lowest, not necessarily led), as far as the seat can tell.
+
+    Clubs lower than every club a seat is known to hold are free: with ``any_club`` the leader
+    takes the lowest if it can, else they lie in the kitty while it has room (kitty mode), else
+    another seat holds the lowest and leads (before the first card) or the history is
+    impossible. ``known``: each seat's known cards; ``kitty``: a kitty this seat took."""
+    n = rules.n_players
+    leader = plays[0][0] if plays else NO_SEAT
+    kitty_room = rules.kitty_size if not kitty else 0
+    for club in cards_of(deck & _CLUBS & ~kitty):
+        owner = next((s for s in range(n) if known[s] >> club & 1), NO_SEAT)
+        if owner != NO_SEAT:
+            if leader != NO_SEAT and owner != leader:
+                raise HistoryError(
+                    f"play 1: seat {leader} cannot lead the first trick: seat {owner} holds "
+                    f"{card_str(club)}, a lower club"
+                )
+            if rules.first_lead == "two_clubs" and plays and plays[0][1] != club:
                 raise HistoryError(
                     f"play 1: the first trick must be opened with the lowest club in play, "
-                    f"{card_str(club)}{' (the kitty is full)' if kitty_size else ''}, "
-                    f"not {card_str(plays[0][1])}"
+                    f"{card_str(club)}, not {card_str(plays[0][1])}"
                 )
+            return owner, club
+        if (
+            rules.first_lead == "any_club"
+            and leader not in (NO_SEAT, seat)
+            and known[leader].bit_count() < rules.hand_size
+            and not voids[leader] >> CLUBS & 1
+        ):
+            return leader, club
+        if kitty_room > 0:
+            kitty_room -= 1
+            continue
+        if leader == NO_SEAT:  # another seat holds the lowest club: this seat does not lead
+            return next(s for s in range(n) if s != seat), club
+        if rules.first_lead == "two_clubs":
             raise HistoryError(
-                f"play 1: seat {leader} cannot lead the first trick: it cannot hold "
-                f"{card_str(club)}, the lowest club in play"
+                f"play 1: the first trick must be opened with the lowest club in play, "
+                f"{card_str(club)}{' (the kitty is full)' if rules.kitty_size else ''}, "
+                f"not {card_str(plays[0][1])}"
             )
-
-    # the kitty's public point value, once another seat has taken it
-    kitty_points = -1
-    if kitty_open and scan.winners:
-        winner = scan.winners[0]
-        if winner == seat:
-            raise HistoryError(f"seat {seat} took the kitty in the first trick: give its cards (kitty)")
-        if not obs.points:
-            raise HistoryError(
-                f"seat {winner} took the kitty: give every seat's points (the kitty's points are public)"
-            )
-        taken = [0] * n
-        for t, w in enumerate(scan.winners):
-            taken[w] += scan.trick_points[t]
-        for s in range(n):
-            if s != winner and obs.points[s] != taken[s]:
-                raise HistoryError(
-                    f"points: seat {s} has taken {taken[s]} points in its tricks, not {obs.points[s]}"
-                )
-        kitty_points = obs.points[winner] - taken[winner] - _card_points(kitty, rules)
-        if kitty_points < 0:
-            raise HistoryError(
-                f"points: seat {winner} has taken {taken[winner]} points in its tricks, more than "
-                f"{obs.points[winner]}"
-            )
-    elif kitty_given and (not scan.winners or scan.winners[0] != seat):
-        raise HistoryError(f"kitty given, but seat {seat} has not taken the kitty")
-
-    for s in range(n):
-        if s != seat and room(s) < 0:
-            raise HistoryError(f"seat {s} is known to hold more cards than a hand has")
-    if kitty_room() < 0:
-        raise HistoryError("more cards must lie in the kitty than it holds")
-    free = deck & ~kitty
-    for s in range(n):
-        free &= ~placed[s]
-    slots = [s for s in range(n) if s != seat]
-    allowed = [0b1111 & ~scan.voids[s] for s in slots]
-    rooms = [room(s) for s in slots]
-    if kitty_points < 0:
-        if kitty_open:
-            slots.append(NO_SEAT)
-            allowed.append(0b1111)
-            rooms.append(kitty_room())
-        split = _split(free, allowed, rooms)
-        if split is None:
-            raise HistoryError("no deal of the unseen cards fits the hand sizes and the voids shown")
-    else:
-        split = None
-        for extra in combinations(cards_of(free), kitty_room()):
-            mask = sum(1 << c for c in extra)
-            if _card_points(mask, rules) == kitty_points:
-                split = _split(free & ~mask, allowed, rooms)
-                if split is not None:
-                    kitty |= mask
-                    break
-        if split is None:
-            raise HistoryError(
-                f"no deal of the unseen cards gives the kitty {kitty_points} points and fits the "
-                f"hand sizes and the voids shown"
-            )
-    hands = list(placed)
-    for slot, cards in zip(slots, split, strict=True):
-        if slot == NO_SEAT:
-            kitty |= cards
-        else:
-            hands[slot] |= cards
-    return hands, kitty
-
-
-def _split(free: int, allowed: list[int], rooms: list[int]) -> list[int] | None:
-    """Deal ``free`` into slots of the given sizes, each taking only its allowed suits (a tiny
-    max flow: suits to slots), lowest cards first; None if no deal fits."""
-    counts = [(free & _SUIT[s]).bit_count() for s in range(4)]
-    if sum(counts) != sum(rooms):
-        return None
-    k = len(rooms)
-    flow = [[0] * k for _ in range(4)]
-    left = list(rooms)
-    remaining = list(counts)
-
-    def augment(suit: int, seen: set[int]) -> bool:
-        """Find room for one card of ``suit``, moving cards of other suits along the way."""
-        for slot in range(k):
-            if not allowed[slot] >> suit & 1 or slot in seen:
-                continue
-            seen.add(slot)
-            if left[slot] > 0:
-                left[slot] -= 1
-                flow[suit][slot] += 1
-                return True
-            for other in range(4):
-                if flow[other][slot] > 0 and other != suit:
-                    flow[other][slot] -= 1
-                    flow[suit][slot] += 1
-                    if augment(other, seen):
-                        return True
-                    flow[suit][slot] -= 1
-                    flow[other][slot] += 1
-        return False
-
-    for suit in range(4):
-        while remaining[suit]:
-            if not augment(suit, set()):
-                return None
-            remaining[suit] -= 1
-    out = [0] * k
-    for suit in range(4):
-        cards = cards_of(free & _SUIT[suit])
-        for slot in range(k):
-            for card in cards[: flow[suit][slot]]:
-                out[slot] |= 1 << card
-            cards = cards[flow[suit][slot] :]
-    return out
-
-
-def _passes(hands: list[int], obs: Observation, offset: int, start: int) -> list[tuple[int, int]]:
-    """Passes that turn dealt hands into ``hands``: this seat's are the real ones; each other
-    seat is said to have received its highest-ranked cards. Rewrites ``hands`` to the deal."""
-    n, seat = obs.rules.n_players, obs.seat
-    if not offset:
-        return []
-    received = [0] * n
-    for s in range(n):
-        if s == seat:
-            received[s] = obs.received.mask
-        elif s == (seat + offset) % n:
-            received[s] = obs.passed.mask
-        else:
-            ranked = sorted(cards_of(hands[s]), key=lambda c: (c % N_RANKS, c))
-            received[s] = sum(1 << c for c in ranked[-obs.rules.pass_count :])
-    passed = [received[(s + offset) % n] for s in range(n)]
-    for s in range(n):
-        hands[s] = (hands[s] & ~received[s]) | passed[s]
-    assert hands[seat] == obs.dealt.mask, "the rebuilt deal must give this seat its dealt hand"
-    return [(s, passed[s]) for s in range(n)]
+        raise HistoryError(
+            f"play 1: seat {leader} cannot lead the first trick: it cannot hold "
+            f"{card_str(club)}, the lowest club in play"
+        )
+    raise AssertionError("a deck has more clubs than a kitty holds")
 
 
 def _why_illegal(record: Any, rules: Rules, card: int, held: int, own: bool, passed: int) -> str:
-    """Why ``card`` was not legal, naming a card the seat is known to hold then."""
+    """Why ``card`` was not legal, naming a card the seat is known to hold then (``held``)."""
 
     def holding(mask: int) -> str:
         if not mask:
@@ -742,14 +609,19 @@ def _why_illegal(record: Any, rules: Rules, card: int, held: int, own: bool, pas
         evidence = _lowest(mask)
         if own:
             return f"it holds {card_str(evidence)}"
-        source = "passed to it" if passed >> evidence & 1 else "played later"
+        if passed >> evidence & 1:
+            source = "passed to it"
+        elif evidence == int(record["first_lead_card"]):
+            source = "the lowest club, which the first leader holds"
+        else:
+            source = "played later"
         return f"it holds {card_str(evidence)}, {source}"
 
     candidates = held
     if int(record["n_in_trick"]) > 0:
         led = int(record["trick_cards"][int(record["leader"])]) // N_RANKS
-        if held & _SUIT[led]:
-            candidates = held & _SUIT[led]
+        if held & _SUITS[led]:
+            candidates = held & _SUITS[led]
             if card // N_RANKS != led:
                 return f"must follow {SUIT_NAMES[led]}: {holding(candidates)}"
     first_trick = int(record["trick_number"]) == 0
@@ -757,49 +629,69 @@ def _why_illegal(record: Any, rules: Rules, card: int, held: int, own: bool, pas
         if rules.first_lead == "any_club":
             return "the first trick is opened with a club"
         return f"the first trick is opened with {card_str(int(record['first_lead_card']))}"
-    point_cards = _HEARTS | 1 << _QS | ((1 << _KS | 1 << _AS) if rules.black_maria else 0)
-    if first_trick and point_cards >> card & 1:
-        return f"no points on the first trick: {holding(candidates & ~point_cards)}"
+    points = int(point_cards(rules.to_tuple()))
+    if first_trick and points >> card & 1:
+        return f"no points on the first trick: {holding(candidates & ~points)}"
     return f"hearts are not broken: {holding(held & ~_HEARTS)}"
 
 
-# ---------------------------------------------------------------- the replay kernel
+# ---------------------------------------------------------------- the kernels
 _OK, _OUT_OF_TURN, _ILLEGAL = 0, 1, 2
+# Bit 63 is no card. A seat's known cards can run out before its hand does, and the engine ends
+# the hand when a trick's winner holds nothing: other seats keep this bit until their last card.
+_PHANTOM = np.uint64(1 << 63)
 
 
 @njit
-def _replay(
-    states,
-    rules,
-    pass_offset,
-    dealer,
-    n_passes,
-    pass_seats,
-    pass_masks,
-    n_plays,
-    seats,
-    cards,
-    known,
-    observer,
-):
-    """Start the hand from the dealt ``hands``, make the passes, then the plays, checking turn
-    order and the legality of each play against the cards its seat is known to hold (its
-    whole hand for ``observer``). Returns (status, index of the failing play); the state is
-    left just before that play. One kernel call: crossing into numba costs ~40 us a record."""
+def _replay(states, rules, pass_offset, dealer, cards, kitty, passers, history, n_plays, observer, through):
+    """Deal ``cards[s, 0]`` (the dealt cards seat s is known to hold) and ``kitty`` into
+    ``states[0]``, start the hand, make the passes ``cards[s, 1]`` of the seats in bitmask
+    ``passers``, then the first ``n_plays`` of ``history`` (rows of seat, card), checking turn
+    order and the legality of each play against the cards its seat is known to hold then (and
+    the turn of a further row, if any). Returns (status, index of the failing play): the first
+    play out of turn, else the first illegal one; the state is left just before it, unless
+    ``through`` (play on through illegal plays). One kernel call: crossing into numba costs
+    ~40 us a record (an array ~1 us)."""
     state = states[0]
+    last_trick = hand_size(rules) - 1
+    for s in range(rules.n_players):
+        state.hands[s] = cards[s, 0] if s == observer else cards[s, 0] | _PHANTOM
+    state.kitty = kitty
     start_hand(state, rules, pass_offset, dealer, np.uint64(0))
-    for i in range(n_passes):
-        pass_cards(state, rules, pass_seats[i], pass_masks[i])
-    for i in range(n_plays):
-        seat = seats[i]
+    for s in range(rules.n_players):
+        if (passers >> s) & 1:
+            pass_cards(state, rules, s, cards[s, 1])
+    status, index = _OK, n_plays
+    for i in range(history.shape[0]):
+        seat, card = history[i, 0], history[i, 1]
         if state.to_play != seat:
-            return _OUT_OF_TURN, i
-        hand = state.hands[seat]
-        if seat != observer:
-            state.hands[seat] = known[i]
+            status, index = _OUT_OF_TURN, i
+            break
+        if i == n_plays:
+            break
+        held = state.hands[seat]
+        state.hands[seat] = held & ~_PHANTOM
         legal = legal_moves(state, rules)
-        state.hands[seat] = hand
-        if not (legal >> np.uint64(cards[i])) & np.uint64(1):
-            return _ILLEGAL, i
-        play_card(state, rules, cards[i])
-    return _OK, n_plays
+        state.hands[seat] = held
+        if not (legal >> np.uint64(card)) & np.uint64(1) and status == _OK:
+            status, index = _ILLEGAL, i
+            if not through:
+                break
+        if state.trick_number == last_trick:  # its last card: it holds just this one (no phantom)
+            state.hands[seat] = card_bit(card)
+        play_card(state, rules, card)
+    for s in range(rules.n_players):
+        state.hands[s] &= ~_PHANTOM
+        state.dealt[s] &= ~_PHANTOM
+    return status, index
+
+
+@njit
+def _deal_unseen(states, rules, observer, rng):
+    """Deal what ``observer`` cannot see in ``states[0]`` into ``states[1]`` with the engine's
+    sampler, scoring a finished hand again (a hidden kitty's cards are known only now).
+    Returns whether the deal fits everything the seat knows (``world_fits``)."""
+    sample_world(states[0], rules, observer, rng, states[1])
+    if states[1].phase == PHASE_DONE:
+        finish_hand(states[1], rules)
+    return world_fits(states[0], rules, observer, states[1])
