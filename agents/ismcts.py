@@ -22,19 +22,26 @@ import numpy as np
 
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.search import (
+    NO_NODE,
     ROLLOUT_GREEDY,
     ROLLOUTS,
     TIME_CHECK_EVERY,
     TIMED_NODE_CAPACITY,
+    add_child,
+    backup,
     budget_deadline,
     card_count,
+    init_node,
+    mean_score,
     monotonic_ns,
+    new_tree,
     new_worlds,
     play_out,
+    ucb,
 )
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import N_CARDS, NO_CARD, card_bit, lowest_card, select_bit
-from hearts_sim.core.rules import MAX_PLAYERS, RulesTuple
+from hearts_sim.core.rules import RulesTuple
 from hearts_sim.engine.hand import legal_moves, moon_total, play_card
 from hearts_sim.engine.rng import random_below
 from hearts_sim.engine.sampler import sample_world
@@ -68,21 +75,8 @@ def ismcts_play(
     n = state.n_players
     scale = 1.0 / moon_total(rules)
     capacity = TIMED_NODE_CAPACITY if deadline > 0 else iterations + 2
-    node_card = np.empty(capacity, dtype=np.int64)
-    node_first_child = np.empty(capacity, dtype=np.int64)
-    node_next = np.empty(capacity, dtype=np.int64)
-    node_expanded = np.empty(capacity, dtype=np.uint64)  # cards that have a child
-    node_visits = np.empty(capacity, dtype=np.int64)
-    node_available = np.empty(capacity, dtype=np.int64)
-    node_sums = np.empty((capacity, MAX_PLAYERS), dtype=np.float64)
-    node_card[0] = NO_CARD
-    node_first_child[0] = -1
-    node_next[0] = -1
-    node_expanded[0] = _ZERO
-    node_visits[0] = 0
-    node_available[0] = 0
-    for s in range(n):
-        node_sums[0, s] = 0.0
+    tree = new_tree(capacity)  # a node's ``cards``: the cards that have a child
+    init_node(tree, 0, NO_CARD, _ZERO, n)
     n_nodes = 1
     path = np.empty(N_CARDS + 1, dtype=np.int64)
     # a record taken from an array does not keep the array alive: index ``worlds`` afresh
@@ -106,73 +100,58 @@ def ismcts_play(
         path[0] = 0
         while work.phase == PHASE_PLAY:
             here = legal_moves(work, rules)
-            untried = here & ~node_expanded[node]
+            untried = here & ~tree[node].cards
             if untried != _ZERO:
                 # expansion: a legal card with no child yet, at random
                 rng, k = random_below(rng, card_count(untried))
                 card = select_bit(untried, k)
                 child = n_nodes
                 n_nodes += 1
-                node_card[child] = card
-                node_next[child] = node_first_child[node]
-                node_first_child[node] = child
-                node_first_child[child] = -1
-                node_expanded[child] = _ZERO
-                node_visits[child] = 0
-                node_available[child] = 0
-                for s in range(n):
-                    node_sums[child, s] = 0.0
-                node_expanded[node] |= card_bit(card)
+                add_child(tree, node, child, card, n)
+                tree[node].cards |= card_bit(card)
                 # every legal sibling was available at this visit too
                 sibling = child
-                while sibling >= 0:
-                    node_available[sibling] += 1
-                    sibling = node_next[sibling]
-                    while sibling >= 0 and not (here >> np.uint64(node_card[sibling])) & _ONE:
-                        sibling = node_next[sibling]
+                while sibling != NO_NODE:
+                    tree[sibling].available += 1
+                    sibling = tree[sibling].next
+                    while sibling != NO_NODE and not (here >> np.uint64(tree[sibling].card)) & _ONE:
+                        sibling = tree[sibling].next
                 play_card(work, rules, card)
                 depth += 1
                 path[depth] = child
                 break
             # selection among the children legal in this world, by availability-UCB
             mover = work.to_play
-            best_child = np.int64(-1)
+            best_child = np.int64(NO_NODE)
             best_value = -np.inf
-            child = node_first_child[node]
-            while child >= 0:
-                if (here >> np.uint64(node_card[child])) & _ONE:
-                    node_available[child] += 1
-                    visits = np.float64(node_visits[child])
-                    value = -node_sums[child, mover] / visits * scale + c * np.sqrt(
-                        np.log(np.float64(node_available[child])) / visits
-                    )
+            child = tree[node].first_child
+            while child != NO_NODE:
+                if (here >> np.uint64(tree[child].card)) & _ONE:
+                    tree[child].available += 1
+                    value = ucb(tree, child, mover, np.log(np.float64(tree[child].available)), c, scale)
                     if value > best_value:
                         best_value = value
                         best_child = child
-                child = node_next[child]
+                child = tree[child].next
             node = best_child
-            play_card(work, rules, node_card[node])
+            play_card(work, rules, tree[node].card)
             depth += 1
             path[depth] = node
         rng = play_out(work, rules, rng, rollout, epsilon)
-        for d in range(depth + 1):
-            node = path[d]
-            node_visits[node] += 1
-            for s in range(n):
-                node_sums[node, s] += np.float64(work.scores[s])
+        backup(tree, path, depth, work.scores, n)
     # the most visited root card (ties: the lower mean score)
     best = lowest_card(legal)
     best_visits = np.int64(-1)
     best_score = np.inf
-    child = node_first_child[0]
-    while child >= 0:
-        visits = node_visits[child]
-        score = node_sums[child, seat] / np.float64(max(visits, np.int64(1)))
+    child = tree[0].first_child
+    while child != NO_NODE:
+        visits = tree[child].visits
+        score = mean_score(tree, child, seat)
         if visits > best_visits or (visits == best_visits and score < best_score):
             best_visits = visits
             best_score = score
-            best = node_card[child]
-        child = node_next[child]
+            best = tree[child].card
+        child = tree[child].next
     return best
 
 

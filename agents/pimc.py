@@ -23,19 +23,26 @@ import numpy as np
 
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.search import (
+    NO_NODE,
     NS_PER_MS,
     ROLLOUT_GREEDY,
     ROLLOUTS,
     TIME_CHECK_EVERY,
     TIMED_NODE_CAPACITY,
+    add_child,
+    backup,
     card_count,
+    init_node,
+    mean_score,
     monotonic_ns,
+    new_tree,
     new_worlds,
     play_out,
+    ucb,
 )
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import N_CARDS, NO_CARD, card_bit, lowest_card, select_bit
-from hearts_sim.core.rules import MAX_PLAYERS, RulesTuple
+from hearts_sim.core.rules import RulesTuple
 from hearts_sim.engine.hand import legal_moves, moon_total, play_card
 from hearts_sim.engine.rng import random_below
 from hearts_sim.engine.sampler import sample_world
@@ -65,28 +72,18 @@ def _uct_world(
     rollout: np.int64,
     epsilon: np.float64,
     rng: np.uint64,
-    node_card,
-    node_first_child,
-    node_next,
-    node_untried,
-    node_visits,
-    node_sums,
+    tree,
     root_value,
     root_count,
 ) -> np.uint64:
     """UCT over the perfect-information game of ``worlds[0]``; adds each root card's mean
-    score of the mover to ``root_value[card]`` and 1 to ``root_count[card]``."""
+    score of the mover to ``root_value[card]`` and 1 to ``root_count[card]``. A node's
+    ``cards`` are its legal cards without a child yet."""
     n = worlds[0].n_players
     scale = 1.0 / moon_total(rules)
-    capacity = node_card.shape[0]
+    capacity = tree.shape[0]
     root_seat = worlds[0].to_play
-    node_card[0] = NO_CARD
-    node_first_child[0] = -1
-    node_next[0] = -1
-    node_untried[0] = legal_moves(worlds[0], rules)
-    node_visits[0] = 0
-    for s in range(n):
-        node_sums[0, s] = 0.0
+    init_node(tree, 0, NO_CARD, legal_moves(worlds[0], rules), n)
     n_nodes = 1
     path = np.empty(N_CARDS + 1, dtype=np.int64)
     iteration = 0
@@ -105,55 +102,42 @@ def _uct_world(
         depth = 0
         path[0] = 0
         # selection: descend while the node is fully expanded
-        while work.phase == PHASE_PLAY and node_untried[node] == _ZERO:
+        while work.phase == PHASE_PLAY and tree[node].cards == _ZERO:
             mover = work.to_play
-            parent_log = np.log(np.float64(node_visits[node]))
-            best_child = np.int64(-1)
+            parent_log = np.log(np.float64(tree[node].visits))
+            best_child = np.int64(NO_NODE)
             best_value = -np.inf
-            child = node_first_child[node]
-            while child >= 0:
-                visits = np.float64(node_visits[child])
-                value = -node_sums[child, mover] / visits * scale + c * np.sqrt(parent_log / visits)
+            child = tree[node].first_child
+            while child != NO_NODE:
+                value = ucb(tree, child, mover, parent_log, c, scale)
                 if value > best_value:
                     best_value = value
                     best_child = child
-                child = node_next[child]
+                child = tree[child].next
             node = best_child
-            play_card(work, rules, node_card[node])
+            play_card(work, rules, tree[node].card)
             depth += 1
             path[depth] = node
         # expansion: one untried card, chosen at random
         if work.phase == PHASE_PLAY:
-            untried = node_untried[node]
+            untried = tree[node].cards
             rng, k = random_below(rng, card_count(untried))
             card = select_bit(untried, k)
-            node_untried[node] = untried & ~card_bit(card)
+            tree[node].cards = untried & ~card_bit(card)
             child = n_nodes
             n_nodes += 1
-            node_card[child] = card
-            node_next[child] = node_first_child[node]
-            node_first_child[node] = child
-            node_first_child[child] = -1
-            node_visits[child] = 0
-            for s in range(n):
-                node_sums[child, s] = 0.0
+            add_child(tree, node, child, card, n)
             play_card(work, rules, card)
-            node_untried[child] = legal_moves(work, rules) if work.phase == PHASE_PLAY else _ZERO
+            tree[child].cards = legal_moves(work, rules) if work.phase == PHASE_PLAY else _ZERO
             depth += 1
             path[depth] = child
             rng = play_out(work, rules, rng, rollout, epsilon)
-        # backup: every seat's score, max^n style
-        for d in range(depth + 1):
-            node = path[d]
-            node_visits[node] += 1
-            for s in range(n):
-                node_sums[node, s] += np.float64(work.scores[s])
-    child = node_first_child[0]
-    while child >= 0:
-        card = node_card[child]
-        root_value[card] += node_sums[child, root_seat] / np.float64(node_visits[child])
-        root_count[card] += 1
-        child = node_next[child]
+        backup(tree, path, depth, work.scores, n)
+    child = tree[0].first_child
+    while child != NO_NODE:
+        root_value[tree[child].card] += mean_score(tree, child, root_seat)
+        root_count[tree[child].card] += 1
+        child = tree[child].next
     return rng
 
 
@@ -173,12 +157,7 @@ def pimc_play(
     start = monotonic_ns() if ms > 0.0 else np.int64(0)
     per_world = max(iterations // n_worlds, np.int64(1))
     capacity = TIMED_NODE_CAPACITY if ms > 0.0 else per_world + 2
-    node_card = np.empty(capacity, dtype=np.int64)
-    node_first_child = np.empty(capacity, dtype=np.int64)
-    node_next = np.empty(capacity, dtype=np.int64)
-    node_untried = np.empty(capacity, dtype=np.uint64)
-    node_visits = np.empty(capacity, dtype=np.int64)
-    node_sums = np.empty((capacity, MAX_PLAYERS), dtype=np.float64)
+    tree = new_tree(capacity)
     root_value = np.zeros(N_CARDS, dtype=np.float64)
     root_count = np.zeros(N_CARDS, dtype=np.int64)
     worlds = new_worlds(2)
@@ -197,12 +176,7 @@ def pimc_play(
             rollout,
             epsilon,
             rng,
-            node_card,
-            node_first_child,
-            node_next,
-            node_untried,
-            node_visits,
-            node_sums,
+            tree,
             root_value,
             root_count,
         )

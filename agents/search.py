@@ -1,4 +1,4 @@
-"""Shared search pieces: clock and time budgets, playout policies, playouts.
+"""Shared search pieces: clock and time budgets, playout policies, playouts, the search tree.
 
 Design note. The search agents (``mc``, ``pimc``, ``ismcts``) all score a card by playing
 sampled worlds to the end of the hand with a cheap policy in every seat, and may all run
@@ -11,7 +11,9 @@ enumeration, ``ROLLOUTS``, the ``rollout`` parameter of every search agent:
 * ``rule``: the rule agent with its default parameters.
 
 A playout steps a plain ``HAND_STATE`` with the engine's own kernels, so it never
-re-implements a rule. The clock is read by an LLVM intrinsic rather than
+re-implements a rule. ``pimc`` and ``ismcts`` grow trees of one node layout (``TREE_NODE``:
+children as a linked list, every seat's score sum for max^n backup) with one set of node
+operations (``add_child``, ``ucb``, ``backup``). The clock is read by an LLVM intrinsic rather than
 ``numba.objmode``, which would take the GIL and serialise the parallel self-play loop.
 """
 
@@ -40,7 +42,7 @@ from hearts_sim.core.cards import (
     select_bit,
     suit_of,
 )
-from hearts_sim.core.rules import RulesTuple
+from hearts_sim.core.rules import MAX_PLAYERS, RulesTuple
 from hearts_sim.engine.hand import legal_moves, play_card
 from hearts_sim.engine.rng import random_below, random_unit
 from hearts_sim.engine.state import HAND_STATE, PHASE_PLAY
@@ -175,3 +177,73 @@ def play_out(state, rules: RulesTuple, rng: np.uint64, rollout: np.int64, epsilo
         rng, card = playout_card(state, rules, legal, rng, rollout, epsilon)
         play_card(state, rules, card)
     return rng
+
+
+# ---------------------------------------------------------------- the search tree (pimc, ismcts)
+# One record per node. Children form a linked list (``first_child``, then ``next``), newest
+# first; ``sums`` holds every seat's total hand score over the playouts through the node, so
+# the mover at any node can pick the child best for itself (max^n), for 3, 4 or 5 players.
+TREE_NODE = np.dtype(
+    [
+        ("card", np.int64),  # the card played to reach the node (NO_CARD at the root)
+        ("first_child", np.int64),  # -1: no child yet
+        ("next", np.int64),  # the next sibling, -1: none
+        ("cards", np.uint64),  # pimc: legal cards without a child yet; ismcts: cards with a child
+        ("visits", np.int64),
+        ("available", np.int64),  # ismcts: visits of the parent in which this card was legal
+        ("sums", np.float64, MAX_PLAYERS),
+    ]
+)
+NO_NODE = -1
+
+
+@njit
+def new_tree(capacity: np.int64):
+    """A node pool of ``capacity`` nodes (``np.empty``: untouched pages cost nothing)."""
+    return np.empty(capacity, dtype=TREE_NODE)
+
+
+@njit_inline
+def init_node(tree, node: np.int64, card: np.int64, cards: np.uint64, n: np.int64) -> None:
+    """Node ``node`` fresh: no children, no visits, zero sums for the ``n`` seats."""
+    tree[node].card = card
+    tree[node].first_child = NO_NODE
+    tree[node].next = NO_NODE
+    tree[node].cards = cards
+    tree[node].visits = 0
+    tree[node].available = 0
+    for s in range(n):
+        tree[node].sums[s] = 0.0
+
+
+@njit_inline
+def add_child(tree, parent: np.int64, child: np.int64, card: np.int64, n: np.int64) -> None:
+    """Make the free node ``child`` (reached by ``card``) the first child of ``parent``."""
+    init_node(tree, child, card, _ZERO, n)
+    tree[child].next = tree[parent].first_child
+    tree[parent].first_child = child
+
+
+@njit_inline
+def ucb(tree, child: np.int64, mover: np.int64, log_count: np.float64, c: np.float64, scale: np.float64):
+    """UCB1 of ``child`` for the seat to move: its mean value (-score, scaled by ``scale`` to
+    about [-1, 0]) plus ``c`` times the exploration term; ``log_count`` is the log of the
+    parent's visits (pimc) or of the child's availability (ismcts)."""
+    visits = np.float64(tree[child].visits)
+    return -tree[child].sums[mover] / visits * scale + c * np.sqrt(log_count / visits)
+
+
+@njit_inline
+def backup(tree, path, depth: np.int64, scores, n: np.int64) -> None:
+    """Count a playout whose final hand ``scores`` came through ``path[0..depth]``."""
+    for d in range(depth + 1):
+        node = path[d]
+        tree[node].visits += 1
+        for s in range(n):
+            tree[node].sums[s] += np.float64(scores[s])
+
+
+@njit_inline
+def mean_score(tree, node: np.int64, seat: np.int64) -> np.float64:
+    """``seat``'s mean hand score over the playouts through ``node`` (0 before any)."""
+    return tree[node].sums[seat] / np.float64(max(tree[node].visits, np.int64(1)))
