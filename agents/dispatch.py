@@ -107,7 +107,7 @@ def _module_digest(module: str) -> tuple[str, frozenset[str]]:
     """A module's source digest and the project modules it imports (packages' ``__init__`` aside:
     they re-export, and following them would pull in every agent)."""
     source = Path(sys.modules[module].__file__ or "").read_bytes()
-    imports = set()
+    imports: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             imports.update(alias.name for alias in node.names)

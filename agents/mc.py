@@ -117,7 +117,7 @@ def lean_random_value(world, rules: RulesTuple, card: np.int64, me: np.int64, rn
         scratch.points[s] = world.points[s]
         scratch.tricks_won[s] = world.tricks_won[s]
         if world.taken[s] & JD_BIT:
-            jd_taker = s
+            jd_taker = np.int64(s)
     trick = world.trick_number
     in_trick = world.n_in_trick
     trick_mask = world.trick_mask
@@ -130,7 +130,7 @@ def lean_random_value(world, rules: RulesTuple, card: np.int64, me: np.int64, rn
         winning = highest_card(trick_mask & SUIT_MASKS[led])
         for s in range(n):
             if world.trick_cards[s] == winning:
-                winner = s
+                winner = np.int64(s)
     seat = world.to_play
     while True:
         hand = scratch.hands[seat]
@@ -247,7 +247,7 @@ def pass_candidates(state, rules: RulesTuple, seat: np.int64, seed: np.uint64, o
         if fresh and count < MAX_PASS_CANDIDATES:
             out[count] = cards
             count += 1
-    return count
+    return np.int64(count)
 
 
 @njit

@@ -167,16 +167,16 @@ def moon_status(state, seat: np.int64, shoot: np.float64, commit: np.float64, de
     for o in range(state.n_players):
         if state.points[o] > 0:
             total += state.points[o]
-            holder = o
+            holder = np.int64(o)
     if total == mine:  # nobody else has scored
         if (commit > 0 and mine >= commit) or (
             shoot <= MAX_MOON_STRENGTH and moon_strength(state.dealt[seat]) >= shoot
         ):
-            return SHOOTING
-        return NO_MOON
+            return np.int64(SHOOTING)
+        return np.int64(NO_MOON)
     if defend > 0 and mine == 0 and total >= defend and state.points[holder] == total:
         return holder
-    return NO_MOON
+    return np.int64(NO_MOON)
 
 
 # ---------------------------------------------------------------- passing

@@ -104,7 +104,7 @@ def budget_deadline(ms: np.float64) -> np.int64:
 @njit_inline
 def card_count(mask: np.uint64) -> np.int64:
     """Number of cards in a bitboard, as an int64 (``popcount`` answers uint64)."""
-    return np.int64(popcount(mask))  # type: ignore[call-arg]
+    return np.int64(popcount(mask))
 
 
 @njit

@@ -19,13 +19,13 @@ import argparse
 
 import numpy as np
 
-from agents.registry import parse_agent
+from agents.registry import KINDS, parse_agent
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.simulate import Table, run_hands, set_threads
 from hearts_sim.studies.bench import timed_kernel
 from hearts_sim.studies.calibrate import decision_log
 
-SEARCH_AGENTS = ("mc", "pimc", "ismcts")
+SEARCH_AGENTS = tuple(kind.name for kind in KINDS if kind.searches)
 MC_ROLLOUTS = ("mc", "mc(rollout=random)")
 
 

@@ -1,13 +1,13 @@
-"""A slow, obviously correct reference engine for one hand of Hearts (RULES.md).
+"""A slow, obviously correct reference engine for one hand of Hearts (docs/rules.md).
 
 Design note: this module exists only to be differential-tested against the fast numba
 engine, so it trades every bit of speed for readability. Cards are plain ints
 (``suit * 13 + rank``; clubs=0, diamonds=1, spades=2, hearts=3; rank 0 = two ... 12 = ace),
-sets of cards are Python ``set``s, and each rule of RULES.md is one small function whose
+sets of cards are Python ``set``s, and each rule of docs/rules.md is one small function whose
 comment cites the rule. It imports nothing from the engine under test (only the
 ``Rules`` value), so a bug there cannot hide here.
 
-Readings the project fixed where RULES.md leaves room (see the summary in
+Readings the project fixed where docs/rules.md leaves room (see the summary in
 ``tests/test_reference_engine.py``):
 - point cards are hearts + QS, plus KS and AS under Black Maria (also for rule 5);
 - ``hearts_broken`` becomes True as soon as a heart (or, with ``qs_breaks_hearts``, the

@@ -199,7 +199,7 @@ def test_from_deal_matches_reference_step_by_step(name):
         play_both(eng, ref, rng, Log(rules, ref, "HandState.from_deal"))
 
 
-# Every value RULES.md lists for every switch; invalid combinations are filtered out below.
+# Every value docs/rules.md lists for every switch; invalid combinations are filtered out below.
 SWITCH_VALUES: dict[str, tuple] = {
     "n_players": (3, 4, 5),
     "deck_mode": ("remove", "kitty"),

@@ -1,7 +1,7 @@
-"""RULES.md invariants over tens of thousands of simulated hands and hundreds of games.
+"""docs/rules.md invariants over tens of thousands of simulated hands and hundreds of games.
 
 Checked with numpy on ``simulate`` / ``simulate_games`` DataFrames (random agents), with
-the deck and every expectation derived here from RULES.md, not from the engine:
+the deck and every expectation derived here from docs/rules.md, not from the engine:
 - each hand: the dealt hands and the kitty partition the deck in play; passed cards come
   from the dealt hand; the pass direction follows the cycle, the dealer rotates; the first
   leader holds the lowest club after the exchange (left of the dealer for ``any``);
@@ -37,7 +37,7 @@ VARIANTS: dict[str, Rules] = {
 }
 
 
-# ---------------------------------------------------------------- RULES.md, independently
+# ---------------------------------------------------------------- docs/rules.md, independently
 def deck_mask(rules: Rules) -> int:
     """Cards in play: remove mode drops 2D (3 players) or 2D and 2C (5 players)."""
     removed = set()

@@ -1,13 +1,13 @@
 """Golden scripted deals for the reference engine (tests/reference_engine.py).
 
 Every deal here is built by hand and every expected legal set and score was worked out
-by hand from RULES.md, so these tests check the reference itself. They only use the
+by hand from docs/rules.md, so these tests check the reference itself. They only use the
 duck-typed hand API (from_deal, phase, current_player, legal_moves, pass_cards, play,
 points, scores, hands, taken, tricks_won, trick_winners, hearts_broken, moon_shooter,
 first_lead_card), so the same scripts can later be pointed at the fast engine by
 swapping ``ENGINE``.
 
-Readings decided for the reference (RULES.md plus the project's choices):
+Readings decided for the reference (docs/rules.md plus the project's choices):
 - point cards for rule 5 are hearts + QS, and KS, AS under black_maria;
 - first-trick leader = holder of the lowest club dealt to a player, after passing;
   ``first_lead_card`` is that club for two_clubs and any_club, None for any;
@@ -742,7 +742,7 @@ def check_legal_set(rules: Rules, h, trick: list[int]) -> None:
 
 
 def check_score_pattern(rules: Rules, h) -> None:
-    """RULES.md invariants: raw points, (0, T, T, ...) or (-T, 0, 0, ...), plus the bonuses."""
+    """docs/rules.md invariants: raw points, (0, T, T, ...) or (-T, 0, 0, ...), plus the bonuses."""
     points, scores, n, T = h.points(), h.scores(), rules.n_players, rules.moon_total
     base = list(scores)
     if rules.jd_bonus:

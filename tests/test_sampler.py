@@ -118,7 +118,7 @@ def test_world_fits_accepts_sampled_worlds_and_rejects_broken_ones(label: str) -
 # ---------------------------------------------------------------- uniformity on small endgames
 def consistent_deals(record: np.void, rules: Rules, seat: int) -> list[tuple[int, ...]]:
     """Every deal of the unseen cards (other hands in seat order, then the kitty) that agrees
-    with the seat's knowledge, by brute force from the definitions in RULES.md."""
+    with the seat's knowledge, by brute force from the definitions in docs/rules.md."""
     n = rules.n_players
     array = rules.to_tuple()
     played = int(record["played"])

@@ -22,7 +22,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from hearts_sim._numba import njit
+from hearts_sim._numba import njit, njit_inline
 
 Bitboard: TypeAlias = int  # a set of cards as a plain integer (bit i = card i)
 
@@ -237,8 +237,7 @@ class CardSet:
 
 # ---------------------------------------------------------------- bit helpers for kernels
 @intrinsic
-def popcount(typingctx, mask):  # type: ignore[no-untyped-def]
-    """Number of cards in a bitboard (one ``popcnt``)."""
+def _popcount(typingctx, mask):  # type: ignore[no-untyped-def]
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         return builder.ctpop(args[0])
@@ -260,6 +259,12 @@ def _count_leading_zeros(typingctx, mask):  # type: ignore[no-untyped-def]
         return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
 
     return types.uint64(types.uint64), codegen
+
+
+@njit_inline
+def popcount(mask: np.uint64) -> np.uint64:
+    """Number of cards in a bitboard (one ``popcnt``)."""
+    return _popcount(mask)  # type: ignore[call-arg]
 
 
 @njit
@@ -358,7 +363,7 @@ def _select_bit_portable(mask: np.uint64, k: np.int64) -> np.int64:
     position = np.uint64(0)
     for width in (32, 16, 8):
         w = np.uint64(width)
-        low_count: np.uint64 = popcount(mask & ((np.uint64(1) << w) - np.uint64(1)))  # type: ignore[call-arg]
+        low_count: np.uint64 = popcount(mask & ((np.uint64(1) << w) - np.uint64(1)))
         skip = np.uint64(low_count <= kk)
         kk -= skip * low_count
         mask >>= skip * w

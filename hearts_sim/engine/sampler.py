@@ -1,7 +1,7 @@
 """The determinization sampler: deal the cards one seat cannot see, consistently with all it knows.
 
 Design note. Search agents (mc, pimc, ismcts) play on *worlds*: full states whose hidden
-cards are a random deal that agrees with the seat's information set (RULES.md). What a
+cards are a random deal that agrees with the seat's information set (docs/rules.md). What a
 seat knows about the unseen cards, and how each fact is honoured:
 
 * hand sizes: each other seat holds ``hand_size - cards it has played`` (public counts);

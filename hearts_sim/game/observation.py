@@ -1,4 +1,4 @@
-"""What one seat may know (RULES.md, the information set), built from a ``HandState`` or a plain
+"""What one seat may know (docs/rules.md, the information set), built from a ``HandState`` or a plain
 history, validated, and turned back into a ``HAND_STATE`` record an agent can decide on.
 
 An agent kernel reads a full ``HAND_STATE`` record but only the seat's own information. To
@@ -102,7 +102,7 @@ class HistoryError(ValueError):
 
 @dataclass(frozen=True)
 class Observation:
-    """What one seat may know (RULES.md, information set): never another player's hand.
+    """What one seat may know (docs/rules.md, information set): never another player's hand.
 
     ``hand`` is what the seat holds now, ``dealt`` what it was dealt, ``received`` stays empty
     until every seat has passed, ``plays`` is every card played as (seat, card) in order,

@@ -1,4 +1,4 @@
-"""Invariants every hand satisfies (RULES.md), checked vectorised over HAND_RECORD arrays.
+"""Invariants every hand satisfies (docs/rules.md), checked vectorised over HAND_RECORD arrays.
 
 Used by ``hearts-sim bench`` on millions of hands and by the tests on thousands.
 """

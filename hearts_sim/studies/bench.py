@@ -4,7 +4,7 @@ Figures: hands/s of the self-play kernel on one thread (the per-core figure) and
 all threads, hands/s of ``simulate`` including the DataFrame, the first call's
 compile/cache-load time, and OpenSpiel's ``hearts`` with four uniform random bots
 through ``pyspiel.evaluate_bots``. Every benchmarked hand is checked against the
-invariants of RULES.md (untimed).
+invariants of docs/rules.md (untimed).
 """
 
 from __future__ import annotations

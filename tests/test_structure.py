@@ -1,0 +1,141 @@
+"""The folders are the layers: no module imports from a layer above its own.
+
+The layer order is written once, here (``hearts_sim/__init__.py`` describes it). Imports are
+read from the source (module level and inside functions alike; ``if TYPE_CHECKING:`` blocks
+aside, since they never run), so a lazy import cannot hide an upward dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Lowest first; a module may import from its own layer and the ones below.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("hearts_sim._numba", "hearts_sim"),  # the numba flags; the package's lazy facade
+    ("hearts_sim.core",),
+    ("hearts_sim.engine",),
+    ("hearts_sim.game",),
+    ("agents",),
+    ("hearts_sim.selfplay",),
+    ("hearts_sim.studies",),
+    ("hearts_sim.apps", "hearts_sim.__main__"),
+)
+
+
+def layer_of(module: str) -> int:
+    """The layer of a project module: the longest prefix listed in ``LAYERS``."""
+    best, rank = -1, -1
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, rank = len(prefix), index
+    if rank < 0:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS")
+    return rank
+
+
+def project_modules() -> dict[str, Path]:
+    modules = {}
+    for package in ("hearts_sim", "agents"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports_of(path: Path, module: str) -> list[tuple[int, str]]:
+    """(line, imported module) for every project import that runs."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+    modules = project_modules()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative import
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            found.append((node.lineno, base))
+            submodules = [f"{base}.{alias.name}" for alias in node.names]
+            found.extend((node.lineno, name) for name in submodules if name in modules)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text()))
+    return [(line, name) for line, name in found if name.split(".")[0] in ("hearts_sim", "agents")]
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in project_modules():
+        layer_of(module)
+
+
+def test_no_import_runs_upward() -> None:
+    upward = []
+    for module, path in project_modules().items():
+        own = layer_of(module)
+        for line, imported in imports_of(path, module):
+            if layer_of(imported) > own:
+                upward.append(
+                    f"{path.relative_to(ROOT)}:{line}: {module} (layer {own}) imports {imported} "
+                    f"(layer {layer_of(imported)})"
+                )
+    assert not upward, "imports that run upward:\n" + "\n".join(upward)
+
+
+def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
+    """The walk finds imports inside functions too, and skips TYPE_CHECKING blocks."""
+    source = tmp_path / "probe.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from hearts_sim.core import cards\n"
+        "if TYPE_CHECKING:\n    from hearts_sim.apps import cli\n"
+        "def f():\n    from hearts_sim.studies import tournament\n"
+    )
+    found = [name for _, name in imports_of(source, "hearts_sim.engine.probe")]
+    assert "hearts_sim.studies.tournament" in found and "hearts_sim.apps.cli" not in found
+    assert layer_of("hearts_sim.studies.tournament") > layer_of("hearts_sim.engine.probe")
+
+
+@pytest.mark.parametrize(
+    "first", ["import agents", "from agents.registry import parse_agent", "from hearts_sim.core import cards"]
+)
+def test_any_import_order_works_in_a_fresh_process(first: str) -> None:
+    """The agents <-> hearts_sim cycle is gone, not hidden by an import order."""
+    script = f"{first}\nimport hearts_sim\nfrom hearts_sim import simulate\nprint(len(simulate(hands=3)))"
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "3"
+
+
+def test_importing_agents_loads_no_layer_above_it() -> None:
+    script = (
+        "import sys, agents\n"
+        "loaded = [m for m in sys.modules if m.startswith(('hearts_sim.selfplay', 'hearts_sim.studies',"
+        " 'hearts_sim.apps'))]\nprint(loaded)"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
