@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib
+import pkgutil
 import sys
 from collections.abc import Iterable
 from functools import cache
@@ -42,6 +44,7 @@ from agents.registry import CODES, KIND_BY_NAME, KINDS, pass_kind
 from hearts_sim._numba import njit, njit_generated
 
 _PROJECT = ("agents", "hearts_sim")
+_ENGINE_PACKAGES = ("hearts_sim.core", "hearts_sim.engine")  # the engine under every loop
 
 
 # ---------------------------------------------------------------- the kind set, as a value and a type
@@ -124,12 +127,25 @@ def _module_digest(module: str) -> tuple[str, frozenset[str]]:
     return hashlib.sha256(source).hexdigest()[:16], frozenset(modules)
 
 
+def _engine_modules() -> list[str]:
+    """Every module of the engine the loops are built on (imported, so the digest never depends
+    on what a process happened to import)."""
+    names = ["hearts_sim._numba"]
+    for package in _ENGINE_PACKAGES:
+        path = importlib.import_module(package).__path__
+        names += [f"{package}.{info.name}" for info in pkgutil.iter_modules(path)]
+    for name in names:
+        importlib.import_module(name)
+    return names
+
+
 @cache
-def sources_digest(names: tuple[str, ...]) -> str:
-    """A digest of the source of every project module the kinds' kernels are built from (their
-    modules and everything those import, transitively), and of this dispatcher's own source."""
+def source_modules(names: tuple[str, ...]) -> dict[str, str]:
+    """The project modules the kernels of kinds ``names`` are built from, with their digests:
+    the kinds' modules and everything those import, transitively; the engine every loop is
+    built on; and this dispatcher."""
     seen = {__name__: _module_digest(__name__)[0]}
-    todo = [
+    todo = _engine_modules() + [
         kernel.py_func.__module__
         for name in names
         for kernel in (
@@ -146,7 +162,13 @@ def sources_digest(names: tuple[str, ...]) -> str:
         digest, imports = _module_digest(module)
         seen[module] = digest
         todo.extend(imports)
-    return hashlib.sha256(repr(sorted(seen.items())).encode()).hexdigest()[:12]
+    return seen
+
+
+def sources_digest(names: tuple[str, ...]) -> str:
+    """One digest of ``source_modules(names)``: part of a kind set's numba type, so a loop
+    compiled before any of those sources changed is never loaded from the cache after."""
+    return hashlib.sha256(repr(sorted(source_modules(names).items())).encode()).hexdigest()[:12]
 
 
 # ---------------------------------------------------------------- composing the chains

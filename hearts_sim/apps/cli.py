@@ -15,14 +15,13 @@ from agents.registry import KINDS, AgentError, parse_agent
 from hearts_sim.core.rules import PRESETS, SWITCHES, RulesError
 from hearts_sim.selfplay.simulate import SimulationError
 from hearts_sim.studies.calibrate import LADDER
+from hearts_sim.studies.stats import format_summary, match_json
 from hearts_sim.studies.tournament import (
     Interrupted,
     TournamentConfig,
     TournamentError,
     TournamentResult,
-    format_summary,
     make_config,
-    match_json,
     resume_tournament,
     run_tournament,
 )

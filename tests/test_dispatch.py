@@ -1,0 +1,64 @@
+"""The dispatcher composed per kind set: only the seated kinds compile, and caches stay valid.
+
+A loop is compiled (and cached on disk) once per ``KindSet``. A table of baseline and rule
+agents must never compile a search agent, a second process must load the loop from numba's
+cache, and a kind set's type must change exactly when a source its kernels are built from
+changes (numba's cache alone checks only the loop's own file).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from agents.dispatch import KindSet, source_modules
+from agents.registry import KINDS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_PROBE = """
+import json
+from hearts_sim.selfplay.loops import play_hands
+from hearts_sim.selfplay.simulate import Table, run_hands
+from agents import ismcts, mc, pimc
+from hearts_sim.engine import sampler
+run_hands(Table.build("standard", [["random", "lowest", "rule", "easy"]]), 0, 0, 20)
+search = {k.__name__: len(k.signatures) for k in (ismcts.ismcts_play, pimc.pimc_play, mc.mc_play, mc.mc_pass,
+                                                  sampler.sample_world, sampler.sample_world_into)}
+print(json.dumps({"search_compiled": search, "hits": sum(play_hands.stats.cache_hits.values()),
+                  "misses": sum(play_hands.stats.cache_misses.values())}))
+"""
+
+
+def _probe(cache: Path) -> dict[str, object]:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    run = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_a_baseline_table_never_compiles_a_search_agent_and_its_loop_is_cached(tmp_path: Path) -> None:
+    cold = _probe(tmp_path)  # an empty cache: everything this table needs compiles, nothing else
+    assert cold["search_compiled"] == {name: 0 for name in cold["search_compiled"]}  # type: ignore[union-attr]
+    assert cold["misses"] == 1 and cold["hits"] == 0
+    warm = _probe(tmp_path)  # a fresh process: the specialised loop comes from the disk cache
+    assert warm["hits"] == 1 and warm["misses"] == 0
+
+
+def test_a_kind_set_depends_on_the_sources_of_its_kinds_only() -> None:
+    baseline = set(source_modules(("lowest", "random", "rule")))
+    searching = set(source_modules(("ismcts",)))
+    assert "agents.ismcts" not in baseline and "agents.mc" not in baseline
+    assert {"agents.ismcts", "agents.search", "agents.rule"} <= searching  # it passes like rule
+    assert {"hearts_sim.engine.hand", "hearts_sim.core.rules", "agents.dispatch"} <= baseline & searching
+
+
+def test_kind_sets_name_their_kinds_with_the_kinds_they_pass_like() -> None:
+    assert set(KindSet.of(["pimc"]).names) == {"pimc", "rule"}
+    assert KindSet.of(["random", "random"]).names == ("random",)
+    every = KindSet(range(len(KINDS)))
+    assert every.names == tuple(kind.name for kind in KINDS)
+    assert KindSet.of(["rule"]).stamp != KindSet.of(["ismcts"]).stamp
