@@ -219,6 +219,12 @@ def stateless_chain(kinds: KindSetType) -> Any:
     return _kernel_chain("choose_stateless_play_of_set", "legal, seed", branches, "np.int64(-1)")
 
 
+def one_policy(stateless_play: Any) -> Any:
+    """(code, legal, seed) -> ``stateless_play(legal, seed)``: the chain of a table where every
+    seat plays the same stateless policy (its branch settled at compile time)."""
+    return code_chain("one_stateless_policy", "legal, seed", [], "kernel(legal, seed)", kernel=stateless_play)
+
+
 def pass_chain(kinds: KindSetType) -> Any:
     """(code, params, state, rules, seat, seed) -> the cards policy ``code`` passes."""
     branches = []

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba.extending import overload
 
-from agents.dispatch import choose_pass, choose_play, choose_stateless_play, code_chain, reads_state
+from agents.dispatch import choose_pass, choose_play, code_chain, one_policy, reads_state, stateless_chain
 from agents.kinds import MAX_PARAMS
 from hearts_sim._numba import njit, njit_inline, njit_parallel, prange
 from hearts_sim.core.cards import NO_CARD, card_bit, suit_of
@@ -125,29 +125,31 @@ def play_out_stateless(kinds, state, rules, play_codes):  # type: ignore[no-unty
 
 @overload(play_out_stateless)
 def _play_out_stateless(kinds, state, rules, play_codes):  # type: ignore[no-untyped-def]
-    codes = [code for code, kind in kinds.kinds() if not kind.reads_state]
-    call = "tricks(kinds, state, rules, play_codes, {})"
+    stateless = [(code, kind) for code, kind in kinds.kinds() if not kind.reads_state]
+    policies = {f"policy_{i}": one_policy(kind.stateless_play) for i, (_, kind) in enumerate(stateless)}
     chain = code_chain(
         "stateless_tricks_of_set",
-        "kinds, state, rules, play_codes",
-        [(code, call.format(code)) for code in codes],
-        call.format(MIXED_CODES),
+        "state, rules, play_codes",
+        [(code, f"tricks(state, rules, play_codes, policy_{i})") for i, (code, _) in enumerate(stateless)],
+        "tricks(state, rules, play_codes, mixed)",
         tricks=_stateless_tricks,
+        mixed=stateless_chain(kinds),
+        **policies,
     )
 
     def impl(kinds, state, rules, play_codes):  # type: ignore[no-untyped-def]
         code = play_codes[0]
         for seat in range(1, state.n_players):
             code = code if play_codes[seat] == code else MIXED_CODES
-        chain(code, kinds, state, rules, play_codes)
+        chain(code, state, rules, play_codes)
 
     return impl
 
 
 @njit_inline
-def _stateless_tricks(kinds, state, rules, play_codes, table_code) -> None:
-    """Play the hand out from the start of a trick, every seat with policy ``table_code``
-    (or its own, with ``MIXED_CODES``).
+def _stateless_tricks(state, rules, play_codes, choose) -> None:
+    """Play the hand out from the start of a trick; seat s plays ``choose(play_codes[s], legal,
+    seed)`` (a stateless policy, or the chain over the set's stateless policies).
 
     The same cards and the same final record as ``play_card`` card by card, but the running
     values of a trick (seat, led suit, cards, the card winning it) stay in registers instead
@@ -167,9 +169,7 @@ def _stateless_tricks(kinds, state, rules, play_codes, table_code) -> None:
         for i in range(n):
             legal = legal_mask(state.hands[seat], led_suit, first_trick, broken, state.first_lead_card, rules)
             n_played += 1
-            seed = decision_stream(state.seat_seeds[seat], n_played)
-            code = table_code if table_code != MIXED_CODES else play_codes[seat]
-            card = choose_stateless_play(kinds, code, legal, seed)
+            card = choose(play_codes[seat], legal, decision_stream(state.seat_seeds[seat], n_played))
             place_card(state, seat, card, led_suit, n_played - 1)
             trick |= card_bit(card)
             suit = suit_of(card)
