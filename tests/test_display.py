@@ -1,4 +1,4 @@
-"""Notebook display: ``_repr_html_`` of CardSet, HandState and Observation is well-formed
+"""Notebook display: ``_repr_html_`` of CardSet, HandState, Observation and Replay is well-formed
 markup (parsed strictly, as XML) and shows every card once, where it is; an Observation shows
 nothing its seat cannot see. Plain-text reprs stay as they were."""
 
@@ -10,7 +10,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from hearts_sim import CardSet, HandState
+from hearts_sim import CardSet, HandState, simulate
+from hearts_sim import analysis as an
 from hearts_sim.core.cards import RED, parse_card
 from hearts_sim.engine.hand import deck_cards
 
@@ -137,3 +138,28 @@ def test_observation_html_shows_what_the_seat_sees_and_nothing_else(name: str) -
             assert (mask(cards_in(tricks[0])) if tricks else 0) == played_cards
             known = obs.hand.mask | obs.passed.mask | obs.received.mask | obs.kitty.mask | played_cards
             assert mask(Counter(set(cards_in(root)))) & ~known == 0, "shows a card the seat cannot see"
+
+
+# ---------------------------------------------------------------- Replay
+def test_replay_html_deal_and_tricks_each_show_every_card_once() -> None:
+    df = simulate(CHECK_RULES["kitty3"], ["rule", "highest", "random"], hands=5, seed=6)
+    replay = an.replay(df.iloc[2]).mark(4, "look here & <there>")
+    root = parse(replay._repr_html_())
+    deal = table(root, "hs-deal")
+    rows = labelled_rows(deal)
+    dealt = [mask(cards_in(list(rows[str(s)])[2])) for s in range(3)]
+    assert dealt == [c.mask for c in replay.dealt]
+    assert mask(cards_in(list(rows["kitty"])[2])) == replay.kitty.mask
+    passed = [mask(cards_in(list(rows[str(s)])[3])) for s in range(3)]
+    assert passed == [c.mask for c in replay.passed]
+    tricks = table(root, "hs-tricks")
+    assert mask(cards_in(tricks)) == sum(1 << card for _, card in replay.plays)
+    trick_rows = labelled_rows(tricks)
+    assert list(trick_rows) == [str(t + 1) for t in range(17)]
+    assert "background" in trick_rows["5"].attrib.get("style", "")
+    assert "look here & <there>" in "".join(trick_rows["5"].itertext())
+    assert "style" not in trick_rows["4"].attrib
+    for trick in replay.tricks:  # the winner's card is the bold one
+        bold = [e for e in trick_rows[str(trick.number + 1)].iter() if "bold" in e.attrib.get("style", "")]
+        assert [parse_card(e.attrib["data-card"]) for e in bold] == [dict(trick.cards)[trick.winner]]
+    assert str(replay).splitlines()[5].endswith("<- look here & <there>")
