@@ -354,7 +354,7 @@ class HandState:
         ]
         if done and self.moon_shooter >= 0:
             facts.append(f"moon by seat {self.moon_shooter}")
-        if passing:
+        if passing and int(s["passes_made"]):
             facts.append("underlined: chosen to pass")
         return html_table(header, rows, caption=escape(" | ".join(facts)), kind="hs-hand-state")
 
