@@ -16,7 +16,7 @@ import pytest
 from hearts_sim import analysis as an
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.records import hand_frame
-from hearts_sim.selfplay.simulate import Table, run_hands, simulate
+from hearts_sim.selfplay.simulate import Table, run_hands, simulate, simulate_games
 from hearts_sim.studies.tournament import make_config, run_tournament
 
 try:
@@ -159,3 +159,9 @@ def test_rows_that_cannot_be_replayed_say_why(change, message: str) -> None:  # 
         an.replay(change(df.iloc[0]))
     with pytest.raises(an.ReplayError, match="one record row, not a DataFrame of 2 rows"):
         an.replay(pd.concat([df, df]))
+
+
+def test_a_game_record_is_refused() -> None:
+    games = simulate_games("quick", "random", games=1, seed=1)
+    with pytest.raises(an.ReplayError, match="a game record keeps no deal"):
+        an.replay(games.iloc[0])

@@ -18,7 +18,7 @@ by the clock of the machine that ran it, so its hand cannot be replayed: ``repla
 >>> hand = replay(df.iloc[4])
 >>> list(hand.points) == df.loc[4, ["points_0", "points_1", "points_2", "points_3"]].tolist()
 True
->>> len(hand.tricks), hand.tricks[0].leader == df.loc[4, "first_leader"]
+>>> len(hand.tricks), hand.tricks[0].leader == int(df.loc[4, "first_leader"])
 (13, True)
 """
 
@@ -304,6 +304,17 @@ def _dealt_state(rules: Rules, seed: int, offset: int, dealer: int) -> HandState
 
 
 def _row_values(row: Any) -> dict[str, Any]:
+    """The row's columns as a dict; game records (one row per game) are refused here."""
+    values = _as_dict(row)
+    if "game" in values and seat_column("dealt", 0) not in values:
+        raise ReplayError(
+            "a game record keeps no deal (simulate_games, --games): replay a row of simulate() or of "
+            "a hand tournament's records"
+        )
+    return values
+
+
+def _as_dict(row: Any) -> dict[str, Any]:
     if isinstance(row, pd.DataFrame):
         if len(row) != 1:
             raise ReplayError(
