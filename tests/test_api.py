@@ -392,8 +392,12 @@ def test_kitty_needs_points_or_cards() -> None:
     with pytest.raises(HistoryError, match="give its cards"):
         Observation.from_history(**{**own, "kitty": None})
     wrong = list(seen["points"])
-    wrong[taker] += 100
+    wrong[taker] += 14  # the one kitty card carries at most 13 points (the QS)
+    assert wrong[taker] <= 26
     with pytest.raises(HistoryError, match="gives the kitty"):
+        Observation.from_history(**{**seen, "points": wrong})
+    wrong[taker] += 100  # more than a hand holds
+    with pytest.raises(HistoryError, match="is out of range 0 .. 26"):
         Observation.from_history(**{**seen, "points": wrong})
 
 
