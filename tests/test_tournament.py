@@ -1,4 +1,5 @@
-"""Tournaments: balanced schedules, statistics, records, interrupt-and-resume, CLI errors."""
+"""Tournaments: balanced schedules, statistics, records, interrupt-and-resume (bad command-line
+input: test_bad_input.py; damaged records: test_records.py)."""
 
 from __future__ import annotations
 
@@ -158,30 +159,6 @@ def test_tournament_table_and_json(tmp_path: Path) -> None:
     assert data["deals"] == 100 and "n_players=3" in data["rules"]
     for agent in data["agents"]:
         assert {"name", "points_per_hand", "ci95", "moon_rate"} <= set(agent)
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["tournament", "nosuchagent"], "unknown agent 'nosuchagent'"),
-        (["tournament", "lowest", "--rules", "nosuchpreset"], "unknown rules preset"),
-        (["tournament", "lowest", "--rule", "moon=sometimes"], "moon='sometimes' is not valid"),
-        (["tournament", "lowest", "--rule", "nosuchswitch=1"], "unknown rule switch"),
-        (["tournament", "lowest", "--rules", "qdan3", "--rule", "pass_cycle=across"], "pass_cycle='across'"),
-        (["tournament", "lowest", "--hands", "-5"], "must be positive"),
-        (["tournament", "lowest", "--hands", "0"], "must be positive"),
-        (["match", "lowest"], "exactly 2 agents"),
-        (["tournament", "mc(nosuch=1)"], "has no parameter 'nosuch'"),
-        (["tournament", "lowest", "--out", "/proc/hearts-sim-cannot-write"], "cannot write"),
-        (["tournament", "--resume", "/nonexistent-run"], "holds no tournament run"),
-    ],
-)
-def test_bad_input_is_one_line_and_exit_code_2(args: list[str], message: str) -> None:
-    result = _cli(*args)
-    assert result.returncode == 2
-    assert message in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert "Traceback" not in result.stderr
 
 
 def test_existing_output_directory_is_refused(tmp_path: Path) -> None:
