@@ -212,3 +212,37 @@ def test_experiment_configs_run(config: Path) -> None:
     result = _cli("tournament", "--config", str(config), "--hands", "20", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["deals"] == 20
+
+
+def test_a_cold_start_is_announced_before_the_first_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the loop is in neither the process nor numba's cache, the report hears it first."""
+    import hearts_sim.studies.tournament as tournament
+
+    lines: list[str] = []
+    monkeypatch.setattr(tournament, "compile_seconds", lambda table, games=False: 42.0)
+    run_tournament(make_config(["lowest", "random"], deals=3), progress=False, report=lines.append)
+    assert lines == ["hearts-sim: compiling the kernels for these agents (one time, about 42 s)"]
+    monkeypatch.setattr(tournament, "compile_seconds", lambda table, games=False: None)
+    run_tournament(make_config(["lowest", "random"], deals=3), progress=False, report=lines.append)
+    assert len(lines) == 1
+
+
+def test_compile_seconds_reads_numba_s_cache(tmp_path: Path) -> None:
+    """None once the loop is compiled here; a figure in a process whose numba cache is empty."""
+    from hearts_sim.selfplay.simulate import Table, compile_seconds, run_hands
+
+    table = Table.build("standard", [["lowest", "random", "random", "random"]])
+    run_hands(table, 0, 0, 1)
+    assert compile_seconds(table) is None
+    probe = (
+        "from hearts_sim.selfplay.simulate import Table, compile_seconds; "
+        "print(compile_seconds(Table.build('standard', [['lowest', 'random', 'random', 'random']])))"
+    )
+    cold = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert float(cold.stdout) > 0
