@@ -113,7 +113,9 @@ def set_threads(threads: int | None) -> int:
         or not isinstance(threads, (int, np.integer))
         or not 1 <= threads <= max_threads()
     ):
-        raise SimulationError(f"threads={threads}: choose 1..{max_threads()} on this machine")
+        raise SimulationError(
+            f"threads={threads!r} is not valid: choose 1 .. {max_threads()} on this machine"
+        )
     numba.set_num_threads(threads)
     return threads
 
