@@ -35,12 +35,10 @@ from hearts_sim._numba import njit
 from hearts_sim.core.cards import card_str, cards_of
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import decision_seed, legal_moves
-from hearts_sim.engine.rng import derive_seed
+from hearts_sim.engine.rng import SeedError, check_seed, derive_seed
 from hearts_sim.engine.state import PHASE_DONE, PHASE_PASS
 from hearts_sim.game.hand_state import HandState, IllegalMoveError
 from hearts_sim.game.observation import Observation
-
-_U64 = 0xFFFF_FFFF_FFFF_FFFF
 
 
 @njit
@@ -70,6 +68,9 @@ class Agent:
     spec: AgentSpec
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        check_seed(self.seed)
+
     @property
     def name(self) -> str:
         return self.spec.name
@@ -77,12 +78,12 @@ class Agent:
     def hand_seed(self, observation: Observation) -> int:
         """The hand seed used when none is given: from this agent's seed, the seat and its dealt
         cards, so a decision depends on the observation alone."""
-        base = derive_seed(np.uint64(self.seed & _U64), observation.dealt.mask)
+        base = derive_seed(np.uint64(self.seed), observation.dealt.mask)
         return int(derive_seed(np.uint64(base), observation.seat))  # numba returns a Python int
 
     def state(self, observation: Observation, hand_seed: int | None = None) -> np.ndarray:
         """The rebuilt one-element ``HAND_STATE`` array this agent decides on."""
-        seed = self.hand_seed(observation) if hand_seed is None else int(hand_seed)
+        seed = self.hand_seed(observation) if hand_seed is None else check_seed(hand_seed, "hand_seed")
         return observation.to_state(seed)
 
     def choose_pass(self, observation: Observation, hand_seed: int | None = None) -> list[int]:
@@ -164,4 +165,8 @@ def _check_turn(states: np.ndarray, observation: Observation, want_pass: bool) -
 def load(spec: str | AgentSpec, seed: int = 0) -> Agent:
     """An ``Agent`` from a level name or any agent spec; ``seed`` picks its random streams when a
     decision is asked without the hand seed. Raises ``AgentError`` for an unknown name."""
-    return Agent(parse_agent(spec), int(seed))
+    try:
+        seed = check_seed(seed)
+    except SeedError as error:
+        raise AgentError(str(error)) from None
+    return Agent(parse_agent(spec), seed)

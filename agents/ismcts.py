@@ -22,6 +22,9 @@ import numpy as np
 
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.search import (
+    MAX_EXPLORATION,
+    MAX_ITERATIONS,
+    MAX_MS,
     NO_NODE,
     ROLLOUT_GREEDY,
     ROLLOUTS,
@@ -29,6 +32,7 @@ from agents.search import (
     TIMED_NODE_CAPACITY,
     add_child,
     backup,
+    budget_count,
     budget_deadline,
     card_count,
     init_node,
@@ -48,11 +52,27 @@ from hearts_sim.engine.sampler import sample_world
 from hearts_sim.engine.state import PHASE_PLAY
 
 PARAMETERS = (
-    Parameter("iterations", 15000, "iterations per decision, each in a freshly sampled deal"),
-    Parameter("c", 0.7, "UCB exploration constant (values are -score / moon total)"),
+    Parameter(
+        "iterations",
+        15000,
+        "iterations per decision, each in a freshly sampled deal",
+        low=1,
+        high=MAX_ITERATIONS,
+    ),
+    Parameter(
+        "c", 0.7, "UCB exploration constant (values are -score / moon total)", low=0, high=MAX_EXPLORATION
+    ),
     Parameter("rollout", ROLLOUT_GREEDY, "playout policy below the tree", ROLLOUTS),
-    Parameter("epsilon", 0.1, "playouts: chance of a uniformly random card instead of the policy's"),
-    Parameter("ms", 0.0, "ms per decision (0: use iterations; a timed search is not reproducible)"),
+    Parameter(
+        "epsilon", 0.1, "playouts: chance of a uniformly random card instead of the policy's", low=0, high=1
+    ),
+    Parameter(
+        "ms",
+        0.0,
+        "ms per decision (0: use iterations; a timed search is not reproducible)",
+        low=0,
+        high=MAX_MS,
+    ),
 )
 P = param_indices(PARAMETERS)
 
@@ -67,7 +87,7 @@ def ismcts_play(
     """The most visited root card of an SO-ISMCTS search over ``seat``'s information set."""
     if card_count(legal) == 1:
         return lowest_card(legal)
-    iterations = max(np.int64(params[P.iterations]), np.int64(1))
+    iterations = budget_count(params[P.iterations], 1, MAX_ITERATIONS)
     c = np.float64(params[P.c])
     rollout = np.int64(params[P.rollout])
     epsilon = np.float64(params[P.epsilon])
@@ -133,6 +153,8 @@ def ismcts_play(
                         best_value = value
                         best_child = child
                 child = tree[child].next
+            if best_child == NO_NODE:  # no value compares (an exploration constant of NaN)
+                break
             node = best_child
             play_card(work, rules, tree[node].card)
             depth += 1

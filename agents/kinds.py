@@ -4,8 +4,10 @@ Design note. An agent is one module that declares one ``PolicyKind`` (``KIND``) 
 once in ``agents.registry.KINDS``; nothing else names it. The kind carries everything the rest
 of the toolkit needs to know:
 
-* its parameters (``Parameter``: name, default, meaning, choices), which spec strings set by
-  name and kernels read by name: ``P = param_indices(PARAMETERS)`` gives ``params[P.c]``;
+* its parameters (``Parameter``: name, default and with it the type, meaning, choices or
+  allowed range), which spec strings set by name, ``Parameter.check`` validates wherever a
+  value comes from, and kernels read by name: ``P = param_indices(PARAMETERS)`` gives
+  ``params[P.c]``;
 * its kernels, with the one signature every policy of that role has (see ``agents.dispatch``):
   ``play(params, state, rules, seat, legal, seed) -> card`` and
   ``pass_cards(params, state, rules, seat, seed) -> bitboard``; a policy that reads nothing
@@ -19,40 +21,95 @@ of the toolkit needs to know:
 
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
+
+from hearts_sim.core.errors import InputError
 
 MAX_PARAMS = 10  # width of the parameter row a kernel receives (selfplay.loops spells it out)
 Params = tuple[float, ...]  # one policy's parameter row, as kernels receive it
 
 
-class AgentError(ValueError):
+class AgentError(InputError):
     """An unknown agent or parameter, or a malformed spec; the message lists what is valid."""
 
 
 @dataclass(frozen=True)
 class Parameter:
-    """A tunable knob. ``choices`` names the values of an enumerated parameter (stored as its index)."""
+    """A tunable knob: its type, its allowed range and its meaning, declared once where its kind is.
+
+    The type is that of ``default`` (``int`` or ``float``), or an enumeration when ``choices``
+    names the values (stored as the chosen name's index). A number must lie in ``low .. high``
+    (inclusive); NaN never passes, and infinities only where ``finite`` is False. Kernels size
+    their searches and compare with these values, so an unchecked one could crash a process.
+    """
 
     name: str
     default: float | int
     description: str
     choices: tuple[str, ...] = ()
+    low: float = -math.inf
+    high: float = math.inf
+    finite: bool = True
+
+    def __post_init__(self) -> None:
+        if self.choices:
+            object.__setattr__(self, "low", 0)
+            object.__setattr__(self, "high", len(self.choices) - 1)
+        assert math.isfinite(self.low) and math.isfinite(self.high), f"{self.name}: declare its range"
+        assert self.low <= self.default <= self.high, f"{self.name}: the default lies outside its range"
+
+    @property
+    def integer(self) -> bool:
+        return bool(self.choices) or isinstance(self.default, int)
+
+    def allowed(self) -> str:
+        """What the parameter accepts, for messages: ``an integer in 1 .. 2000000``."""
+        if self.choices:
+            return f"one of {', '.join(self.choices)}"
+        kind, show = ("an integer", "{:d}") if self.integer else ("a number", "{:.15g}")
+        return f"{kind} in {show.format(self.low)} .. {show.format(self.high)}"
+
+    def _refuse(self, value: object, agent: str) -> AgentError:
+        return AgentError(f"{agent}: parameter {self.name}={value!r} is not valid: choose {self.allowed()}")
 
     def parse(self, text: str, agent: str) -> float | int:
-        """The value written ``text`` on a command line or in a spec string."""
+        """The value written ``text`` on a command line or in a spec string, checked."""
         if self.choices:
             if text in self.choices:
                 return self.choices.index(text)
-            raise AgentError(
-                f"{agent}: parameter {self.name}={text!r} must be one of {', '.join(self.choices)}"
-            )
+            raise self._refuse(text, agent)
         try:
-            return int(text) if isinstance(self.default, int) else float(text)
+            value: float | int = int(text) if self.integer else float(text)
         except ValueError:
-            kind = "an integer" if isinstance(self.default, int) else "a number"
-            raise AgentError(f"{agent}: parameter {self.name}={text!r} must be {kind}") from None
+            raise self._refuse(text, agent) from None
+        return self.check(value, agent, written=text)
+
+    def check(self, value: object, agent: str, written: object = None) -> float | int:
+        """``value`` (a number, or a choice's name or index) as this parameter's type, if it is
+        one and lies in the allowed range; else ``AgentError`` naming agent, parameter and range
+        (and the value as ``written``, when it came from text)."""
+        if self.choices and isinstance(value, str):
+            return self.parse(value, agent)
+        shown = value if written is None else written
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise self._refuse(shown, agent)
+        number = float(value) if isinstance(value, (float, np.floating)) else int(value)
+        if math.isnan(number) or (self.finite and math.isinf(number)):
+            raise self._refuse(shown, agent)
+        if self.integer:
+            if isinstance(number, float) and not number.is_integer():
+                raise self._refuse(shown, agent)
+            number = int(number)
+        elif not math.isinf(number):
+            number = float(number)
+        if not self.low <= number <= self.high:
+            raise self._refuse(shown, agent)
+        return number
 
     def format(self, value: float | int) -> str:
         if self.choices:
@@ -66,7 +123,8 @@ def param_indices(parameters: tuple[Parameter, ...]) -> Any:
     A named tuple of ints: numba freezes it as a constant, so reading a parameter by name costs
     nothing over ``params[0]``.
 
-    >>> P = param_indices((Parameter("samples", 50, ""), Parameter("ms", 0.0, "")))
+    >>> samples, ms = Parameter("samples", 50, "", low=1, high=99), Parameter("ms", 0.0, "", low=0, high=9)
+    >>> P = param_indices((samples, ms))
     >>> P.samples, P.ms
     (0, 1)
     """

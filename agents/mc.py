@@ -32,10 +32,13 @@ from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
 from agents.search import (
+    MAX_MS,
+    MAX_SAMPLES,
     ROLLOUT_GREEDY,
     ROLLOUT_RANDOM,
     ROLLOUT_RULE,
     ROLLOUTS,
+    budget_count,
     budget_deadline,
     card_count,
     monotonic_ns,
@@ -68,10 +71,22 @@ from hearts_sim.engine.sampler import copy_state, new_sampler_scratch, sample_wo
 from hearts_sim.engine.state import NO_SEAT, NO_SUIT, PHASE_PASS
 
 PARAMETERS = (
-    Parameter("samples", 50, "worlds sampled per play decision; every legal card is rolled out in each"),
+    Parameter(
+        "samples",
+        50,
+        "worlds sampled per play decision; every legal card is rolled out in each",
+        low=1,
+        high=MAX_SAMPLES,
+    ),
     Parameter("rollout", ROLLOUT_RULE, "policy of every seat in the rollouts", ROLLOUTS),
-    Parameter("pass_samples", 30, "deals sampled per candidate pass"),
-    Parameter("ms", 0.0, "ms per play decision (0: use samples; a timed search is not reproducible)"),
+    Parameter("pass_samples", 30, "deals sampled per candidate pass", low=2, high=MAX_SAMPLES),
+    Parameter(
+        "ms",
+        0.0,
+        "ms per play decision (0: use samples; a timed search is not reproducible)",
+        low=0,
+        high=MAX_MS,
+    ),
 )
 P = param_indices(PARAMETERS)
 
@@ -198,7 +213,7 @@ def mc_play(
     if card_count(legal) == 1:
         return lowest_card(legal)
     deadline = budget_deadline(np.float64(params[P.ms]))
-    samples = max(np.int64(params[P.samples]), np.int64(1)) if deadline == 0 else np.int64(1) << 62
+    samples = budget_count(params[P.samples], 1, MAX_SAMPLES) if deadline == 0 else np.int64(1) << 62
     kind = np.int64(params[P.rollout])
     worlds = new_worlds(SCRATCH_WORLDS)
     totals = np.zeros(N_CARDS, dtype=np.float64)
@@ -261,7 +276,7 @@ def mc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.u
     count = pass_candidates(state, rules, seat, seed, candidates)
     if count == 1:
         return candidates[0]
-    samples = max(np.int64(params[P.pass_samples]), np.int64(2))
+    samples = budget_count(params[P.pass_samples], 2, MAX_SAMPLES)
     kind = np.int64(params[P.rollout])
     worlds = new_worlds(SCRATCH_WORLDS)
     gains = np.zeros(MAX_PASS_CANDIDATES, dtype=np.float64)  # sum of (score of 0 - score of i)

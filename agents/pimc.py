@@ -23,6 +23,10 @@ import numpy as np
 
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.search import (
+    MAX_EXPLORATION,
+    MAX_ITERATIONS,
+    MAX_MS,
+    MAX_SAMPLES,
     NO_NODE,
     NS_PER_MS,
     ROLLOUT_GREEDY,
@@ -31,6 +35,7 @@ from agents.search import (
     TIMED_NODE_CAPACITY,
     add_child,
     backup,
+    budget_count,
     card_count,
     init_node,
     mean_score,
@@ -49,12 +54,28 @@ from hearts_sim.engine.sampler import sample_world
 from hearts_sim.engine.state import PHASE_PLAY
 
 PARAMETERS = (
-    Parameter("iterations", 40000, "UCT iterations per decision, split evenly across the worlds"),
-    Parameter("worlds", 20, "deals of the unseen cards sampled per decision"),
-    Parameter("c", 0.7, "UCT exploration constant (values are -score / moon total)"),
+    Parameter(
+        "iterations",
+        40000,
+        "UCT iterations per decision, split evenly across the worlds",
+        low=1,
+        high=MAX_ITERATIONS,
+    ),
+    Parameter("worlds", 20, "deals of the unseen cards sampled per decision", low=1, high=MAX_SAMPLES),
+    Parameter(
+        "c", 0.7, "UCT exploration constant (values are -score / moon total)", low=0, high=MAX_EXPLORATION
+    ),
     Parameter("rollout", ROLLOUT_GREEDY, "playout policy below the tree", ROLLOUTS),
-    Parameter("epsilon", 0.1, "playouts: chance of a uniformly random card instead of the policy's"),
-    Parameter("ms", 0.0, "ms per decision (0: use iterations; a timed search is not reproducible)"),
+    Parameter(
+        "epsilon", 0.1, "playouts: chance of a uniformly random card instead of the policy's", low=0, high=1
+    ),
+    Parameter(
+        "ms",
+        0.0,
+        "ms per decision (0: use iterations; a timed search is not reproducible)",
+        low=0,
+        high=MAX_MS,
+    ),
 )
 P = param_indices(PARAMETERS)
 
@@ -114,6 +135,8 @@ def _uct_world(
                     best_value = value
                     best_child = child
                 child = tree[child].next
+            if best_child == NO_NODE:  # no value compares (an exploration constant of NaN)
+                break
             node = best_child
             play_card(work, rules, tree[node].card)
             depth += 1
@@ -148,12 +171,12 @@ def pimc_play(
     """The legal card with the lowest mean score over ``worlds`` UCT searches of sampled deals."""
     if card_count(legal) == 1:
         return lowest_card(legal)
-    iterations = max(np.int64(params[P.iterations]), np.int64(1))
-    n_worlds = max(np.int64(params[P.worlds]), np.int64(1))
+    iterations = budget_count(params[P.iterations], 1, MAX_ITERATIONS)
+    n_worlds = budget_count(params[P.worlds], 1, MAX_SAMPLES)
     c = np.float64(params[P.c])
     rollout = np.int64(params[P.rollout])
     epsilon = np.float64(params[P.epsilon])
-    ms = np.float64(params[P.ms])
+    ms = min(np.float64(params[P.ms]), MAX_MS) if params[P.ms] > 0.0 else 0.0  # NaN: no time budget
     start = monotonic_ns() if ms > 0.0 else np.int64(0)
     per_world = max(iterations // n_worlds, np.int64(1))
     capacity = TIMED_NODE_CAPACITY if ms > 0.0 else per_world + 2

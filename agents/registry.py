@@ -23,7 +23,7 @@ import numpy as np
 from agents import baseline, ismcts, mc, pimc, rule
 from agents.external import ExternalSpec, is_external, parse_external, wrap_object
 from agents.kinds import EXTERNAL, MAX_PARAMS, AgentError, PolicyKind
-from agents.levels import LevelError, levels
+from agents.levels import Level, LevelError, level_name_problem, levels
 from hearts_sim.core.rules import MAX_PLAYERS
 
 KINDS: tuple[PolicyKind, ...] = (
@@ -57,6 +57,20 @@ class Policy:
     kind: PolicyKind
     values: tuple[tuple[str, float | int], ...] = ()
     external: ExternalSpec | None = None  # kind EXTERNAL: what decides
+
+    def __post_init__(self) -> None:
+        """Every value checked against its parameter's declaration (``AgentError`` naming the
+        agent, the parameter and the allowed range); parameters not given take their defaults."""
+        given = dict(self.values)
+        if len(given) != len(self.values):
+            raise AgentError(f"{self.kind.name}: a parameter is given twice in {self.values!r}")
+        for name in given:
+            self.kind.parameter(name)  # an unknown name lists the valid ones
+        checked = tuple(
+            (p.name, p.check(given[p.name], self.kind.name) if p.name in given else p.default)
+            for p in self.kind.parameters
+        )
+        object.__setattr__(self, "values", checked)
 
     @property
     def code(self) -> int:
@@ -156,18 +170,26 @@ def parse_policy(text: str) -> Policy:
     kind = KIND_BY_NAME.get(name)
     if kind is None:
         raise AgentError(f"unknown agent {name!r}: valid agents are {', '.join(agent_names())}")
-    values = {p.name: p.default for p in kind.parameters}
+    values: dict[str, float | int] = {}
     for assignment in _split_top_level(arguments) if arguments and arguments.strip() else []:
         key, sep, value = assignment.partition("=")
         if not sep:
             raise AgentError(f"{kind.name}: parameter {assignment!r} is not of the form name=value")
+        if key.strip() in values:
+            raise AgentError(f"{kind.name}: parameter {key.strip()!r} is given twice")
         values[key.strip()] = _convert(kind, key.strip(), value.strip())
     return Policy(kind, tuple(values.items()))
 
 
 def parse_agent(spec: str | AgentSpec | Any) -> AgentSpec:
-    """An ``AgentSpec`` from a spec string such as ``lowest``, ``pass=lowest,play=random`` or
-    ``py:my_agents.py:Greedy``, or from a Python agent object (``agents.external``)."""
+    """An ``AgentSpec`` from a spec string such as ``lowest``, ``pass=lowest,play=random``,
+    ``py:my_agents.py:Greedy`` or a level name, or from a Python agent object (``agents.external``)."""
+    return _parse_agent(spec, ())
+
+
+def _parse_agent(spec: str | AgentSpec | Any, resolving: tuple[str, ...]) -> AgentSpec:
+    """``parse_agent``; ``resolving``: the levels whose specs are being resolved (a level may
+    name another level, never itself through any chain)."""
     if isinstance(spec, AgentSpec):
         return spec
     if not isinstance(spec, str) and (hasattr(spec, "choose_play") or hasattr(spec, "act_batch")):
@@ -175,10 +197,15 @@ def parse_agent(spec: str | AgentSpec | Any) -> AgentSpec:
         return AgentSpec(policy, policy)
     if not isinstance(spec, str) or not spec.strip():
         raise AgentError(f"an agent spec must be a non-empty string, not {spec!r}")
-    level = levels().get(spec.strip())
+    level = stored_levels().get(spec.strip())
     if level is not None:
+        if level.name in resolving:
+            chain = " -> ".join([*resolving, level.name])
+            raise LevelError(f"level file {level.path}: the level refers to itself ({chain})")
         try:
-            resolved = parse_agent(level.agent)
+            resolved = _parse_agent(level.agent, (*resolving, level.name))
+        except LevelError:
+            raise
         except AgentError as error:
             raise LevelError(f"level file {level.path}: {error}") from None
         return AgentSpec(resolved.pass_policy, resolved.play_policy, label=level.name)
@@ -202,7 +229,30 @@ def parse_agent(spec: str | AgentSpec | Any) -> AgentSpec:
 
 def agent_names() -> list[str]:
     """Every name an agent spec may start with: the policy kinds, then the levels."""
-    return [*KIND_BY_NAME, *levels()]
+    return [*KIND_BY_NAME, *stored_levels()]
+
+
+def check_level_name(name: str) -> str:
+    """``name`` if it may name a level: a plain identifier (never a path) that is not the name
+    of a built-in agent; else ``LevelError`` saying why."""
+    problem = level_name_problem(name)
+    if problem is None and name in KIND_BY_NAME:
+        problem = f"it is the name of the built-in agent {name!r}"
+    if problem is not None:
+        raise LevelError(f"{name!r} cannot name a level: {problem}")
+    return name
+
+
+def stored_levels() -> dict[str, Level]:
+    """The levels in ``agents/levels``; a file named like a built-in agent is an error, since a
+    level must never silently replace one."""
+    found = levels()
+    for name, level in found.items():
+        if name in KIND_BY_NAME:
+            raise LevelError(
+                f"level file {level.path}: a level cannot take the name of the built-in agent {name!r}"
+            )
+    return found
 
 
 def seat_arrays(seatings: list[list[AgentSpec]]) -> tuple[np.ndarray, ...]:

@@ -64,21 +64,49 @@ from hearts_sim.core.cards import (
     rank_of,
     suit_of,
 )
-from hearts_sim.core.rules import MOON_OFF, RulesTuple
+from hearts_sim.core.rules import MAX_POINTS, MOON_OFF, RulesTuple
 from hearts_sim.engine.hand import deck_cards, point_cards
 from hearts_sim.engine.rng import random_unit
 
 PARAMETERS = (
-    Parameter("spade_guard", 3, "spades below the queen needed to keep QS, KS, AS when passing"),
-    Parameter("void_bonus", 8.0, "passing: extra danger of a card whose suit the pass can void"),
-    Parameter("heart_bonus", 1.0, "passing: extra danger of a heart over a card of equal rank"),
-    Parameter("shoot", 99.0, "moon strength of the dealt hand to try shooting (above 41 = never)"),
-    Parameter("commit", 8, "points held while nobody else has any, to play for every trick (0 = never)"),
-    Parameter("defend", 16, "points one opponent holds, all those taken, to trigger defence (0 = off)"),
-    Parameter("flush", 1, "lead low spades to flush the QS when holding none of QS, KS, AS (0 = off)"),
-    Parameter("void_lead", 3.0, "leading: penalty of a suit per opponent shown void in it"),
     Parameter(
-        "careless", 0.0, "chance per card of a beginner's play: the lowest card when leading or following"
+        "spade_guard", 3, "spades below the queen needed to keep QS, KS, AS when passing", low=0, high=13
+    ),
+    Parameter(
+        "void_bonus", 8.0, "passing: extra danger of a card whose suit the pass can void", low=-100, high=100
+    ),
+    Parameter(
+        "heart_bonus", 1.0, "passing: extra danger of a heart over a card of equal rank", low=-100, high=100
+    ),
+    Parameter(
+        "shoot", 99.0, "moon strength of the dealt hand to try shooting (above 41 = never)", low=0, high=100
+    ),
+    Parameter(
+        "commit",
+        8,
+        "points held while nobody else has any, to play for every trick (0 = never)",
+        low=0,
+        high=MAX_POINTS,
+    ),
+    Parameter(
+        "defend",
+        16,
+        "points one opponent holds, all those taken, to trigger defence (0 = off)",
+        low=0,
+        high=MAX_POINTS,
+    ),
+    Parameter(
+        "flush", 1, "lead low spades to flush the QS when holding none of QS, KS, AS (0 = off)", low=0, high=1
+    ),
+    Parameter(
+        "void_lead", 3.0, "leading: penalty of a suit per opponent shown void in it", low=-100, high=100
+    ),
+    Parameter(
+        "careless",
+        0.0,
+        "chance per card of a beginner's play: the lowest card when leading or following",
+        low=0,
+        high=1,
     ),
 )
 P = param_indices(PARAMETERS)

@@ -53,6 +53,13 @@ ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE = range(len(ROLLOUTS))
 NS_PER_MS = 1_000_000.0
 TIME_CHECK_EVERY = 8  # iterations between clock reads in timed searches (a read costs ~25 ns)
 TIMED_NODE_CAPACITY = 1 << 18  # node pool of a timed search (np.empty: untouched pages cost nothing)
+# The budgets a search parameter may ask for. The parameters declare them as their ranges, and
+# the kernels clamp to them again (``budget_count``, ``budget_deadline``), so no node pool is
+# sized and no loop is bounded by an unchecked value.
+MAX_ITERATIONS = 2_000_000  # a tree of this many nodes takes 176 MB (TREE_NODE: 88 bytes)
+MAX_SAMPLES = 1_000_000  # sampled worlds or deals per decision
+MAX_MS = 60_000.0  # one minute per decision
+MAX_EXPLORATION = 100.0  # UCB's c; values are scaled to about [-1, 0]
 
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
@@ -94,10 +101,22 @@ def monotonic_ns() -> np.int64:
 
 @njit
 def budget_deadline(ms: np.float64) -> np.int64:
-    """The clock reading at which a search of ``ms`` milliseconds stops (0: no time budget)."""
-    if ms <= 0.0:
+    """The clock reading at which a search of ``ms`` milliseconds stops (0: no time budget;
+    at most ``MAX_MS``)."""
+    if not ms > 0.0:  # NaN too
         return np.int64(0)
-    return monotonic_ns() + np.int64(ms * NS_PER_MS)
+    return monotonic_ns() + np.int64(min(ms, MAX_MS) * NS_PER_MS)
+
+
+@njit
+def budget_count(value: np.float64, low: np.int64, high: np.int64) -> np.int64:
+    """A count parameter as an integer in ``low .. high`` (NaN: ``low``), converted only once
+    it is in range: a float beyond int64 has no defined integer value."""
+    if not value >= low:
+        return low
+    if value >= high:
+        return high
+    return np.int64(value)
 
 
 # ---------------------------------------------------------------- small helpers

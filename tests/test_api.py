@@ -14,7 +14,9 @@ import agents
 from agents.dispatch import decide_pass, decide_play
 from agents.kinds import AgentError
 from agents.registry import parse_agent
+from hearts_sim import simulate
 from hearts_sim.core.cards import CardSet, card_str, cards_of
+from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import decision_seed, legal_moves
 from hearts_sim.game.hand_state import HandState, IllegalMoveError
@@ -392,8 +394,12 @@ def test_kitty_needs_points_or_cards() -> None:
     with pytest.raises(HistoryError, match="give its cards"):
         Observation.from_history(**{**own, "kitty": None})
     wrong = list(seen["points"])
-    wrong[taker] += 100
+    wrong[taker] += 14  # the one kitty card carries at most 13 points (the QS)
+    assert wrong[taker] <= 26
     with pytest.raises(HistoryError, match="gives the kitty"):
+        Observation.from_history(**{**seen, "points": wrong})
+    wrong[taker] += 100  # more than a hand holds
+    with pytest.raises(HistoryError, match="is out of range 0 .. 26"):
         Observation.from_history(**{**seen, "points": wrong})
 
 
@@ -404,3 +410,33 @@ def test_observation_is_reexported_from_game() -> None:
     assert Exported is Observation and FromGame is Observation
     assert CardSet(Observation.from_history("standard", 0, CLUBS).hand) == CardSet(CLUBS)
     assert card_str(agents.load("lowest").choose_play(Observation.from_history("standard", 0, CLUBS))) == "2C"
+
+
+REFUSED = {
+    "deal seed -1": lambda: HandState.deal("standard", seed=-1),
+    "deal seed 2**64": lambda: HandState.deal("standard", seed=2**64),
+    "deal seed 1.5": lambda: HandState.deal("standard", seed=1.5),  # type: ignore[arg-type]
+    "deal hand -1": lambda: HandState.deal("standard", hand=-1),
+    "deal hand True": lambda: HandState.deal("standard", hand=True),
+    "simulate seed 1.5": lambda: simulate(hands=1, seed=1.5),  # type: ignore[arg-type]
+    "simulate seed -1": lambda: simulate(hands=1, seed=-1),
+    "simulate first_hand -1": lambda: simulate(hands=1, first_hand=-1),
+    "simulate threads 0": lambda: simulate(hands=1, threads=0),
+    "load seed -1": lambda: agents.load("rule", seed=-1),
+    "load seed 2**64": lambda: agents.load("rule", seed=2**64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_seeds_and_indices_outside_their_range_are_refused(name: str) -> None:
+    """Seeds are 0 .. 2**64-1 and indices 0 .. 2**62: nothing else is wrapped around, truncated
+    or silently accepted; the error is an InputError naming the value."""
+    with pytest.raises(InputError, match="is not valid"):
+        REFUSED[name]()
+
+
+def test_a_seat_must_be_a_seat() -> None:
+    state = HandState.deal("standard", seed=1)
+    for seat in (1.7, -1, 4, True):
+        with pytest.raises(ValueError, match="does not exist with 4 players"):
+            state.pass_cards(seat, "2C 3C 4C")  # type: ignore[arg-type]

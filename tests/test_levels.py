@@ -204,3 +204,90 @@ def test_terminal_game_ends_cleanly_when_input_runs_out() -> None:
     assert result.returncode == 2
     assert "input ended" in result.stderr and "Traceback" not in result.stderr
     assert "your hand" in result.stdout
+
+
+def _levels_dir(monkeypatch: pytest.MonkeyPatch, directory: Path, files: dict[str, str]) -> None:
+    """Serve the level files ``files`` (name: agent spec) from ``directory`` instead of the shipped ones."""
+    import agents.registry as registry
+
+    for name, agent in files.items():
+        (directory / f"{name}.toml").write_text(
+            f'description = "x"\nagent = "{agent}"\nmax_ms_per_decision = 1\n'
+        )
+    monkeypatch.setattr(registry, "levels", lambda: levels(directory))
+
+
+def test_a_level_named_like_a_built_in_agent_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _levels_dir(monkeypatch, tmp_path, {"lowest": "highest"})
+    with pytest.raises(LevelError, match=r"lowest\.toml: a level cannot take the name of the built-in agent"):
+        parse_agent("lowest")
+
+
+def test_a_level_that_names_itself_is_an_error_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _levels_dir(
+        monkeypatch,
+        tmp_path,
+        {"loop": "loop", "ping": "pong", "pong": "ping", "alias": "ping2", "ping2": "rule"},
+    )
+    with pytest.raises(LevelError, match=r"loop\.toml: the level refers to itself \(loop -> loop\)"):
+        parse_agent("loop")
+    with pytest.raises(LevelError, match=r"ping\.toml: the level refers to itself \(ping -> pong -> ping\)"):
+        parse_agent("ping")
+    alias = parse_agent("alias")  # a level may name another level
+    assert alias.name == "alias" and alias.play_policy.kind.name == "rule"
+
+
+def test_a_level_file_name_must_be_a_plain_identifier(tmp_path: Path) -> None:
+    path = tmp_path / "my-level.toml"
+    path.write_text('description = "x"\nagent = "rule"\nmax_ms_per_decision = 1\n')
+    with pytest.raises(LevelError, match="plain identifier"):
+        read_level(path)
+
+
+def test_write_level_refuses_bad_budgets_and_names(tmp_path: Path) -> None:
+    result = tune("rule", parse_ranges(["shoot=20:60"]), budget=160, candidates=2, seed=2)
+    for max_ms in (-1.0, 0.0, float("nan"), float("inf")):
+        with pytest.raises(TuneError, match="--max-ms"):
+            write_level(tmp_path / "fine.toml", result, "x", max_ms, "cmd")
+    with pytest.raises(TuneError, match="built-in agent 'lowest'"):
+        write_level(tmp_path / "lowest.toml", result, "x", 5, "cmd")
+    assert not list(tmp_path.iterdir())
+
+
+def test_tune_prints_its_result_before_writing_and_keeps_it_when_the_write_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hearts_sim.apps.cli import main
+    from hearts_sim.studies import tune as tune_module
+
+    arguments = [
+        "tune",
+        "rule",
+        "--param",
+        "shoot=20:60",
+        "--budget",
+        "160",
+        "--candidates",
+        "2",
+        "--seed",
+        "2",
+    ]
+    arguments += ["--write-level", "tuned", "--levels-dir", str(tmp_path)]
+
+    def full_disk(*args: object) -> None:
+        raise TuneError(f"cannot write level file {tmp_path / 'tuned.toml'}: No space left on device")
+
+    monkeypatch.setattr(tune_module, "write_level", full_disk)
+    assert main(arguments) == 1
+    captured = capsys.readouterr()
+    assert captured.out.startswith("best: rule(") and "gain over rule" in captured.out
+    assert captured.err.strip().splitlines()[-1] == (  # after the rounds' progress lines
+        f"hearts-sim: error: cannot write level file {tmp_path / 'tuned.toml'}: No space left on device"
+    )
+    monkeypatch.undo()
+    assert main(arguments) == 0
+    assert read_level(tmp_path / "tuned.toml").agent in capsys.readouterr().out

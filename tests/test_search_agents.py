@@ -81,10 +81,13 @@ def test_search_agents_share_one_rollout_enumeration() -> None:
 @pytest.mark.parametrize(
     "spec, message",
     [
-        ("pimc(iterations=many)", "must be an integer"),
+        (
+            "pimc(iterations=many)",
+            "pimc: parameter iterations='many' is not valid: choose an integer in 1 ..",
+        ),
         ("pimc(depth=3)", "has no parameter 'depth'"),
-        ("ismcts(rollout=smart)", "must be one of random, greedy, rule"),
-        ("ismcts(c=wide)", "must be a number"),
+        ("ismcts(rollout=smart)", "choose one of random, greedy, rule"),
+        ("ismcts(c=wide)", "choose a number in 0 .. 100"),
         ("ismcts(iterations)", "not of the form name=value"),
     ],
 )

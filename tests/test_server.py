@@ -3,7 +3,10 @@ an error line and the server goes on, answers do not depend on request order, TC
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
+import os
 import random
 import re
 import socket
@@ -12,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -182,6 +186,13 @@ BAD: list[tuple[bytes | dict[str, Any], Any, str]] = [
     ({**BASE, "scores": [0, 0]}, 5, "scores must list 4 integers"),
     ({**BASE, "plays": "2C"}, 5, "plays must be a list"),
     ({**BASE, "pass_direction": None}, 5, "missing field 'pass_direction'"),
+    ({**BASE, "scores": [1e30, 0, 0, 0]}, 5, "scores must be an integer, not 1e+30"),
+    ({**BASE, "scores": [10**25, 0, 0, 0]}, 5, "scores: 10000000000000000000000000 is out of range"),
+    ({**BASE, "seed": 2**64}, 5, "seed must be an integer in 0 .. 2**64-1"),
+    (b'{"id": NaN, "seat": 1}\n', None, "NaN is not JSON"),
+    (b'{"id": Infinity, "seat": 1}\n', None, "Infinity is not JSON"),
+    (b'{"id": -Infinity, "seat": 1}\n', None, "-Infinity is not JSON"),
+    (b'{"id": 1e400, "seat": 1}\n', None, "1e400 is out of range for a JSON number"),
 ]
 
 
@@ -246,17 +257,118 @@ def test_tcp_answers_several_connections_and_rejects_oversized_lines() -> None:
         tcp.server_close()
 
 
-def test_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    runner = Runner(0.05)
-    with pytest.raises(TimeLimitExceeded, match="time limit of 0.05 s"):
-        runner.run(time.sleep, 0.5)
-    assert runner.run(lambda: 7) == 7  # a fresh worker takes over
-    runner.close()
+def _strict_json(line: bytes) -> Any:
+    """``line`` parsed as standard JSON (no NaN or Infinity, which Python would accept)."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"{constant} in an answer")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+def test_every_answer_is_standard_json(local: dict[str, MoveServer]) -> None:
+    for line, _, _ in BAD:
+        raw = line if isinstance(line, bytes) else json.dumps(line).encode() + b"\n"
+        reply = local["rule"].reply(raw)
+        assert reply is not None and set(_strict_json(reply)) == {"id", "error"}
+
+
+def test_time_limits_are_checked() -> None:
+    for limit in (-5, math.nan, math.inf, "10"):
+        with pytest.raises(ValueError, match="time_limit"):
+            MoveServer("random", time_limit=limit)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_line"):
+        MoveServer("random", max_line=0)
+    assert MoveServer("random", time_limit=0).runner() is None  # 0: no limit
+
+
+def _children() -> list[int]:
+    """The live (not zombie) child processes of this process."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="counts processes through /proc")
+def test_timeouts_leave_no_thread_and_no_process_running() -> None:
+    """A decision past the limit is answered with an error, and its worker process is ended:
+    after 20 timeouts there are as many threads as before and no worker left; the next request
+    is answered by a fresh worker."""
     good, _ = _valid()
-    slow = MoveServer("rule")
-    monkeypatch.setattr(slow, "decide", lambda request: time.sleep(0.5) or {})
-    answer = slow.answer(json.dumps(good).encode(), Runner(0.05))
-    assert answer == {"id": 1000, "error": "no answer within the time limit of 0.05 s"}
+    slow = MoveServer("ismcts(iterations=2000000)", time_limit=0.3)  # seconds per decision
+    slow.warm_up()
+    fast = MoveServer("rule", time_limit=5)
+    _, want = _valid()
+    threads, children = threading.active_count(), set(_children())
+    runner = slow.runner()
+    assert runner is not None
+    for i in range(20):
+        answer = slow.answer(json.dumps({**good, "id": i}).encode(), runner)
+        assert answer == {"id": i, "error": "no answer within the time limit of 0.3 s"}
+    assert threading.active_count() == threads
+    assert set(_children()) == children
+    fast_runner = fast.runner()
+    assert without_ms(fast.answer(json.dumps(good).encode(), fast_runner)) == want
+    assert len(set(_children()) - children) == 1  # the fresh worker, serving
+    assert fast_runner is not None
+    fast_runner.close()
+    assert set(_children()) == children
+
+
+def test_a_worker_passes_errors_back_and_survives_them() -> None:
+    runner = Runner(lambda x: 1 / x, 5.0)
+    with pytest.raises(ZeroDivisionError):
+        runner.run(0)
+    assert runner.run(4) == 0.25
+    runner.close()
+    with pytest.raises(TimeLimitExceeded, match="time limit of 0.05 s"):
+        Runner(time.sleep, 0.05).run(2)
+
+
+def test_a_closed_pipe_ends_the_server_quietly() -> None:
+    """``hearts-sim serve | head -1``: once the reader is gone the server stops, exit code 0, no
+    traceback."""
+    client = Client("--agent", "random")
+    good, _ = _valid()
+    line = json.dumps(good).encode() + b"\n"
+    assert "play" in client.ask(line)
+    assert client.process.stdout is not None and client.process.stderr is not None
+    client.process.stdout.close()
+    with contextlib.suppress(BrokenPipeError):  # the server may be gone already
+        client.send(line * 200)
+    assert client.close() == 0
+    assert b"Traceback" not in client.process.stderr.read()
+
+
+def test_many_simultaneous_connections_are_all_answered() -> None:
+    """100 clients connect at once: the listen backlog holds them until they are accepted."""
+    tcp = TCPServer(MoveServer("random"), port=0)
+    assert tcp.request_queue_size >= 128
+    thread = threading.Thread(target=tcp.serve_forever, daemon=True)
+    thread.start()
+    good, _ = _valid()
+    barrier = threading.Barrier(100)
+
+    def ask(i: int) -> dict[str, Any]:
+        barrier.wait()
+        with socket.create_connection(("127.0.0.1", tcp.port), timeout=120) as connection:
+            connection.sendall(json.dumps({**good, "id": i}).encode() + b"\n")
+            return json.loads(connection.makefile("rb").readline())
+
+    try:
+        with ThreadPoolExecutor(max_workers=100) as pool:
+            answers = list(pool.map(ask, range(100)))
+    finally:
+        tcp.shutdown()
+        tcp.server_close()
+    assert [a["id"] for a in answers] == list(range(100))
+    assert all("play" in a for a in answers), [a for a in answers if "play" not in a][:3]
 
 
 def test_load_errors_exit_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:

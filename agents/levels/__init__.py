@@ -11,6 +11,7 @@ A level is usable anywhere an agent name is (``hearts-sim match hard random``,
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
@@ -20,6 +21,7 @@ from typing import Any
 from agents.kinds import AgentError
 
 LEVELS_DIR = Path(__file__).resolve().parent
+LADDER = ("random", "easy", "normal", "hard")  # the levels from the weakest, with random below them
 REQUIRED: dict[str, type | tuple[type, ...]] = {
     "description": str,
     "agent": str,
@@ -27,8 +29,18 @@ REQUIRED: dict[str, type | tuple[type, ...]] = {
 }
 
 
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")  # a level's name: a plain identifier, never a path
+
+
 class LevelError(AgentError):
-    """A malformed level file; the message names the file and the problem."""
+    """A malformed level file or level name; the message names the file and the problem."""
+
+
+def level_name_problem(name: object) -> str | None:
+    """Why ``name`` cannot name a level file (None if it can): it must be a plain identifier."""
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        return "a level name is a plain identifier (letters, digits, _; at most 64), never a path"
+    return None
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,9 @@ class Level:
 
 def read_level(path: Path) -> Level:
     """One level file, validated."""
+    problem = level_name_problem(path.stem)
+    if problem is not None:
+        raise LevelError(f"level file {path}: {problem}")
     try:
         values = tomllib.loads(path.read_text())
     except (OSError, UnicodeDecodeError) as error:

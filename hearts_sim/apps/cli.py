@@ -1,38 +1,73 @@
-"""The ``hearts-sim`` command line. Bad input gets one line on stderr and exit code 2."""
+"""The ``hearts-sim`` command line: subcommands over the studies, the server and the terminal game.
+
+Every option is declared once, as an ``Option`` (type, range, default, help): the shared ones
+and the config-file keys in ``hearts_sim.apps.options``, each command's own ones here next to
+the command, the server's in ``hearts_sim.apps.server``; config files are checked against the
+same declarations. Everything a run is given (numbers,
+seeds, paths, addresses, agent specs, rules) is validated before any work starts; bad input
+is one line on stderr and exit code 2, a failed write of results exit code 1.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
-import tomllib
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from agents.external import EngineOptions
-from agents.levels import LEVELS_DIR
-from agents.registry import KINDS, AgentError, parse_agent
-from hearts_sim._numba import max_threads
-from hearts_sim.core.rules import PRESETS, SWITCHES, RulesError
-from hearts_sim.selfplay.simulate import SimulationError
-from hearts_sim.studies.calibrate import LADDER
-from hearts_sim.studies.stats import format_summary, match_json
-from hearts_sim.studies.tournament import (
-    Interrupted,
-    TournamentConfig,
-    TournamentError,
-    TournamentResult,
-    make_config,
-    resume_tournament,
-    run_tournament,
+from agents.levels import LADDER, LEVELS_DIR
+from agents.registry import KINDS, parse_agent
+from hearts_sim.apps.options import (
+    AGENTS,
+    CONFIG_OPTIONS,
+    COUNT,
+    DEALS,
+    FLAG,
+    GAMES,
+    JSON,
+    NUMBER,
+    OUT,
+    RULE,
+    RULES,
+    SEED,
+    TEXT,
+    TEXTS,
+    Option,
+    UsageError,
+    read_config,
+    threads_option,
 )
+from hearts_sim.core.errors import InputError, StorageError
+from hearts_sim.core.rules import MAX_PLAYERS, MAX_POINTS, PRESETS, SWITCHES, Rules
+from hearts_sim.engine.rng import MAX_DEALS
 
+if TYPE_CHECKING:
+    from hearts_sim.studies.tournament import TournamentConfig, TournamentResult
+
+# The studies (pandas, pyarrow, scipy) are imported by the commands that run them, so that
+# `--help` and a refused argument answer without loading them.
+
+EXIT_FAILURE = 1  # results could not be written (a full disk, ...): what was computed is kept
 EXIT_USAGE = 2
 
+DESCRIPTION = """\
+hearts-sim plays the card game Hearts at millions of hands per second: it pits agents (rule-based,
+Monte Carlo, PIMC, ISMCTS, the CPU levels easy/normal/hard) against each other in duplicate
+tournaments with confidence intervals, tunes and calibrates them, analyses moon shots, serves
+moves to a game site and lets you play a game in the terminal.
 
-class UsageError(Exception):
-    """Bad command-line input: printed as one line, exit code 2."""
+examples:
+  hearts-sim match rule random --deals 2000             # A minus B in points per hand, 95% CI, p-value
+  hearts-sim tournament normal easy random --out runs/r1 # duplicate tournament, Parquet records
+  hearts-sim play --level hard                           # a whole game against three CPU players
+
+`hearts-sim COMMAND --help` lists a command's options; `hearts-sim agents` the agents."""
+
+DEFAULT_AGENTS = ("normal", "easy", "random")  # the CPU levels fast enough for a one-minute run
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,24 +75,40 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{value} must be positive")
-    return value
+def _say(quiet: bool) -> Callable[[str], None] | None:
+    """Progress lines on stderr, unless ``quiet``."""
+    return None if quiet else (lambda line: print(line, file=sys.stderr, flush=True))
 
 
-def _non_negative(text: str) -> int:
-    value = _positive(text) if text.strip() not in ("0",) else 0
-    return value
+def _rules(args: argparse.Namespace) -> Rules:
+    return Rules.preset(args.rules or "standard").with_strings(args.rule)
+
+
+# ---------------------------------------------------------------------------- bench
+BENCH_HANDS = Option("hands", COUNT, "hands per timed run", 2_000_000, 1, 10_000_000, ("--hands",))
+OPENSPIEL_HANDS = Option(
+    "openspiel_hands",
+    COUNT,
+    "hands for the OpenSpiel measurement (0 to skip)",
+    2000,
+    0,
+    10_000_000,
+    ("--openspiel-hands",),
+)
+REPEATS = Option("repeats", COUNT, "timed runs; the best counts", 3, 1, 100, ("--repeats",))
+STARTUP = Option(
+    "startup",
+    FLAG,
+    "also time cold (empty numba cache) and warm start in fresh processes",
+    flags=("--startup",),
+)
+QUIET = Option("quiet", FLAG, "no progress on stderr", False, flags=("--quiet",))
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from hearts_sim.studies.bench import format_bench, run_bench
 
+    Rules.preset(args.rules)  # an unknown preset is one line before any work
     result = run_bench(
         hands=args.hands,
         threads=args.threads,
@@ -66,62 +117,131 @@ def cmd_bench(args: argparse.Namespace) -> int:
         rules=args.rules,
         repeats=args.repeats,
         startup=args.startup,
+        report=_say(args.quiet or args.json),
     )
     print(json.dumps(result) if args.json else format_bench(result))
     return 0
 
 
-DEFAULT_AGENTS = ("normal", "easy", "random")  # the CPU levels fast enough for a one-minute run
+# ---------------------------------------------------------------------------- tournament and match
+RESUME = Option("resume", TEXT, "continue an interrupted run in DIR", flags=("--resume",), metavar="DIR")
+REPAIR = Option(
+    "repair",
+    FLAG,
+    "with --resume: re-play the chunks whose records do not match the manifest, from their seeds",
+    flags=("--repair",),
+)
+CONFIG = Option("config", TEXT, "TOML file with these options", flags=("--config",), metavar="FILE")
+CLUSTER = Option(
+    "cluster",
+    TEXT,
+    "play the chunks on Dask: a scheduler (tcp://HOST:8786) or local:N worker processes",
+    flags=("--cluster",),
+    metavar="ADDRESS",
+)
+ENGINE_PROCS = Option(
+    "engine_procs",
+    COUNT,
+    "processes per exec: engine (default: the number of threads)",
+    None,
+    1,
+    1024,
+    ("--engine-procs",),
+    metavar="N",
+)
+ENGINE_TIMEOUT = Option(
+    "engine_timeout",
+    NUMBER,
+    "seconds per decision of a py: or exec: agent (0: no limit)",
+    30.0,
+    0,
+    1e6,
+    ("--engine-timeout",),
+    metavar="SECONDS",
+)
+ENGINE_OPTIONS = (ENGINE_PROCS, ENGINE_TIMEOUT)
 
 
-def _config_file(path: str) -> dict[str, Any]:
-    """A tournament config (TOML): agents, hands, rules, rule (list of key=value), seed, games."""
-    try:
-        with open(path, "rb") as handle:
-            values = tomllib.load(handle)
-    except FileNotFoundError:
-        raise UsageError(f"config file {path} does not exist") from None
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise UsageError(f"cannot read config file {path}: {error}") from None
-    known = {"agents", "hands", "rules", "rule", "seed", "games", "out", "threads"}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise UsageError(
-            f"config file {path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})"
-        )
-    return values
+def _engines(args: argparse.Namespace) -> Any:
+    """How agents outside the compiled loop run: ``--engine-procs`` (default: the threads in use)
+    and ``--engine-timeout``."""
+    from agents.external import EngineOptions
+    from hearts_sim._numba import max_threads
+
+    procs = args.engine_procs or args.threads or max_threads()
+    return EngineOptions(procs=procs, timeout=args.engine_timeout or None)
+
+
+# What a run's manifest already fixes: none of these may be given beside --resume.
+RUN_SETTINGS = ("agents", "deals", "rules", "rule", "seed", "games", "out", "config")
 
 
 def _tournament_config(args: argparse.Namespace, n_agents: int | None = None) -> TournamentConfig:
-    """Command-line options over the config file's values over the defaults."""
-    file_values = _config_file(args.config) if getattr(args, "config", None) else {}
-    agents = list(args.agents) or list(file_values.get("agents", DEFAULT_AGENTS))
+    """Command-line options over the config file's values over the options' defaults."""
+    from hearts_sim.studies.tournament import make_config
+
+    file_values = read_config(args.config) if args.config else {}
+
+    def value(name: str) -> Any:
+        given = getattr(args, name)
+        if given is not None and given != [] and given is not False:
+            return given
+        return file_values.get(name, CONFIG_OPTIONS[name].default)
+
+    agents = list(value("agents")) or list(DEFAULT_AGENTS)
     if n_agents is not None and len(agents) != n_agents:
         raise UsageError(f"match takes exactly {n_agents} agents, got {len(agents)}")
-    rule_overrides = list(file_values.get("rule", [])) + list(args.rule)
+    args.out = value("out")
+    args.threads = value("threads")
     return make_config(
         agents,
-        rules=args.rules or file_values.get("rules", "standard"),
-        rule_overrides=rule_overrides,
-        deals=args.hands or int(file_values.get("hands", 20_000)),
-        seed=args.seed if args.seed is not None else int(file_values.get("seed", 0)),
-        games=args.games or bool(file_values.get("games", False)),
+        rules=value("rules"),
+        rule_overrides=list(file_values.get("rule", [])) + list(args.rule),
+        deals=value("deals"),
+        seed=value("seed"),
+        games=value("games"),
     )
 
 
-def _run(args: argparse.Namespace, config: TournamentConfig | None) -> TournamentResult:
-    progress = False if args.quiet or args.json else None
-    engines = _engines(args)
-    options: dict[str, Any] = {"threads": args.threads, "progress": progress, "engines": engines}
-    runner = None
-    if args.cluster:  # chunks on Dask workers; --threads: numba threads per worker task
-        from hearts_sim.studies.cluster import DaskRunner
+def _check_resume(args: argparse.Namespace) -> None:
+    """``--resume DIR`` continues a run as it was started: its settings may not be given again."""
+    if args.repair and not args.resume:
+        raise UsageError("--repair works with --resume DIR: it repairs that run's records")
+    if not args.resume:
+        return
+    given = [name for name in RUN_SETTINGS if getattr(args, name) not in (None, [], False)]
+    if given:
+        shown = "AGENT" if given[0] == "agents" else "--" + given[0]
+        raise UsageError(
+            f"--resume continues {args.resume} with the settings it was started with "
+            f"(in its manifest): drop {shown}"
+        )
 
-        runner = DaskRunner(args.cluster, threads=args.threads or 1, engines=engines)
-        options.update(threads=None, runner=runner)
+
+def _runner(args: argparse.Namespace) -> Any:
+    """The Dask runner of ``--cluster`` (checked before any work), or None to run here."""
+    if not args.cluster:
+        return None
+    from hearts_sim.studies.cluster import DaskRunner
+
+    return DaskRunner(args.cluster, threads=args.threads or 1, engines=_engines(args))
+
+
+def _run(args: argparse.Namespace, config: TournamentConfig | None) -> TournamentResult:
+    from hearts_sim.studies.tournament import Interrupted, resume_tournament, run_tournament
+
+    progress = False if args.quiet or args.json else None
+    runner = _runner(args)
+    options: dict[str, Any] = {
+        "threads": None if runner is not None else args.threads,
+        "progress": progress,
+        "runner": runner,
+        "report": _say(args.quiet or args.json),
+        "engines": _engines(args),
+    }
     try:
         if args.resume:
-            return resume_tournament(args.resume, **options)
+            return resume_tournament(args.resume, repair=args.repair, **options)
         assert config is not None
         return run_tournament(config, args.out, command=["hearts-sim", *sys.argv[1:]], **options)
     except Interrupted as stop:
@@ -133,6 +253,9 @@ def _run(args: argparse.Namespace, config: TournamentConfig | None) -> Tournamen
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
+    from hearts_sim.studies.stats import format_summary
+
+    _check_resume(args)
     config = None if args.resume else _tournament_config(args)
     result = _run(args, config)
     print(json.dumps(result.summary) if args.json else format_summary(result.summary))
@@ -142,6 +265,9 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 
 
 def cmd_match(args: argparse.Namespace) -> int:
+    from hearts_sim.studies.stats import format_summary, match_json
+
+    _check_resume(args)
     config = None if args.resume else _tournament_config(args, n_agents=2)
     result = _run(args, config)
     if len(result.summary["agents"]) != 2:
@@ -152,71 +278,30 @@ def cmd_match(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_tournament_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--hands", type=_positive, default=None, help="deals (each played in every seating; default 20000)"
-    )
-    command.add_argument("--rules", default=None, help="rules preset (default standard)")
-    command.add_argument(
-        "--rule",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override one rule switch (repeatable)",
-    )
-    command.add_argument("--seed", type=int, default=None, help="master seed (default 0)")
-    command.add_argument("--games", action="store_true", help="whole games to the target score")
-    command.add_argument("--out", default=None, help="directory for Parquet records and the manifest")
-    command.add_argument("--resume", default=None, metavar="DIR", help="continue an interrupted run")
-    command.add_argument("--config", default=None, help="TOML file with these options")
-    command.add_argument("--threads", type=_positive, default=None, help="numba threads (default: all)")
-    command.add_argument(
-        "--cluster",
-        default=None,
-        metavar="ADDRESS",
-        help="play the chunks on Dask: a scheduler (tcp://HOST:8786) or local:N worker processes",
-    )
-    command.add_argument("--json", action="store_true", help="print one JSON object")
-    command.add_argument("--quiet", action="store_true", help="no progress bar")
-    _add_engine_options(command)
+def _add_tournament_options(command: argparse.ArgumentParser, agents_help: str) -> None:
+    """The options of ``tournament`` and ``match``; a config file may give those it names, so
+    argparse stores None for them and ``_tournament_config`` fills them in."""
+    AGENTS.add_to(command, help=agents_help)
+    DEALS.add_to(command, default=None)
+    RULES.add_to(command, default=None)
+    RULE.add_to(command)
+    SEED.add_to(command, default=None)
+    GAMES.add_to(command)
+    OUT.add_to(command)
+    RESUME.add_to(command)
+    REPAIR.add_to(command)
+    CONFIG.add_to(command)
+    threads_option().add_to(command)
+    CLUSTER.add_to(command)
+    JSON.add_to(command)
+    Option("quiet", FLAG, "no progress bar or progress lines", False, flags=("--quiet",)).add_to(command)
+    for option in ENGINE_OPTIONS:
+        option.add_to(command)
 
 
-def _add_engine_options(command: argparse.ArgumentParser) -> None:
-    """How external agents (py:..., exec:...) run."""
-    command.add_argument(
-        "--engine-procs",
-        type=_positive,
-        default=None,
-        metavar="N",
-        help="processes per exec: engine (default: the number of threads)",
-    )
-    command.add_argument(
-        "--engine-timeout",
-        type=_non_negative_seconds,
-        default=30.0,
-        metavar="SECONDS",
-        help="time limit per decision of an external agent (0: none; default 30)",
-    )
-
-
-def _non_negative_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 <= value < 1e6:
-        raise argparse.ArgumentTypeError(f"{text} must be between 0 and 1e6 seconds")
-    return value
-
-
-def _engines(args: argparse.Namespace) -> EngineOptions:
-    """The ``--engine-*`` options (processes default to the threads in use)."""
-    procs = args.engine_procs or args.threads or max_threads()
-    return EngineOptions(procs=procs, timeout=args.engine_timeout or None)
-
-
+# ---------------------------------------------------------------------------- agents, rules, report
 def cmd_agents(args: argparse.Namespace) -> int:
-    from agents.levels import levels
+    from agents.registry import stored_levels
 
     if args.json:
         print(
@@ -230,6 +315,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
                                 p.name: {
                                     "default": p.format(p.default),
                                     "description": p.description,
+                                    "allowed": p.allowed(),
                                     **({"choices": list(p.choices)} if p.choices else {}),
                                 }
                                 for p in k.parameters
@@ -243,7 +329,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
                             "description": level.description,
                             "max_ms_per_decision": level.max_ms_per_decision,
                         }
-                        for name, level in levels().items()
+                        for name, level in stored_levels().items()
                     },
                 }
             )
@@ -252,11 +338,10 @@ def cmd_agents(args: argparse.Namespace) -> int:
     for kind in KINDS:
         print(f"{kind.name}: {kind.description}")
         for p in kind.parameters:
-            choices = f" (one of {', '.join(p.choices)})" if p.choices else ""
             setting = f"{p.name}={p.format(p.default)}"
-            print(f"    {setting:<20} {p.description}{choices}")
+            print(f"    {setting:<20} {p.description} ({p.allowed()})")
     print("\nlevels (usable wherever an agent is):")
-    for name, level in levels().items():
+    for name, level in stored_levels().items():
         print(f"    {name:<8} {level.agent}: {level.description}")
     print("\nset parameters as NAME(k=v,...); combine policies per seat as pass=NAME,play=NAME")
     return 0
@@ -269,13 +354,21 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_report(args: argparse.Namespace) -> int:
-    from hearts_sim.studies.report import ReportError, write_report
+MIN_POINTS = Option(
+    "min_points",
+    COUNT,
+    "raw points of a failed moon attempt (at most the points in a hand: 26, 43 under Black Maria)",
+    20,
+    1,
+    MAX_POINTS,
+    ("--min-points",),
+)
 
-    try:
-        written = write_report(args.dir, args.out, min_points=args.min_points)
-    except ReportError as error:
-        raise UsageError(str(error)) from None
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from hearts_sim.studies.report import write_report
+
+    written = write_report(args.dir, args.out, min_points=args.min_points)
     print(f"wrote {len(written)} files to {written[-1].parent} (summary: {written[-1]})")
     return 0
 
@@ -286,82 +379,176 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve_command(args)
 
 
+# ---------------------------------------------------------------------------- levels
+LADDER_OPTION = Option(
+    "ladder", TEXT, "agents or levels to compare, lowest first", ",".join(LADDER), flags=("--ladder",)
+)
+
+
+def _deals_option(name: str, flag: str, help: str, default: int) -> Option:
+    """A count of deals whose flag once said hands (``--table-hands``): the old flag is kept
+    as a deprecated alias."""
+    old = flag.replace("deals", "hands")
+    return Option(
+        name, COUNT, f"{help}; {old} is its old name, deprecated", default, 1, MAX_DEALS, (flag, old)
+    )
+
+
+LEVELS_OPTIONS = (
+    LADDER_OPTION,
+    _deals_option("deals", "--deals", "deals per adjacent pair, each in 14 seatings", 2000),
+    Option("games", COUNT, "games to 100 per adjacent pair", 200, 1, MAX_DEALS, ("--games",)),
+    _deals_option("table_deals", "--table-deals", "deals per one-vs-three cell", 500),
+    _deals_option("search_deals", "--search-deals", "deals per pair when hard (a search agent) plays", 60),
+    Option("search_games", COUNT, "games per pair when hard plays", 10, 1, MAX_DEALS, ("--search-games",)),
+    _deals_option("search_table_deals", "--search-table-deals", "deals per one-vs-three cell with hard", 20),
+    Option("timing_hands", COUNT, "hands timed per level", 10, 1, 100_000, ("--timing-hands",)),
+    Option("quiet", FLAG, "no progress lines on stderr", False, flags=("--quiet",)),
+    RULES,
+    RULE,
+    SEED,
+    threads_option(),
+    JSON,
+    *ENGINE_OPTIONS,
+)
+
+
+def _ladder(text: str) -> list[str]:
+    ladder = [name.strip() for name in text.split(",") if name.strip()]
+    if len(ladder) < 2:
+        raise UsageError(f"--ladder {text!r} needs at least two agents, lowest first")
+    for spec in ladder:
+        parse_agent(spec)  # an unknown name is a one-line error before anything runs
+    return ladder
+
+
 def cmd_levels(args: argparse.Namespace) -> int:
     from hearts_sim.studies.calibrate import Budget, calibrate, format_calibration
 
-    rules = make_config(["random"], rules=args.rules or "standard", rule_overrides=args.rule).rules
-    ladder = [name.strip() for name in args.ladder.split(",") if name.strip()]
-    if len(ladder) < 2:
-        raise UsageError(f"--ladder {args.ladder!r} needs at least two agents, lowest first")
-    for spec in ladder:
-        parse_agent(spec)  # an unknown name is a one-line error before anything runs
+    rules = _rules(args)
     result = calibrate(
-        ladder,
+        _ladder(args.ladder),
         rules,
-        deals=Budget(args.hands, args.search_hands),
+        deals=Budget(args.deals, args.search_deals),
         games=Budget(args.games, args.search_games),
-        table_deals=Budget(args.table_hands, args.search_table_hands),
+        table_deals=Budget(args.table_deals, args.search_table_deals),
         timing_hands=args.timing_hands,
         seed=args.seed,
         threads=args.threads,
-        report=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True),
+        report=_say(args.quiet),
         engines=_engines(args),
     )
     print(json.dumps(result) if args.json else format_calibration(result))
     return 0
 
 
-def cmd_tune(args: argparse.Namespace) -> int:
-    from pathlib import Path
+# ---------------------------------------------------------------------------- tune
+TUNE_OPTIONS = (
+    Option("agent", TEXT, "the policy kind to tune, e.g. rule"),
+    Option("param", TEXTS, "a range to search (repeatable)", [], flags=("--param",), metavar="NAME=LO:HI"),
+    Option("budget", COUNT, "deals in all (each in 14 seatings)", 20_000, 1, MAX_DEALS, ("--budget",)),
+    Option("against", TEXT, "the reference field (default: the agent's defaults)", flags=("--against",)),
+    Option("candidates", COUNT, "candidate settings in the first round", 16, 2, 4096, ("--candidates",)),
+    Option(
+        "weaker_by",
+        NUMBER,
+        "aim for an agent this many points per hand behind --against (an easier level)",
+        None,
+        0.001,
+        MAX_POINTS,
+        ("--weaker-by",),
+        metavar="POINTS",
+    ),
+    RULES,
+    RULE,
+    SEED,
+    threads_option(),
+    Option("write_level", TEXT, "save the winner as level NAME", flags=("--write-level",), metavar="NAME"),
+    Option("levels_dir", TEXT, "where level files live", str(LEVELS_DIR), flags=("--levels-dir",)),
+    Option("description", TEXT, "the level's one-line description", flags=("--description",)),
+    Option("max_ms", NUMBER, "the level's per-decision budget in ms", 10.0, 0.001, 60_000, ("--max-ms",)),
+    JSON,
+    *ENGINE_OPTIONS,
+)
 
+
+def _level_target(args: argparse.Namespace) -> Path | None:
+    """The level file ``--write-level`` will write, checked before any tuning: a plain name that
+    is not a built-in agent's, in an existing, writable levels directory."""
+    if not args.write_level:
+        return None
+    from agents.registry import check_level_name
+
+    check_level_name(args.write_level)
+    directory = Path(args.levels_dir)
+    if not directory.is_dir():
+        raise UsageError(f"--levels-dir {directory} is not a directory")
+    if not os.access(directory, os.W_OK):
+        raise UsageError(f"--levels-dir {directory} is not writable")
+    return directory / f"{args.write_level}.toml"
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
     from hearts_sim.studies.tune import TuneError, parse_ranges, tune, write_level
 
-    rules = make_config(["random"], rules=args.rules or "standard", rule_overrides=args.rule).rules
-    try:
-        result = tune(
-            args.agent,
-            parse_ranges(args.param),
-            args.budget,
-            reference=args.against,
-            rules=rules,
-            candidates=args.candidates,
-            seed=args.seed,
-            threads=args.threads,
-            report=None if args.json else lambda line: print(line, file=sys.stderr),
-            weaker_by=args.weaker_by,
-            engines=_engines(args),
-        )
-        if args.write_level:
-            path = Path(args.levels_dir) / f"{args.write_level}.toml"
-            write_level(
-                path,
-                result,
-                args.description or f"tuned {args.agent}",
-                args.max_ms,
-                "hearts-sim " + shlex.join(sys.argv[1:]),
-            )
-    except TuneError as error:
-        raise UsageError(str(error)) from None
-    if args.json:
-        print(json.dumps(result.as_dict()))
+    rules = _rules(args)
+    target = _level_target(args)
+    result = tune(
+        args.agent,
+        parse_ranges(args.param),
+        args.budget,
+        reference=args.against,
+        rules=rules,
+        candidates=args.candidates,
+        seed=args.seed,
+        threads=args.threads,
+        report=None if args.json else _say(False),
+        weaker_by=args.weaker_by,
+        engines=_engines(args),
+    )
+    if args.json:  # the result first: a level that cannot be written loses nothing
+        print(json.dumps(result.as_dict()), flush=True)
     else:
         print(f"best: {result.best.spec}")
         print(
             f"gain over {result.reference}: {result.gain:+.3f} points/hand, 95% CI "
             f"[{result.ci95[0]:+.3f}, {result.ci95[1]:+.3f}] "
-            f"(fresh deals; {result.deals_played:,} deals in all)"
+            f"(fresh deals; {result.deals_played:,} deals in all)",
+            flush=True,
         )
-        if args.write_level:
-            print(f"wrote level {args.write_level}")
+    if target is not None:
+        try:
+            write_level(
+                target,
+                result,
+                args.description or f"tuned {args.agent}",
+                args.max_ms,
+                "hearts-sim " + shlex.join(sys.argv[1:]),
+            )
+        except TuneError as error:
+            print(f"hearts-sim: error: {error}", file=sys.stderr)
+            return EXIT_FAILURE
+        print(f"wrote level {args.write_level} ({target})", file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+# ---------------------------------------------------------------------------- play
+PLAY_OPTIONS = (
+    Option("level", TEXT, "the opponents: a level or any agent spec", "normal", flags=("--level",)),
+    RULES,
+    RULE,
+    Option("seed", SEED.kind, "replays the same game", 0, 0, SEED.high, ("--seed",), high_text="2**64-1"),
+    Option("seat", COUNT, "your seat", 0, 0, MAX_PLAYERS - 1, ("--seat",)),
+)
 
 
 def cmd_play(args: argparse.Namespace) -> int:
     from hearts_sim.apps.terminal import InputEnded, play_in_terminal
 
-    rules = make_config(["random"], rules=args.rules or "standard", rule_overrides=args.rule).rules
+    rules = _rules(args)
     if not 0 <= args.seat < rules.n_players:
         raise UsageError(f"--seat {args.seat} does not exist with {rules.n_players} players")
+    parse_agent(args.level)  # an unknown opponent is one line before the game starts
     try:
         play_in_terminal(rules, args.level, seed=args.seed, seat=args.seat)
     except InputEnded as error:
@@ -369,131 +556,100 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------- the parser
+def _command(
+    commands: Any, name: str, help: str, run: Callable[[argparse.Namespace], int], options: Sequence[Option]
+) -> argparse.ArgumentParser:
+    command = commands.add_parser(name, help=help, description=help)
+    for option in options:
+        option.add_to(command)
+    command.set_defaults(run=run)
+    return command
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="hearts-sim", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = _Parser(
+        prog="hearts-sim", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
-    bench = commands.add_parser("bench", help="random-vs-random hands/s against OpenSpiel")
-    bench.add_argument("--hands", type=_positive, default=2_000_000, help="hands per timed run")
-    bench.add_argument("--threads", type=_positive, default=None, help="numba threads (default: all)")
-    bench.add_argument(
-        "--openspiel-hands",
-        type=_non_negative,
-        default=2000,
-        help="hands for the OpenSpiel measurement (0 to skip)",
+    bench_rules = Option("rules", TEXT, "rules preset", "standard", flags=("--rules",), metavar="PRESET")
+    _command(
+        commands,
+        "bench",
+        "random-vs-random hands/s against OpenSpiel",
+        cmd_bench,
+        (BENCH_HANDS, threads_option(), OPENSPIEL_HANDS, bench_rules, SEED, REPEATS, STARTUP, JSON, QUIET),
     )
-    bench.add_argument("--rules", default="standard", help="rules preset")
-    bench.add_argument("--seed", type=int, default=0)
-    bench.add_argument("--repeats", type=_positive, default=3, help="timed runs; the best counts")
-    bench.add_argument(
-        "--startup",
-        action="store_true",
-        help="also time cold (empty numba cache) and warm start in fresh processes",
-    )
-    bench.add_argument("--json", action="store_true", help="print one JSON object")
-    bench.set_defaults(run=cmd_bench)
 
-    tournament = commands.add_parser("tournament", help="duplicate tournament between agents")
-    tournament.add_argument(
-        "agents", nargs="*", metavar="AGENT", help=f"agent specs (default: {' '.join(DEFAULT_AGENTS)})"
+    tournament = commands.add_parser(
+        "tournament",
+        help="duplicate tournament between agents",
+        description="duplicate tournament between agents",
     )
-    _add_tournament_options(tournament)
+    _add_tournament_options(tournament, f"agent specs (default: {' '.join(DEFAULT_AGENTS)})")
     tournament.set_defaults(run=cmd_tournament)
 
-    match = commands.add_parser("match", help="two agents in duplicate: A minus B with CI and p-value")
-    match.add_argument("agents", nargs="*", metavar="AGENT", help="exactly two agent specs")
-    _add_tournament_options(match)
+    match = commands.add_parser(
+        "match",
+        help="two agents in duplicate: A minus B with CI and p-value",
+        description="two agents in duplicate: A minus B with CI and p-value",
+    )
+    _add_tournament_options(match, "exactly two agent specs")
     match.set_defaults(run=cmd_match)
 
-    agents = commands.add_parser("agents", help="list the agents, their parameters and defaults")
-    agents.add_argument("--json", action="store_true")
-    agents.set_defaults(run=cmd_agents)
-
-    rules = commands.add_parser("rules", help="list the rules presets and switches")
-    rules.set_defaults(run=cmd_rules)
-
-    levels = commands.add_parser("levels", help="calibrate the easy/normal/hard ladder")
-    levels.add_argument(
-        "--ladder",
-        default=",".join(LADDER),
-        help="agents or levels to compare, lowest first (default %(default)s)",
+    _command(commands, "agents", "list the agents, their parameters and defaults", cmd_agents, (JSON,))
+    _command(commands, "rules", "list the rules presets and switches", cmd_rules, ())
+    _command(commands, "levels", "calibrate the easy/normal/hard ladder", cmd_levels, LEVELS_OPTIONS)
+    _command(commands, "tune", "search an agent's parameters (successive halving)", cmd_tune, TUNE_OPTIONS)
+    _command(commands, "play", "play a game in the terminal against CPU opponents", cmd_play, PLAY_OPTIONS)
+    _command(
+        commands,
+        "report",
+        "moon-shot figures and summary.md from tournament records",
+        cmd_report,
+        (
+            Option("dir", TEXT, "a tournament --out directory (or its records/)", metavar="DIR"),
+            Option("out", TEXT, "output directory (default DIR/report)", flags=("--out",), metavar="PATH"),
+            MIN_POINTS,
+        ),
     )
-    levels.add_argument("--hands", type=_positive, default=2000, help="deals per adjacent pair")
-    levels.add_argument("--games", type=_positive, default=200, help="games to 100 per adjacent pair")
-    levels.add_argument("--table-hands", type=_positive, default=500, help="deals per one-vs-three cell")
-    levels.add_argument(
-        "--search-hands", type=_positive, default=60, help="deals per pair when hard (a search agent) plays"
+
+    from hearts_sim.apps.server import SERVE_OPTIONS
+
+    _command(
+        commands,
+        "serve",
+        "answer move requests (JSON lines) on stdin/stdout or a port",
+        cmd_serve,
+        SERVE_OPTIONS,
     )
-    levels.add_argument("--search-games", type=_positive, default=10, help="games per pair when hard plays")
-    levels.add_argument(
-        "--search-table-hands", type=_positive, default=20, help="deals per one-vs-three cell with hard"
-    )
-    levels.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    levels.add_argument("--timing-hands", type=_positive, default=10, help="hands timed per level")
-    levels.add_argument("--rules", default=None)
-    levels.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
-    levels.add_argument("--seed", type=int, default=0)
-    levels.add_argument("--threads", type=_positive, default=None)
-    levels.add_argument("--json", action="store_true")
-    _add_engine_options(levels)
-    levels.set_defaults(run=cmd_levels)
-
-    tune = commands.add_parser("tune", help="search an agent's parameters (successive halving)")
-    tune.add_argument("agent", help="the policy kind to tune, e.g. rule")
-    tune.add_argument("--param", action="append", default=[], metavar="NAME=LO:HI", help="a range to search")
-    tune.add_argument("--budget", type=_positive, default=20_000, help="deals in all (each in 14 seatings)")
-    tune.add_argument("--against", default=None, help="the reference field (default: the agent's defaults)")
-    tune.add_argument("--candidates", type=_positive, default=16)
-    tune.add_argument(
-        "--weaker-by",
-        type=float,
-        default=None,
-        metavar="POINTS",
-        help="aim for an agent this many points per hand behind --against (an easier level)",
-    )
-    tune.add_argument("--rules", default=None)
-    tune.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
-    tune.add_argument("--seed", type=int, default=0)
-    tune.add_argument("--threads", type=_positive, default=None)
-    tune.add_argument("--write-level", default=None, metavar="NAME", help="save the winner as level NAME")
-    tune.add_argument("--levels-dir", default=str(LEVELS_DIR), help="where level files live")
-    tune.add_argument("--description", default=None, help="the level's one-line description")
-    tune.add_argument("--max-ms", type=float, default=10.0, help="the level's per-decision budget")
-    tune.add_argument("--json", action="store_true")
-    _add_engine_options(tune)
-    tune.set_defaults(run=cmd_tune)
-
-    play = commands.add_parser("play", help="play a game in the terminal against CPU opponents")
-    play.add_argument("--level", default="normal", help="the opponents: a level or any agent spec")
-    play.add_argument("--rules", default=None)
-    play.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
-    play.add_argument("--seed", type=int, default=0, help="replays the same game")
-    play.add_argument("--seat", type=int, default=0, help="your seat")
-    play.set_defaults(run=cmd_play)
-
-    report = commands.add_parser("report", help="moon-shot figures and summary.md from tournament records")
-    report.add_argument("dir", metavar="DIR", help="a tournament --out directory (or its records/)")
-    report.add_argument("--out", default=None, metavar="PATH", help="output directory (default DIR/report)")
-    report.add_argument(
-        "--min-points", type=_positive, default=20, help="raw points of a failed moon attempt (default 20)"
-    )
-    report.set_defaults(run=cmd_report)
-
-    from hearts_sim.apps.server import add_arguments as add_serve_arguments
-
-    serve = commands.add_parser("serve", help="answer move requests (JSON lines) on stdin/stdout or a port")
-    add_serve_arguments(serve)
-    serve.set_defaults(run=cmd_serve)
     return parser
+
+
+def _quiet_stdout() -> None:
+    """After a closed pipe (``hearts-sim ... | head -1``): point stdout at /dev/null, so that
+    Python's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return int(args.run(args))
-    except (UsageError, RulesError, AgentError, SimulationError, TournamentError) as error:
+    except StorageError as error:
+        print(f"hearts-sim: error: {error}", file=sys.stderr)
+        return EXIT_FAILURE
+    except (InputError, UsageError) as error:
         print(f"hearts-sim: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 0
     except KeyboardInterrupt:
         print("hearts-sim: interrupted", file=sys.stderr)
         return 130

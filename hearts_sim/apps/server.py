@@ -26,19 +26,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import queue
+import math
+import os
+import signal
 import socketserver
 import sys
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from functools import lru_cache
+from multiprocessing.connection import Connection, Pipe
 from typing import IO, Any, Protocol
 
 from agents.api import Agent, load
 from agents.kinds import AgentError
+from hearts_sim.apps.options import COUNT, NUMBER, RULE, SEED, TEXT, Option, UsageError
 from hearts_sim.core.cards import card_str
 from hearts_sim.core.rules import (
     Rules,
@@ -53,6 +54,7 @@ from hearts_sim.game.protocol import FIELDS
 MAX_LINE = 64 * 1024  # bytes per request line; a longer line gets an error answer
 TIME_LIMIT = 10.0  # seconds per request
 IDLE_TIMEOUT = 600.0  # seconds a TCP connection may stay silent before it is closed
+BACKLOG = 512  # connections the kernel queues while the server accepts (socketserver's default: 5)
 _TOO_LONG = object()  # what _read_line returns for a line over the limit
 
 
@@ -76,7 +78,19 @@ class MoveServer:
     ):
         self.agent = agent if isinstance(agent, Agent) else load(agent, seed=seed)
         self.rules = resolve_rules(rules)
-        self.time_limit = time_limit if time_limit and time_limit > 0 else None
+        if time_limit is not None and (
+            isinstance(time_limit, bool)
+            or not isinstance(time_limit, (int, float))
+            or not math.isfinite(time_limit)
+            or time_limit < 0
+        ):
+            raise ValueError(
+                f"time_limit={time_limit!r}: give seconds (a finite number >= 0; 0 or None: no limit)"
+            )
+        # a limit ends the worker process of a late decision: without fork() there is none
+        self.time_limit = float(time_limit) if time_limit and hasattr(os, "fork") else None
+        if isinstance(max_line, bool) or not isinstance(max_line, int) or max_line <= 0:
+            raise ValueError(f"max_line={max_line!r}: give a positive number of bytes")
         self.max_line = max_line
 
     def warm_up(self) -> None:
@@ -138,11 +152,11 @@ class MoveServer:
         request_id = None
         try:
             text = line.decode("utf-8") if isinstance(line, bytes) else line
-            request = json.loads(text)
+            request = json.loads(text, parse_constant=_not_json, parse_float=_finite)
             if not isinstance(request, dict):
                 raise RequestError("a request must be a JSON object")
             request_id = request.get("id")
-            move = runner.run(self.decide, request) if runner else self.decide(request)
+            move = runner.run(request) if runner else self.decide(request)
         except UnicodeDecodeError:
             return {"id": None, "error": "the request is not valid UTF-8"}
         except json.JSONDecodeError as error:
@@ -155,6 +169,10 @@ class MoveServer:
             return {"id": request_id, "error": f"internal error: {type(error).__name__}: {error}"}
         return {"id": request_id, **move, "ms": round((time.perf_counter() - started) * 1e3, 3)}
 
+    def runner(self) -> Runner | None:
+        """What runs this server's decisions under its time limit (None: no limit)."""
+        return Runner(self.decide, self.time_limit) if self.time_limit is not None else None
+
     def reply(self, line: bytes | object, runner: Runner | None = None) -> bytes | None:
         """The answer line (with its newline) for what ``read_line`` returned; None for a blank line."""
         if line is _TOO_LONG:
@@ -164,7 +182,22 @@ class MoveServer:
             if not line.strip():
                 return None
             answer = self.answer(line, runner)
-        return (json.dumps(answer, separators=(",", ":")) + "\n").encode()
+        try:
+            text = json.dumps(answer, separators=(",", ":"), allow_nan=False)
+        except ValueError:  # every parsed value is finite: this guards the answers we build
+            text = json.dumps({"id": None, "error": "internal error: an answer that is not valid JSON"})
+        return (text + "\n").encode()
+
+
+def _not_json(constant: str) -> Any:
+    raise RequestError(f"{constant} is not JSON (numbers must be finite)")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise RequestError(f"{text} is out of range for a JSON number")
+    return value
 
 
 @lru_cache(maxsize=64)
@@ -208,43 +241,87 @@ class TimeLimitExceeded(RuntimeError):
 
 
 class Runner:
-    """Runs one call at a time in a worker thread and gives up after ``limit`` seconds.
+    """Calls ``function`` on one request at a time in a worker process, giving up after ``limit`` s.
 
-    Numba code cannot be interrupted: a call past the limit finishes in the background (the
-    kernels release the GIL) and a fresh worker takes the next request, so the server keeps
-    answering."""
+    Numba code cannot be interrupted, but a process can be ended: the worker is a child forked
+    from this process (which has loaded the kernels, so it starts warm), and when a call runs
+    past the limit the child is killed and reaped; the next call forks a fresh one. Nothing
+    keeps running after a timeout: no thread, no process. Exceptions come back as raised.
+    """
 
-    def __init__(self, limit: float | None):
+    def __init__(self, function: Callable[[Any], Any], limit: float):
+        self.function = function
         self.limit = limit
-        self._queue: queue.SimpleQueue[Any] | None = None
+        self._child: tuple[int, Connection] | None = None
 
-    def run(self, function: Callable[..., Any], *args: Any) -> Any:
-        if self.limit is None:
-            return function(*args)
-        if self._queue is None:
-            self._queue = queue.SimpleQueue()
-            threading.Thread(target=_work, args=(self._queue,), daemon=True).start()
-        future: Future[Any] = Future()
-        self._queue.put((future, function, args))
+    def run(self, argument: Any) -> Any:
+        pid, connection = self._child or self._start()
+        connection.send(argument)
+        if not connection.poll(self.limit):
+            self.close()
+            raise TimeLimitExceeded(f"no answer within the time limit of {self.limit:g} s")
         try:
-            return future.result(timeout=self.limit)
-        except FutureTimeout:
-            self.close()  # the busy worker exits once its call returns
-            raise TimeLimitExceeded(f"no answer within the time limit of {self.limit:g} s") from None
+            ok, value = connection.recv()
+        except (EOFError, OSError):
+            self.close()
+            raise RuntimeError("the decision's worker process died") from None
+        if not ok:
+            raise value
+        return value
+
+    def _start(self) -> tuple[int, Connection]:
+        ours, theirs = Pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: serve calls until the pipe closes; never return into the server
+            try:
+                _detach(theirs.fileno())
+                _work(self.function, theirs)
+            finally:
+                os._exit(0)
+        theirs.close()
+        self._child = (pid, ours)
+        return self._child
 
     def close(self) -> None:
-        if self._queue is not None:
-            self._queue.put(None)
-            self._queue = None
+        """End the worker, whatever it is doing, and reap it."""
+        if self._child is not None:
+            pid, connection = self._child
+            self._child = None
+            connection.close()
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
 
 
-def _work(jobs: queue.SimpleQueue[Any]) -> None:
-    while (job := jobs.get()) is not None:
-        future, function, args = job
+def _detach(keep: int) -> None:
+    """In a fresh worker: hold no descriptor of the server's but the worker's own pipe and
+    stderr, so that a client's connection (or stdout) closes when the server closes it."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX"))
+
+
+def _work(function: Callable[[Any], Any], connection: Connection) -> None:
+    """A worker's loop: (True, result) or (False, exception) for each argument received."""
+    while True:
         try:
-            future.set_result(function(*args))
-        except BaseException as error:
-            future.set_exception(error)
+            argument = connection.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            answer: tuple[bool, Any] = (True, function(argument))
+        except Exception as error:
+            answer = (False, error)
+        try:
+            connection.send(answer)
+        except (OSError, ValueError):
+            return
+        except Exception as error:  # an exception that does not pickle: send its words
+            connection.send((False, RuntimeError(f"{type(answer[1]).__name__}: {error}")))
 
 
 # ---------------------------------------------------------------- transports
@@ -269,15 +346,18 @@ def serve_stdio(server: MoveServer, stdin: IO[bytes] | None = None, stdout: IO[b
     """Answer every line of ``stdin`` on ``stdout`` until the end of input."""
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
-    runner = Runner(server.time_limit)
+    runner = server.runner()
     try:
         while (line := read_line(stdin, server.max_line)) is not None:
             reply = server.reply(line, runner)
             if reply is not None:
                 stdout.write(reply)
                 stdout.flush()
+    except BrokenPipeError:  # the reader went away (``serve | head -1``): nothing left to answer
+        pass
     finally:
-        runner.close()
+        if runner is not None:
+            runner.close()
 
 
 class _Connection(socketserver.StreamRequestHandler):
@@ -287,7 +367,7 @@ class _Connection(socketserver.StreamRequestHandler):
 
     def handle(self) -> None:
         server: MoveServer = self.server.move_server  # type: ignore[attr-defined]
-        runner = Runner(server.time_limit)
+        runner = server.runner()
         try:
             while (line := read_line(self.rfile, server.max_line)) is not None:
                 reply = server.reply(line, runner)
@@ -296,7 +376,8 @@ class _Connection(socketserver.StreamRequestHandler):
         except OSError:  # the client went away, or its silence ran past the idle timeout
             pass
         finally:
-            runner.close()
+            if runner is not None:
+                runner.close()
 
 
 class TCPServer(socketserver.ThreadingTCPServer):
@@ -304,6 +385,7 @@ class TCPServer(socketserver.ThreadingTCPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = BACKLOG
 
     def __init__(self, move_server: MoveServer, port: int, host: str = "127.0.0.1"):
         self.move_server = move_server
@@ -315,49 +397,50 @@ class TCPServer(socketserver.ThreadingTCPServer):
 
 
 # ---------------------------------------------------------------- command line
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``hearts-sim serve``."""
-    parser.add_argument("--agent", required=True, help="agent spec or level name (e.g. rule, hard)")
-    parser.add_argument("--rules", default="standard", help="rules preset when a request names none")
-    parser.add_argument(
-        "--rule",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override one rule switch (repeatable)",
-    )
-    parser.add_argument(
-        "--seed", type=int, default=0, help="derives the hand seed of requests that carry no 'seed'"
-    )
-    parser.add_argument(
-        "--port", type=int, default=None, help="serve on 127.0.0.1:PORT instead of stdin/stdout"
-    )
-    parser.add_argument(
-        "--time-limit", type=float, default=TIME_LIMIT, help="seconds per request (0: none; default 10)"
-    )
-    parser.add_argument(
-        "--max-line", type=int, default=MAX_LINE, help="bytes per request line (default 65536)"
-    )
+SERVE_OPTIONS = (
+    Option("agent", TEXT, "agent spec or level name (e.g. rule, hard)", flags=("--agent",)),
+    Option("rules", TEXT, "rules preset when a request names none", "standard", flags=("--rules",)),
+    RULE,
+    Option(
+        "seed",
+        SEED.kind,
+        "derives the hand seed of requests that carry no 'seed'",
+        0,
+        0,
+        SEED.high,
+        ("--seed",),
+        high_text=SEED.high_text,
+    ),
+    Option(
+        "port",
+        COUNT,
+        "serve on 127.0.0.1:PORT instead of stdin/stdout (0: any free port)",
+        None,
+        0,
+        65535,
+        ("--port",),
+    ),
+    Option("time_limit", NUMBER, "seconds per request (0: none)", TIME_LIMIT, 0, 86_400, ("--time-limit",)),
+    Option("max_line", COUNT, "bytes per request line", MAX_LINE, 1, 64 * 1024 * 1024, ("--max-line",)),
+)
 
 
 def serve_command(args: argparse.Namespace) -> int:
     """Run ``hearts-sim serve``: bind (TCP), warm up, say so on stderr, answer until EOF (stdin)
     or Ctrl-C (TCP). Returns the exit code."""
+    if not args.agent:
+        raise UsageError("serve needs --agent SPEC (an agent spec or a level name)")
     rules = resolve_rules(args.rules).with_strings(args.rule)
     server = MoveServer(
         load(args.agent, seed=args.seed), rules, time_limit=args.time_limit, max_line=args.max_line
     )
-    if args.max_line <= 0:
-        print(f"hearts-sim: error: --max-line {args.max_line} must be positive", file=sys.stderr)
-        return 2
     tcp = None
     if args.port is not None:
         try:
             tcp = TCPServer(server, args.port)  # bound before warming up: a taken port fails fast
         except (OSError, OverflowError) as error:
             reason = getattr(error, "strerror", None) or error
-            print(f"hearts-sim: error: cannot listen on 127.0.0.1:{args.port}: {reason}", file=sys.stderr)
-            return 2
+            raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {reason}") from None
     server.warm_up()
     where = "stdin/stdout" if tcp is None else f"127.0.0.1:{tcp.port}"
     print(

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from hearts_sim._numba import njit
+from hearts_sim.core.errors import InputError
 
 # --- enumerations: the string a user writes -> the integer a kernel compares ---
 DECK_MODES = ("remove", "kitty")
@@ -48,9 +49,11 @@ PASS_LEFT, PASS_RIGHT, PASS_ACROSS, PASS_NONE = range(len(PASS_DIRECTIONS))
 
 MAX_PLAYERS = 5
 MIN_PLAYERS = 3
+POINTS_TOTAL = 26  # penalty points in a hand: 13 hearts and the QS
+MAX_POINTS = 43  # under Black Maria the KS (10) and AS (7) count too: the most any rules deal out
 
 
-class RulesError(ValueError):
+class RulesError(InputError):
     """An impossible rule value or combination; the message names the switch."""
 
 
@@ -163,7 +166,7 @@ class Rules:
     @property
     def moon_total(self) -> int:
         """Points in the deck, which a moon shooter must take: 26, or 43 with Black Maria."""
-        return 43 if self.black_maria else 26
+        return MAX_POINTS if self.black_maria else POINTS_TOTAL
 
     @property
     def pass_directions(self) -> tuple[str, ...]:

@@ -11,10 +11,37 @@ from __future__ import annotations
 import numpy as np
 
 from hearts_sim._numba import njit
+from hearts_sim.core.errors import InputError
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
+
+MAX_SEED = 2**64 - 1  # seeds are uint64: every value of 0 .. 2**64-1, nothing else
+MAX_INDEX = 2**62  # hand, game and deal indices (int64 counters, with room for a run's offsets)
+MAX_DEALS = 10**12  # deals (or games) of one run: beyond any machine, and x 120 seatings < MAX_INDEX
+
+
+class SeedError(InputError):
+    """A seed or index that is not an integer in its range; the message names it."""
+
+
+def check_seed(value: object, name: str = "seed") -> int:
+    """``value`` as a seed if it is an integer in 0 .. 2**64-1 (no bool, no float: 1.5 is not a
+    seed, and 2**64 would silently wrap)."""
+    return _check_integer(value, name, MAX_SEED, "2**64-1")
+
+
+def check_index(value: object, name: str = "hand") -> int:
+    """``value`` as a hand, game or deal index: an integer in 0 .. 2**62."""
+    return _check_integer(value, name, MAX_INDEX, "2**62")
+
+
+def _check_integer(value: object, name: str, high: int, high_text: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= high:
+        raise SeedError(f"{name}={value!r} is not valid: choose an integer in 0 .. {high_text}")
+    return int(value)
+
 
 # Stream purposes within a hand (the second argument of derive_seed).
 STREAM_DEAL = 1

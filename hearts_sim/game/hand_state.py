@@ -44,7 +44,7 @@ from hearts_sim.engine.hand import (
     play_card,
     start_hand,
 )
-from hearts_sim.engine.rng import derive_seed
+from hearts_sim.engine.rng import check_index, check_seed, derive_seed
 from hearts_sim.engine.state import PHASE_DONE, PHASE_NAMES, PHASE_PASS, PHASE_PLAY, new_states
 from hearts_sim.game.observation import Observation  # re-exported: it lived here first
 
@@ -67,6 +67,7 @@ class HandState:
     def deal(cls, rules: Rules | str = "standard", seed: int = 0, hand: int = 0) -> HandState:
         """Deal ``hand`` of a ``simulate(..., seed=seed)`` run: the same cards, direction and dealer."""
         rules = resolve_rules(rules)
+        seed, hand = check_seed(seed), check_index(hand, "hand")
         array = rules.to_tuple()
         states = new_states(1)
         hand_seed = np.uint64(derive_seed(np.uint64(seed), hand))  # a Python int >= 2**63 would not fit int64
@@ -123,7 +124,10 @@ class HandState:
         for seat, mask in enumerate(masks):
             states[0]["hands"][seat] = mask
         states[0]["kitty"] = kitty_mask
-        start_hand(states[0], array, pass_offset(pass_direction, n), dealer % n, np.uint64(seed))
+        seed = check_seed(seed)
+        if isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < n:
+            raise ValueError(f"dealer {dealer!r} does not exist with {n} players")
+        start_hand(states[0], array, pass_offset(pass_direction, n), int(dealer), np.uint64(seed))
         return cls(rules, states)
 
     def copy(self) -> HandState:
@@ -289,8 +293,12 @@ class HandState:
         return "hearts are not broken"
 
     def _seat(self, seat: int) -> int:
-        if not 0 <= int(seat) < self.n_players:
-            raise ValueError(f"seat {seat} does not exist with {self.n_players} players")
+        if (
+            isinstance(seat, bool)
+            or not isinstance(seat, (int, np.integer))
+            or not 0 <= seat < self.n_players
+        ):
+            raise ValueError(f"seat {seat!r} does not exist with {self.n_players} players")
         return int(seat)
 
     # ------------------------------------------------------------------ display
@@ -371,7 +379,7 @@ class Game:
 
     def __init__(self, rules: Rules | str = "standard", seed: int = 0, game: int = 0):
         self.rules = resolve_rules(rules)
-        self.game_seed = int(derive_seed(np.uint64(seed), game))
+        self.game_seed = int(derive_seed(np.uint64(check_seed(seed)), check_index(game, "game")))
         self.totals = [0] * self.rules.n_players
         self.hands_played = 0
         self.moons: list[int] = []  # shooter of each hand, -1 for none

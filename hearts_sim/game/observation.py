@@ -102,6 +102,7 @@ SUIT_NAMES = ("clubs", "diamonds", "spades", "hearts")
 _SUITS = [int(m) for m in SUIT_MASKS]
 _CLUBS, _HEARTS = int(CLUBS_MASK), int(HEARTS_MASK)
 _WORLD_STREAM = np.uint64(0x0B5E_7A7E)  # the sampler's stream: the same observation, the same world
+MAX_GAME_SCORE = 1_000_000  # game scores a request may carry (target scores go to 100,000)
 CardsLike = str | Iterable[str | int] | CardSet | int
 
 
@@ -176,7 +177,9 @@ class Observation:
             except ValueError as error:
                 raise HistoryError(f"play {i + 1}: {error}") from None
             parsed_plays.append((who, card))
-        game_scores = _scores(scores, n, "scores") if scores is not None else (0,) * n
+        game_scores = (
+            _scores(scores, n, "scores", -MAX_GAME_SCORE, MAX_GAME_SCORE) if scores is not None else (0,) * n
+        )
         draft = cls(
             rules=rules,
             seat=seat,
@@ -186,7 +189,7 @@ class Observation:
             passed=CardSet(_cards(passed, "passed")),
             received=CardSet(_cards(received, "received")),
             plays=tuple(parsed_plays),
-            points=_scores(points, n, "points") if points is not None else (),
+            points=_scores(points, n, "points", 0, rules.moon_total) if points is not None else (),
             game_scores=game_scores,
             hearts_broken=False,
             to_move=False,
@@ -374,10 +377,14 @@ def _integer(value: Any, what: str) -> int:
     return int(value)
 
 
-def _scores(values: Any, n: int, what: str) -> tuple[int, ...]:
+def _scores(values: Any, n: int, what: str, low: int, high: int) -> tuple[int, ...]:
     if not isinstance(values, (list, tuple)) or len(values) != n:
         raise HistoryError(f"{what} must list {n} integers, one per seat, not {values!r}")
-    return tuple(_integer(v, what) for v in values)
+    checked = tuple(_integer(v, what) for v in values)
+    for value in checked:
+        if not low <= value <= high:
+            raise HistoryError(f"{what}: {value} is out of range {low} .. {high}")
+    return checked
 
 
 def _cards(cards: Any, what: str) -> int:

@@ -1,6 +1,11 @@
 """Every record schema in one place: the kernels' record dtypes, the DataFrame and Parquet columns
 they become, and the on-disk layout of a run (``records/part-NNNNNN.parquet`` and a manifest).
 
+A run's manifest lists, for every committed part, its rows, its size and the SHA-256 of its
+bytes (``part_entry``), taken when the part is written; whoever reads or resumes the run checks
+every part it uses against that list (``verified_parts``), so a truncated, altered or missing
+part is refused by name instead of being counted.
+
 A hand record is one row per (deal, seating) in the order the jobs were played; per-seat fields
 are sized ``MAX_PLAYERS`` in the dtype and become columns suffixed ``_0`` .. ``_{n-1}``
 (``seat_column``). Game records are the same per game.
@@ -8,6 +13,7 @@ are sized ``MAX_PLAYERS`` in the dtype and become columns suffixed ``_0`` .. ``_
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import MAX_PLAYERS, PASS_DIRECTIONS, Rules, pass_direction_name
 from hearts_sim.engine.state import MAX_TRICKS
 
@@ -74,6 +81,74 @@ def seat_column(name: str, seat: int) -> str:
 def part_path(out: Path, chunk: int) -> Path:
     """Where chunk ``chunk`` of a run in ``out`` is written."""
     return Path(out) / RECORDS_DIR / f"part-{chunk:06d}.parquet"
+
+
+class RecordsError(InputError):
+    """A run whose records on disk do not match its manifest; the message names the part."""
+
+
+PART_FIELDS = ("rows", "bytes", "sha256")  # what the manifest's ``parts`` list holds per part
+
+
+def part_entry(data: bytes, rows: int) -> dict[str, Any]:
+    """The manifest's entry for a part of ``rows`` records whose file holds ``data``."""
+    return {"rows": int(rows), "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def part_problem(path: Path, entry: Any) -> str | None:
+    """Why the part at ``path`` does not match its manifest ``entry``; None when it does."""
+    if not isinstance(entry, dict) or sorted(entry) != sorted(PART_FIELDS):
+        return "has no valid entry in the manifest"
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return "is missing"
+    except OSError as error:
+        return f"cannot be read ({error.strerror or error})"
+    if size != entry["bytes"]:
+        return f"is {size:,} bytes, not the {entry['bytes']:,} recorded (truncated or overwritten)"
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            while block := handle.read(1 << 20):
+                digest.update(block)
+    except OSError as error:
+        return f"cannot be read ({error.strerror or error})"
+    if digest.hexdigest() != entry["sha256"]:
+        return "does not hold the recorded contents (its SHA-256 differs)"
+    return None
+
+
+def repair_hint(out: Path) -> str:
+    return f"re-play the damaged chunks with: hearts-sim tournament --resume {out} --repair"
+
+
+def parts_problem(manifest: Any) -> str | None:
+    """Why a manifest's list of parts cannot be used (None when it can): it must list one entry
+    per chunk it counts as done."""
+    parts = manifest.get("parts") if isinstance(manifest, dict) else None
+    done = manifest.get("chunks_done") if isinstance(manifest, dict) else None
+    if not isinstance(parts, list):
+        return "lists no part checksums (written before they were recorded, or edited)"
+    if isinstance(done, bool) or not isinstance(done, int) or done != len(parts):
+        return f"chunks_done is {done!r} but {len(parts)} parts are listed"
+    return None
+
+
+def verified_parts(out: Path, manifest: Any) -> list[Path]:
+    """The parts a run's manifest counts, each checked against its entry (``RecordsError``
+    naming the manifest or the first part that does not match)."""
+    problem = parts_problem(manifest)
+    if problem is not None:
+        raise RecordsError(f"{Path(out) / MANIFEST} cannot be trusted: {problem}; {repair_hint(out)}")
+    paths = []
+    for chunk, entry in enumerate(manifest["parts"]):
+        path = part_path(out, chunk)
+        problem = part_problem(path, entry)
+        if problem is not None:
+            raise RecordsError(f"records part {path} {problem}; {repair_hint(out)}")
+        paths.append(path)
+    return paths
 
 
 def hand_frame(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[str]]) -> pd.DataFrame:

@@ -23,19 +23,22 @@ from tqdm.auto import tqdm
 
 from agents.dispatch import KindSet
 from agents.external import EngineOptions
-from agents.registry import AgentSpec, parse_agent, seat_arrays
+from agents.registry import KIND_BY_NAME, AgentSpec, parse_agent, seat_arrays
 from hearts_sim._numba import max_threads
+from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules, resolve_rules
+from hearts_sim.engine.rng import SeedError, check_index, check_seed
 from hearts_sim.engine.state import new_states
 from hearts_sim.selfplay.lockstep import run_lockstep
 from hearts_sim.selfplay.loops import play_games, play_hands
 from hearts_sim.selfplay.records import GAME_RECORD, HAND_RECORD, game_frame, hand_frame
 
 DEFAULT_CHUNK = 1 << 17  # hands per kernel call: bounds memory, paces the progress bar
+MAX_COUNT = 2**40  # hands or games in one call: the kernels count in int64, memory runs out first
 BLOCKS_PER_THREAD = 4  # more blocks than threads evens out the load
 
 
-class SimulationError(ValueError):
+class SimulationError(InputError):
     """Bad arguments to a simulation (hand count, seats, threads)."""
 
 
@@ -78,12 +81,48 @@ class Table:
         return (self.kind_set(), self.rules.to_tuple(), *seat_arrays([list(s) for s in self.seatings]))
 
 
+# Compiling a loop into an empty cache, measured on the 2-core development machine: the
+# card-by-card loop with the rule player, and what each search kind adds to it.
+COMPILE_BASE_SECONDS = 30.0
+COMPILE_SEARCH_SECONDS = 20.0
+
+
+def compile_seconds(table: Table, games: bool = False) -> float | None:
+    """About how long the first kernel call for ``table`` compiles, when neither this process
+    nor numba's on-disk cache holds the loop specialised for its kind set; None otherwise
+    (or when numba's cache cannot be inspected: then nothing is promised)."""
+    loop = play_games if games else play_hands
+    dtype = GAME_RECORD if games else HAND_RECORD
+    kinds, rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
+    arguments = (
+        kinds, rules, np.uint64(0), 0, 1, pass_codes, pass_params, play_codes, play_params,
+        new_states(1), np.zeros(1, dtype=dtype),
+    )  # fmt: skip
+    try:
+        signature = tuple(loop.typeof_pyval(a) for a in arguments)
+        if signature in loop.overloads:
+            return None
+        cache = loop._cache  # numba's FunctionCache: the index of what is on disk
+        if cache._index_key(signature, loop.targetctx.codegen()) in cache._cache_file._load_index():
+            return None
+    except Exception:  # numba's internals moved: better silent than wrong
+        return None
+    searches = sum(1 for name in kinds.names if KIND_BY_NAME[name].searches)
+    return COMPILE_BASE_SECONDS + COMPILE_SEARCH_SECONDS * searches
+
+
 def set_threads(threads: int | None) -> int:
     """Use ``threads`` numba threads (all cores if None); returns the number in use."""
     if threads is None:
         threads = max_threads()
-    if not 1 <= threads <= max_threads():
-        raise SimulationError(f"threads={threads}: choose 1..{max_threads()} on this machine")
+    if (
+        isinstance(threads, bool)
+        or not isinstance(threads, (int, np.integer))
+        or not 1 <= threads <= max_threads()
+    ):
+        raise SimulationError(
+            f"threads={threads!r} is not valid: choose 1 .. {max_threads()} on this machine"
+        )
     numba.set_num_threads(threads)
     return threads
 
@@ -170,9 +209,17 @@ def chunks(total: int, size: int) -> Iterator[tuple[int, int]]:
 
 
 def _check_count(name: str, count: int) -> int:
-    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count <= 0:
-        raise SimulationError(f"{name} must be a positive whole number, not {count!r}")
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or not 0 < count <= MAX_COUNT:
+        raise SimulationError(f"{name} must be a whole number in 1 .. {MAX_COUNT}, not {count!r}")
     return int(count)
+
+
+def _check_seeding(seed: int, first: int, name: str) -> tuple[int, int]:
+    """The master seed and the first hand (game) index, checked: one line naming the bad one."""
+    try:
+        return check_seed(seed), check_index(first, name)
+    except SeedError as error:
+        raise SimulationError(str(error)) from None
 
 
 def _seatings(rules: Rules, seats: Any) -> list[list[Any]]:
@@ -228,6 +275,7 @@ def simulate(
     rules = resolve_rules(rules)
     hands = _check_count("hands", hands)
     chunk_size = _check_count("chunk_size", chunk_size)
+    seed, first_hand = _check_seeding(seed, first_hand, "first_hand")
     table = Table.build(rules, _seatings(rules, seats))
     set_threads(threads)
     engines = EngineOptions(engine_procs, engine_timeout)
@@ -260,6 +308,7 @@ def simulate_games(
     rules = resolve_rules(rules)
     games = _check_count("games", games)
     chunk_size = _check_count("chunk_size", chunk_size)
+    seed, first_game = _check_seeding(seed, first_game, "first_game")
     table = Table.build(rules, _seatings(rules, seats))
     set_threads(threads)
     engines = EngineOptions(engine_procs, engine_timeout)

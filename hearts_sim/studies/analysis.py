@@ -49,8 +49,9 @@ from hearts_sim.core.cards import (
     SUIT_MASKS,
     card_index,
 )
-from hearts_sim.core.rules import PASS_DIRECTIONS, pass_offset
-from hearts_sim.selfplay.records import HAND_SEAT_COLUMNS, MANIFEST, RECORDS_DIR
+from hearts_sim.core.errors import InputError
+from hearts_sim.core.rules import PASS_DIRECTIONS, Rules, pass_offset
+from hearts_sim.selfplay.records import HAND_SEAT_COLUMNS, MANIFEST, RECORDS_DIR, RecordsError, verified_parts
 from hearts_sim.studies.replay import Replay as Replay
 from hearts_sim.studies.replay import ReplayError as ReplayError
 from hearts_sim.studies.replay import Trick as Trick
@@ -84,7 +85,7 @@ FEATURES = (
 )
 
 
-class AnalysisError(ValueError):
+class AnalysisError(InputError):
     """Records that cannot be analysed as asked (missing directory or columns, game records)."""
 
 
@@ -570,26 +571,46 @@ def records_path(path: str | Path) -> Path:
     return directory
 
 
-def _manifest_rules(directory: Path) -> str | None:
-    """The rules description from the run's manifest (for records without a ``rules`` column)."""
+def run_rules(directory: Path) -> Rules | None:
+    """The rules of the run whose records are in ``directory`` (or that is ``directory``), from
+    its manifest; None when no readable manifest goes with the records."""
     import json
-
-    from hearts_sim.core.rules import Rules
 
     for manifest in (directory / MANIFEST, directory.parent / MANIFEST):
         if manifest.is_file():
             try:
-                return Rules.from_dict(json.loads(manifest.read_text())["config"]["rules"]).describe()
+                return Rules.from_dict(json.loads(manifest.read_text())["config"]["rules"])
             except (OSError, ValueError, KeyError, TypeError):
                 return None
     return None
+
+
+def run_parts(directory: Path) -> list[Path]:
+    """The Parquet parts to read in a records directory: those its run's manifest counts, each
+    verified against the manifest's size and checksum (``AnalysisError`` naming the first that
+    does not match); every part there when no manifest goes with the records."""
+    import json
+
+    run = directory.parent if (directory.parent / MANIFEST).is_file() else directory
+    if not (run / MANIFEST).is_file():
+        return sorted(directory.glob("*.parquet"))  # not subfolders (a report/ inside)
+    try:
+        manifest = json.loads((run / MANIFEST).read_text())
+        parts = verified_parts(run, manifest)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise AnalysisError(f"cannot read {run / MANIFEST}: {error}") from None
+    except RecordsError as error:
+        raise AnalysisError(str(error)) from None
+    if not parts:
+        raise AnalysisError(f"{run} holds no finished chunk yet (its manifest counts none)")
+    return parts
 
 
 def _dataset(path: str | Path) -> tuple[Any, Path]:
     import pyarrow.dataset as ds
 
     directory = records_path(path)
-    parts = sorted(str(p) for p in directory.glob("*.parquet"))  # not subfolders (a report/ inside)
+    parts = [str(part) for part in run_parts(directory)]
     return ds.dataset(parts, format="parquet"), directory
 
 
@@ -607,7 +628,8 @@ def iter_records(
     n = sum(1 for name in names if name.startswith("dealt_"))
     wanted = list(columns) if columns is not None else long_columns(n)
     read = [c for c in wanted if c in names]
-    rules = _manifest_rules(directory) if "rules" in wanted and "rules" not in names else None
+    known = run_rules(directory) if "rules" in wanted and "rules" not in names else None
+    rules = known.describe() if known is not None else None
     for batch in dataset.to_batches(columns=read, batch_size=batch_size):
         frame = batch.to_pandas()
         if rules is not None:

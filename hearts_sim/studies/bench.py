@@ -14,12 +14,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 from hearts_sim._numba import max_threads
 from hearts_sim.core.rules import resolve_rules
+from hearts_sim.engine.rng import check_seed
 from hearts_sim.selfplay.invariants import check_hand_records
-from hearts_sim.selfplay.simulate import Table, run_hands, set_threads, simulate
+from hearts_sim.selfplay.simulate import Table, compile_seconds, run_hands, set_threads, simulate
 from hearts_sim.studies.openspiel_peer import openspiel_random_hands_per_second
 
 _STARTUP_SCRIPT = (
@@ -69,24 +71,42 @@ def run_bench(
     rules: str = "standard",
     repeats: int = 3,
     startup: bool = False,
+    report: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """All figures as one dict (the ``--json`` output)."""
+    """All figures as one dict (the ``--json`` output); ``report`` hears a line as each phase
+    starts (the first call may compile the kernels for a minute)."""
+    say = report or (lambda line: None)
     rules_value = resolve_rules(rules)
     table = Table.build(rules_value, [["random"] * rules_value.n_players])
     all_threads = set_threads(threads)
+    seed = check_seed(seed)
+    cold_seconds = compile_seconds(table)
+    say(
+        f"bench: first call: compiling the kernels (one time, about {cold_seconds:.0f} s)"
+        if cold_seconds is not None
+        else "bench: first call (kernels from numba's cache)"
+    )
     start = time.perf_counter()
     run_hands(table, seed, 0, 1000)
     first_call = time.perf_counter() - start
 
     set_threads(1)
+    say(f"bench: self-play kernel, 1 thread: best of {repeats} runs of {hands:,} hands")
     one_thread, checked = timed_kernel(table, seed, hands, repeats)
     set_threads(all_threads)
+    say(f"bench: self-play kernel, {all_threads} threads: best of {repeats} runs of {hands:,} hands")
     many_threads, more = timed_kernel(table, seed, hands, repeats)
+    say(f"bench: simulate() with its DataFrame, {hands:,} hands")
     start = time.perf_counter()
     simulate(rules_value, "random", hands=hands, seed=seed, threads=all_threads, progress=False)
     with_records = hands / (time.perf_counter() - start)
 
-    peer = openspiel_random_hands_per_second(openspiel_hands, seed) if openspiel_hands else None
+    if openspiel_hands:
+        say(f"bench: OpenSpiel hearts, {openspiel_hands:,} hands")
+    # OpenSpiel's seeds are C ints: fold ours into 0 .. 2**30 (plus the hand index stays below 2**31)
+    peer = openspiel_random_hands_per_second(openspiel_hands, seed % 2**30) if openspiel_hands else None
+    if startup:
+        say("bench: cold and warm start in fresh processes (the cold one compiles into an empty cache)")
     cold, warm = startup_times() if startup else (None, None)
     return {
         "rules": rules_value.describe(),

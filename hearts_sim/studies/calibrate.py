@@ -19,15 +19,15 @@ import numpy as np
 from agents.api import Agent
 from agents.dispatch import decide_pass, decide_play
 from agents.external import EngineOptions, decider
+from agents.levels import LADDER
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import decision_seed
+from hearts_sim.engine.rng import MAX_SEED
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import Table, run_hands, set_threads
+from hearts_sim.studies.stats import format_p_value
 from hearts_sim.studies.tournament import TournamentConfig, is_search_agent, run_tournament
-
-LADDER = ("random", "easy", "normal", "hard")
-
 
 DECISION = np.dtype([("seconds", np.float64), ("passing", np.bool_), ("choices", np.int64)])
 
@@ -47,7 +47,7 @@ def decision_log(
 
     One untimed hand first: a process's first call loads the compiled kernels from numba's
     cache (~0.1 s), which is start-up, not thinking time."""
-    _timed_hands(spec, rules, 1, seed + hands, engines)
+    _timed_hands(spec, rules, 1, (seed + hands) & MAX_SEED, engines)
     return _timed_hands(spec, rules, hands, seed, engines)
 
 
@@ -180,12 +180,14 @@ def calibrate(
             threads=threads,
             progress=False,
             engines=engines,
+            report=report,
         ).summary
         whole = run_tournament(
             TournamentConfig((upper, lower), rules=game_rules, deals=pair_games, seed=seed, games=True),
             threads=threads,
             progress=False,
             engines=engines,
+            report=report,
         ).summary
         pair = hands["pairs"][0]
         low, high = pair["ci95"]
@@ -194,9 +196,9 @@ def calibrate(
                 "upper": upper,
                 "lower": lower,
                 "gap_points_per_hand": -pair["a_minus_b"],  # positive: upper takes fewer points
-                "ci95": [-high, -low],
+                "ci95": [None if high is None else -high, None if low is None else -low],
                 "p_value": pair["p_value"],
-                "significant": bool(high < 0),
+                "significant": high is not None and high < 0,
                 "upper_game_win_rate": whole["agents"][0]["win_rate"],
                 "lower_game_win_rate": whole["agents"][1]["win_rate"],
                 "deals": pair_deals,
@@ -232,13 +234,17 @@ def calibrate(
     }
 
 
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.3f}"
+
+
 def format_calibration(result: dict[str, Any]) -> str:
     lines = [f"rules: {result['rules']}", "", "ladder (gap = lower's points per hand minus upper's):"]
     for s in result["steps"]:
         mark = "significant" if s["significant"] else "NOT significant"
         lines.append(
             f"  {s['upper']:>8} over {s['lower']:<8} {s['gap_points_per_hand']:+.3f} "
-            f"[{s['ci95'][0]:+.3f}, {s['ci95'][1]:+.3f}] p={s['p_value']:.2g} ({mark}); "
+            f"[{_signed(s['ci95'][0])}, {_signed(s['ci95'][1])}] {format_p_value(s['p_value'])} ({mark}); "
             f"games to 100: {s['upper_game_win_rate']:.3f} vs {s['lower_game_win_rate']:.3f} win rate"
         )
     ladder = result["ladder"]

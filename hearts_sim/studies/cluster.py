@@ -21,6 +21,8 @@ without it and ``DaskRunner`` raises ``ClusterError`` with the install command.
 ('local', 2)
 >>> parse_address("tcp://10.0.0.1:8786")
 ('tcp://10.0.0.1:8786', None)
+>>> parse_address("scheduler:8786")
+('tcp://scheduler:8786', None)
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import re
 import threading
 import time
 import uuid
@@ -47,6 +50,7 @@ from hearts_sim.studies.tournament import (
     TournamentResult,
     chunk_records,
     load_manifest,
+    manifest_config,
     run_tournament,
 )
 
@@ -73,19 +77,31 @@ def _distributed() -> Any:
     return distributed
 
 
+SCHEDULER = re.compile(r"(?:(tcp|tls|ws|wss)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})")
+MAX_LOCAL_WORKERS = 1024
+CONNECT_TIMEOUT = 20.0  # seconds to reach a scheduler before --cluster gives up with one line
+
+
 def parse_address(address: str) -> tuple[str, int | None]:
-    """``local`` / ``local:N`` (a LocalCluster of N worker processes) or a scheduler address."""
-    text = address.strip()
+    """``local`` / ``local:N`` (a LocalCluster of N worker processes) or a scheduler address
+    ``[tcp|tls|ws|wss://]HOST:PORT``; anything else is a one-line ``ClusterError`` at once."""
+    text = address.strip() if isinstance(address, str) else ""
     if text == "local":
         return "local", None
     if text.startswith("local:"):
         count = text.removeprefix("local:")
-        if not count.isdigit() or int(count) <= 0:
-            raise ClusterError(f"--cluster {address}: local:N needs a positive number of worker processes")
+        if not count.isdigit() or not 0 < int(count) <= MAX_LOCAL_WORKERS:
+            raise ClusterError(
+                f"--cluster {address}: local:N needs a number of worker processes in 1 .. {MAX_LOCAL_WORKERS}"
+            )
         return "local", int(count)
-    if not text:
-        raise ClusterError("--cluster needs a scheduler address (tcp://HOST:8786) or local:N")
-    return text, None
+    match = SCHEDULER.fullmatch(text)
+    if not match or not 0 < int(match.group(3)) < 65536:
+        raise ClusterError(
+            f"--cluster {address!r} is not an address: give a scheduler as tcp://HOST:PORT "
+            "(e.g. tcp://10.0.0.1:8786), or local:N"
+        )
+    return text if match.group(1) else f"tcp://{text}", None
 
 
 # ---------------------------------------------------------------------------- worker side
@@ -219,11 +235,12 @@ class DaskRunner:
             else:
                 cluster = address
         try:
-            extra = {} if timeout is None else {"timeout": timeout}
-            self.client = distributed.Client(cluster, set_as_default=False, **extra)
-        except (OSError, TimeoutError) as error:
+            wait = CONNECT_TIMEOUT if timeout is None else timeout
+            self.client = distributed.Client(cluster, set_as_default=False, timeout=wait)
+        except (OSError, TimeoutError, ValueError) as error:
             self._close_cluster()
-            raise ClusterError(f"cannot reach the Dask scheduler at {cluster}: {error}") from None
+            reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise ClusterError(f"cannot reach the Dask scheduler at {cluster}: {reason}") from None
 
     # -------------------------------------------------------------- context manager
     def __enter__(self) -> DaskRunner:
@@ -321,6 +338,6 @@ def resume_on_cluster(
     out: str | Path, *, cluster: Any = "local", threads: int = 1, **options: Any
 ) -> TournamentResult:
     """Continue the run stored in ``out`` on ``cluster`` from its last finished chunk."""
-    config = TournamentConfig.from_dict(load_manifest(Path(out))["config"])
+    config = manifest_config(Path(out), load_manifest(Path(out)))
     with DaskRunner(cluster, threads=threads) as runner:
         return run_tournament(config, out, resume=True, runner=runner, **options)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hearts_sim.core.rules import PASS_DIRECTIONS
+from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS
 from hearts_sim.selfplay.records import MANIFEST, RECORDS_DIR
 from hearts_sim.studies.analysis import (
     DEFAULT_BATCH,
@@ -24,6 +24,7 @@ from hearts_sim.studies.analysis import (
     AnalysisError,
     RecordSummary,
     per_thousand,
+    run_rules,
 )
 
 REPORT_DIR = "report"
@@ -307,6 +308,13 @@ def write_report(
     write the figures and ``summary.md`` into ``out`` (default ``path/report``); returns the
     files written. Raises ``ReportError`` with a one-line reason when it cannot."""
     source = Path(path)
+    rules = run_rules(source) if source.is_dir() else None
+    most = rules.moon_total if rules is not None else MAX_POINTS
+    if isinstance(min_points, bool) or not isinstance(min_points, int) or not 1 <= min_points <= most:
+        raise ReportError(
+            f"--min-points {min_points!r} is not valid: a hand under these rules has {most} points; "
+            f"choose 1 .. {most}"
+        )
     try:
         summary = RecordSummary.from_records(source, batch_size=batch_size, min_points=min_points)
     except ReportError:

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -83,6 +82,8 @@ class Tally:
         mean = total / n / scale
         if n < 2:
             return mean, [float("nan"), float("nan")], float("nan")
+        from scipy import stats  # imported when needed: it is most of the command line's start-up
+
         variance = (square - total * total / n) / (n - 1) / (scale * scale)
         se = math.sqrt(max(variance, 0.0) / n)
         half = float(stats.t.ppf(0.975, n - 1)) * se
@@ -108,6 +109,25 @@ class Tally:
 
 def _round(x: float) -> float | None:
     return None if math.isnan(x) else round(x, 4)
+
+
+def _round_p(p: float) -> float | None:
+    """A p-value to 4 significant digits (rounding to 4 decimals would turn 3e-5 into 0)."""
+    return None if math.isnan(p) else float(f"{p:.4g}")
+
+
+SMALLEST_P = 1e-300  # below this a p-value underflows in double precision: say so, never "p = 0"
+
+
+def format_p_value(p: float | None) -> str:
+    """``p = 0.0123``, ``p < 1e-300`` where the tail probability underflowed, ``p = -`` without one.
+
+    >>> format_p_value(0.0), format_p_value(2.5e-12), format_p_value(None)
+    ('p < 1e-300', 'p = 2.5e-12', 'p = -')
+    """
+    if p is None or math.isnan(p):
+        return "p = -"
+    return f"p < {SMALLEST_P:g}" if p < SMALLEST_P else f"p = {p:.3g}"
 
 
 def summarize(
@@ -150,7 +170,7 @@ def summarize(
                 "b": names[b],
                 "a_minus_b": _round(diff),
                 "ci95": [_round(x) for x in ci],
-                "p_value": _round(p),
+                "p_value": _round_p(p),
             }
         )
     return {
@@ -295,7 +315,8 @@ def format_summary(summary: dict[str, Any]) -> str:
             low, high = p["ci95"]
             ci = "-" if low is None else f"[{low:+.3f}, {high:+.3f}]"
             out.append(
-                f"{p['a']} - {p['b']}: {p['a_minus_b']:+.3f} points/hand, 95% CI {ci}, p = {p['p_value']:.3g}"
+                f"{p['a']} - {p['b']}: {p['a_minus_b']:+.3f} points/hand, 95% CI {ci}, "
+                + format_p_value(p["p_value"])
                 if p["p_value"] is not None
                 else f"{p['a']} - {p['b']}: {p['a_minus_b']:+.3f} points/hand"
             )

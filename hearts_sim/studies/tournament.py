@@ -39,11 +39,24 @@ from tqdm.auto import tqdm
 
 from agents.external import EngineOptions, ExternalAgentError
 from agents.registry import AgentSpec, parse_agent
+from hearts_sim.core.errors import InputError, StorageError
 from hearts_sim.core.rules import Rules, resolve_rules
-from hearts_sim.selfplay.records import MANIFEST, RECORDS_DIR, game_columns, hand_columns, part_path
+from hearts_sim.engine.rng import MAX_DEALS, SeedError, check_seed
+from hearts_sim.selfplay.records import (
+    MANIFEST,
+    RECORDS_DIR,
+    game_columns,
+    hand_columns,
+    part_entry,
+    part_path,
+    part_problem,
+    parts_problem,
+    repair_hint,
+)
 from hearts_sim.selfplay.simulate import (
     SimulationError,
     Table,
+    compile_seconds,
     run_games,
     run_hands,
     set_threads,
@@ -61,7 +74,7 @@ def is_search_agent(spec: AgentSpec | str) -> bool:
     return parse_agent(spec).searches
 
 
-class TournamentError(ValueError):
+class TournamentError(InputError):
     """A tournament that cannot run as asked (bad output directory, incompatible resume)."""
 
 
@@ -103,8 +116,24 @@ class TournamentConfig:
     chunk_deals: int = 0  # 0: chosen from the agents' speed
 
     def __post_init__(self) -> None:
-        if isinstance(self.deals, bool) or not isinstance(self.deals, int) or self.deals <= 0:
-            raise SimulationError(f"the number of deals must be a positive whole number, not {self.deals}")
+        if isinstance(self.deals, bool) or not isinstance(self.deals, int) or not 0 < self.deals <= MAX_DEALS:
+            raise SimulationError(
+                f"deals={self.deals!r} is not valid: choose a whole number in 1 .. {MAX_DEALS}"
+            )
+        try:
+            check_seed(self.seed)
+        except SeedError as error:
+            raise SimulationError(str(error)) from None
+        if not isinstance(self.games, bool):
+            raise SimulationError(f"games={self.games!r} is not valid: choose True or False")
+        if (
+            isinstance(self.chunk_deals, bool)
+            or not isinstance(self.chunk_deals, int)
+            or self.chunk_deals < 0
+        ):
+            raise SimulationError(
+                f"chunk_deals={self.chunk_deals!r} is not valid: a whole number, 0 for automatic"
+            )
         specs = self.specs()  # validates every agent spec
         if self.chunk_deals <= 0:
             per_chunk = FAST_CHUNK_HANDS
@@ -168,11 +197,26 @@ def _prepare_out(out: Path) -> None:
         raise TournamentError(f"cannot write to --out {out}: {error.strerror or error}") from None
 
 
+def _write_atomically(path: Path, data: bytes) -> None:
+    """``path`` holds ``data`` afterwards, or what it held before: never half a file."""
+    temporary = path.with_name(path.name + ".tmp")
+    try:
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
 def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
-    """Atomically replace the manifest (a crash never leaves half a file)."""
-    temporary = out / (MANIFEST + ".tmp")
-    temporary.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    os.replace(temporary, out / MANIFEST)
+    _write_atomically(out / MANIFEST, (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
+
+
+def _part_bytes(columns: dict[str, Any]) -> bytes:
+    """A chunk's records as the bytes of a Parquet file (hashed before they are written)."""
+    sink = pyarrow.BufferOutputStream()
+    parquet.write_table(pyarrow.table(columns), sink)
+    return bytes(sink.getvalue().to_pybytes())
 
 
 @contextmanager
@@ -194,13 +238,57 @@ def interrupts_deferred() -> Iterator[None]:
 
 
 def load_manifest(out: Path) -> dict[str, Any]:
+    """The manifest of the run in ``out``: a JSON object, or a one-line ``TournamentError``."""
     path = Path(out) / MANIFEST
     try:
-        return json.loads(path.read_text())
+        manifest = json.loads(path.read_text())
     except FileNotFoundError:
         raise TournamentError(f"{out} holds no tournament run ({MANIFEST} is missing)") from None
-    except (OSError, json.JSONDecodeError) as error:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise TournamentError(f"cannot read {path}: {error}") from None
+    if not isinstance(manifest, dict):
+        raise TournamentError(f"{path} is not a tournament manifest (not a JSON object)")
+    return manifest
+
+
+def manifest_config(out: Path, manifest: dict[str, Any]) -> TournamentConfig:
+    """The configuration a manifest records; without it nothing can be resumed or repaired."""
+    try:
+        return TournamentConfig.from_dict(manifest["config"])
+    except (KeyError, TypeError, ValueError) as error:
+        reason = f"{error} is missing" if isinstance(error, KeyError) else str(error)
+        raise TournamentError(
+            f"{Path(out) / MANIFEST} holds no readable tournament configuration ({reason}): "
+            "it cannot be resumed; start a new run"
+        ) from None
+
+
+def _expected_rows(config: TournamentConfig, chunk: int) -> int:
+    return min(config.chunk_deals, config.deals - chunk * config.chunk_deals) * len(config.seatings())
+
+
+def manifest_problem(config: TournamentConfig, manifest: dict[str, Any]) -> str | None:
+    """Why a manifest's counts cannot be trusted (chunks done, parts listed, the tally), or None.
+    The tally is checked against the chunks it claims, so an edited ``chunks_done`` is caught."""
+    done, total, parts = manifest.get("chunks_done"), manifest.get("chunks_total"), manifest.get("parts")
+    if total != config.n_chunks:
+        return f"chunks_total is {total!r}, not the configuration's {config.n_chunks}"
+    if (problem := parts_problem(manifest)) is not None:
+        return problem
+    assert isinstance(done, int) and isinstance(parts, list)
+    if not 0 <= done <= config.n_chunks:
+        return f"chunks_done is {done!r}, not a count in 0 .. {config.n_chunks}"
+    for chunk, entry in enumerate(parts):
+        if not isinstance(entry, dict) or entry.get("rows") != _expected_rows(config, chunk):
+            return f"the entry of part {chunk} does not hold its {_expected_rows(config, chunk)} rows"
+    try:
+        tally = Tally(**manifest["tally"])
+    except (KeyError, TypeError):
+        return "holds no readable tally"
+    deals = min(done * config.chunk_deals, config.deals)
+    if tally.deals != deals or tally.n_agents != len(config.agents):
+        return f"its tally counts {tally.deals} deals, not the {deals} of its {done} chunks"
+    return None
 
 
 @dataclass
@@ -215,6 +303,7 @@ def run_tournament(
     out: str | Path | None = None,
     *,
     resume: bool = False,
+    repair: bool = False,
     threads: int | None = None,
     progress: bool | None = None,
     command: Sequence[str] | None = None,
@@ -222,31 +311,35 @@ def run_tournament(
     on_chunk: Callable[[int], None] | None = None,
     runner: ChunkRunner | None = None,
     engines: EngineOptions | None = None,
+    report: Callable[[str], None] | None = None,
 ) -> TournamentResult:
     """Play the tournament chunk by chunk; with ``out``, stream records to Parquet and keep a
     manifest so that an interrupted run can be resumed (``resume=True``) to the same result.
 
-    ``runner`` plays the chunks (default: ``LocalRunner``, this process, with ``engines`` for
-    its external agents). ``stop_after_chunks``
+    A resumed run's records are checked against the manifest first (every part's size and
+    SHA-256, the counts, the tally); a mismatch is a ``TournamentError`` naming the part, unless
+    ``repair``: damaged parts are then re-played from their seeds (every chunk is a pure function
+    of the configuration), and a manifest whose counts cannot be trusted is rebuilt by
+    re-playing the run from its first chunk. ``report`` receives a line per repair step, and
+    one before the first chunk when this process must compile the loop first (a cold cache).
+
+    ``runner`` plays the chunks (default: ``LocalRunner``, this process, with ``engines`` for its
+    external agents). ``stop_after_chunks``
     simulates an interruption after that many chunks (raises ``Interrupted``), for tests.
+    A part or manifest that cannot be written (a full disk) raises ``StorageError``, which
+    says how to resume; the chunks committed before it are kept.
     """
     from hearts_sim import __version__
 
     out_path = Path(out) if out is not None else None
-    tally = new_tally(config.seatings(), len(config.agents), config.games)
-    first_chunk = 0
+    runner = runner or LocalRunner(engines)
+    table = config.table()
     manifest: dict[str, Any] = {}
     if out_path is not None:
         if resume:
-            manifest = load_manifest(out_path)
-            saved = TournamentConfig.from_dict(manifest["config"])
-            if saved != config:
-                raise TournamentError(
-                    f"{out_path} holds a different tournament; resume it with "
-                    "its own arguments (hearts-sim tournament --resume DIR)"
-                )
-            first_chunk = int(manifest["chunks_done"])
-            tally = Tally(**manifest["tally"])
+            manifest = _checked_for_resume(
+                config, out_path, repair, runner, table, report or (lambda _: None)
+            )
         else:
             _prepare_out(out_path)
             manifest = {
@@ -255,15 +348,16 @@ def run_tournament(
                 "agent_specs": [s.name for s in config.specs()],
                 "seatings": [list(s) for s in config.seatings()],
                 "version": __version__,
-                "chunks_total": config.n_chunks,
-                "chunks_done": 0,
-                "tally": asdict(tally),
-                "summary": None,
             }
-            _write_manifest(out_path, manifest)
+            _reset_progress(config, manifest)
+            _save_manifest(out_path, manifest, 0, config.n_chunks)
+    tally = (
+        Tally(**manifest["tally"])
+        if manifest
+        else new_tally(config.seatings(), len(config.agents), config.games)
+    )
+    first_chunk = int(manifest.get("chunks_done", 0))
     set_threads(threads)
-    runner = runner or LocalRunner(engines)
-    table = config.table()
     seating_agents = np.array(config.seatings(), dtype=np.int64)
     n_seatings = len(seating_agents)
     unit = "game" if config.games else "hand"
@@ -274,6 +368,10 @@ def run_tournament(
     if stop_after_chunks is not None:
         last_chunk = min(last_chunk, first_chunk + stop_after_chunks)
     chunk = first_chunk
+    if report is not None and isinstance(runner, LocalRunner) and first_chunk < last_chunk:
+        seconds = compile_seconds(table, games=config.games)
+        if seconds is not None:
+            report(f"hearts-sim: compiling the kernels for these agents (one time, about {seconds:.0f} s)")
     with tqdm(total=total_jobs, initial=done_jobs, unit=unit, disable=not show, smoothing=0.05) as bar:
         try:
             for chunk, records in runner.chunks(config, range(first_chunk, last_chunk)):
@@ -282,16 +380,9 @@ def run_tournament(
                 else:
                     tally_hands(tally, records, seating_agents, n_seatings)
                 if out_path is not None:
-                    columns = (game_columns if config.games else hand_columns)(
-                        records, table.rules, table.labels()
-                    )
-                    part = part_path(out_path, chunk)
+                    data = _part_bytes(_columns(config, table, records))
                     with interrupts_deferred():
-                        parquet.write_table(pyarrow.table(columns), part.with_suffix(".tmp"))
-                        os.replace(part.with_suffix(".tmp"), part)
-                        manifest["chunks_done"] = chunk + 1
-                        manifest["tally"] = asdict(tally)
-                        _write_manifest(out_path, manifest)
+                        _commit(out_path, manifest, chunk, data, len(records), tally, config.n_chunks)
                 bar.update(len(records))
                 if on_chunk is not None:
                     on_chunk(chunk)
@@ -318,8 +409,106 @@ def run_tournament(
     )
     if out_path is not None:
         manifest["summary"] = summary
-        _write_manifest(out_path, manifest)
+        _save_manifest(out_path, manifest, config.n_chunks, config.n_chunks)
     return TournamentResult(config, summary, out_path)
+
+
+def _columns(config: TournamentConfig, table: Table, records: np.ndarray) -> dict[str, Any]:
+    return (game_columns if config.games else hand_columns)(records, table.rules, table.labels())
+
+
+def _reset_progress(config: TournamentConfig, manifest: dict[str, Any]) -> None:
+    """The manifest of a run with no chunk played yet."""
+    tally = new_tally(config.seatings(), len(config.agents), config.games)
+    manifest.update(chunks_total=config.n_chunks, chunks_done=0, parts=[], tally=asdict(tally), summary=None)
+
+
+def _save_manifest(out: Path, manifest: dict[str, Any], done: int, total: int) -> None:
+    try:
+        _write_manifest(out, manifest)
+    except OSError as error:
+        raise StorageError(_storage_message(out / MANIFEST, error, done, total, out)) from None
+
+
+def _storage_message(path: Path, error: OSError, done: int, total: int, out: Path) -> str:
+    return (
+        f"cannot write {path}: {error.strerror or error}; {done} of {total} chunks are saved; "
+        f"resume with: hearts-sim tournament --resume {out}"
+    )
+
+
+def _commit(
+    out: Path, manifest: dict[str, Any], chunk: int, data: bytes, rows: int, tally: Tally, total: int
+) -> None:
+    """Write chunk ``chunk``'s part, then the manifest that counts it (and its checksum)."""
+    part = part_path(out, chunk)
+    try:
+        _write_atomically(part, data)
+    except OSError as error:
+        raise StorageError(_storage_message(part, error, chunk, total, out)) from None
+    manifest["parts"] = [*manifest["parts"][:chunk], part_entry(data, rows)]
+    manifest["chunks_done"] = chunk + 1
+    manifest["tally"] = asdict(tally)
+    try:
+        _write_manifest(out, manifest)
+    except OSError as error:  # the part is on disk, uncounted: resuming re-plays its chunk
+        manifest["parts"] = manifest["parts"][:chunk]
+        manifest["chunks_done"] = chunk
+        raise StorageError(_storage_message(out / MANIFEST, error, chunk, total, out)) from None
+
+
+def _checked_for_resume(
+    config: TournamentConfig,
+    out: Path,
+    repair: bool,
+    runner: ChunkRunner,
+    table: Table,
+    report: Callable[[str], None],
+) -> dict[str, Any]:
+    """The manifest of the run in ``out``, verified against ``config`` and the records on disk
+    (with ``repair``: made to match them, by re-playing what is damaged)."""
+    manifest = load_manifest(out)
+    if manifest_config(out, manifest) != config:
+        raise TournamentError(
+            f"{out} holds a different tournament; resume it with "
+            "its own arguments (hearts-sim tournament --resume DIR)"
+        )
+    problem = manifest_problem(config, manifest)
+    if problem is not None:
+        if not repair:
+            raise TournamentError(
+                f"{out / MANIFEST} cannot be trusted: {problem}; {repair_hint(out)} (re-plays the whole run)"
+            )
+        report(f"hearts-sim: repair: {out / MANIFEST}: {problem}; re-playing the run from its first chunk")
+        manifest.pop("summary", None)
+        _reset_progress(config, manifest)
+        _save_manifest(out, manifest, 0, config.n_chunks)
+        return manifest
+    damaged = [
+        (chunk, problem)
+        for chunk, entry in enumerate(manifest["parts"])
+        if (problem := part_problem(part_path(out, chunk), entry)) is not None
+    ]
+    if damaged and not repair:
+        chunk, problem = damaged[0]
+        more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
+        raise TournamentError(f"records part {part_path(out, chunk)} {problem}{more}; {repair_hint(out)}")
+    for chunk, problem in damaged:
+        report(
+            f"hearts-sim: repair: {part_path(out, chunk)} {problem}; re-playing chunk {chunk} from its seeds"
+        )
+        for _, records in runner.chunks(config, range(chunk, chunk + 1)):
+            data = _part_bytes(_columns(config, table, records))
+            try:
+                _write_atomically(part_path(out, chunk), data)
+            except OSError as error:
+                raise StorageError(
+                    _storage_message(part_path(out, chunk), error, chunk, config.n_chunks, out)
+                ) from None
+            manifest["parts"][chunk] = part_entry(data, len(records))
+    if damaged:
+        _save_manifest(out, manifest, int(manifest["chunks_done"]), config.n_chunks)
+    return manifest
 
 
 def chunk_records(config: TournamentConfig, chunk: int, engines: EngineOptions | None = None) -> np.ndarray:
@@ -355,9 +544,9 @@ class LocalRunner:
 
 
 def resume_tournament(out: str | Path, **options: Any) -> TournamentResult:
-    """Continue the run stored in ``out`` from its last finished chunk."""
-    manifest = load_manifest(Path(out))
-    config = TournamentConfig.from_dict(manifest["config"])
+    """Continue the run stored in ``out`` from its last finished chunk (``repair=True``: after
+    re-playing whatever does not match the manifest)."""
+    config = manifest_config(Path(out), load_manifest(Path(out)))
     return run_tournament(config, out, resume=True, **options)
 
 

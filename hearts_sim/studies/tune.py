@@ -26,14 +26,18 @@ from typing import Any
 import numpy as np
 
 from agents.external import PY, EngineOptions, ExternalSpec
-from agents.registry import parse_agent
+from agents.levels import LevelError
+from agents.registry import check_level_name, parse_agent
+from agents.search import MAX_MS
+from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules
+from hearts_sim.engine.rng import MAX_SEED
 from hearts_sim.studies.tournament import TournamentConfig, run_tournament
 
 FRESH_SEED_OFFSET = 1_000_003  # the confirmation match uses deals no round has seen
 
 
-class TuneError(ValueError):
+class TuneError(InputError):
     """Bad tuning arguments (unknown parameter, empty range, budget too small)."""
 
 
@@ -49,6 +53,10 @@ def parse_ranges(texts: Sequence[str]) -> dict[str, tuple[float, float]]:
             lo, hi = float(low), float(high)
         except ValueError:
             raise TuneError(f"--param {text!r} is not of the form name=lo:hi") from None
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise TuneError(f"--param {text!r}: the ends must be finite numbers")
+        if name.strip() in ranges:
+            raise TuneError(f"--param {text!r}: {name.strip()} has a range already")
         if lo > hi:
             raise TuneError(f"--param {text!r}: the low end exceeds the high end")
         ranges[name.strip()] = (lo, hi)
@@ -95,8 +103,14 @@ def _candidates(agent: str, ranges: dict[str, tuple[float, float]], count: int, 
         return _external_candidates(base.play_policy.external, ranges, count, seed)
     kind = base.play_policy.kind
     kind_defaults = {p.name: p.default for p in kind.parameters}
-    for name in ranges:
-        kind.parameter(name)  # raises AgentError naming the valid parameters
+    for name, (lo, hi) in ranges.items():
+        parameter = kind.parameter(name)  # raises AgentError naming the valid parameters
+        if parameter.choices:
+            raise TuneError(
+                f"--param {name}: it takes one of {', '.join(parameter.choices)}; set it in the spec"
+            )
+        if not parameter.low <= lo <= hi <= parameter.high:
+            raise TuneError(f"--param {name}={lo:g}:{hi:g} leaves its allowed range: {parameter.allowed()}")
     rng = np.random.default_rng(seed)
     defaults = dict(base.play_policy.values)
     draws = [defaults] + [
@@ -147,6 +161,7 @@ def _gap(
     deals: int,
     seed: int,
     threads: int | None,
+    report: Callable[[str], None] | None = None,
     engines: EngineOptions | None = None,
 ) -> tuple[float, list[float]]:
     """Reference minus candidate in points per hand (positive: the candidate takes fewer points)."""
@@ -155,6 +170,7 @@ def _gap(
         threads=threads,
         progress=False,
         engines=engines,
+        report=report,
     ).summary
     pair = summary["pairs"][0]
     low, high = pair["ci95"]
@@ -181,12 +197,14 @@ def tune(
 
     ``weaker_by``: aim for an agent that many points per hand behind the reference
     instead of the strongest one."""
-    if weaker_by is not None and weaker_by <= 0:
+    if weaker_by is not None and not (math.isfinite(weaker_by) and weaker_by > 0):
         raise TuneError(f"--weaker-by {weaker_by:g} must be positive (points per hand behind the reference)")
+    if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 2:
+        raise TuneError(f"--candidates {candidates!r}: tuning compares at least 2 candidates")
     rules = rules or Rules()
     reference = reference or agent
     parse_agent(reference)
-    pool = _candidates(agent, ranges, max(2, candidates), seed)
+    pool = _candidates(agent, ranges, candidates, seed)
     n_rounds = max(1, math.ceil(math.log2(len(pool))))
     # budget = sum over rounds of survivors * deals; deals double while survivors halve
     first_deals = budget // (2 * len(pool) * n_rounds)
@@ -199,7 +217,16 @@ def tune(
     for round_number in range(n_rounds):
         scored = []
         for candidate in pool:
-            gain, ci = _gap(candidate.spec, reference, rules, deals, seed + round_number, threads, engines)
+            gain, ci = _gap(
+                candidate.spec,
+                reference,
+                rules,
+                deals,
+                (seed + round_number) & MAX_SEED,
+                threads,
+                report,
+                engines,
+            )
             scored.append((gain, ci, candidate))
             used += deals
         if weaker_by is None:
@@ -218,13 +245,21 @@ def tune(
         deals *= 2
     best = pool[0]
     confirm = max(first_deals * 2, budget // 4)
-    gain, ci = _gap(best.spec, reference, rules, confirm, seed + FRESH_SEED_OFFSET, threads, engines)
+    gain, ci = _gap(
+        best.spec, reference, rules, confirm, (seed + FRESH_SEED_OFFSET) & MAX_SEED, threads, engines=engines
+    )
     used += confirm
     return TuneResult(agent, reference, best, round(gain, 4), [round(x, 4) for x in ci], rounds, used)
 
 
 def write_level(path: Path, result: TuneResult, description: str, max_ms: float, command: str) -> None:
     """Save a tuned spec as a level file (agents/levels/<name>.toml), with its provenance."""
+    if isinstance(max_ms, bool) or not isinstance(max_ms, (int, float)) or not 0 < max_ms <= MAX_MS:
+        raise TuneError(f"--max-ms {max_ms!r}: a level's budget is a number of ms in (0, {MAX_MS:g}]")
+    try:
+        check_level_name(path.stem)
+    except LevelError as error:
+        raise TuneError(str(error)) from None
     lines = [
         f"description = {json.dumps(description)}",
         f'agent = "{result.best.spec}"',

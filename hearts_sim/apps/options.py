@@ -1,0 +1,207 @@
+"""The command line's options, each declared once: its type, range, default and help.
+
+Design note. A value can reach a run from the command line or from a tournament config file
+(TOML). Both go through the same ``Option``: ``add_to`` gives argparse the option with a
+``type`` that parses and range-checks the text, and ``check`` validates a config file's value
+against the same declaration, strictly typed (TOML knows integers from floats and strings:
+``deals = 2.7`` or ``games = "no"`` are errors, never coerced). So a value means the same,
+and is refused with the same one line, wherever it is written, before any work starts.
+
+>>> DEALS.parse("2_000")
+2000
+>>> DEALS.parse("0")
+Traceback (most recent call last):
+...
+hearts_sim.apps.options.UsageError: --deals 0 is not valid: choose a whole number in 1 .. 1000000000000
+>>> SEED.check(-1, "seed")
+Traceback (most recent call last):
+...
+hearts_sim.apps.options.UsageError: seed = -1 is not valid: choose a whole number in 0 .. 2**64-1
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import tomllib
+from dataclasses import dataclass
+from typing import Any
+
+from hearts_sim._numba import max_threads
+from hearts_sim.engine.rng import MAX_DEALS, MAX_SEED
+
+COUNT, NUMBER, SEED_KIND, TEXT, FLAG, TEXTS = "count", "number", "seed", "text", "flag", "texts"
+_WHAT = {
+    COUNT: "a whole number",
+    SEED_KIND: "a whole number",
+    NUMBER: "a number",
+    TEXT: "a string",
+    FLAG: "true or false",
+    TEXTS: "a list of strings",
+}
+
+
+class UsageError(Exception):
+    """Bad command-line or config-file input: printed as one line, exit code 2. Not a
+    ``ValueError``: argparse would catch that from a ``type`` and replace its message."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: ``name`` is its argparse destination and its config-file key."""
+
+    name: str
+    kind: str  # COUNT, NUMBER, SEED_KIND, TEXT, FLAG or TEXTS
+    help: str
+    default: Any = None
+    low: float = -math.inf  # the inclusive range of a count or number
+    high: float = math.inf
+    flags: tuple[str, ...] = ()  # ("--deals", "--hands"); none: a positional argument
+    metavar: str | None = None
+    high_text: str = ""  # how ``high`` reads in messages (``2**64-1``)
+
+    @property
+    def flag(self) -> str:
+        return self.flags[0] if self.flags else self.name.upper()
+
+    def allowed(self) -> str:
+        """What the option accepts: ``a whole number in 1 .. 1000000``."""
+        what = _WHAT[self.kind]
+        if self.kind in (COUNT, SEED_KIND, NUMBER):
+            show = "{:d}" if self.kind != NUMBER else "{:.15g}"
+            high = self.high_text or (show.format(int(self.high) if self.kind != NUMBER else self.high))
+            low = show.format(int(self.low) if self.kind != NUMBER else self.low)
+            what += f" in {low} .. {high}"
+        return what
+
+    def _refuse(self, shown: str) -> UsageError:
+        return UsageError(f"{shown} is not valid: choose {self.allowed()}")
+
+    def _in_range(self, value: Any, shown: str) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self._refuse(shown)
+        if not self.low <= value <= self.high:
+            raise self._refuse(shown)
+        return value
+
+    def parse(self, text: str) -> Any:
+        """The value of a command-line argument (argparse's ``type``); ``UsageError`` if invalid."""
+        shown = f"{self.flag} {text}"
+        try:
+            if self.kind in (COUNT, SEED_KIND):
+                return self._in_range(int(text), shown)
+            if self.kind == NUMBER:
+                return self._in_range(float(text), shown)
+        except ValueError:
+            raise self._refuse(shown) from None
+        if not text.strip():
+            raise UsageError(f"{self.flag} needs a value")
+        return text
+
+    def check(self, value: Any, where: str) -> Any:
+        """A config file's ``value`` (as TOML read it), strictly typed and in range; ``where``
+        names the file and key for the message."""
+        shown = f"{where} = {value!r}"
+        if self.kind in (COUNT, SEED_KIND):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise self._refuse(shown)
+            return self._in_range(value, shown)
+        if self.kind == NUMBER:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise self._refuse(shown)
+            return self._in_range(float(value), shown)
+        if self.kind == FLAG:
+            if not isinstance(value, bool):
+                raise self._refuse(shown)
+            return value
+        if self.kind == TEXTS:
+            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+                raise self._refuse(shown)
+            return list(value)
+        if not isinstance(value, str) or not value.strip():
+            raise self._refuse(shown)
+        return value
+
+    def help_text(self) -> str:
+        if self.kind == FLAG or self.default is None or self.default == []:
+            return self.help
+        return f"{self.help} (default {self.default})"
+
+    def add_to(self, parser: argparse.ArgumentParser, default: Any = ..., **extra: Any) -> None:
+        """Declare the option on ``parser`` (``default``: what argparse stores when it is absent,
+        if not the option's own default; None lets a config file fill it in)."""
+        stored = self.default if default is ... else default
+        if self.kind == FLAG:
+            parser.add_argument(*self.flags, dest=self.name, action="store_true", help=self.help, **extra)
+            return
+        options: dict[str, Any] = {"help": self.help_text(), "metavar": self.metavar, **extra}
+        if self.kind == TEXTS:
+            if self.flags:
+                options.update(action="append", default=[] if stored is None else list(stored))
+            else:
+                options.update(nargs="*")
+        else:
+            options.update(type=self.parse, default=stored)
+        if self.flags:
+            parser.add_argument(*self.flags, dest=self.name, **options)
+        else:
+            parser.add_argument(self.name, **options)
+
+
+def threads_option(help: str = "numba threads (default: all)") -> Option:
+    return Option("threads", COUNT, help, None, 1, max_threads(), ("--threads",))
+
+
+# ---------------------------------------------------------------------------- shared options
+SEED = Option("seed", SEED_KIND, "master seed", 0, 0, MAX_SEED, ("--seed",), high_text="2**64-1")
+THREADS = threads_option()
+RULES = Option("rules", TEXT, "rules preset", "standard", flags=("--rules",), metavar="PRESET")
+RULE = Option(
+    "rule", TEXTS, "override one rule switch (repeatable)", [], flags=("--rule",), metavar="KEY=VALUE"
+)
+JSON = Option("json", FLAG, "print one JSON object", False, flags=("--json",))
+
+# ---------------------------------------------------------------------------- tournament and match
+AGENTS = Option("agents", TEXTS, "agent specs", [], metavar="AGENT")
+DEALS = Option(
+    "deals",
+    COUNT,
+    "deals, each played in every seating (14 with two agents at 4 seats); --hands is the old "
+    "name of this option, deprecated: it always counted deals, not hands",
+    20_000,
+    1,
+    MAX_DEALS,
+    ("--deals", "--hands"),
+)
+GAMES = Option("games", FLAG, "whole games to the target score", False, flags=("--games",))
+OUT = Option("out", TEXT, "directory for Parquet records and the manifest", flags=("--out",), metavar="DIR")
+TOURNAMENT_THREADS = threads_option()
+
+# What a tournament config file may hold: the same declarations as the command line's.
+CONFIG_OPTIONS: dict[str, Option] = {
+    option.name: option for option in (AGENTS, DEALS, RULES, RULE, SEED, GAMES, OUT, TOURNAMENT_THREADS)
+}
+CONFIG_ALIASES = {"hands": "deals"}  # the old key, deprecated: it counted deals
+
+
+def read_config(path: str) -> dict[str, Any]:
+    """A tournament config file's values, each checked against its option; unknown keys,
+    wrong types and values out of range are ``UsageError``s naming the file and the key."""
+    try:
+        with open(path, "rb") as handle:
+            values = tomllib.load(handle)
+    except FileNotFoundError:
+        raise UsageError(f"config file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise UsageError(f"cannot read config file {path}: {error}") from None
+    checked: dict[str, Any] = {}
+    for key, value in values.items():
+        name = CONFIG_ALIASES.get(key, key)
+        option = CONFIG_OPTIONS.get(name)
+        if option is None:
+            known = ", ".join(sorted([*CONFIG_OPTIONS, *CONFIG_ALIASES]))
+            raise UsageError(f"config file {path}: unknown key {key!r} (known: {known})")
+        if name in checked:
+            raise UsageError(f"config file {path}: {key!r} sets {name!r} a second time")
+        checked[name] = option.check(value, f"config file {path}: {key}")
+    return checked

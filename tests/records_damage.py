@@ -1,0 +1,71 @@
+"""Tournament runs with damaged records, for the resume, repair, report and bad-input tests.
+
+Every damaged run is a copy of one run interrupted after 2 of its 4 chunks; ``good`` is the
+same tournament played to the end without interruption."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from hearts_sim.studies.tournament import Interrupted, TournamentConfig, run_tournament
+
+CONFIG = TournamentConfig(("lowest", "random"), deals=40, seed=3, chunk_deals=10)  # 4 chunks
+DONE = 2  # chunks the interrupted run finished
+
+
+def part(run: Path, chunk: int) -> Path:
+    return run / "records" / f"part-{chunk:06d}.parquet"
+
+
+def _edit_manifest(run: Path, **changes: object) -> None:
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest.update(changes)
+    (run / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _truncate(run: Path) -> None:
+    path = part(run, 1)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _garbage(run: Path) -> None:
+    path = part(run, 0)
+    path.write_bytes(os.urandom(path.stat().st_size))  # the same size: only the checksum tells
+
+
+DAMAGE = {
+    "truncated": _truncate,
+    "deleted": lambda run: part(run, 1).unlink(),
+    "garbage": _garbage,
+    "edited": lambda run: _edit_manifest(run, chunks_done=1),
+    "tally_edited": lambda run: _edit_manifest(
+        run, parts=json.loads((run / "manifest.json").read_text())["parts"][:1], chunks_done=1
+    ),
+    "empty_manifest": lambda run: (run / "manifest.json").write_text("{}"),
+    "list_manifest": lambda run: (run / "manifest.json").write_text("[]"),
+    "garbage_manifest": lambda run: (run / "manifest.json").write_text("{not json"),
+}
+
+
+def interrupted_run(out: Path) -> Path:
+    try:
+        run_tournament(CONFIG, out, progress=False, stop_after_chunks=DONE)
+    except Interrupted:
+        return out
+    raise AssertionError("the run was not interrupted")
+
+
+def damaged_runs(root: Path) -> dict[str, Path]:
+    """``good`` (finished), ``interrupted`` (2 of 4 chunks) and one copy of the interrupted
+    run per kind of damage in ``DAMAGE``."""
+    root.mkdir(parents=True, exist_ok=True)
+    runs = {"good": root / "good", "interrupted": interrupted_run(root / "interrupted")}
+    run_tournament(CONFIG, runs["good"], progress=False)
+    for name, damage in DAMAGE.items():
+        runs[name] = root / name
+        shutil.copytree(runs["interrupted"], runs[name])
+        damage(runs[name])
+    return runs
