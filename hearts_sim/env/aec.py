@@ -30,9 +30,9 @@ from pettingzoo import AECEnv
 from hearts_sim.core.cards import N_CARDS, card_str
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.encoding import OBS_SIZE
-from hearts_sim.engine.state import PHASE_DONE, PHASE_PASS, new_states
+from hearts_sim.engine.state import new_states
 from hearts_sim.env.gym import observation_space
-from hearts_sim.env.kernels import REWARD_MODES, REWARD_TRICK, table_act, table_observe
+from hearts_sim.env.kernels import REWARD_MODES, seat_to_act, table_observe, table_step
 from hearts_sim.game.hand_state import HandState
 
 
@@ -54,6 +54,7 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
         self.render_mode = render_mode
         self._rules_tuple = self.rules.to_tuple()
         self.possible_agents = [f"player_{seat}" for seat in range(self.rules.n_players)]
+        self._seats = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         self.observation_spaces = {agent: observation_space() for agent in self.possible_agents}
         self.action_spaces = {agent: spaces.Discrete(N_CARDS) for agent in self.possible_agents}
         self._states = new_states(1)
@@ -77,25 +78,18 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
         self._states[:] = HandState.deal(self.rules, seed=self._master, hand=self._hand)._states
         n = self.rules.n_players
         self.agents = self.possible_agents[:]
-        self.rewards = {agent: 0.0 for agent in self.agents}
-        self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
-        self.terminations = {agent: False for agent in self.agents}
-        self.truncations = {agent: False for agent in self.agents}
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
-        self._pending = [np.uint64(0)] * n
-        self._rewarded = [0] * n
-        self.agent_selection = self.possible_agents[self._seat_to_act()]
-
-    def _seat_to_act(self) -> int:
-        """While passing, the first seat yet to pass (seats pick in turn); then the player to move."""
-        record = self._states[0]
-        if record["phase"] == PHASE_PASS:
-            made = int(record["passes_made"])
-            return next(seat for seat in range(self.rules.n_players) if not made >> seat & 1)
-        return int(record["to_play"])
+        self._pending = np.zeros(n, dtype=np.uint64)
+        self._rewarded = np.zeros(n, dtype=np.int64)
+        self._step_rewards = np.zeros(n, dtype=np.float64)
+        self.agent_selection = self.possible_agents[int(seat_to_act(self._states[0]))]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.possible_agents.index(agent)
+        seat = self._seats[agent]
         observation = np.empty(OBS_SIZE, dtype=np.float32)
         mask = np.empty(N_CARDS, dtype=np.int8)
         acting = agent == self.agent_selection and not self.terminations.get(agent, True)
@@ -107,31 +101,29 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        seat = self.possible_agents.index(agent)
+        seat = self._seats[agent]
         card = int(action)
-        legal, pending = table_act(self._states, self._rules_tuple, seat, card, self._pending[seat])
+        legal, next_seat = table_step(
+            self._states,
+            self._rules_tuple,
+            seat,
+            card,
+            self._pending,
+            self.reward_mode,
+            self._rewarded,
+            self._step_rewards,
+        )
         if not legal:
             what = card_str(card) if 0 <= card < N_CARDS else f"{card} (not a card index 0..51)"
             raise ValueError(f"{agent} cannot pick {what} now")
-        self._pending[seat] = np.uint64(pending)  # numba returns a Python int
         self._cumulative_rewards[agent] = 0.0
-        record = self._states[0]
-        done = record["phase"] == PHASE_DONE
-        for s, name in enumerate(self.possible_agents):
-            if done:
-                target = -int(record["scores"][s])
-            elif self.reward_mode == REWARD_TRICK:
-                target = -int(record["points"][s])
-            else:
-                target = 0
-            self.rewards[name] = float(target - self._rewarded[s])
-            self._rewarded[s] = target
-        if done:
-            self.terminations = {name: True for name in self.agents}
-            for s, name in enumerate(self.possible_agents):
-                self.infos[name] = {"score": int(record["scores"][s])}
+        self.rewards = dict(zip(self.possible_agents, self._step_rewards.tolist(), strict=True))
+        if next_seat < 0:
+            self.terminations = dict.fromkeys(self.agents, True)
+            scores = self._states[0]["scores"]
+            self.infos = {name: {"score": int(scores[s])} for s, name in enumerate(self.possible_agents)}
         else:
-            self.agent_selection = self.possible_agents[self._seat_to_act()]
+            self.agent_selection = self.possible_agents[next_seat]
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()

@@ -69,7 +69,9 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
             raise ValueError(
                 f"render_mode={render_mode!r}: choose one of {', '.join(self.metadata['render_modes'])}"
             )
-        self._env = VectorEnv(1, opponents, rules, seat=seat, reward=reward, teacher=teacher, autoreset=False)
+        self._env = VectorEnv(
+            1, opponents, rules, seat=seat, reward=reward, teacher=teacher, autoreset=False, copy=False
+        )
         self.rules = self._env.rules
         self.render_mode = render_mode
         self.on_illegal = on_illegal

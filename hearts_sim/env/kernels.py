@@ -230,13 +230,40 @@ def step_tables(
 # ---------------------------------------------------------------- one table stepped from Python
 # A one-record array, not a record: a record crosses into numba in ~40 us, an array in ~1 us.
 @njit
-def table_act(states, rules, seat: np.int64, card: np.int64, pending: np.uint64) -> tuple[bool, np.uint64]:
-    """``seat`` picks ``card`` at ``states[0]`` if it may: (legal, the cards picked toward a pass
-    not yet recorded). An illegal pick changes nothing."""
+def seat_to_act(state) -> np.int64:
+    """While passing, the first seat yet to pass (the seats pick in turn); then the player to
+    move; -1 once the hand is over."""
+    if state.phase == PHASE_PASS:
+        seat = np.int64(0)
+        while (state.passes_made >> seat) & 1:
+            seat += 1
+        return seat
+    return state.to_play if state.phase == PHASE_PLAY else np.int64(-1)
+
+
+@njit
+def table_step(
+    states, rules, seat: np.int64, card: np.int64, pending, reward_mode: np.int64, rewarded, rewards
+):
+    """``seat`` picks ``card`` at ``states[0]`` if it may (an illegal pick changes nothing), and
+    every seat's reward since the last step goes into ``rewards``. ``pending[s]``: the cards seat
+    ``s`` picked toward a pass not yet recorded; ``rewarded[s]``: its rewards so far this hand.
+    Returns (legal, the seat to act next or -1)."""
     state = states[0]
-    if card < 0 or card >= N_CARDS or not has_card(action_cards(state, rules, seat, pending), card):
-        return False, pending
-    return True, apply_action(state, rules, seat, card, pending)
+    if card < 0 or card >= N_CARDS or not has_card(action_cards(state, rules, seat, pending[seat]), card):
+        return False, seat
+    pending[seat] = apply_action(state, rules, seat, card, pending[seat])
+    done = state.phase == PHASE_DONE
+    for s in range(state.n_players):
+        if done:
+            target = -state.scores[s]
+        elif reward_mode == REWARD_TRICK:
+            target = -state.points[s]
+        else:
+            target = 0
+        rewards[s] = target - rewarded[s]
+        rewarded[s] = target
+    return True, seat_to_act(state)
 
 
 @njit

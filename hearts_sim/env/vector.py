@@ -126,6 +126,8 @@ class VectorEnv:
         self._rewarded = np.zeros(n, dtype=np.int64)
         self._outputs = self._new_outputs()
         self._rules_tuple = self.rules.to_tuple()
+        self._never = np.zeros(n, dtype=np.bool_)  # truncated: every hand ends
+        self._never.flags.writeable = False
         self._ready = False
 
     def _new_outputs(self) -> tuple[np.ndarray, ...]:
@@ -172,7 +174,7 @@ class VectorEnv:
         if not self._ready:
             raise RuntimeError("call reset() before step()")
         array = np.asarray(actions)
-        if array.shape != (self.n_envs,) or not np.issubdtype(array.dtype, np.integer):
+        if array.shape != (self.n_envs,) or array.dtype.kind not in "iu":
             raise ValueError(
                 f"actions must be {self.n_envs} integer card indices, not {array.dtype} {array.shape}"
             )
@@ -193,7 +195,7 @@ class VectorEnv:
         info = {"score": scores, "final_obs": final_observations[terminated]}
         if t.teacher is not None:
             info["teacher_action"] = teacher_actions
-        return observations, masks, rewards, terminated, np.zeros(self.n_envs, dtype=np.bool_), info
+        return observations, masks, rewards, terminated, self._never, info
 
     def _refuse(self, i: int, card: int) -> None:
         """The ``ValueError`` for table ``i``'s illegal ``card`` (no table has moved)."""
