@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents import baseline, ismcts, mc, pimc, rule
+from agents import baseline, ismcts, mc, net, pimc, rule
 from agents.kinds import MAX_PARAMS, AgentError, PolicyKind
 from agents.levels import LevelError, levels
 from hearts_sim.core.rules import MAX_PLAYERS
@@ -32,6 +32,7 @@ KINDS: tuple[PolicyKind, ...] = (
     mc.KIND,
     pimc.KIND,
     ismcts.KIND,
+    net.KIND,
 )
 KIND_BY_NAME: dict[str, PolicyKind] = {kind.name: kind for kind in KINDS}
 CODES: dict[str, int] = {kind.name: code for code, kind in enumerate(KINDS)}  # the kernels' codes
