@@ -128,10 +128,10 @@ def policy_logits(x, w1, b1, w2, b2, w3, b3, logits) -> None:
 
 
 @njit
-def choose_card(logits, cards: np.uint64, temperature: float, seed: np.uint64) -> np.int64:
+def choose_card(logits, cards: np.uint64, temperature: float, seed: np.uint64) -> int:
     """The legal card (of ``cards``) with the highest logit, or with ``temperature`` > 0 one drawn
     with probability proportional to exp(logit / temperature)."""
-    best, best_logit = np.int64(-1), -np.inf
+    best, best_logit = -1, -np.inf
     for card in range(N_CARDS):
         if cards & card_bit(card) and logits[card] > best_logit:
             best, best_logit = card, logits[card]

@@ -15,7 +15,9 @@ Figures (one thread):
     python experiments/env_bench.py                  # ~1 minute
     python experiments/env_bench.py --seconds 1 --envs 256 --json
 
-Every figure is the best of ``--repeats`` timed runs (the machine may be shared).
+Every figure is the best of ``--repeats`` timed runs, per second of wall-clock time and per
+second of this process's CPU time: on a shared machine the wall-clock figure counts the other
+processes' turns on the core, the CPU figure does not (it still feels their cache traffic).
 """
 
 from __future__ import annotations
@@ -32,14 +34,27 @@ import numpy as np
 from hearts_sim.env import SeatEnv, VectorEnv, aec_env
 from hearts_sim.selfplay.simulate import set_threads
 
-
-def best_rate(run: Callable[[float], tuple[int, float]], seconds: float, repeats: int) -> float:
-    """The best of ``repeats`` calls of ``run(seconds) -> (count, elapsed)``, as count/s."""
-    return max(count / elapsed for count, elapsed in (run(seconds) for _ in range(repeats)))
+Rate = tuple[float, float]  # (per wall-clock second, per CPU second)
 
 
-def vector_env_rates(opponents: str, n_envs: int, seconds: float, repeats: int) -> tuple[float, float]:
-    """(decisions/s of env.step alone, decisions/s with the numpy random learner)."""
+class Clock:
+    """Wall-clock and CPU time, started and read together."""
+
+    def __init__(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def elapsed(self) -> tuple[float, float]:
+        return time.perf_counter() - self.wall, time.process_time() - self.cpu
+
+
+def best_rate(run: Callable[[float], tuple[int, float, float]], seconds: float, repeats: int) -> Rate:
+    """The best of ``repeats`` calls of ``run(seconds) -> (count, wall, cpu)``, as counts per second."""
+    results = [run(seconds) for _ in range(repeats)]
+    return max(count / wall for count, wall, _ in results), max(count / cpu for count, _, cpu in results)
+
+
+def vector_env_rates(opponents: str, n_envs: int, seconds: float, repeats: int) -> tuple[Rate, Rate]:
+    """Decisions/s of env.step alone, and with the numpy random learner choosing too."""
     env = VectorEnv(n_envs, opponents, copy=False)
     _, mask = env.reset(seed=0)
     rng = np.random.default_rng(0)
@@ -49,34 +64,37 @@ def vector_env_rates(opponents: str, n_envs: int, seconds: float, repeats: int) 
 
     for _ in range(20):  # compile or load the kernels, reach mid-hand positions
         _, mask, *_ = env.step(learner(mask))
-    stepping = 0.0
+    stepping = [0.0, 0.0]
 
-    def run(budget: float) -> tuple[int, float]:
-        nonlocal mask, stepping
-        steps, stepping, start = 0, 0.0, time.perf_counter()
-        while time.perf_counter() - start < budget:
+    def run(budget: float) -> tuple[int, float, float]:
+        nonlocal mask
+        steps, stepping[:], clock = 0, [0.0, 0.0], Clock()
+        while clock.elapsed()[0] < budget:
             actions = learner(mask)
-            begin = time.perf_counter()
+            step_clock = Clock()
             _, mask, *_ = env.step(actions)
-            stepping += time.perf_counter() - begin
+            wall, cpu = step_clock.elapsed()
+            stepping[0] += wall
+            stepping[1] += cpu
             steps += 1
-        return steps * n_envs, time.perf_counter() - start
+        return steps * n_envs, *clock.elapsed()
 
-    best_env = best_total = 0.0
+    alone, total = [0.0, 0.0], [0.0, 0.0]
     for _ in range(repeats):
-        count, elapsed = run(seconds)
-        best_env, best_total = max(best_env, count / stepping), max(best_total, count / elapsed)
-    return best_env, best_total
+        count, wall, cpu = run(seconds)
+        alone = [max(alone[0], count / stepping[0]), max(alone[1], count / stepping[1])]
+        total = [max(total[0], count / wall), max(total[1], count / cpu)]
+    return (alone[0], alone[1]), (total[0], total[1])
 
 
-def aec_rate(seconds: float, repeats: int) -> float:
+def aec_rate(seconds: float, repeats: int) -> Rate:
     env = aec_env("standard")
     chooser = random.Random(0)
     env.reset(seed=0)
 
-    def run(budget: float) -> tuple[int, float]:
-        steps, start = 0, time.perf_counter()
-        while time.perf_counter() - start < budget:
+    def run(budget: float) -> tuple[int, float, float]:
+        steps, clock = 0, Clock()
+        while clock.elapsed()[0] < budget:
             env.reset()
             for _ in env.agent_iter():
                 observation, _, terminated, truncated, _ = env.last()
@@ -85,33 +103,33 @@ def aec_rate(seconds: float, repeats: int) -> float:
                     continue
                 env.step(chooser.choice(np.flatnonzero(observation["action_mask"]).tolist()))
                 steps += 1
-        return steps, time.perf_counter() - start
+        return steps, *clock.elapsed()
 
     run(0.2)
     return best_rate(run, seconds, repeats)
 
 
-def seat_env_rate(seconds: float, repeats: int) -> float:
+def seat_env_rate(seconds: float, repeats: int) -> Rate:
     env = SeatEnv("random")
     chooser = random.Random(0)
     env.reset(seed=0)
 
-    def run(budget: float) -> tuple[int, float]:
-        steps, start = 0, time.perf_counter()
-        while time.perf_counter() - start < budget:
+    def run(budget: float) -> tuple[int, float, float]:
+        steps, clock = 0, Clock()
+        while clock.elapsed()[0] < budget:
             observation, _ = env.reset()
             done = False
             while not done:
                 card = chooser.choice(np.flatnonzero(observation["action_mask"]).tolist())
                 observation, _, done, _, _ = env.step(card)
                 steps += 1
-        return steps, time.perf_counter() - start
+        return steps, *clock.elapsed()
 
     run(0.2)
     return best_rate(run, seconds, repeats)
 
 
-def openspiel_rates(seconds: float, repeats: int) -> tuple[float, float] | None:
+def openspiel_rates(seconds: float, repeats: int) -> tuple[Rate, Rate] | None:
     """(steps/s with the information-state tensor written each step, bare steps/s), or None
     without pyspiel."""
     try:
@@ -123,10 +141,10 @@ def openspiel_rates(seconds: float, repeats: int) -> tuple[float, float] | None:
     observer = make_observation(game, pyspiel.IIGObservationType(perfect_recall=True))
     chooser = random.Random(0)
 
-    def runner(observe: bool) -> Callable[[float], tuple[int, float]]:
-        def run(budget: float) -> tuple[int, float]:
-            steps, start = 0, time.perf_counter()
-            while time.perf_counter() - start < budget:
+    def runner(observe: bool) -> Callable[[float], tuple[int, float, float]]:
+        def run(budget: float) -> tuple[int, float, float]:
+            steps, clock = 0, Clock()
+            while clock.elapsed()[0] < budget:
                 state = game.new_initial_state()
                 while not state.is_terminal():
                     if state.is_chance_node():
@@ -136,7 +154,7 @@ def openspiel_rates(seconds: float, repeats: int) -> tuple[float, float] | None:
                         observer.set_from(state, state.current_player())
                     state.apply_action(chooser.choice(state.legal_actions()))
                     steps += 1
-            return steps, time.perf_counter() - start
+            return steps, *clock.elapsed()
 
         return run
 
@@ -165,25 +183,25 @@ def main(argv: list[str] | None = None) -> None:
     if args.json:
         print(json.dumps(figures))
         return
-    openspiel = figures["openspiel"]
-
-    def ratio(value: float) -> str:
-        return f"{value / openspiel:8.1f}x OpenSpiel" if openspiel else ""
-
+    peer = figures["openspiel"]
+    print(f"{'':<42}{'per wall s':>14}{'per CPU s':>14}   CPU time vs OpenSpiel")
     rows = [
-        ("VectorEnv, random opponents (env.step)", figures["vector_env_random"], "decisions/s"),
-        ("  with the numpy random learner", figures["vector_env_random_with_learner"], "decisions/s"),
-        ("VectorEnv, normal opponents (env.step)", figures["vector_env_normal"], "decisions/s"),
-        ("  with the numpy random learner", figures["vector_env_normal_with_learner"], "decisions/s"),
-        ("aec_env (PettingZoo)", figures["aec_env"], "steps/s"),
-        ("SeatEnv (Gymnasium), random opponents", figures["seat_env"], "steps/s"),
+        ("VectorEnv, random opponents (env.step)", "vector_env_random", "decisions"),
+        ("  with the numpy random learner", "vector_env_random_with_learner", "decisions"),
+        ("VectorEnv, normal opponents (env.step)", "vector_env_normal", "decisions"),
+        ("  with the numpy random learner", "vector_env_normal_with_learner", "decisions"),
+        ("aec_env (PettingZoo)", "aec_env", "steps"),
+        ("SeatEnv (Gymnasium), random opponents", "seat_env", "steps"),
+        ("OpenSpiel hearts via pyspiel, info state", "openspiel", "steps"),
+        ("OpenSpiel hearts via pyspiel, bare", "openspiel_bare", "steps"),
     ]
-    for label, value, unit in rows:
-        print(f"{label:<42}{value:>14,.0f} {unit:<12}{ratio(value)}")
-    if openspiel:
-        print(f"{'OpenSpiel hearts via pyspiel, info state':<42}{openspiel:>14,.0f} steps/s")
-        print(f"{'OpenSpiel hearts via pyspiel, bare':<42}{figures['openspiel_bare']:>14,.0f} steps/s")
-    else:
+    for label, key, unit in rows:
+        if figures[key] is None:
+            continue
+        wall, cpu = figures[key]
+        ratio = f"{cpu / peer[1]:8.1f}x" if peer and not key.startswith("openspiel") else ""
+        print(f"{label:<42}{wall:>14,.0f}{cpu:>14,.0f}   {ratio} {unit}/s")
+    if peer is None:
         print("OpenSpiel: pyspiel is not installed (pip install open-spiel): no peer figure")
     print(f"(VectorEnv: {args.envs} tables, one thread; best of {args.repeats} runs of {args.seconds:g} s)")
 

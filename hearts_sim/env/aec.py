@@ -39,20 +39,19 @@ from hearts_sim.game.hand_state import HandState
 class HeartsAEC(AECEnv):  # type: ignore[misc]
     """One hand of Hearts for ``rules.n_players`` agents (see the module docstring)."""
 
-    metadata = {"render_modes": ["human", "ansi"], "name": "hearts_v0", "is_parallelizable": False}
+    RENDER_MODES = ("human", "ansi")
+    metadata = {"render_modes": list(RENDER_MODES), "name": "hearts_v0", "is_parallelizable": False}
 
     def __init__(self, rules: Rules | str = "standard", reward: str = "hand", render_mode: str | None = None):
         super().__init__()
         if reward not in REWARD_MODES:
             raise ValueError(f"reward={reward!r}: choose one of {', '.join(REWARD_MODES)}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode={render_mode!r}: choose one of {', '.join(self.metadata['render_modes'])}"
-            )
+        if render_mode is not None and render_mode not in self.RENDER_MODES:
+            raise ValueError(f"render_mode={render_mode!r}: choose one of {', '.join(self.RENDER_MODES)}")
         self.rules = resolve_rules(rules)
         self.reward_mode = REWARD_MODES.index(reward)
         self.render_mode = render_mode
-        self._rules_tuple = self.rules.to_tuple()
+        self._rules_tuple = tuple(self.rules.to_tuple())  # the kernels rebuild KernelRules
         self.possible_agents = [f"player_{seat}" for seat in range(self.rules.n_players)]
         self._seats = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         self.observation_spaces = {agent: observation_space() for agent in self.possible_agents}

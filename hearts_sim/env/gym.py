@@ -75,7 +75,7 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
         self.rules = self._env.rules
         self.render_mode = render_mode
         self.on_illegal = on_illegal
-        self.observation_space = observation_space()
+        self.observation_space = observation_space()  # type: ignore[assignment]
         self.action_space = spaces.Discrete(N_CARDS)
         self._master: int | None = None
         self._episode = 0

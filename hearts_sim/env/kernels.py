@@ -17,7 +17,10 @@ Who plays what arrives as ``agents.registry.seat_arrays`` of two seatings: row 0
 opponents (the learner's own slot is never read), row 1 the teacher in every seat (an agent
 whose choice for the learner's position is reported beside the observation, for imitation
 learning; codes ``NO_TEACHER`` for none). The kernels turn them into per-seat tuples as the
-self-play loops do: arrays cross into numba far faster than nested tuples.
+self-play loops do: arrays cross into numba far faster than nested tuples. For the same reason
+the entry points take the rules as a plain tuple (``tuple(rules.to_tuple())``) and rebuild the
+``KernelRules`` inside: typing a named tuple argument costs ~4 us per call, a plain one ~0.3 us,
+which counts when Python steps one table at a time.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import numpy as np
 from agents.dispatch import choose_pass, choose_play
 from hearts_sim._numba import njit, njit_inline
 from hearts_sim.core.cards import N_CARDS, card_bit, has_card, lowest_card, popcount
+from hearts_sim.core.rules import KernelRules
 from hearts_sim.engine.encoding import action_cards, encode_observation, write_action_mask
 from hearts_sim.engine.hand import (
     deal_hand,
@@ -150,13 +154,14 @@ def _reset_one(kinds, rules, learner, opponents, teacher, i, tables, outputs) ->
 
 
 @njit
-def reset_tables(kinds, rules, learner, policies, tables, outputs) -> None:
+def reset_tables(kinds, rule_values, learner, policies, tables, outputs) -> None:
     """Start episode ``episodes[i]`` at every table ``i`` and observe it.
 
     ``tables``: (env seeds, episodes, states, pending picks, rewards given this hand);
     ``outputs``: (observations, masks, rewards, terminated, scores, final observations, teacher
     actions). One thread: a learner's batch is its parallelism, and a serial loop lets numba
     keep the arrays' reference counts out of the per-table work."""
+    rules = KernelRules(*rule_values)
     opponents, teacher = _opponents(policies), _teacher(policies, learner)
     for i in range(tables[2].shape[0]):
         _reset_one(kinds, rules, learner, opponents, teacher, i, tables, outputs)
@@ -210,12 +215,13 @@ def first_illegal(rules, learner, actions, tables) -> np.int64:
 
 @njit
 def step_tables(
-    kinds, rules, learner, policies, reward_mode, autoreset, actions, tables, outputs
+    kinds, rule_values, learner, policies, reward_mode, autoreset, actions, tables, outputs
 ) -> np.int64:
     """The learner's action at every table, the opponents' replies, the rewards, and (with
     ``autoreset``) the next episode where a hand ended; then every table's observation.
 
     Returns -1, or (having changed nothing) the first table whose action is illegal."""
+    rules = KernelRules(*rule_values)
     illegal = first_illegal(rules, learner, actions, tables)
     if illegal >= 0:
         return illegal
@@ -243,12 +249,13 @@ def seat_to_act(state) -> np.int64:
 
 @njit
 def table_step(
-    states, rules, seat: np.int64, card: np.int64, pending, reward_mode: np.int64, rewarded, rewards
+    states, rule_values, seat: np.int64, card: np.int64, pending, reward_mode: np.int64, rewarded, rewards
 ):
     """``seat`` picks ``card`` at ``states[0]`` if it may (an illegal pick changes nothing), and
     every seat's reward since the last step goes into ``rewards``. ``pending[s]``: the cards seat
     ``s`` picked toward a pass not yet recorded; ``rewarded[s]``: its rewards so far this hand.
     Returns (legal, the seat to act next or -1)."""
+    rules = KernelRules(*rule_values)
     state = states[0]
     if card < 0 or card >= N_CARDS or not has_card(action_cards(state, rules, seat, pending[seat]), card):
         return False, seat
@@ -267,8 +274,11 @@ def table_step(
 
 
 @njit
-def table_observe(states, rules, seat: np.int64, pending: np.uint64, acting: bool, observation, mask) -> None:
+def table_observe(
+    states, rule_values, seat: np.int64, pending: np.uint64, acting: bool, observation, mask
+) -> None:
     """``seat``'s observation of ``states[0]``, and its action mask (empty unless ``acting``)."""
+    rules = KernelRules(*rule_values)
     state = states[0]
     encode_observation(state, rules, seat, pending, observation)
     write_action_mask(action_cards(state, rules, seat, pending) if acting else _ZERO, mask)

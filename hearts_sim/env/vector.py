@@ -125,7 +125,7 @@ class VectorEnv:
         self._pending = np.zeros(n, dtype=np.uint64)
         self._rewarded = np.zeros(n, dtype=np.int64)
         self._outputs = self._new_outputs()
-        self._rules_tuple = self.rules.to_tuple()
+        self._rules_tuple = tuple(self.rules.to_tuple())  # the kernels rebuild KernelRules
         self._never = np.zeros(n, dtype=np.bool_)  # truncated: every hand ends
         self._never.flags.writeable = False
         self._ready = False
@@ -206,7 +206,7 @@ class VectorEnv:
 
     def legal_cards(self, i: int) -> str:
         """Table ``i``'s legal cards, written out (for messages and notebooks)."""
-        return " ".join(card_str(c) for c in np.flatnonzero(self._outputs[1][i])) or "none"
+        return " ".join(card_str(int(c)) for c in np.flatnonzero(self._outputs[1][i])) or "none"
 
     def hand_state(self, i: int) -> HandState:
         """Table ``i`` as a ``HandState`` (a view: it changes as the table is stepped), to print or
