@@ -139,7 +139,7 @@ def train(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]:
     guided_steps = max(1, int(steps * args.guided))
     start = time.perf_counter()
     window: dict[str, list[float]] = {"loss": [], "agree": [], "score": []}
-    report_every = max(1, steps // args.reports)
+    report_at = {round(steps * k / args.reports) for k in range(1, args.reports + 1)}  # equal windows
     for step in range(steps):
         target = info["teacher_action"].copy()
         logits, loss = policy.train_step(obs, mask.astype(np.float32), target)
@@ -151,7 +151,7 @@ def train(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]:
         obs, mask, _, terminated, _, info = env.step(actions)
         if beta == 0.0:
             window["score"].extend(info["score"][terminated].tolist())
-        if (step + 1) % report_every == 0 or step + 1 == steps:
+        if step + 1 in report_at:
             seconds = time.perf_counter() - start
             score = f"{np.mean(window['score']):6.2f}" if window["score"] else "     -"
             loss, agree = np.mean(window["loss"]), np.mean(window["agree"])
