@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 
 from agents.net import LAYERS
+from agents.registry import parse_agent
+from hearts_sim.core.rules import resolve_rules
 from hearts_sim.env import VectorEnv
 from hearts_sim.selfplay.simulate import set_threads
 
@@ -217,6 +219,10 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--{name} must be positive")
     if min(args.hidden) <= 0:
         parser.error("--hidden widths must be positive")
+    try:  # a bad spec or preset is one line, not a traceback
+        parse_agent(args.opponents), parse_agent(args.teacher), resolve_rules(args.rules)
+    except ValueError as error:
+        parser.error(str(error))
     if args.out.suffix != ".npz":
         parser.error("--out must name a .npz file")
     try:  # refuse an unwritable path now, not after the training

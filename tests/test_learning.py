@@ -49,6 +49,8 @@ def test_training_refuses_bad_arguments_before_training(tmp_path: Path) -> None:
         (["--decisions", "0", "--out", str(tmp_path / "p.npz")], "--decisions must be positive"),
         (["--out", str(tmp_path / "p.txt")], "--out must name a .npz file"),
         (["--out", "/proc/forbidden/p.npz"], "--out /proc/forbidden/p.npz: cannot"),
+        (["--opponents", "nobody", "--out", str(tmp_path / "p.npz")], "unknown agent 'nobody'"),
+        (["--rules", "chess", "--out", str(tmp_path / "p.npz")], "unknown rules preset 'chess'"),
     ]:
         result = run("train_policy.py", *arguments)
         assert result.returncode == 2 and words in result.stderr, result.stderr
