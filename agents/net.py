@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.kinds import Parameter, PolicyKind, param_indices
-from hearts_sim._numba import njit, njit_generated
+from hearts_sim._numba import njit, njit_generated, njit_inline
 from hearts_sim.core.cards import N_CARDS, card_bit
 from hearts_sim.core.rules import RulesTuple
 from hearts_sim.engine.encoding import OBS_SIZE, action_cards, encode_observation
@@ -109,22 +109,33 @@ P = param_indices(PARAMETERS)
 def policy_logits(x, w1, b1, w2, b2, w3, b3, logits) -> None:
     """The network's 52 logits for observation ``x`` into ``logits``.
 
-    The first layer adds only the rows of the nonzero inputs: an observation has a few dozen
-    of its 783 values set."""
+    Each layer adds the weight rows of its nonzero inputs (an observation has a few dozen of its
+    783 values set; a ReLU zeroes about half its units), element by element: an array
+    expression here would allocate a temporary per row."""
     h1 = b1.copy()
-    for i in range(x.shape[0]):
-        if x[i] != 0.0:
-            h1 += x[i] * w1[i]
-    h1 = np.maximum(h1, np.float32(0.0))
+    _add_rows(x, w1, h1)
+    _relu(h1)
     h2 = b2.copy()
-    for i in range(h1.shape[0]):
-        if h1[i] != 0.0:
-            h2 += h1[i] * w2[i]
-    h2 = np.maximum(h2, np.float32(0.0))
+    _add_rows(h1, w2, h2)
+    _relu(h2)
     logits[:] = b3
-    for i in range(h2.shape[0]):
-        if h2[i] != 0.0:
-            logits += h2[i] * w3[i]
+    _add_rows(h2, w3, logits)
+
+
+@njit_inline
+def _add_rows(inputs, weights, out) -> None:
+    """out += inputs @ weights, skipping the rows of zero inputs."""
+    for i in range(inputs.shape[0]):
+        value = inputs[i]
+        if value != 0.0:
+            for j in range(out.shape[0]):
+                out[j] += value * weights[i, j]
+
+
+@njit_inline
+def _relu(values) -> None:
+    for j in range(values.shape[0]):
+        values[j] = max(values[j], np.float32(0.0))
 
 
 @njit
