@@ -3,10 +3,11 @@
 Design note. A table seats a handful of policy kinds; a compiled loop should contain only
 theirs (a table of ``rule`` and ``random`` must not compile three search agents, and editing
 ``ismcts.py`` must not invalidate it). So the loop takes a ``KindSet`` argument: a Python value
-whose numba type (``KindSetType``) names the kinds. The dispatcher functions below are numba
-``overload`` stubs: when a loop is compiled for a kind set, each resolves to a chain with one
-branch per kind of the set (``if code == RULE: return rule_play(...)``), inlined into the loop.
-numba compiles and caches one specialisation of the loop per kind set.
+whose numba type (``KindSetType``) names the kinds. Code compiled for a kind set (a numba
+``overload`` on that type: ``hearts_sim.selfplay.loops.play_out_hand``, and ``choose_play`` /
+``choose_pass`` below) decides through a chain generated for the set (``play_chain``,
+``pass_chain``): one branch per kind (``if code == RULE: return rule_play(...)``), inlined.
+numba compiles and caches one specialisation per kind set.
 
 The type's key includes a digest of the source of every module the set's kernels are built
 from (``sources_digest``): numba's cache checks only the loop's own file, so without it an
@@ -17,7 +18,7 @@ Every policy of a role has one signature (``agents.kinds``)::
 
     play(params, state, rules, seat, legal, seed) -> card
     pass_cards(params, state, rules, seat, seed) -> bitboard
-    stateless_play(legal, seed) -> card      # reads nothing else: see ``reads_state``
+    stateless_play(legal, seed) -> card      # reads nothing else (``PolicyKind.reads_state``)
 
 Python callers (``agents.api``, the levels' timing) decide one position with
 ``decide_play`` / ``decide_pass``, which compile a one-kind set.
@@ -223,6 +224,12 @@ def stateless_chain(kinds: KindSetType) -> Any:
     return _kernel_chain("choose_stateless_play_of_set", "legal, seed", branches, "np.int64(-1)")
 
 
+def one_policy(stateless_play: Any) -> Any:
+    """(code, legal, seed) -> ``stateless_play(legal, seed)``: the chain of a table where every
+    seat plays the same stateless policy (its branch settled at compile time)."""
+    return code_chain("one_stateless_policy", "legal, seed", [], "kernel(legal, seed)", kernel=stateless_play)
+
+
 def pass_chain(kinds: KindSetType) -> Any:
     """(code, params, state, rules, seat, seed) -> the cards policy ``code`` passes."""
     branches = []
@@ -247,19 +254,10 @@ def choose_pass(kinds, code, params, state, rules, seat, seed):  # type: ignore[
     raise NotImplementedError("compiled code only: call decide_pass from Python")
 
 
-def reads_state(kinds, code):  # type: ignore[no-untyped-def]
-    """Whether play policy ``code`` looks at the hand's record (all but the stateless policies)."""
-    raise NotImplementedError("compiled code only")
-
-
-def choose_stateless_play(kinds, code, legal, seed):  # type: ignore[no-untyped-def]
-    """The card a stateless policy (``not reads_state(kinds, code)``) plays from ``legal``."""
-    raise NotImplementedError("compiled code only")
-
-
-# Not inlined into the loop: numba's overload inlining mis-types the parameter row inside the
-# loop's while (a runtime "tuple index out of range"); the chain and the kernels are inlined
-# into this one function instead (rule self-play measured no slower than the old inline path).
+# Overloads are never inlined into their callers (``inline="always"`` on an overload): numba's
+# overload inlining mis-typed the parameter row inside a caller's while loop (a runtime "tuple
+# index out of range") and broke the trick loop's bookkeeping. The generated chains, plain
+# inline functions, are inlined into the overload's own body instead.
 @overload(choose_play)
 def _choose_play(kinds, code, params, state, rules, seat, legal, seed):  # type: ignore[no-untyped-def]
     chain = play_chain(kinds)
@@ -276,26 +274,6 @@ def _choose_pass(kinds, code, params, state, rules, seat, seed):  # type: ignore
 
     def impl(kinds, code, params, state, rules, seat, seed):  # type: ignore[no-untyped-def]
         return chain(code, params, state, rules, seat, seed)
-
-    return impl
-
-
-@overload(reads_state)
-def _reads_state(kinds, code):  # type: ignore[no-untyped-def]
-    stateless = tuple(c for c, kind in kinds.kinds() if not kind.reads_state) or (-1,)
-
-    def impl(kinds, code):  # type: ignore[no-untyped-def]
-        return code not in stateless
-
-    return impl
-
-
-@overload(choose_stateless_play)
-def _choose_stateless_play(kinds, code, legal, seed):  # type: ignore[no-untyped-def]
-    chain = stateless_chain(kinds)
-
-    def impl(kinds, code, legal, seed):  # type: ignore[no-untyped-def]
-        return chain(code, legal, seed)
 
     return impl
 

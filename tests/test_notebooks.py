@@ -1,5 +1,5 @@
-"""The notebooks run from a clean kernel at their default size and draw their plots; they are
-stored without outputs."""
+"""The notebooks run from a clean kernel at their default size, draw their plots and show their
+hand replays; they are stored without outputs."""
 
 from __future__ import annotations
 
@@ -7,9 +7,23 @@ from pathlib import Path
 
 import pytest
 
+from hearts_sim.studies.replay import MARK_STYLE
+
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 # notebook -> the fewest figures (image outputs) it must produce
 EXPECTED_FIGURES = {"moon_shots.ipynb": 7, "levels.ipynb": 3}
+# notebook -> (replays shown, of which with a marked trick): analysis.replay's HTML
+EXPECTED_REPLAYS = {"moon_shots.ipynb": (6, 3), "levels.ipynb": (0, 0)}
+
+
+def _html_outputs(notebook: object) -> list[str]:
+    return [
+        output["data"]["text/html"]
+        for cell in notebook.cells  # type: ignore[attr-defined]
+        if cell.cell_type == "code"
+        for output in cell.outputs
+        if "text/html" in output.get("data", {})
+    ]
 
 
 def _images(notebook: object) -> int:
@@ -49,3 +63,7 @@ def test_notebook_executes_and_plots(name: str, tmp_path: Path) -> None:
     ]
     assert not errors
     assert _images(notebook) >= EXPECTED_FIGURES[name]
+    replays = [html for html in _html_outputs(notebook) if 'class="hs-replay"' in html]
+    shown, marked = EXPECTED_REPLAYS[name]
+    assert len(replays) >= shown
+    assert sum(MARK_STYLE in html for html in replays) >= marked

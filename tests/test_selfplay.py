@@ -3,7 +3,7 @@ played card by card.
 
 ``play_out_hand`` plays tables whose policies read only their legal cards and seed
 (random, lowest, highest) without keeping the record current between cards
-(``selfplay._play_out_stateless``). That is an optimisation, not a second set of rules: it
+(``selfplay.loops._stateless_tricks``). That is an optimisation, not a second set of rules: it
 must choose the same cards and leave exactly the record that ``HandState.play`` (the
 engine's ``play_card``, card by card) leaves, field by field, under every rules set.
 """
@@ -29,7 +29,7 @@ try:
 except ImportError:  # tests/ itself on sys.path (rootdir-less import mode)
     from test_differential import SWITCH_SETTINGS, VARIANTS, rules_strategy  # type: ignore[no-redef]
 
-from hearts_sim.selfplay.loops import play_out_hand
+from hearts_sim.selfplay.loops import play_out_states
 from hearts_sim.selfplay.records import HAND_RECORD
 from hearts_sim.selfplay.simulate import Table, run_hands
 
@@ -71,9 +71,9 @@ def assert_stateless_playout_is_card_by_card(
     batched[0] = stepped.record  # a copy, at the same point
     _card_by_card(stepped, seat_codes)
     padded = tuple(seat_codes) + (code_of("random"),) * (MAX_PLAYERS - len(seat_codes))
-    play_out_hand(
+    play_out_states(
         KindSet.of(["random", "lowest", "highest"]),
-        batched[0],
+        batched,
         rules.to_tuple(),
         padded,
         (NO_PARAMS,) * MAX_PLAYERS,

@@ -13,7 +13,7 @@ CardSet('♣2 ♠Q ♥10 ♥A')
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TypeAlias
 
 import numpy as np
@@ -233,6 +233,64 @@ class CardSet:
 
     def __repr__(self) -> str:
         return f"CardSet('{self}')"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the cards by suit, with symbols, hearts and diamonds in red."""
+        return cards_html(self.mask)
+
+
+# ---------------------------------------------------------------- HTML for notebooks
+# Every card is one ``<span class="hs-card" data-card="QS">`` (the tests count cards by that
+# attribute); the markup is well-formed XML (no named entities) so a strict parser reads it.
+RED = "#c8102e"  # hearts and diamonds; black suits keep the notebook's text colour (dark themes)
+_RED_SUITS = (DIAMONDS, HEARTS)
+_LEFT = "text-align:left;padding:2px 8px;vertical-align:top"  # notebooks right-align cells
+
+
+def card_html(card: int, emphasis: bool = False) -> str:
+    """One card as ``♠Q`` in its suit's colour; ``emphasis`` sets it in bold (a trick's winner)."""
+    style = f"color:{RED};" if card // N_RANKS in _RED_SUITS else ""
+    style += "font-weight:bold;" if emphasis else ""
+    return (
+        f'<span class="hs-card" data-card="{card_str(card)}" style="{style}white-space:nowrap">'
+        f"{card_str(card, symbols=True)}</span>"
+    )
+
+
+def cards_html(mask: int, underline: int = 0) -> str:
+    """A set of cards sorted by suit (clubs, diamonds, spades, hearts), a gap between suits;
+    the cards of ``underline`` are underlined (e.g. the ones chosen to pass)."""
+    if not mask:
+        return '<span class="hs-cards" title="no cards">-</span>'
+    groups = []
+    for suit in range(N_SUITS):
+        cards = cards_of(int(mask) & int(SUIT_MASKS[suit]))
+        if cards:
+            shown = [f"<u>{card_html(c)}</u>" if underline >> c & 1 else card_html(c) for c in cards]
+            groups.append(f'<span class="hs-suit" style="margin-right:0.8em">{" ".join(shown)}</span>')
+    return f'<span class="hs-cards">{"".join(groups)}</span>'
+
+
+def html_table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    caption: str = "",
+    kind: str = "",
+    row_styles: Sequence[str] = (),
+) -> str:
+    """A small left-aligned table of HTML cells (escape text with ``html.escape``); ``kind`` names
+    it in its class (``hs-replay``), ``row_styles[i]`` styles row i (a highlight)."""
+    head = "".join(f'<th style="{_LEFT}">{cell}</th>' for cell in header)
+    body = []
+    for i, row in enumerate(rows):
+        style = f' style="{row_styles[i]}"' if i < len(row_styles) and row_styles[i] else ""
+        cells = "".join(f'<td style="{_LEFT}">{cell}</td>' for cell in row)
+        body.append(f"<tr{style}>{cells}</tr>")
+    title = f'<caption style="text-align:left">{caption}</caption>' if caption else ""
+    return (
+        f'<table class="{f"hs-table {kind}".strip()}" style="border-collapse:collapse">{title}'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
 
 
 # ---------------------------------------------------------------- bit helpers for kernels

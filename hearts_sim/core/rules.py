@@ -291,7 +291,7 @@ def cycle_direction(cycle: int, n_players: int, step: int) -> int:
         return PASS_ACROSS
     if cycle == CYCLE_NONE:
         return PASS_NONE
-    step %= cycle_period(cycle, n_players)
+    step = step & 3 if n_players == 4 else step % 3  # constant divisors: no division instruction
     return PASS_NONE if step == 2 and n_players != 4 else step
 
 

@@ -108,9 +108,15 @@ def deck_cards(rules: RulesTuple) -> np.uint64:
     return FULL_DECK & ~TWO_DIAMONDS_BIT & ~TWO_CLUBS_BIT
 
 
+# Cards dealt to each seat by table size (whatever the deck mode: 51 or 52 cards to 3 seats
+# give 17, 50 or 52 to 5 give 10): a lookup, not a division on the dealing path.
+HAND_SIZES = (0, 0, 0, 17, 13, 10)
+
+
 @njit
 def hand_size(rules: RulesTuple) -> np.int64:
-    return np.int64(popcount(deck_cards(rules))) // rules.n_players
+    """Cards dealt to each seat."""
+    return np.int64(HAND_SIZES[rules.n_players])
 
 
 @njit
@@ -187,7 +193,7 @@ def deal_hand(
     n = rules.n_players
     undealt = deck_cards(rules)
     remaining = np.int64(popcount(undealt))
-    size = remaining // n
+    size = hand_size(rules)
     has_kitty = remaining > size * n
     rng = derive_seed(hand_seed, STREAM_DEAL)
     for seat in range(n):
@@ -234,7 +240,8 @@ def pass_cards(state, rules: RulesTuple, seat: np.int64, cards: np.uint64) -> No
     n = state.n_players
     if state.passes_made == (1 << n) - 1:
         for giver in range(n):
-            receiver = (giver + state.pass_offset) % n
+            receiver = giver + state.pass_offset  # offsets lie in [0, n): no division needed
+            receiver -= n if receiver >= n else 0
             state.received[receiver] = state.passed[giver]
         for s in range(n):
             state.hands[s] = (state.hands[s] & ~state.passed[s]) | state.received[s]

@@ -17,6 +17,7 @@ Illegal input raises ``IllegalMoveError`` and leaves the state unchanged.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from html import escape
 
 import numpy as np
 
@@ -24,8 +25,11 @@ from hearts_sim.core.cards import (
     N_RANKS,
     SUIT_SYMBOLS,
     CardSet,
+    card_html,
     card_str,
+    cards_html,
     cards_of,
+    html_table,
     parse_card,
     parse_cards,
 )
@@ -316,6 +320,43 @@ class HandState:
 
     def __repr__(self) -> str:
         return f"<HandState {self.phase}, trick {self.trick_number}, to play {self.current_player}>"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the table as ``str`` shows it, every card of the deck once (in a
+        hand, the current trick, a seat's taken cards or the kitty); cards chosen to pass are
+        underlined until the exchange."""
+        s, n = self._state, self.n_players
+        done = self.phase == "done"
+        passing = self.phase == "pass"
+        trick = dict(self.trick)
+        header = ["seat", "hand", "trick", "points", "tricks", "taken"] + (["score"] if done else [])
+        rows = []
+        for seat in range(n):
+            chosen = int(s["passed"][seat]) if passing else 0
+            played = card_html(trick[seat]) if seat in trick else ""
+            row = [
+                f"&#9654; {seat}" if self.current_player == seat else str(seat),
+                cards_html(self.hand(seat).mask, underline=chosen),
+                played,
+                str(int(s["points"][seat])),
+                str(int(s["tricks_won"][seat])),
+                cards_html(self.taken(seat).mask),
+            ]
+            rows.append(row + ([str(int(s["scores"][seat]))] if done else []))
+        if self.rules.kitty_size and self.trick_number == 0:
+            rows.append(["kitty", cards_html(self.kitty.mask), "", "", "", ""] + ([""] if done else []))
+        facts = [
+            self.rules.describe(),
+            self.phase,
+            f"pass {self.pass_direction}",
+            f"trick {self.trick_number + 1}" if not done else "hand over",
+            f"hearts {'broken' if self.hearts_broken else 'unbroken'}",
+        ]
+        if done and self.moon_shooter >= 0:
+            facts.append(f"moon by seat {self.moon_shooter}")
+        if passing and int(s["passes_made"]):
+            facts.append("underlined: chosen to pass")
+        return html_table(header, rows, caption=escape(" | ".join(facts)), kind="hs-hand-state")
 
 
 class Game:

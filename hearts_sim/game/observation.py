@@ -49,6 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from html import escape
 from typing import Any
 
 import numpy as np
@@ -62,8 +63,11 @@ from hearts_sim.core.cards import (
     SUIT_MASKS,
     CardSet,
     card_bit,
+    card_html,
     card_str,
+    cards_html,
     cards_of,
+    html_table,
     parse_card,
 )
 from hearts_sim.core.rules import (
@@ -222,6 +226,44 @@ class Observation:
         states = world.states.copy()
         set_hand_seed(states, hand_seed)
         return states
+
+    # ------------------------------------------------------------------ display
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: what this seat sees (its hand, its pass, the kitty it took, every
+        trick so far, the points), and nothing it cannot see."""
+        n, seat = self.rules.n_players, self.seat
+        offset = pass_offset(self.pass_direction, n)
+        rows = [["hand", cards_html(self.hand.mask)]]
+        if self.passed:
+            rows.append([f"passed to seat {(seat + offset) % n}", cards_html(self.passed.mask)])
+        if self.received:
+            rows.append([f"received from seat {(seat - offset) % n}", cards_html(self.received.mask)])
+        if self.kitty:
+            rows.append(["kitty", cards_html(self.kitty.mask)])
+        if self.points:
+            rows.append(["points", escape(", ".join(f"seat {s}: {p}" for s, p in enumerate(self.points)))])
+        if any(self.game_scores):
+            scores = ", ".join(f"seat {s}: {x}" for s, x in enumerate(self.game_scores))
+            rows.append(["game scores", escape(scores)])
+        facts = [
+            f"seat {seat} sees",
+            self.rules.describe(),
+            self.phase,
+            f"pass {self.pass_direction}",
+            f"hearts {'broken' if self.hearts_broken else 'unbroken'}",
+            "to move" if self.to_move else "waiting",
+        ]
+        own = html_table(["", "cards"], rows, caption=escape(" | ".join(facts)), kind="hs-observation")
+        tricks = []
+        for start in range(0, len(self.plays), n):  # every trick is n plays, led by its first
+            cards = dict(self.plays[start : start + n])
+            leader = self.plays[start][0]
+            tricks.append(
+                [str(start // n + 1), str(leader)]
+                + [card_html(cards[s]) if s in cards else "" for s in range(n)]
+            )
+        header = ["trick", "led by"] + [f"seat {s}" for s in range(n)]
+        return f"<div>{own}{html_table(header, tricks, kind='hs-tricks') if tricks else ''}</div>"
 
 
 def set_hand_seed(states: np.ndarray, hand_seed: int) -> None:

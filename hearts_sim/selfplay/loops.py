@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba.extending import overload
 
-from agents.dispatch import choose_pass, choose_play, choose_stateless_play, code_chain, reads_state
+from agents.dispatch import code_chain, one_policy, pass_chain, play_chain, stateless_chain
 from agents.kinds import MAX_PARAMS
 from hearts_sim._numba import njit, njit_inline, njit_parallel, prange
 from hearts_sim.core.cards import NO_CARD, card_bit, suit_of
@@ -79,75 +79,89 @@ def _seat_params(params, seating: np.int64):
     )
 
 
-@njit
-def play_out_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params) -> None:
+def play_out_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params):  # type: ignore[no-untyped-def]
     """Play a dealt hand to the end: every seat passes, then plays until done.
 
     Codes and parameter rows are per-seat tuples (see ``_seat_codes``). When no seat's play
-    policy reads the record, the tricks are played by ``_play_out_stateless``."""
-    n = state.n_players
-    if state.phase == PHASE_PASS:
-        for seat in range(n):
-            cards = choose_pass(
-                kinds, pass_codes[seat], pass_params[seat], state, rules, seat, decision_seed(state, seat)
-            )
-            pass_cards(state, rules, seat, cards)
-    stateless = True
-    for seat in range(n):
-        stateless &= not reads_state(kinds, play_codes[seat])
-    if stateless:
-        play_out_stateless(kinds, state, rules, play_codes)
-    while state.phase == PHASE_PLAY:
-        seat = state.to_play
-        legal = legal_moves(state, rules)
-        card = choose_play(
-            kinds,
-            play_codes[seat],
-            play_params[seat],
-            state,
-            rules,
-            seat,
-            legal,
-            decision_seed(state, seat),
-        )
-        play_card(state, rules, card)
-
-
-def play_out_stateless(kinds, state, rules, play_codes):  # type: ignore[no-untyped-def]
-    """Play the hand out for policies that read only their legal cards and seed
-    (``reads_state`` false for every seat), with ``_stateless_tricks``.
-
-    One compiled loop per stateless kind of the set, for a table where every seat plays it
-    (self-play, the common case): the policy's branch is then settled at compile time, worth
-    ~10% of a random hand; and one for mixed tables."""
+    policy reads the record, the tricks are played a trick at a time (``_stateless_tricks``).
+    Compiled per kind set (a numba overload): the decisions are the set's dispatch chains,
+    inlined, so a decision costs no call."""
     raise NotImplementedError("compiled code only")
 
 
-@overload(play_out_stateless)
-def _play_out_stateless(kinds, state, rules, play_codes):  # type: ignore[no-untyped-def]
-    codes = [code for code, kind in kinds.kinds() if not kind.reads_state]
-    call = "tricks(kinds, state, rules, play_codes, {})"
-    chain = code_chain(
-        "stateless_tricks_of_set",
-        "kinds, state, rules, play_codes",
-        [(code, call.format(code)) for code in codes],
-        call.format(MIXED_CODES),
-        tricks=_stateless_tricks,
-    )
+@overload(play_out_hand)
+def _play_out_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params):  # type: ignore[no-untyped-def]
+    choose_pass = pass_chain(kinds)
+    choose_play = play_chain(kinds)
+    stateless_codes = tuple(code for code, kind in kinds.kinds() if not kind.reads_state) or (MIXED_CODES,)
+    play_out_stateless = _stateless_table(kinds)
 
-    def impl(kinds, state, rules, play_codes):  # type: ignore[no-untyped-def]
-        code = play_codes[0]
-        for seat in range(1, state.n_players):
-            code = code if play_codes[seat] == code else MIXED_CODES
-        chain(code, kinds, state, rules, play_codes)
+    def impl(kinds, state, rules, pass_codes, pass_params, play_codes, play_params):  # type: ignore[no-untyped-def]
+        n = state.n_players
+        if state.phase == PHASE_PASS:
+            for seat in range(n):
+                seed = decision_seed(state, seat)
+                pass_cards(
+                    state,
+                    rules,
+                    seat,
+                    choose_pass(pass_codes[seat], pass_params[seat], state, rules, seat, seed),
+                )
+        stateless = True
+        for seat in range(n):
+            stateless &= play_codes[seat] in stateless_codes
+        if stateless:
+            play_out_stateless(_table_code(state, play_codes), state, rules, play_codes)
+        while state.phase == PHASE_PLAY:
+            seat = state.to_play
+            legal = legal_moves(state, rules)
+            seed = decision_seed(state, seat)
+            play_card(
+                state,
+                rules,
+                choose_play(play_codes[seat], play_params[seat], state, rules, seat, legal, seed),
+            )
 
     return impl
 
 
+@njit
+def play_out_states(kinds, states, rules, pass_codes, pass_params, play_codes, play_params) -> None:
+    """``play_out_hand`` on ``states[0]``, callable from Python (tests, tools)."""
+    play_out_hand(kinds, states[0], rules, pass_codes, pass_params, play_codes, play_params)
+
+
+def _stateless_table(kinds):  # type: ignore[no-untyped-def]
+    """(table code, state, rules, play_codes) -> play the hand out a trick at a time: one loop per
+    stateless kind of the set, for a table where every seat plays it (self-play, the common case:
+    the policy is then settled at compile time, worth ~10% of a random hand), and one for mixed
+    tables of stateless policies (``_table_code`` tells which)."""
+    stateless = [(code, kind) for code, kind in kinds.kinds() if not kind.reads_state]
+    policies = {f"policy_{i}": one_policy(kind.stateless_play) for i, (_, kind) in enumerate(stateless)}
+    return code_chain(
+        "stateless_tricks_of_set",
+        "state, rules, play_codes",
+        [(code, f"tricks(state, rules, play_codes, policy_{i})") for i, (code, _) in enumerate(stateless)],
+        "tricks(state, rules, play_codes, mixed)",
+        tricks=_stateless_tricks,
+        mixed=stateless_chain(kinds),
+        **policies,
+    )
+
+
 @njit_inline
-def _stateless_tricks(kinds, state, rules, play_codes, table_code) -> None:
-    """Play the hand out from the start of a trick, every seat with policy ``table_code``
-    (or its own, with ``MIXED_CODES``).
+def _table_code(state, play_codes) -> np.int64:
+    """The policy every seat plays, or ``MIXED_CODES``."""
+    code = play_codes[0]
+    for seat in range(1, state.n_players):
+        code = code if play_codes[seat] == code else MIXED_CODES
+    return code
+
+
+@njit_inline
+def _stateless_tricks(state, rules, play_codes, choose) -> None:
+    """Play the hand out from the start of a trick; seat s plays ``choose(play_codes[s], legal,
+    seed)`` (a stateless policy, or the chain over the set's stateless policies).
 
     The same cards and the same final record as ``play_card`` card by card, but the running
     values of a trick (seat, led suit, cards, the card winning it) stay in registers instead
@@ -167,9 +181,7 @@ def _stateless_tricks(kinds, state, rules, play_codes, table_code) -> None:
         for i in range(n):
             legal = legal_mask(state.hands[seat], led_suit, first_trick, broken, state.first_lead_card, rules)
             n_played += 1
-            seed = decision_stream(state.seat_seeds[seat], n_played)
-            code = table_code if table_code != MIXED_CODES else play_codes[seat]
-            card = choose_stateless_play(kinds, code, legal, seed)
+            card = choose(play_codes[seat], legal, decision_stream(state.seat_seeds[seat], n_played))
             place_card(state, seat, card, led_suit, n_played - 1)
             trick |= card_bit(card)
             suit = suit_of(card)
@@ -246,11 +258,13 @@ def play_hands(
     for block in prange(n_blocks):
         state = states[block]
         start, stop = _block_bounds(n_jobs, n_blocks, block)
+        # job j is (deal j // n_seatings, seating j % n_seatings); counted, not divided, per job
+        deal = first_deal + start // n_seatings
+        seating = start % n_seatings
+        dealer = deal % n
         for job in range(start, stop):
-            deal = first_deal + job // n_seatings
-            seating = job % n_seatings
             hand_seed = derive_seed(master_seed, deal)
-            deal_hand(state, rules, pass_offset_for_hand(rules, deal, hand_seed), deal % n, hand_seed)
+            deal_hand(state, rules, pass_offset_for_hand(rules, deal, hand_seed), dealer, hand_seed)
             play_out_hand(
                 kinds,
                 state,
@@ -261,6 +275,11 @@ def play_hands(
                 _seat_params(play_params, seating),
             )
             _write_hand_record(records[job], state, deal, seating)
+            seating += 1
+            if seating == n_seatings:
+                seating = 0
+                deal += 1
+                dealer = dealer + 1 if dealer + 1 < n else 0
 
 
 @njit

@@ -93,18 +93,24 @@ def game_frame(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[str]
 def _agent_columns(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[str]]) -> dict[str, Any]:
     """``rules`` (the rules' short description) and ``agent_s`` (the agent in seat s of each
     row's seating), as categoricals: a few bytes per row, and groupable across runs."""
+    seating = records["seating"] if len(labels) > 1 else None  # one seating: constant columns
     columns: dict[str, Any] = {
-        "rules": pd.Categorical.from_codes(
-            np.zeros(len(records), dtype=np.int8), categories=[rules.describe()]
-        )
+        "rules": _categorical(np.zeros(len(records), dtype=np.int8), [rules.describe()])
     }
     for seat in range(rules.n_players):
         names = sorted({row[seat] for row in labels})
         codes: np.ndarray = np.array([names.index(row[seat]) for row in labels], dtype=_code_dtype(names))
-        columns[seat_column("agent", seat)] = pd.Categorical.from_codes(
-            codes[records["seating"]], categories=names
+        per_row = (
+            codes[seating] if seating is not None else np.full(len(records), codes[0], dtype=codes.dtype)
         )
+        columns[seat_column("agent", seat)] = _categorical(per_row, names)
     return columns
+
+
+def _categorical(codes: np.ndarray, categories: Sequence[str]) -> pd.Categorical:
+    """A categorical from codes made here, in range by construction (pandas' check of every code
+    cost more than building the column)."""
+    return pd.Categorical.from_codes(codes, categories=list(categories), validate=False)
 
 
 def _code_dtype(categories: Sequence[object]) -> type[np.signedinteger]:
@@ -127,9 +133,7 @@ def hand_columns(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[st
         "deal": records["deal"],
         "seating": records["seating"],
         "seed": records["hand_seed"],
-        "pass_direction": pd.Categorical.from_codes(
-            offset_codes[records["pass_offset"]], categories=list(PASS_DIRECTIONS)
-        ),
+        "pass_direction": _categorical(offset_codes[records["pass_offset"]], PASS_DIRECTIONS),
         "pass_offset": records["pass_offset"],  # receiver = (seat + pass_offset) % n
         "dealer": records["dealer"],
         "first_leader": records["first_leader"],

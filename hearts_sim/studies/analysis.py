@@ -51,6 +51,10 @@ from hearts_sim.core.cards import (
 )
 from hearts_sim.core.rules import PASS_DIRECTIONS, pass_offset
 from hearts_sim.selfplay.records import HAND_SEAT_COLUMNS, MANIFEST, RECORDS_DIR
+from hearts_sim.studies.replay import Replay as Replay
+from hearts_sim.studies.replay import ReplayError as ReplayError
+from hearts_sim.studies.replay import Trick as Trick
+from hearts_sim.studies.replay import replay as replay
 
 STANDARD_TOTAL = 26  # hearts + QS: the hands where ``hearts_taken`` can be told from the points
 DEFAULT_FAILED_POINTS = 20  # a failed moon: at least this many raw points (of 26), and no moon
@@ -612,7 +616,10 @@ def iter_records(
 
 
 def load_records(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """All the hand records of a tournament directory in memory (for small runs)."""
+    """All the hand records of a tournament directory in memory (for small runs): every column,
+    or ``columns``. A row of it can be replayed (``replay``)."""
+    if columns is None:
+        columns = _dataset(path)[0].schema.names
     parts = list(iter_records(path, columns))
     frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     for column in frame.columns:  # batches may have different category sets

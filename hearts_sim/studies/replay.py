@@ -1,0 +1,427 @@
+"""Replay a recorded hand card by card: ``replay(row)`` for a row of ``simulate`` or of a
+tournament's Parquet records (exported as ``hearts_sim.analysis.replay``).
+
+A record keeps the deal, the passes and the outcome of a hand, not its cards in play order.
+They are rebuilt the way they were made: the hand is dealt from the row's hand seed by the
+engine's ``deal_hand``, each seat's agent passes and plays through the dispatcher
+(``agents.dispatch``) with the random stream ``decision_seed`` gives, as the self-play loop
+does, and every card goes through ``HandState``'s checks. The result is then compared with
+everything the row records (deal, passes, kitty, points, scores, tricks per seat, first
+leader, moon shooter, QS and JD takers, the trick hearts broke in): a replay that disagrees
+raises ``ReplayError`` rather than show another hand.
+
+Agents with iteration budgets replay exactly. A time-budgeted play policy (``ms`` > 0) decides
+by the clock of the machine that ran it, so its hand cannot be replayed: ``replay`` says so.
+
+>>> from hearts_sim import simulate
+>>> df = simulate("standard", ["rule", "random", "lowest", "highest"], hands=20, seed=3)
+>>> hand = replay(df.iloc[4])
+>>> list(hand.points) == df.loc[4, ["points_0", "points_1", "points_2", "points_3"]].tolist()
+True
+>>> len(hand.tricks), hand.tricks[0].leader == int(df.loc[4, "first_leader"])
+(13, True)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from agents.dispatch import decide_pass, decide_play
+from agents.kinds import AgentError
+from agents.registry import AgentSpec, Policy, parse_agent
+from hearts_sim.core.cards import N_RANKS, CardSet, card_html, card_str, cards_html, html_table
+from hearts_sim.core.rules import Rules, RulesError, pass_offset
+from hearts_sim.engine.hand import card_points, deal_hand, decision_seed
+from hearts_sim.engine.state import new_states
+from hearts_sim.game.hand_state import HandState
+from hearts_sim.game.observation import SUIT_NAMES
+from hearts_sim.selfplay.records import seat_column
+
+TIME_BUDGET = "ms"  # the parameter by which search agents (mc, pimc, ismcts) think on the clock
+MARK_STYLE = "background-color:rgba(255,200,0,0.35)"
+# The per-seat record columns a replay is checked against, and the HAND_STATE field of each.
+SEAT_FIELDS = {
+    "dealt": "dealt",
+    "passed": "passed",
+    "points": "points",
+    "score": "scores",
+    "tricks": "tricks_won",
+}
+_LABEL_SUFFIX = re.compile(r"#\d+$")  # a tournament labels a spec named twice ``rule#1``, ``rule#2``
+
+
+class ReplayError(ValueError):
+    """A row that cannot be replayed (columns missing, a time-budgeted agent), or a replay that
+    disagrees with its record; the message says which."""
+
+
+@dataclass(frozen=True)
+class Trick:
+    """One trick of a replayed hand: who led, the cards in play order, who took it."""
+
+    number: int  # 0-based, as the records' ``hearts_broken_trick``
+    leader: int
+    cards: tuple[tuple[int, int], ...]  # (seat, card), in play order
+    winner: int
+    points: int  # raw points the winner took with it (the kitty's too, on the first trick)
+    points_after: tuple[int, ...]  # every seat's raw points once it is taken
+
+
+@dataclass(frozen=True, repr=False)
+class Replay:
+    """A recorded hand rebuilt card by card; displays in a notebook as a trick-by-trick table.
+
+    ``points`` are raw penalty points, ``scores`` the hand's scores (moon and bonuses applied),
+    ``moon_shooter`` the shooter's seat or -1, as in the records. ``marks`` maps a trick number
+    (0-based) to a note shown on its row (``mark``)."""
+
+    rules: Rules
+    seed: int
+    agents: tuple[str, ...]
+    pass_direction: str
+    dealer: int
+    dealt: tuple[CardSet, ...]
+    passed: tuple[CardSet, ...]
+    kitty: CardSet
+    tricks: tuple[Trick, ...]
+    points: tuple[int, ...]
+    scores: tuple[int, ...]
+    moon_shooter: int
+    marks: Mapping[int, str] = field(default_factory=dict)
+
+    @property
+    def trick_winners(self) -> list[int]:
+        return [trick.winner for trick in self.tricks]
+
+    @property
+    def plays(self) -> list[tuple[int, int]]:
+        """Every card as (seat, card), in play order."""
+        return [play for trick in self.tricks for play in trick.cards]
+
+    def moon_stopped(self, seat: int) -> int | None:
+        """The trick (0-based) in which ``seat`` could no longer shoot the moon: the first in
+        which another seat took points; None if no other seat took any."""
+        return next((t.number for t in self.tricks if t.winner != seat and t.points > 0), None)
+
+    def mark(self, trick: int, note: str) -> Replay:
+        """A copy that highlights trick ``trick`` (0-based) with ``note`` in the display."""
+        if not 0 <= trick < len(self.tricks):
+            raise ReplayError(f"trick {trick} does not exist: this hand has tricks 0..{len(self.tricks) - 1}")
+        return dataclasses.replace(self, marks={**self.marks, trick: note})
+
+    def state_at(self, trick: int) -> HandState:
+        """The table just before trick ``trick`` (0-based) is led, as a ``HandState``
+        (``len(tricks)``: the finished hand); it displays as the table in a notebook."""
+        if not 0 <= trick <= len(self.tricks):
+            raise ReplayError(f"trick {trick} does not exist: choose 0..{len(self.tricks)}")
+        state = _dealt_state(
+            self.rules, self.seed, pass_offset(self.pass_direction, len(self.agents)), self.dealer
+        )
+        if state.phase == "pass":
+            for seat, cards in enumerate(self.passed):
+                state.pass_cards(seat, cards)
+        for _, card in self.plays[: trick * len(self.agents)]:
+            state.play(card)
+        return state
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per card: ``trick`` (0-based), ``position`` (0: the lead), ``seat``, ``agent``,
+        ``card``, ``suit``, ``points`` (the card's), ``winner`` (the trick's), ``wins``, and
+        ``points_<seat>``: every seat's raw points once the trick is taken."""
+        n = len(self.agents)
+        rows = []
+        for trick in self.tricks:
+            for position, (seat, card) in enumerate(trick.cards):
+                row: dict[str, Any] = {
+                    "trick": trick.number,
+                    "position": position,
+                    "seat": seat,
+                    "agent": self.agents[seat],
+                    "card": card_str(card),
+                    "suit": SUIT_NAMES[card // N_RANKS],
+                    "points": _card_points(card, self.rules),
+                    "winner": trick.winner,
+                    "wins": seat == trick.winner,
+                }
+                row.update({seat_column("points", s): trick.points_after[s] for s in range(n)})
+                rows.append(row)
+        return pd.DataFrame(rows)
+
+    def __repr__(self) -> str:
+        moon = f", moon by seat {self.moon_shooter}" if self.moon_shooter >= 0 else ""
+        return f"<Replay {self.rules.describe()}, seed {self.seed}, points {list(self.points)}{moon}>"
+
+    def __str__(self) -> str:
+        lines = [self._caption()]
+        for trick in self.tricks:
+            cards = "  ".join(f"{seat}:{card_str(card, symbols=True)}" for seat, card in trick.cards)
+            note = f"  <- {self.marks[trick.number]}" if trick.number in self.marks else ""
+            lines.append(f"{trick.number + 1:>2}. {cards}  won by {trick.winner} (+{trick.points}){note}")
+        lines.append(f"points {list(self.points)}, scores {list(self.scores)}")
+        return "\n".join(lines)
+
+    def _caption(self) -> str:
+        moon = f" | moon by seat {self.moon_shooter}" if self.moon_shooter >= 0 else ""
+        return (
+            f"{self.rules.describe()} | seed {self.seed} | pass {self.pass_direction} | "
+            f"dealer {self.dealer}{moon}"
+        )
+
+    def _repr_html_(self) -> str:
+        """The deal (each seat's agent, dealt and passed cards, result), then one row per trick:
+        who led, each seat's card (the winner's in bold), the winner, the trick's points and the
+        points so far; marked tricks are highlighted with their note."""
+        n = len(self.agents)
+        offset = pass_offset(self.pass_direction, n)
+        deal_rows = [
+            [
+                str(s),
+                escape(self.agents[s]),
+                cards_html(self.dealt[s].mask),
+                cards_html(self.passed[s].mask) + (f" &#8594; {(s + offset) % n}" if offset else ""),
+                str(self.points[s]),
+                str(self.scores[s]),
+            ]
+            for s in range(n)
+        ]
+        if self.kitty:
+            deal_rows.append(["kitty", "", cards_html(self.kitty.mask), "", "", ""])
+        deal = html_table(
+            ["seat", "agent", "dealt", "passed", "points", "score"],
+            deal_rows,
+            caption=escape(self._caption()),
+            kind="hs-deal",
+        )
+        trick_rows, styles = [], []
+        for trick in self.tricks:
+            cards = dict(trick.cards)
+            trick_rows.append(
+                [str(trick.number + 1), str(trick.leader)]
+                + [card_html(cards[s], emphasis=s == trick.winner) for s in range(n)]
+                + [
+                    str(trick.winner),
+                    str(trick.points),
+                    " ".join(str(p) for p in trick.points_after),
+                    escape(self.marks.get(trick.number, "")),
+                ]
+            )
+            styles.append(MARK_STYLE if trick.number in self.marks else "")
+        header = ["trick", "led by", *(f"seat {s}" for s in range(n)), "winner", "points", "so far", ""]
+        tricks = html_table(header, trick_rows, kind="hs-tricks", row_styles=styles)
+        return f'<div class="hs-replay">{deal}{tricks}</div>'
+
+
+def _card_points(card: int, rules: Rules) -> int:
+    """The penalty points of one card, by the engine's rule."""
+    return int(card_points(np.uint64(1 << card), rules.to_tuple()))
+
+
+# ---------------------------------------------------------------------------- the replay
+def replay(row: Any, rules: Rules | str | None = None) -> Replay:
+    """Rebuild the hand of one record row (a row of ``simulate``'s DataFrame or of a tournament's
+    records: a ``Series``, a one-row ``DataFrame``, a mapping or an ``itertuples`` row) and check
+    it against the row. ``rules`` is needed only when the row has no ``rules`` column.
+
+    Raises ``ReplayError`` when a column is missing, a seat's play policy is time-budgeted, or
+    the replay disagrees with the record (an agent, level or kernel changed since it was made)."""
+    values = _row_values(row)
+    rules = _rules_of(values, rules)
+    n = rules.n_players
+    _require(
+        values,
+        ["seed", "moon_shooter", *(seat_column(c, s) for c in ("agent", *SEAT_FIELDS) for s in range(n))],
+    )
+    agents = tuple(str(values[seat_column("agent", s)]) for s in range(n))
+    specs = [_spec_of(name, s) for s, name in enumerate(agents)]
+    seed = int(values["seed"])
+    state = _dealt_state(rules, seed, _pass_offset(values, n), _dealer(values, n))
+    array = rules.to_tuple()
+    if state.phase == "pass":  # every seat passes in turn, as ``play_out_hand``
+        for seat, spec in enumerate(specs):
+            policy = spec.pass_policy
+            cards = decide_pass(
+                policy.code, _params(policy), state.record, array, seat, decision_seed(state.record, seat)
+            )
+            state.pass_cards(seat, cards)
+    tricks: list[Trick] = []
+    cards_in_trick: list[tuple[int, int]] = []
+    while state.phase == "play":
+        player = state.current_player
+        assert player is not None
+        policy = specs[player].play_policy
+        legal = state.legal_moves().mask
+        card = decide_play(
+            policy.code,
+            _params(policy),
+            state.record,
+            array,
+            player,
+            legal,
+            decision_seed(state.record, player),
+        )
+        state.play(card)
+        cards_in_trick.append((player, card))
+        if len(cards_in_trick) == n:
+            before = tricks[-1].points_after if tricks else (0,) * n
+            after = tuple(int(p) for p in state.points())
+            winner = state.trick_winners[-1]
+            gained = after[winner] - before[winner]
+            tricks.append(
+                Trick(len(tricks), cards_in_trick[0][0], tuple(cards_in_trick), winner, gained, after)
+            )
+            cards_in_trick = []
+    result = Replay(
+        rules=rules,
+        seed=seed,
+        agents=agents,
+        pass_direction=state.pass_direction,
+        dealer=int(state.record["dealer"]),
+        dealt=tuple(state.dealt(s) for s in range(n)),
+        passed=tuple(CardSet(int(state.record["passed"][s])) for s in range(n)),
+        kitty=state.kitty,
+        tricks=tuple(tricks),
+        points=tuple(int(p) for p in state.points()),
+        scores=tuple(int(x) for x in state.scores()),
+        moon_shooter=state.moon_shooter,
+    )
+    _check(result, state, values)
+    return result
+
+
+def _dealt_state(rules: Rules, seed: int, offset: int, dealer: int) -> HandState:
+    """The hand dealt from hand seed ``seed`` exactly as the self-play loop deals it."""
+    states = new_states(1)
+    deal_hand(states[0], rules.to_tuple(), offset, dealer, np.uint64(seed))
+    return HandState(rules, states)
+
+
+def _row_values(row: Any) -> dict[str, Any]:
+    """The row's columns as a dict; game records (one row per game) are refused here."""
+    values = _as_dict(row)
+    if "game" in values and seat_column("dealt", 0) not in values:
+        raise ReplayError(
+            "a game record keeps no deal (simulate_games, --games): replay a row of simulate() or of "
+            "a hand tournament's records"
+        )
+    return values
+
+
+def _as_dict(row: Any) -> dict[str, Any]:
+    if isinstance(row, pd.DataFrame):
+        if len(row) != 1:
+            raise ReplayError(
+                f"replay takes one record row, not a DataFrame of {len(row)} rows: use df.iloc[i]"
+            )
+        row = row.iloc[0]
+    if isinstance(row, pd.Series):
+        return row.to_dict()
+    if hasattr(row, "_asdict"):  # a row of DataFrame.itertuples()
+        return dict(row._asdict())
+    if isinstance(row, Mapping):
+        return dict(row)
+    raise ReplayError(f"replay takes a record row (a pandas Series or a mapping), not {type(row).__name__}")
+
+
+def _require(values: Mapping[str, Any], columns: list[str]) -> None:
+    missing = [c for c in columns if c not in values]
+    if missing:
+        raise ReplayError(
+            f"the row has no {', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''} column: "
+            "replay a row of simulate() or of a tournament's records loaded whole "
+            "(hearts_sim.analysis.load_records(DIR))"
+        )
+
+
+def _rules_of(values: Mapping[str, Any], rules: Rules | str | None) -> Rules:
+    """The rules given, else the row's ``rules`` column (``Rules.describe()``: the switches that
+    differ from the standard game, read back with ``with_strings``)."""
+    if isinstance(rules, Rules):
+        return rules
+    if isinstance(rules, str):
+        try:
+            return Rules.preset(rules)
+        except RulesError as error:
+            raise ReplayError(str(error)) from None
+    if "rules" not in values:
+        raise ReplayError("the row has no rules column: pass rules=, e.g. replay(row, rules='qdan3')")
+    text = str(values["rules"])
+    try:
+        return Rules() if text == "standard" else Rules().with_strings(text.split(", "))
+    except RulesError as error:
+        raise ReplayError(f"the row's rules {text!r} cannot be read: {error}") from None
+
+
+def _spec_of(name: str, seat: int) -> AgentSpec:
+    """The agent of a seat, from its label; refused if its play policy thinks on the clock."""
+    try:
+        spec = parse_agent(_LABEL_SUFFIX.sub("", name))
+    except AgentError as error:
+        raise ReplayError(f"seat {seat}: {error}") from None
+    if _time_budget(spec.play_policy) > 0:
+        raise ReplayError(
+            f"seat {seat}'s agent {name} plays on a time budget ({TIME_BUDGET}="
+            f"{_time_budget(spec.play_policy):g}): its decisions depended on the speed of the machine "
+            "that ran it, so this hand cannot be replayed; replay records of agents with iteration budgets"
+        )
+    return spec
+
+
+def _time_budget(policy: Policy) -> float:
+    return float(dict(policy.values).get(TIME_BUDGET, 0))
+
+
+def _params(policy: Policy) -> tuple[float, ...]:
+    return tuple(float(x) for x in policy.params_array())
+
+
+def _pass_offset(values: Mapping[str, Any], n: int) -> int:
+    if "pass_offset" in values:
+        return int(values["pass_offset"])
+    if "pass_direction" in values:
+        return pass_offset(str(values["pass_direction"]), n)
+    raise ReplayError("the row has no pass_offset or pass_direction column")
+
+
+def _dealer(values: Mapping[str, Any], n: int) -> int:
+    if "dealer" in values:
+        return int(values["dealer"])
+    if "deal" in values:  # the loops deal hand i with dealer i mod n
+        return int(values["deal"]) % n
+    raise ReplayError("the row has no dealer or deal column")
+
+
+def _check(result: Replay, state: HandState, values: Mapping[str, Any]) -> None:
+    """Raise ``ReplayError`` at the first value of the row the replay does not reproduce."""
+    record, n = state.record, result.rules.n_players
+    replayed = {
+        seat_column(column, s): int(record[name][s]) for column, name in SEAT_FIELDS.items() for s in range(n)
+    }
+    replayed.update(
+        kitty=result.kitty.mask,
+        first_leader=result.tricks[0].leader,
+        moon_shooter=result.moon_shooter,
+        qs_taker=int(record["qs_taker"]),
+        jd_taker=int(record["jd_taker"]),
+        hearts_broken_trick=int(record["hearts_broken_trick"]),
+    )
+    for column, value in replayed.items():
+        if column in values and int(values[column]) != value:
+            what = "the deal" if column.startswith("dealt") else "the replay"
+            raise ReplayError(
+                f"{what} disagrees with the record: {column} is {_shown(column, value)}, the record says "
+                f"{_shown(column, int(values[column]))} (were the rules, the seed, an agent or a level "
+                "changed since the record was made?)"
+            )
+
+
+def _shown(column: str, value: int) -> str:
+    """A record value for a message: cards by name, numbers as they are."""
+    return f"'{CardSet(value)}'" if column.startswith(("dealt", "passed", "kitty")) else str(value)

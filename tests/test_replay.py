@@ -1,0 +1,167 @@
+"""``analysis.replay``: a recorded hand rebuilt card by card reproduces its record (points, trick
+winners, moon shooter, ...) under every rules set, from ``simulate`` and from a tournament's
+Parquet records; rows it cannot replay are refused with the reason.
+
+The records' DataFrame and Parquet columns hold each seat's trick count but not the winner of
+every trick; the kernel's HAND_RECORD array does, so the trick winners are checked against the
+records ``run_hands`` returns for the same table and seed (what ``simulate`` and tournaments call).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hearts_sim import analysis as an
+from hearts_sim.core.rules import Rules
+from hearts_sim.selfplay.records import hand_frame
+from hearts_sim.selfplay.simulate import Table, run_hands, simulate, simulate_games
+from hearts_sim.studies.tournament import make_config, run_tournament
+
+try:
+    from tests.agent_checks import CHECK_RULES
+except ImportError:  # tests/ itself on sys.path
+    from agent_checks import CHECK_RULES  # type: ignore[no-redef]
+
+SEATS = ["rule", "random", "lowest", "highest", "normal"]  # a mixed table, cut to the rules' size
+SEARCH = "ismcts(iterations=60)"  # an iteration budget: replays exactly (tests/test_search_agents.py's)
+
+
+def _recorded(rules: Rules, seats: list[str], hands: int, seed: int) -> tuple[np.ndarray, pd.DataFrame]:
+    """The kernel's HAND_RECORDs and the DataFrame ``simulate`` makes of them."""
+    table = Table.build(rules, [seats])
+    records = run_hands(table, seed, 0, hands)
+    return records, hand_frame(records, table.rules, table.labels())
+
+
+def _assert_reproduces(replay: an.Replay, record: np.void, rules: Rules) -> None:
+    n, tricks = rules.n_players, rules.hand_size
+    assert replay.points == tuple(int(p) for p in record["points"][:n])
+    assert replay.scores == tuple(int(x) for x in record["score"][:n])
+    assert replay.trick_winners == [int(w) for w in record["trick_winners"][:tricks]]
+    assert replay.moon_shooter == int(record["moon_shooter"])
+    assert len(replay.plays) == tricks * n
+    assert len({card for _, card in replay.plays}) == tricks * n  # every card in play once
+
+
+@pytest.mark.parametrize("name", sorted(CHECK_RULES))
+def test_replay_reproduces_simulated_hands_under_every_rules_set(name: str) -> None:
+    rules = CHECK_RULES[name]
+    records, frame = _recorded(rules, SEATS[: rules.n_players], hands=200, seed=11)
+    moons = np.flatnonzero(records["moon_shooter"] >= 0)[:4]
+    chosen = sorted({*range(8), *moons.tolist()})  # ordinary hands and moon shots
+    for row in chosen:
+        _assert_reproduces(an.replay(frame.iloc[row]), records[row], rules)
+    if name == "standard":
+        assert len(moons) > 0, "the sample should hold moon shots"
+
+
+def test_replay_of_a_search_agent_with_an_iteration_budget() -> None:
+    rules = CHECK_RULES["qdan3"]
+    records, frame = _recorded(rules, [SEARCH, "random", "pass=random,play=" + SEARCH], hands=3, seed=5)
+    for row in range(len(frame)):
+        _assert_reproduces(an.replay(frame.iloc[row]), records[row], rules)
+
+
+def test_replay_of_tournament_records_read_back_from_parquet(tmp_path) -> None:
+    """A spec named twice is labelled ``highest#1``, ``highest#2``; a level name is kept."""
+    config = make_config(["normal", "highest", "highest"], rules="qdan5", deals=6, seed=3)
+    run_tournament(config, tmp_path / "run", progress=False)
+    loaded = an.load_records(tmp_path / "run")
+    records = run_hands(config.table(), config.seed, 0, config.deals)  # the same jobs, in order
+    assert len(loaded) == len(records) == 6 * len(config.seatings())
+    assert {"highest#1", "highest#2", "normal"} <= set(loaded["agent_0"].astype(str))
+    for row in range(len(loaded)):
+        _assert_reproduces(an.replay(loaded.iloc[row]), records[row], config.rules)
+
+
+def test_replay_rows_of_every_form_agree() -> None:
+    df = simulate("omnibus", ["rule", "random", "rule", "lowest"], hands=5, seed=2)
+    from_series = an.replay(df.iloc[3])
+    assert an.replay(df.iloc[[3]]).plays == from_series.plays
+    assert an.replay(df.iloc[3].to_dict()).plays == from_series.plays
+    assert an.replay(next(df.iloc[3:].itertuples())).plays == from_series.plays
+    no_rules = df.iloc[3].drop("rules")
+    assert an.replay(no_rules, rules="omnibus").plays == from_series.plays
+
+
+def test_to_frame_one_row_per_card() -> None:
+    df = simulate("black_maria", ["rule", "highest", "random"], hands=10, seed=4)
+    replay = an.replay(df.iloc[7])
+    frame = replay.to_frame()
+    assert len(frame) == 51 and frame["card"].is_unique
+    assert frame["trick"].tolist() == [t for t in range(17) for _ in range(3)]
+    assert (frame.loc[frame["position"] == 0, "seat"].tolist()) == [t.leader for t in replay.tricks]
+    assert frame.groupby("trick")["wins"].sum().eq(1).all()
+    assert frame.loc[frame["wins"], "seat"].tolist() == replay.trick_winners
+    last = frame.iloc[-1]
+    assert tuple(int(last[f"points_{s}"]) for s in range(3)) == replay.points
+    assert int(frame["points"].sum()) == 43  # Black Maria: hearts, QS, KS and AS
+    assert frame.loc[frame["card"] == "KS", "points"].tolist() == [10]
+
+
+def test_state_at_and_moon_stopped() -> None:
+    df = simulate("standard", ["rule", "highest", "rule", "highest"], hands=200, seed=9)
+    failed = an.to_long(df).pipe(lambda long: long[an.failed_moon_mask(long)])
+    hand, seat = int(failed["hand"].iloc[0]), int(failed["seat"].iloc[0])
+    replay = an.replay(df.iloc[hand])
+    stopped = replay.moon_stopped(seat)
+    assert stopped is not None
+    stopper = replay.tricks[stopped]
+    assert stopper.winner != seat and stopper.points > 0
+    assert all(t.winner == seat or t.points == 0 for t in replay.tricks[:stopped])
+    before = replay.state_at(stopped)
+    assert before.trick_number == stopped and before.phase == "play"
+    assert tuple(int(p) for p in before.points()) == (
+        replay.tricks[stopped - 1].points_after if stopped else (0,) * 4
+    )
+    end = replay.state_at(len(replay.tricks))
+    assert end.phase == "done" and tuple(int(x) for x in end.scores()) == replay.scores
+    marked = replay.mark(stopped, "stopped")
+    assert marked.marks == {stopped: "stopped"} and replay.marks == {}
+    with pytest.raises(an.ReplayError, match="does not exist"):
+        replay.mark(len(replay.tricks), "after the end")
+
+
+def test_a_time_budgeted_agent_cannot_be_replayed() -> None:
+    df = simulate("standard", ["ismcts(ms=1)", "random", "random", "random"], hands=1, seed=1, threads=1)
+    with pytest.raises(an.ReplayError, match=r"seat 0's agent ismcts\(ms=1\) plays on a time budget"):
+        an.replay(df.iloc[0])
+
+
+def test_a_record_the_replay_disagrees_with_is_refused() -> None:
+    df = simulate("standard", ["rule", "random", "lowest", "highest"], hands=3, seed=8)
+    row = df.iloc[1].copy()
+    row["points_2"] = int(row["points_2"]) + 1
+    with pytest.raises(an.ReplayError, match="the replay disagrees with the record: points_2"):
+        an.replay(row)
+    row = df.iloc[1].copy()
+    row["agent_1"] = "highest"  # not the agent that played: it passes other cards
+    with pytest.raises(an.ReplayError, match="disagrees with the record: passed_1"):
+        an.replay(row)
+    with pytest.raises(an.ReplayError, match="the deal disagrees with the record: dealt_0"):
+        an.replay(df.iloc[1], rules="qdan3")  # a 3-player deal from the same seed
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda row: row.drop("seed"), "the row has no seed column"),
+        (lambda row: row.drop(["rules"]), "no rules column: pass rules="),
+        (lambda row: row.replace({"rule": "clever"}), "seat 0: unknown agent 'clever'"),
+        (lambda row: row.drop(["pass_offset", "pass_direction"]), "no pass_offset or pass_direction"),
+    ],
+)
+def test_rows_that_cannot_be_replayed_say_why(change, message: str) -> None:  # type: ignore[no-untyped-def]
+    df = simulate("standard", ["rule", "random", "lowest", "highest"], hands=1, seed=8)
+    with pytest.raises(an.ReplayError, match=message):
+        an.replay(change(df.iloc[0]))
+    with pytest.raises(an.ReplayError, match="one record row, not a DataFrame of 2 rows"):
+        an.replay(pd.concat([df, df]))
+
+
+def test_a_game_record_is_refused() -> None:
+    games = simulate_games("quick", "random", games=1, seed=1)
+    with pytest.raises(an.ReplayError, match="a game record keeps no deal"):
+        an.replay(games.iloc[0])
