@@ -91,11 +91,13 @@ class PolicyKind:
     passes_like: str = ""  # no pass policy of its own: pass as this kind does with its defaults
     searches: bool = False  # milliseconds per decision: runs are sized in tens of deals
     data: str = ""  # digest of the data its kernels freeze in (weights): keys the compiled loops
+    external: bool = False  # decided outside the compiled loop (agents.external): no kernels
 
     def __post_init__(self) -> None:
         assert len(self.parameters) <= MAX_PARAMS, f"{self.name}: at most {MAX_PARAMS} parameters"
-        assert (self.play is None) != (self.stateless_play is None), f"{self.name}: one play kernel"
-        assert (self.pass_cards is None) != (not self.passes_like), f"{self.name}: one pass policy"
+        if not self.external:
+            assert (self.play is None) != (self.stateless_play is None), f"{self.name}: one play kernel"
+            assert (self.pass_cards is None) != (not self.passes_like), f"{self.name}: one pass policy"
 
     def parameter(self, name: str) -> Parameter:
         for p in self.parameters:
@@ -113,3 +115,9 @@ class PolicyKind:
     def reads_state(self) -> bool:
         """Whether its play looks at the hand's record (all but the stateless policies)."""
         return self.stateless_play is None
+
+
+# The kind of every external policy (a Python object, a ``py:`` class, an ``exec:`` engine).
+EXTERNAL = PolicyKind(
+    "external", "decided outside the compiled loop: a Python agent or an engine", external=True
+)

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from agents import baseline, ismcts, mc, net, pimc, rule
-from agents.kinds import MAX_PARAMS, AgentError, PolicyKind
+from agents.external import ExternalSpec, is_external, parse_external, wrap_object
+from agents.kinds import EXTERNAL, MAX_PARAMS, AgentError, PolicyKind
 from agents.levels import LevelError, levels
 from hearts_sim.core.rules import MAX_PLAYERS
 
@@ -36,6 +38,7 @@ KINDS: tuple[PolicyKind, ...] = (
 )
 KIND_BY_NAME: dict[str, PolicyKind] = {kind.name: kind for kind in KINDS}
 CODES: dict[str, int] = {kind.name: code for code, kind in enumerate(KINDS)}  # the kernels' codes
+EXTERNAL_CODE = -2  # a seat decided outside the compiled loop: the loop waits for it
 
 
 def code_of(name: str) -> int:
@@ -54,10 +57,11 @@ class Policy:
 
     kind: PolicyKind
     values: tuple[tuple[str, float | int], ...] = ()
+    external: ExternalSpec | None = None  # kind EXTERNAL: what decides
 
     @property
     def code(self) -> int:
-        return CODES[self.kind.name]
+        return EXTERNAL_CODE if self.kind.external else CODES[self.kind.name]
 
     def value(self, name: str) -> float | int:
         return dict(self.values)[name]
@@ -69,6 +73,8 @@ class Policy:
         return row
 
     def __str__(self) -> str:
+        if self.external is not None:
+            return str(self.external)
         changed = [
             f"{k}={p.format(v)}"
             for (k, v), p in zip(self.values, self.kind.parameters, strict=True)
@@ -103,8 +109,14 @@ class AgentSpec:
         return self.pass_policy.kind.searches or self.play_policy.kind.searches
 
     def kinds(self) -> set[PolicyKind]:
-        """Every kind whose kernels this agent's decisions run."""
-        return {pass_kind(self.pass_policy.kind), self.play_policy.kind}
+        """Every kind whose kernels this agent's decisions run (external ones have none)."""
+        kinds = {pass_kind(self.pass_policy.kind), self.play_policy.kind}
+        return {kind for kind in kinds if not kind.external}
+
+    @property
+    def external(self) -> bool:
+        """Whether a decision of this agent is made outside the compiled loop."""
+        return self.pass_policy.kind.external or self.play_policy.kind.external
 
 
 _TERM = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$")
@@ -134,7 +146,10 @@ def _convert(kind: PolicyKind, name: str, text: str) -> float | int:
 
 
 def parse_policy(text: str) -> Policy:
-    """``name`` or ``name(param=value, ...)`` as a ``Policy`` with defaults filled in."""
+    """``name`` or ``name(param=value, ...)`` as a ``Policy`` with defaults filled in; or an external
+    agent, ``py:module:Name(k=v)`` or ``exec:COMMAND``."""
+    if is_external(text):
+        return Policy(EXTERNAL, external=parse_external(text))
     match = _TERM.match(text)
     if not match:
         raise AgentError(f"malformed agent spec {text!r}: write name or name(param=value,...)")
@@ -151,10 +166,14 @@ def parse_policy(text: str) -> Policy:
     return Policy(kind, tuple(values.items()))
 
 
-def parse_agent(spec: str | AgentSpec) -> AgentSpec:
-    """An ``AgentSpec`` from a spec string such as ``lowest`` or ``pass=lowest,play=random``."""
+def parse_agent(spec: str | AgentSpec | Any) -> AgentSpec:
+    """An ``AgentSpec`` from a spec string such as ``lowest``, ``pass=lowest,play=random`` or
+    ``py:my_agents.py:Greedy``, or from a Python agent object (``agents.external``)."""
     if isinstance(spec, AgentSpec):
         return spec
+    if not isinstance(spec, str) and (hasattr(spec, "choose_play") or hasattr(spec, "act_batch")):
+        policy = Policy(EXTERNAL, external=wrap_object(spec))
+        return AgentSpec(policy, policy)
     if not isinstance(spec, str) or not spec.strip():
         raise AgentError(f"an agent spec must be a non-empty string, not {spec!r}")
     level = levels().get(spec.strip())

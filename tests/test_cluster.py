@@ -180,3 +180,15 @@ def test_a_worker_killed_mid_run_loses_nothing(
     assert killed
     assert result.summary == local_summary
     pd.testing.assert_frame_equal(_records(tmp_path / "run"), _records(local_out))
+
+
+@needs_dask
+def test_a_python_agent_plays_on_the_workers_as_in_process(client: Any, tmp_path: Path) -> None:
+    """A ``py:`` agent is imported on each worker (a file path every worker can read)."""
+    agents_file = Path(__file__).resolve().parent / "python_agents.py"
+    config = TournamentConfig((f"py:{agents_file}:Lowest", "rule"), deals=12, seed=5, chunk_deals=4)
+    local = run_tournament(config, tmp_path / "local", progress=False)
+    with DaskRunner(client, warm_up=False) as runner:
+        remote = run_tournament(config, tmp_path / "remote", runner=runner, progress=False)
+    pd.testing.assert_frame_equal(_records(tmp_path / "local"), _records(tmp_path / "remote"))
+    assert local.summary == remote.summary

@@ -265,6 +265,7 @@ def test_vector_env_refuses_bad_actions_and_arguments() -> None:
         ({"n_envs": 1, "reward": "points"}, "reward="),
         ({"n_envs": 1, "opponents": ["random"] * 2}, "2 opponents given for the 3 other seats"),
         ({"n_envs": 1, "opponents": "nobody"}, "unknown agent 'nobody'"),
+        ({"n_envs": 1, "teacher": "exec:hearts-sim serve"}, "an external agent .* cannot sit there"),
     ]:
         with pytest.raises(ValueError, match=words):
             VectorEnv(**kwargs)  # type: ignore[arg-type]

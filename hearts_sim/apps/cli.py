@@ -10,8 +10,10 @@ import tomllib
 from collections.abc import Sequence
 from typing import Any
 
+from agents.external import EngineOptions
 from agents.levels import LEVELS_DIR
 from agents.registry import KINDS, AgentError, parse_agent
+from hearts_sim._numba import max_threads
 from hearts_sim.core.rules import PRESETS, SWITCHES, RulesError
 from hearts_sim.selfplay.simulate import SimulationError
 from hearts_sim.studies.calibrate import LADDER
@@ -109,12 +111,13 @@ def _tournament_config(args: argparse.Namespace, n_agents: int | None = None) ->
 
 def _run(args: argparse.Namespace, config: TournamentConfig | None) -> TournamentResult:
     progress = False if args.quiet or args.json else None
-    options: dict[str, Any] = {"threads": args.threads, "progress": progress}
+    engines = _engines(args)
+    options: dict[str, Any] = {"threads": args.threads, "progress": progress, "engines": engines}
     runner = None
     if args.cluster:  # chunks on Dask workers; --threads: numba threads per worker task
         from hearts_sim.studies.cluster import DaskRunner
 
-        runner = DaskRunner(args.cluster, threads=args.threads or 1)
+        runner = DaskRunner(args.cluster, threads=args.threads or 1, engines=engines)
         options.update(threads=None, runner=runner)
     try:
         if args.resume:
@@ -175,6 +178,41 @@ def _add_tournament_options(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_engine_options(command)
+
+
+def _add_engine_options(command: argparse.ArgumentParser) -> None:
+    """How external agents (py:..., exec:...) run."""
+    command.add_argument(
+        "--engine-procs",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="processes per exec: engine (default: the number of threads)",
+    )
+    command.add_argument(
+        "--engine-timeout",
+        type=_non_negative_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="time limit per decision of an external agent (0: none; default 30)",
+    )
+
+
+def _non_negative_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value < 1e6:
+        raise argparse.ArgumentTypeError(f"{text} must be between 0 and 1e6 seconds")
+    return value
+
+
+def _engines(args: argparse.Namespace) -> EngineOptions:
+    """The ``--engine-*`` options (processes default to the threads in use)."""
+    procs = args.engine_procs or args.threads or max_threads()
+    return EngineOptions(procs=procs, timeout=args.engine_timeout or None)
 
 
 def cmd_agents(args: argparse.Namespace) -> int:
@@ -267,6 +305,7 @@ def cmd_levels(args: argparse.Namespace) -> int:
         seed=args.seed,
         threads=args.threads,
         report=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True),
+        engines=_engines(args),
     )
     print(json.dumps(result) if args.json else format_calibration(result))
     return 0
@@ -290,6 +329,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
             threads=args.threads,
             report=None if args.json else lambda line: print(line, file=sys.stderr),
             weaker_by=args.weaker_by,
+            engines=_engines(args),
         )
         if args.write_level:
             path = Path(args.levels_dir) / f"{args.write_level}.toml"
@@ -395,6 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
     levels.add_argument("--seed", type=int, default=0)
     levels.add_argument("--threads", type=_positive, default=None)
     levels.add_argument("--json", action="store_true")
+    _add_engine_options(levels)
     levels.set_defaults(run=cmd_levels)
 
     tune = commands.add_parser("tune", help="search an agent's parameters (successive halving)")
@@ -419,6 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--description", default=None, help="the level's one-line description")
     tune.add_argument("--max-ms", type=float, default=10.0, help="the level's per-decision budget")
     tune.add_argument("--json", action="store_true")
+    _add_engine_options(tune)
     tune.set_defaults(run=cmd_tune)
 
     play = commands.add_parser("play", help="play a game in the terminal against CPU opponents")

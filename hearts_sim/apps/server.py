@@ -48,25 +48,11 @@ from hearts_sim.core.rules import (
 )
 from hearts_sim.game.hand_state import IllegalMoveError
 from hearts_sim.game.observation import HistoryError, Observation
+from hearts_sim.game.protocol import FIELDS
 
 MAX_LINE = 64 * 1024  # bytes per request line; a longer line gets an error answer
 TIME_LIMIT = 10.0  # seconds per request
 IDLE_TIMEOUT = 600.0  # seconds a TCP connection may stay silent before it is closed
-FIELDS = (
-    "id",
-    "rules",
-    "seat",
-    "hand",
-    "pass_direction",
-    "passed",
-    "received",
-    "plays",
-    "scores",
-    "points",
-    "kitty",
-    "dealer",
-    "seed",
-)
 _TOO_LONG = object()  # what _read_line returns for a line over the limit
 
 

@@ -158,6 +158,13 @@ class CardSet:
         return cls(text)
 
     @classmethod
+    def of_mask(cls, mask: int) -> CardSet:
+        """A card set from a bitboard known to be valid (no checks: for bulk construction)."""
+        cards = object.__new__(cls)
+        cards.mask = mask
+        return cards
+
+    @classmethod
     def suit(cls, name: str | int) -> CardSet:
         index = (
             name if isinstance(name, int) else (["clubs", "diamonds", "spades", "hearts"].index(name.lower()))

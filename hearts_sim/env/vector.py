@@ -67,8 +67,14 @@ class LearnerTable:
                     f"seat, or one spec for all"
                 )
         self.opponents = others
-        seating = others[: self.seat] + [others[0]] + others[self.seat :]  # the learner's slot is unread
         self.teacher = parse_agent(teacher) if teacher is not None else None
+        for agent in [*others, *([self.teacher] if self.teacher else [])]:
+            if agent.external:
+                raise ValueError(
+                    f"{agent}: the environments play opponents and teachers inside numba; an external "
+                    f"agent (a Python object, py: or exec:) cannot sit there"
+                )
+        seating = others[: self.seat] + [others[0]] + others[self.seat :]  # the learner's slot is unread
         kinds = {kind.name for agent in others for kind in agent.kinds()}
         if self.teacher is not None:
             kinds |= {kind.name for kind in self.teacher.kinds()}

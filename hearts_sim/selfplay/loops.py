@@ -20,6 +20,7 @@ from numba.extending import overload
 
 from agents.dispatch import code_chain, one_policy, pass_chain, play_chain, stateless_chain
 from agents.kinds import MAX_PARAMS
+from agents.registry import EXTERNAL_CODE
 from hearts_sim._numba import njit, njit_inline, njit_parallel, prange
 from hearts_sim.core.cards import NO_CARD, card_bit, suit_of
 from hearts_sim.core.rules import MAX_PLAYERS, TIE_SHARE
@@ -38,8 +39,9 @@ from hearts_sim.engine.hand import (
     play_card,
     take_trick,
 )
+from hearts_sim.engine.observe import observe
 from hearts_sim.engine.rng import derive_seed
-from hearts_sim.engine.state import MAX_TRICKS, NO_SUIT, PHASE_PASS, PHASE_PLAY
+from hearts_sim.engine.state import MAX_TRICKS, NO_SEAT, NO_SUIT, PHASE_PASS, PHASE_PLAY
 
 MAX_HANDS_PER_GAME = 1000  # a game still undecided after this many hands is cut off
 MIXED_CODES = -1  # the seats of a table play different policies
@@ -293,34 +295,52 @@ def play_game(
     (A separate function: numba drops writes to a record's array fields made directly
     in a prange body.)
     """
-    n = rules.n_players
-    target = rules.target_score
-    share_ties = rules.tie_rule == TIE_SHARE
+    start_game(state, game_seed, record)
+    hand_number = 0
+    while True:
+        deal_game_hand(state, rules, game_seed, hand_number)
+        play_out_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params)
+        hand_number += 1
+        if finish_game_hand(state, rules, hand_number, record):
+            break
+
+
+@njit
+def start_game(state, game_seed, record) -> None:
+    """Zero the totals of a new game and its record."""
     for s in range(MAX_PLAYERS):
         record.moons[s] = 0
         record.points[s] = 0
         record.final_score[s] = 0
         state.game_scores[s] = 0
-    winners = 0
-    hand_number = 0
-    while winners == 0 and hand_number < MAX_HANDS_PER_GAME:
-        hand_seed = derive_seed(game_seed, hand_number)
-        deal_hand(
-            state, rules, pass_offset_for_hand(rules, hand_number, hand_seed), hand_number % n, hand_seed
-        )
-        play_out_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params)
-        for s in range(n):
-            state.game_scores[s] += state.scores[s]
-            record.points[s] += state.points[s]
-        if state.moon_shooter >= 0:
-            record.moons[state.moon_shooter] += 1
-        hand_number += 1
-        winners = game_winners(state.game_scores, n, target, share_ties)
     record.game_seed = game_seed
-    record.hands = hand_number
+
+
+@njit
+def deal_game_hand(state, rules, game_seed, hand_number) -> None:
+    """Deal hand ``hand_number`` (0-based) of a game: its seed, pass direction and dealer."""
+    hand_seed = derive_seed(game_seed, hand_number)
+    offset = pass_offset_for_hand(rules, hand_number, hand_seed)
+    deal_hand(state, rules, offset, hand_number % rules.n_players, hand_seed)
+
+
+@njit
+def finish_game_hand(state, rules, hands_played, record) -> bool:
+    """Add a finished hand to the game's totals and record; True when the game is over (written)."""
+    n = rules.n_players
+    for s in range(n):
+        state.game_scores[s] += state.scores[s]
+        record.points[s] += state.points[s]
+    if state.moon_shooter >= 0:
+        record.moons[state.moon_shooter] += 1
+    winners = game_winners(state.game_scores, n, rules.target_score, rules.tie_rule == TIE_SHARE)
+    if winners == 0 and hands_played < MAX_HANDS_PER_GAME:
+        return False
+    record.hands = hands_played
     record.winners = winners
     for s in range(n):
         record.final_score[s] = state.game_scores[s]
+    return True
 
 
 @njit_parallel
@@ -360,3 +380,206 @@ def play_games(
                 _seat_params(play_params, seating),
                 records[job],
             )
+
+
+# ---------------------------------------------------------------- lockstep blocks (external seats)
+# A table with seats decided outside the compiled loop (agents.external) is played a block of
+# jobs at a time: ``advance_hands`` / ``advance_games`` play every slot of the block until an
+# external seat must decide or the job ends;
+# Python asks the agents (``observe_slots`` copies the waiting seats' information sets out)
+# and ``apply_moves`` plays their moves; and again. A slot's ``status``:
+SLOT_NEW, SLOT_ACTIVE, SLOT_DONE = -3, -2, -1  # >= 0: waiting on that seat
+
+
+def advance_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params):  # type: ignore[no-untyped-def]
+    """Play ``state`` on until an external seat (``EXTERNAL_CODE``) is to decide: returns that
+    seat, or NO_SEAT once the hand is over. Compiled per kind set, like ``play_out_hand``; the
+    same decisions with the same seeds (passes are simultaneous, so their order is free)."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(advance_hand)
+def _advance_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params):  # type: ignore[no-untyped-def]
+    choose_pass = pass_chain(kinds)
+    choose_play = play_chain(kinds)
+
+    def impl(kinds, state, rules, pass_codes, pass_params, play_codes, play_params):  # type: ignore[no-untyped-def]
+        n = state.n_players
+        if state.phase == PHASE_PASS:
+            for s in range(n):  # passes are simultaneous: the compiled seats pass first
+                if not (state.passes_made >> s) & 1 and pass_codes[s] != EXTERNAL_CODE:
+                    seed = decision_seed(state, s)
+                    pass_cards(
+                        state, rules, s, choose_pass(pass_codes[s], pass_params[s], state, rules, s, seed)
+                    )
+            for s in range(n):
+                if state.phase == PHASE_PASS and not (state.passes_made >> s) & 1:
+                    return s
+        while state.phase == PHASE_PLAY:
+            seat = state.to_play
+            if play_codes[seat] == EXTERNAL_CODE:
+                return seat
+            legal, seed = legal_moves(state, rules), decision_seed(state, seat)
+            play_card(
+                state,
+                rules,
+                choose_play(play_codes[seat], play_params[seat], state, rules, seat, legal, seed),
+            )
+        return NO_SEAT
+
+    return impl
+
+
+@njit_parallel
+def advance_hands(
+    kinds,
+    rules,
+    master_seed,
+    pass_codes,
+    pass_params,
+    play_codes,
+    play_params,
+    jobs,
+    states,
+    status,
+) -> None:
+    """Advance every slot of a lockstep block of hands. Slot i plays job ``jobs[i]`` = (deal,
+    seating) packed as deal * n_seatings + seating; it is dealt when ``status`` is SLOT_NEW."""
+    n_seatings = pass_codes.shape[0]
+    for i in prange(jobs.shape[0]):
+        if status[i] == SLOT_DONE or status[i] >= 0:
+            continue
+        deal, seating = jobs[i] // n_seatings, jobs[i] % n_seatings
+        if status[i] == SLOT_NEW:
+            hand_seed = derive_seed(master_seed, deal)
+            offset = pass_offset_for_hand(rules, deal, hand_seed)
+            deal_hand(states[i], rules, offset, deal % rules.n_players, hand_seed)
+        seat = advance_hand(
+            kinds,
+            states[i],
+            rules,
+            _seat_codes(pass_codes, seating),
+            _seat_params(pass_params, seating),
+            _seat_codes(play_codes, seating),
+            _seat_params(play_params, seating),
+        )
+        status[i] = seat if seat != NO_SEAT else SLOT_DONE
+
+
+@njit_parallel
+def advance_games(
+    kinds,
+    rules,
+    master_seed,
+    pass_codes,
+    pass_params,
+    play_codes,
+    play_params,
+    jobs,
+    states,
+    status,
+    hands_played,
+    records,
+) -> None:
+    """``advance_hands`` for whole games: slot i plays game ``jobs[i]`` (packed as game *
+    n_seatings + seating) hand after hand, its GAME_RECORD in ``records[i]``."""
+    n_seatings = pass_codes.shape[0]
+    for i in prange(jobs.shape[0]):
+        if status[i] == SLOT_DONE or status[i] >= 0:
+            continue
+        _advance_game(
+            kinds,
+            rules,
+            master_seed,
+            pass_codes,
+            pass_params,
+            play_codes,
+            play_params,
+            jobs[i],
+            n_seatings,
+            states[i],
+            status,
+            hands_played,
+            records[i],
+            i,
+        )
+
+
+@njit
+def _advance_game(
+    kinds,
+    rules,
+    master_seed,
+    pass_codes,
+    pass_params,
+    play_codes,
+    play_params,
+    job,
+    n_seatings,
+    state,
+    status,
+    hands_played,
+    record,
+    i,
+) -> None:
+    """Slot i of ``advance_games``: its game goes on until an external seat must decide, or ends.
+    (A separate function: numba drops writes to a record's array fields made in a prange body.)"""
+    game, seating = job // n_seatings, job % n_seatings
+    game_seed = derive_seed(master_seed, game)
+    if status[i] == SLOT_NEW:
+        start_game(state, game_seed, record)
+        record.game = game
+        record.seating = seating
+        hands_played[i] = 0
+        deal_game_hand(state, rules, game_seed, 0)
+    while True:
+        seat = advance_hand(
+            kinds,
+            state,
+            rules,
+            _seat_codes(pass_codes, seating),
+            _seat_params(pass_params, seating),
+            _seat_codes(play_codes, seating),
+            _seat_params(play_params, seating),
+        )
+        if seat != NO_SEAT:
+            status[i] = seat
+            return
+        hands_played[i] += 1
+        if finish_game_hand(state, rules, hands_played[i], record):
+            status[i] = SLOT_DONE
+            return
+        deal_game_hand(state, rules, game_seed, hands_played[i])
+
+
+@njit
+def observe_slots(states, rules, slots, status, observed, seeds) -> None:
+    """The information sets of the waiting seats (``status[slot]``) into ``observed[k]`` for slot
+    ``slots[k]``, and the loop's decision seed of each into ``seeds[k]``."""
+    for k in range(slots.shape[0]):
+        slot = slots[k]
+        observe(states[slot], rules, status[slot], observed[k])
+        seeds[k] = decision_seed(states[slot], status[slot])
+
+
+@njit
+def apply_moves(states, rules, slots, moves, status) -> None:
+    """Play the external seats' moves: ``moves[k]`` for slot ``slots[k]``, whose seat
+    ``status[slot]`` is to decide: a card to play, or a bitboard to pass."""
+    for k in range(slots.shape[0]):
+        slot = slots[k]
+        state = states[slot]
+        if state.phase == PHASE_PASS:
+            pass_cards(state, rules, status[slot], np.uint64(moves[k]))
+        else:
+            play_card(state, rules, np.int64(moves[k]))
+        status[slot] = SLOT_ACTIVE
+
+
+@njit
+def write_hand_records(states, jobs, n_seatings, slots, records, first_job) -> None:
+    """The HAND_RECORDs of finished slots: slot ``slots[k]`` into ``records[jobs[slot] - first_job]``."""
+    for k in range(slots.shape[0]):
+        slot = slots[k]
+        job = jobs[slot]
+        _write_hand_record(records[job - first_job], states[slot], job // n_seatings, job % n_seatings)

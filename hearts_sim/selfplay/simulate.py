@@ -22,10 +22,12 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from agents.dispatch import KindSet
+from agents.external import EngineOptions
 from agents.registry import AgentSpec, parse_agent, seat_arrays
 from hearts_sim._numba import max_threads
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.state import new_states
+from hearts_sim.selfplay.lockstep import run_lockstep
 from hearts_sim.selfplay.loops import play_games, play_hands
 from hearts_sim.selfplay.records import GAME_RECORD, HAND_RECORD, game_frame, hand_frame
 
@@ -45,7 +47,7 @@ class Table:
     seatings: tuple[tuple[AgentSpec, ...], ...]
 
     @classmethod
-    def build(cls, rules: Rules | str | None, seatings: Sequence[Sequence[str | AgentSpec]]) -> Table:
+    def build(cls, rules: Rules | str | None, seatings: Sequence[Sequence[Any]]) -> Table:
         rules = resolve_rules(rules)
         resolved = tuple(tuple(parse_agent(a) for a in seating) for seating in seatings)
         for seating in resolved:
@@ -55,6 +57,11 @@ class Table:
                     f"name one agent per seat, or one agent for all seats"
                 )
         return cls(rules, resolved)
+
+    @property
+    def external(self) -> bool:
+        """Whether some seat is decided outside the compiled loop (a Python agent, an engine)."""
+        return any(agent.external for seating in self.seatings for agent in seating)
 
     def labels(self) -> list[list[str]]:
         """The agent's name in each seat of each seating (the records' ``agent_<seat>`` columns)."""
@@ -87,13 +94,21 @@ def _block_states(n_jobs: int) -> np.ndarray:
 
 
 def run_hands(
-    table: Table, seed: int, first_deal: int, n_deals: int, out: np.ndarray | None = None
+    table: Table,
+    seed: int,
+    first_deal: int,
+    n_deals: int,
+    out: np.ndarray | None = None,
+    engines: EngineOptions | None = None,
 ) -> np.ndarray:
     """Kernel call: ``n_deals`` deals from ``first_deal``, each in every seating, as HAND_RECORDs
     (written into ``out`` when given: ``n_deals * len(table.seatings)`` records; every field
-    is written, so ``out`` may come from ``np.empty``)."""
-    kinds, rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
+    is written, so ``out`` may come from ``np.empty``). A table with external seats is played
+    in lockstep (``selfplay.lockstep``; ``engines``: how its engines run)."""
     records = _records_out(out, n_deals * len(table.seatings), HAND_RECORD)
+    if table.external:
+        return run_lockstep(table, seed, first_deal, n_deals, records, False, engines or EngineOptions())
+    kinds, rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
     play_hands(
         kinds,
         rules,
@@ -119,12 +134,19 @@ def _records_out(out: np.ndarray | None, count: int, dtype: np.dtype) -> np.ndar
 
 
 def run_games(
-    table: Table, seed: int, first_game: int, n_games: int, out: np.ndarray | None = None
+    table: Table,
+    seed: int,
+    first_game: int,
+    n_games: int,
+    out: np.ndarray | None = None,
+    engines: EngineOptions | None = None,
 ) -> np.ndarray:
     """Kernel call: ``n_games`` whole games, each in every seating, as GAME_RECORDs (into ``out``
     when given, as ``run_hands``)."""
-    kinds, rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
     records = _records_out(out, n_games * len(table.seatings), GAME_RECORD)
+    if table.external:
+        return run_lockstep(table, seed, first_game, n_games, records, True, engines or EngineOptions())
+    kinds, rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
     play_games(
         kinds,
         rules,
@@ -153,12 +175,11 @@ def _check_count(name: str, count: int) -> int:
     return int(count)
 
 
-def _seatings(
-    rules: Rules, seats: Sequence[str | AgentSpec] | str | AgentSpec | None
-) -> list[list[str | AgentSpec]]:
+def _seatings(rules: Rules, seats: Any) -> list[list[Any]]:
+    """One seating from one agent for every seat, or one agent (a spec, or an agent object) per seat."""
     if seats is None:
         seats = "random"
-    if isinstance(seats, (str, AgentSpec)):
+    if isinstance(seats, (str, AgentSpec)) or not isinstance(seats, (list, tuple)):
         return [[seats] * rules.n_players]
     return [list(seats)]
 
@@ -184,7 +205,7 @@ def _run_chunked(
 
 def simulate(
     rules: Rules | str = "standard",
-    seats: Sequence[str | AgentSpec] | str | AgentSpec | None = None,
+    seats: Any = None,
     hands: int = 10_000,
     seed: int = 0,
     *,
@@ -192,20 +213,26 @@ def simulate(
     chunk_size: int = DEFAULT_CHUNK,
     threads: int | None = None,
     progress: bool | None = None,
+    engine_procs: int = 1,
+    engine_timeout: float | None = 30.0,
 ) -> pd.DataFrame:
     """Play ``hands`` independent hands and return one row per hand.
 
-    ``seats``: one agent spec per seat, or one spec for every seat (default ``random``).
-    Hand i is dealt from ``derive_seed(seed, first_hand + i)`` with pass direction i of the
-    cycle and dealer i mod n, so results are identical for any chunk size or thread count.
+    ``seats``: one agent spec per seat, or one spec for every seat (default ``random``); a
+    Python agent object or a ``py:``/``exec:`` spec decides outside the compiled loop
+    (``agents.external``; ``engine_procs`` processes per engine, ``engine_timeout`` seconds
+    per request). Hand i is dealt from ``derive_seed(seed, first_hand + i)`` with pass
+    direction i of the cycle and dealer i mod n, so results are identical for any chunk size
+    or thread count.
     """
     rules = resolve_rules(rules)
     hands = _check_count("hands", hands)
     chunk_size = _check_count("chunk_size", chunk_size)
     table = Table.build(rules, _seatings(rules, seats))
     set_threads(threads)
+    engines = EngineOptions(engine_procs, engine_timeout)
     records = _run_chunked(
-        lambda start, count, out: run_hands(table, seed, first_hand + start, count, out),
+        lambda start, count, out: run_hands(table, seed, first_hand + start, count, out, engines),
         hands,
         chunk_size,
         HAND_RECORD,
@@ -217,7 +244,7 @@ def simulate(
 
 def simulate_games(
     rules: Rules | str = "standard",
-    seats: Sequence[str | AgentSpec] | str | AgentSpec | None = None,
+    seats: Any = None,
     games: int = 1_000,
     seed: int = 0,
     *,
@@ -225,15 +252,19 @@ def simulate_games(
     chunk_size: int = 1 << 13,
     threads: int | None = None,
     progress: bool | None = None,
+    engine_procs: int = 1,
+    engine_timeout: float | None = 30.0,
 ) -> pd.DataFrame:
-    """Play ``games`` whole games to ``rules.target_score``; one row per game (scores, winner, moons)."""
+    """Play ``games`` whole games to ``rules.target_score``; one row per game (scores, winner, moons).
+    Seats and engines as in ``simulate``."""
     rules = resolve_rules(rules)
     games = _check_count("games", games)
     chunk_size = _check_count("chunk_size", chunk_size)
     table = Table.build(rules, _seatings(rules, seats))
     set_threads(threads)
+    engines = EngineOptions(engine_procs, engine_timeout)
     records = _run_chunked(
-        lambda start, count, out: run_games(table, seed, first_game + start, count, out),
+        lambda start, count, out: run_games(table, seed, first_game + start, count, out, engines),
         games,
         chunk_size,
         GAME_RECORD,

@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from agents.api import Agent
 from agents.dispatch import decide_pass, decide_play
-from agents.registry import parse_agent
+from agents.external import EngineOptions, decider
+from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.game.hand_state import HandState
@@ -30,23 +32,31 @@ LADDER = ("random", "easy", "normal", "hard")
 DECISION = np.dtype([("seconds", np.float64), ("passing", np.bool_), ("choices", np.int64)])
 
 
-def decision_times(spec: str, rules: Rules, hands: int = 20, seed: int = 0) -> np.ndarray:
+def decision_times(
+    spec: str, rules: Rules, hands: int = 20, seed: int = 0, engines: EngineOptions | None = None
+) -> np.ndarray:
     """Seconds per decision (passes and plays) of ``spec`` in all seats, one call at a time."""
-    return decision_log(spec, rules, hands, seed)["seconds"]
+    return decision_log(spec, rules, hands, seed, engines)["seconds"]
 
 
-def decision_log(spec: str, rules: Rules, hands: int = 20, seed: int = 0) -> np.ndarray:
+def decision_log(
+    spec: str, rules: Rules, hands: int = 20, seed: int = 0, engines: EngineOptions | None = None
+) -> np.ndarray:
     """Every decision of ``spec`` in all seats over ``hands`` hands, timed one call at a time:
     a ``DECISION`` array (seconds, passing, choices = legal cards, or the hand when passing).
 
     One untimed hand first: a process's first call loads the compiled kernels from numba's
     cache (~0.1 s), which is start-up, not thinking time."""
-    _timed_hands(spec, rules, 1, seed + hands)
-    return _timed_hands(spec, rules, hands, seed)
+    _timed_hands(spec, rules, 1, seed + hands, engines)
+    return _timed_hands(spec, rules, hands, seed, engines)
 
 
-def _timed_hands(spec: str, rules: Rules, hands: int, seed: int) -> np.ndarray:
+def _timed_hands(
+    spec: str, rules: Rules, hands: int, seed: int, engines: EngineOptions | None = None
+) -> np.ndarray:
     agent = parse_agent(spec)
+    if agent.external:
+        return _timed_external_hands(agent, rules, hands, seed, engines or EngineOptions())
     rules_tuple = rules.to_tuple()
     pass_policy, play_policy = agent.pass_policy, agent.play_policy
     pass_params = tuple(float(x) for x in pass_policy.params_array())
@@ -88,11 +98,45 @@ def _timed_hands(spec: str, rules: Rules, hands: int, seed: int) -> np.ndarray:
     return np.array(log, dtype=DECISION)
 
 
-def one_against_three(level: str, others: str, rules: Rules, deals: int, seed: int) -> float:
+def _timed_external_hands(
+    agent: AgentSpec, rules: Rules, hands: int, seed: int, engines: EngineOptions
+) -> np.ndarray:
+    """``_timed_hands`` for an agent decided outside the compiled loop: each decision asked of it
+    alone, as a table would (observation, seed), and timed."""
+    log = []
+
+    def decide(state: HandState, seat: int, passing: bool) -> Any:
+        policy = agent.pass_policy if passing else agent.play_policy
+        observation, hand_seed = state.observation(seat), int(state.record["hand_seed"])
+        seed_bits = int(decision_seed(state.record, seat))
+        start = time.perf_counter()
+        if policy.external is None:  # a compiled policy beside an external one (pass=rule,...)
+            move = Agent(AgentSpec(policy, policy)).act(observation, hand_seed)
+        else:
+            move = decider(policy.external, engines).decide([observation], passing, [seed_bits], [hand_seed])[
+                0
+            ]
+        choices = len(observation.hand) if passing else len(observation.legal_moves())
+        log.append((time.perf_counter() - start, passing, choices))
+        return move
+
+    for hand in range(hands):
+        state = HandState.deal(rules, seed=seed, hand=hand)
+        if state.phase == "pass":
+            for seat in range(rules.n_players):
+                state.pass_cards(seat, decide(state, seat, True))
+        while state.phase == "play":
+            state.play(decide(state, int(state.current_player or 0), False))
+    return np.array(log, dtype=DECISION)
+
+
+def one_against_three(
+    level: str, others: str, rules: Rules, deals: int, seed: int, engines: EngineOptions | None = None
+) -> float:
     """``level``'s points per hand with ``others`` in every other seat (each seat in turn)."""
     n = rules.n_players
     seatings = [[level if s == seat else others for s in range(n)] for seat in range(n)]
-    records = run_hands(Table.build(rules, seatings), seed, 0, deals)
+    records = run_hands(Table.build(rules, seatings), seed, 0, deals, engines=engines)
     mine = records["score"][np.arange(len(records)), records["seating"]]  # seating i: level in seat i
     return float(mine.mean())
 
@@ -119,6 +163,7 @@ def calibrate(
     seed: int = 0,
     threads: int | None = None,
     report: Callable[[str], None] | None = None,
+    engines: EngineOptions | None = None,
 ) -> dict[str, Any]:
     """All three measurements as plain data (the ``--json`` output); ``report`` hears one
     line as each measurement starts (runs with a search agent take minutes)."""
@@ -134,11 +179,13 @@ def calibrate(
             TournamentConfig((upper, lower), rules=rules, deals=pair_deals, seed=seed),
             threads=threads,
             progress=False,
+            engines=engines,
         ).summary
         whole = run_tournament(
             TournamentConfig((upper, lower), rules=game_rules, deals=pair_games, seed=seed, games=True),
             threads=threads,
             progress=False,
+            engines=engines,
         ).summary
         pair = hands["pairs"][0]
         low, high = pair["ci95"]
@@ -160,7 +207,7 @@ def calibrate(
     table = {
         level: {
             other: round(
-                one_against_three(level, other, rules, table_deals.for_agents(level, other), seed), 3
+                one_against_three(level, other, rules, table_deals.for_agents(level, other), seed, engines), 3
             )
             for other in ladder
         }
@@ -169,7 +216,7 @@ def calibrate(
     say(f"timing {timing_hands} hands per level, one decision at a time")
     timing = {}
     for level in ladder:
-        seconds = decision_times(level, rules, timing_hands, seed) * 1000
+        seconds = decision_times(level, rules, timing_hands, seed, engines) * 1000
         timing[level] = {
             "median_ms": round(float(np.median(seconds)), 4),
             "p99_ms": round(float(np.percentile(seconds, 99)), 4),

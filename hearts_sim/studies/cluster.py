@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.external import EngineOptions
 from hearts_sim.studies.tournament import (
     TournamentConfig,
     TournamentError,
@@ -104,15 +105,18 @@ def _kernel_guard() -> contextlib.AbstractContextManager[Any]:
     return _KERNEL_LOCK if layer == "workqueue" else contextlib.nullcontext()
 
 
-def play_chunk(config: TournamentConfig, chunk: int, threads: int = 1) -> np.ndarray:
+def play_chunk(
+    config: TournamentConfig, chunk: int, threads: int = 1, engines: EngineOptions | None = None
+) -> np.ndarray:
     """One task: chunk ``chunk`` of ``config`` with ``threads`` numba threads (capped at the
-    worker's cores). ``numba.set_num_threads`` is per thread, so it is set in the task."""
+    worker's cores). ``numba.set_num_threads`` is per thread, so it is set in the task.
+    External agents (``engines``) must be importable, or their commands runnable, on the worker."""
     from hearts_sim._numba import max_threads
     from hearts_sim.selfplay.simulate import set_threads
 
     set_threads(max(1, min(threads, max_threads())))
     with _kernel_guard():
-        return chunk_records(config, chunk)
+        return chunk_records(config, chunk, engines)
 
 
 def _cache_stats() -> dict[str, Any]:
@@ -164,7 +168,8 @@ class DaskRunner:
     process per core). ``max_in_flight``: chunks submitted at a time (default twice the
     workers' threads). ``retries``: Dask retries per chunk after an exception (a chunk
     lost with its worker is rescheduled by the scheduler anyway). ``warm_up``: compile or
-    load the kernels on every worker before the first chunk.
+    load the kernels on every worker before the first chunk. ``engines``: how the workers run
+    external agents (their modules must be importable, their commands runnable, there).
 
     >>> with DaskRunner("local:2") as runner:                      # doctest: +SKIP
     ...     run_tournament(config, "runs/r1", runner=runner)
@@ -179,6 +184,7 @@ class DaskRunner:
         retries: int = DEFAULT_RETRIES,
         warm_up: bool = True,
         timeout: float | None = None,
+        engines: EngineOptions | None = None,
     ):
         if isinstance(cluster, str):
             parse_address(cluster)  # a bad address is reported before a missing Dask
@@ -188,6 +194,7 @@ class DaskRunner:
         if max_in_flight is not None and max_in_flight < 1:
             raise ClusterError(f"max_in_flight={max_in_flight}: must be positive")
         self.threads = threads
+        self.engines = engines
         self.retries = retries
         self.warm_up = warm_up
         self._max_in_flight = max_in_flight
@@ -268,6 +275,7 @@ class DaskRunner:
                     config,
                     chunk,
                     self.threads,
+                    self.engines,
                     key=f"hearts-sim-chunk-{token}-{chunk}",
                     retries=self.retries,
                     pure=False,

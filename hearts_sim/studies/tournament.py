@@ -37,6 +37,7 @@ import pyarrow
 from pyarrow import parquet
 from tqdm.auto import tqdm
 
+from agents.external import EngineOptions, ExternalAgentError
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.selfplay.records import MANIFEST, RECORDS_DIR, game_columns, hand_columns, part_path
@@ -51,6 +52,7 @@ from hearts_sim.studies.stats import Tally, new_tally, summarize, tally_games, t
 
 FAST_CHUNK_HANDS = 1 << 16
 SLOW_CHUNK_HANDS = 64  # a search agent plays: small chunks, frequent progress
+EXTERNAL_CHUNK_HANDS = 1 << 12  # a Python agent or an engine plays: blocks big enough to batch
 
 
 def is_search_agent(spec: AgentSpec | str) -> bool:
@@ -105,8 +107,11 @@ class TournamentConfig:
             raise SimulationError(f"the number of deals must be a positive whole number, not {self.deals}")
         specs = self.specs()  # validates every agent spec
         if self.chunk_deals <= 0:
-            slow = any(is_search_agent(s) for s in specs)
-            per_chunk = SLOW_CHUNK_HANDS if slow else FAST_CHUNK_HANDS
+            per_chunk = FAST_CHUNK_HANDS
+            if any(spec.external for spec in specs):
+                per_chunk = EXTERNAL_CHUNK_HANDS
+            if any(spec.searches for spec in specs):
+                per_chunk = SLOW_CHUNK_HANDS
             object.__setattr__(self, "chunk_deals", max(1, per_chunk // len(self.seatings())))
 
     def specs(self) -> list[AgentSpec]:
@@ -216,11 +221,13 @@ def run_tournament(
     stop_after_chunks: int | None = None,
     on_chunk: Callable[[int], None] | None = None,
     runner: ChunkRunner | None = None,
+    engines: EngineOptions | None = None,
 ) -> TournamentResult:
     """Play the tournament chunk by chunk; with ``out``, stream records to Parquet and keep a
     manifest so that an interrupted run can be resumed (``resume=True``) to the same result.
 
-    ``runner`` plays the chunks (default: ``LocalRunner``, this process). ``stop_after_chunks``
+    ``runner`` plays the chunks (default: ``LocalRunner``, this process, with ``engines`` for
+    its external agents). ``stop_after_chunks``
     simulates an interruption after that many chunks (raises ``Interrupted``), for tests.
     """
     from hearts_sim import __version__
@@ -255,7 +262,7 @@ def run_tournament(
             }
             _write_manifest(out_path, manifest)
     set_threads(threads)
-    runner = runner or LocalRunner()
+    runner = runner or LocalRunner(engines)
     table = config.table()
     seating_agents = np.array(config.seatings(), dtype=np.int64)
     n_seatings = len(seating_agents)
@@ -291,6 +298,14 @@ def run_tournament(
         except KeyboardInterrupt:
             done = int(manifest.get("chunks_done", chunk)) if out_path is not None else chunk
             raise Interrupted(done, config.n_chunks, out_path) from None
+        except ExternalAgentError as error:  # the chunks finished before it are on disk
+            if out_path is None:
+                raise
+            done = int(manifest.get("chunks_done", chunk))
+            raise ExternalAgentError(
+                f"{error}; {done} of {config.n_chunks} chunks are done: "
+                f"resume with hearts-sim tournament --resume {out_path}"
+            ) from None
     if last_chunk < config.n_chunks:
         raise Interrupted(last_chunk, config.n_chunks, out_path)
     summary = summarize(
@@ -307,18 +322,19 @@ def run_tournament(
     return TournamentResult(config, summary, out_path)
 
 
-def chunk_records(config: TournamentConfig, chunk: int) -> np.ndarray:
+def chunk_records(config: TournamentConfig, chunk: int, engines: EngineOptions | None = None) -> np.ndarray:
     """Play chunk ``chunk`` of a tournament: HAND_RECORDs (or GAME_RECORDs with ``games``).
 
     A pure function of (config, chunk) whatever the machine, thread count or process,
     which is what lets any runner (local or a cluster) produce identical results.
+    ``engines``: how external agents run (processes, time limit), not what they decide.
     """
     table = config.table()
     start = chunk * config.chunk_deals
     count = min(config.chunk_deals, config.deals - start)
     if config.games:
-        return run_games(table, config.seed, start, count)
-    return run_hands(table, config.seed, start, count)
+        return run_games(table, config.seed, start, count, engines=engines)
+    return run_hands(table, config.seed, start, count, engines=engines)
 
 
 class ChunkRunner(Protocol):
@@ -330,9 +346,12 @@ class ChunkRunner(Protocol):
 class LocalRunner:
     """Runs every chunk in this process, one after the other (numba threads inside each)."""
 
+    def __init__(self, engines: EngineOptions | None = None):
+        self.engines = engines
+
     def chunks(self, config: TournamentConfig, chunks: range) -> Iterator[tuple[int, np.ndarray]]:
         for chunk in chunks:
-            yield chunk, chunk_records(config, chunk)
+            yield chunk, chunk_records(config, chunk, self.engines)
 
 
 def resume_tournament(out: str | Path, **options: Any) -> TournamentResult:

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.external import PY, EngineOptions, ExternalSpec
 from agents.registry import parse_agent
 from hearts_sim.core.rules import Rules
 from hearts_sim.studies.tournament import TournamentConfig, run_tournament
@@ -90,6 +91,8 @@ def _candidates(agent: str, ranges: dict[str, tuple[float, float]], count: int, 
     base = parse_agent(agent)
     if base.pass_policy != base.play_policy:
         raise TuneError("tune one policy kind at a time (e.g. rule or mc), not a pass=/play= combination")
+    if base.play_policy.external is not None:
+        return _external_candidates(base.play_policy.external, ranges, count, seed)
     kind = base.play_policy.kind
     kind_defaults = {p.name: p.default for p in kind.parameters}
     for name in ranges:
@@ -115,14 +118,43 @@ def _candidates(agent: str, ranges: dict[str, tuple[float, float]], count: int, 
     return out
 
 
+def _external_candidates(
+    spec: ExternalSpec, ranges: dict[str, tuple[float, float]], count: int, seed: int
+) -> list[Candidate]:
+    """Candidates of a ``py:`` agent: its keyword arguments drawn from the ranges (an integer
+    where both ends of the range are), the spec as given first."""
+    if spec.kind != PY:
+        raise TuneError(f"{spec}: only py: agents have keyword arguments to tune")
+    rng = np.random.default_rng(seed)
+    given = dict(spec.kwargs)
+    out = [Candidate(dict(given), spec.text)]
+    for _ in range(count - 1):
+        values = dict(given)
+        for name, (lo, hi) in ranges.items():
+            draw = rng.uniform(lo, hi)
+            values[name] = (
+                int(round(draw)) if float(lo).is_integer() and float(hi).is_integer() else round(draw, 3)
+            )
+        arguments = ",".join(f"{k}={v!r}" for k, v in values.items())
+        out.append(Candidate(values, f"py:{spec.target}({arguments})"))
+    return out
+
+
 def _gap(
-    spec: str, reference: str, rules: Rules, deals: int, seed: int, threads: int | None
+    spec: str,
+    reference: str,
+    rules: Rules,
+    deals: int,
+    seed: int,
+    threads: int | None,
+    engines: EngineOptions | None = None,
 ) -> tuple[float, list[float]]:
     """Reference minus candidate in points per hand (positive: the candidate takes fewer points)."""
     summary = run_tournament(
         TournamentConfig((spec, reference), rules=rules, deals=deals, seed=seed),
         threads=threads,
         progress=False,
+        engines=engines,
     ).summary
     pair = summary["pairs"][0]
     low, high = pair["ci95"]
@@ -143,6 +175,7 @@ def tune(
     threads: int | None = None,
     report: Callable[[str], None] | None = None,
     weaker_by: float | None = None,
+    engines: EngineOptions | None = None,
 ) -> TuneResult:
     """Successive halving with ``budget`` deals in all (each deal is played in 14 seatings).
 
@@ -166,7 +199,7 @@ def tune(
     for round_number in range(n_rounds):
         scored = []
         for candidate in pool:
-            gain, ci = _gap(candidate.spec, reference, rules, deals, seed + round_number, threads)
+            gain, ci = _gap(candidate.spec, reference, rules, deals, seed + round_number, threads, engines)
             scored.append((gain, ci, candidate))
             used += deals
         if weaker_by is None:
@@ -185,7 +218,7 @@ def tune(
         deals *= 2
     best = pool[0]
     confirm = max(first_deals * 2, budget // 4)
-    gain, ci = _gap(best.spec, reference, rules, confirm, seed + FRESH_SEED_OFFSET, threads)
+    gain, ci = _gap(best.spec, reference, rules, confirm, seed + FRESH_SEED_OFFSET, threads, engines)
     used += confirm
     return TuneResult(agent, reference, best, round(gain, 4), [round(x, 4) for x in ci], rounds, used)
 

@@ -1,0 +1,427 @@
+"""Agents decided outside the compiled loop: Python objects and external engines.
+
+Design note. A built-in agent is a numba kernel the self-play loop calls for each decision. An
+*external* agent is anything else that can decide from an ``Observation``:
+
+* a Python object with ``choose_pass(obs) -> cards`` and ``choose_play(obs) -> card`` (the same
+  protocol as ``agents.load``'s agents), optionally ``act_batch(observations) -> moves`` to decide
+  many positions in one call (a network's forward pass). Spec: ``py:package.module:Name``,
+  ``py:path/to/file.py:Name``, with keyword arguments ``py:file.py:Name(depth=3)``; in Python,
+  the object itself;
+* a program speaking the JSON-lines protocol of ``hearts-sim serve`` (``hearts_sim.game.protocol``)
+  on stdin/stdout: ``exec:COMMAND``, e.g. ``exec:hearts-sim serve --agent rule``. Several
+  processes per engine when tables run in parallel (``EngineOptions.procs``), a time limit per
+  request (``EngineOptions.timeout``).
+
+A table with external seats is played in lockstep blocks (``hearts_sim.selfplay.lockstep``): the
+compiled loop advances every hand of a block until an external seat must decide, those decisions
+are asked for in one batch per agent, and the loop goes on. Seeds: a Python agent that accepts a
+``seed`` keyword (``seeds`` for ``act_batch``), or has ``reset(seed)``, gets 64 bits per decision
+derived one-way from the hand seed, so its results are reproducible like everyone else's and the
+seed tells it nothing about the deal. An engine gets the hand seed itself (``seed`` in the
+request), with which ``hearts-sim serve`` decides exactly as the compiled loop does: trust the
+engines you run.
+"""
+
+from __future__ import annotations
+
+import ast
+import atexit
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import re
+import selectors
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from agents.kinds import AgentError
+from hearts_sim.game.observation import Observation
+from hearts_sim.game.protocol import AnswerError, move_from_answer, request_for
+
+PY, EXEC, OBJECT = "py", "exec", "object"
+FIRST_ANSWER_GRACE = 300.0  # seconds an engine may take for its first answer (it compiles, warms up)
+_PY_TARGET = re.compile(r"^(?P<where>.+):(?P<name>[A-Za-z_]\w*)\s*(?:\((?P<args>.*)\))?\s*$", re.S)
+
+
+class ExternalAgentError(AgentError):
+    """An external agent failed (raised, answered garbage, an illegal move, timed out, died)."""
+
+
+class PositionFailed(Exception):
+    """A Python agent's own code raised while deciding position ``index`` of a batch."""
+
+    def __init__(self, index: int, error: BaseException):
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.index = index
+
+
+class AgentProtocol(Protocol):
+    """What a Python agent provides (``act_batch``, ``reset`` and a ``seed`` keyword are optional)."""
+
+    def choose_pass(self, observation: Observation) -> Sequence[int | str]: ...
+
+    def choose_play(self, observation: Observation) -> int | str: ...
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """How external agents run: processes per engine, and seconds per request (None: no limit)."""
+
+    procs: int = 1
+    timeout: float | None = 30.0
+
+
+@dataclass(frozen=True)
+class ExternalSpec:
+    """An external agent as specified: ``py:...``, ``exec:...``, or a Python object."""
+
+    text: str  # the spec as written, or the object's name
+    kind: str  # PY, EXEC or OBJECT
+    target: str = ""  # the module or file and class (PY), the command (EXEC)
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    instance: Any = field(default=None, compare=False, hash=False)  # OBJECT
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __eq__(self, other: object) -> bool:  # an object is itself; specs are their text
+        if not isinstance(other, ExternalSpec):
+            return NotImplemented
+        if self.kind == OBJECT or other.kind == OBJECT:
+            return self.instance is other.instance
+        return self.text == other.text
+
+    def __hash__(self) -> int:
+        return hash(id(self.instance)) if self.kind == OBJECT else hash(self.text)
+
+
+def is_external(text: str) -> bool:
+    return text.lstrip().startswith(("py:", "exec:"))
+
+
+def parse_external(text: str) -> ExternalSpec:
+    """``py:module:Name(k=v)`` or ``exec:COMMAND``, checked for form (not loaded yet)."""
+    text = text.strip()
+    if text.startswith("exec:"):
+        command = text[len("exec:") :].strip()
+        if not command:
+            raise AgentError("exec: needs a command, e.g. exec:hearts-sim serve --agent rule")
+        try:
+            shlex.split(command)
+        except ValueError as error:
+            raise AgentError(f"{text}: the command does not parse ({error})") from None
+        return ExternalSpec(text, EXEC, command)
+    match = _PY_TARGET.match(text[len("py:") :])
+    if not match:
+        raise AgentError(f"malformed {text!r}: write py:package.module:Name or py:path/file.py:Name(k=v)")
+    kwargs = _keyword_arguments(match.group("args") or "", text)
+    return ExternalSpec(text, PY, f"{match.group('where').strip()}:{match.group('name')}", kwargs)
+
+
+def wrap_object(agent: Any) -> ExternalSpec:
+    """An object with ``choose_pass``/``choose_play`` (or ``act_batch``) as an agent."""
+    if not (callable(getattr(agent, "act_batch", None)) or callable(getattr(agent, "choose_play", None))):
+        raise AgentError(f"{agent!r} is not an agent: it needs choose_pass and choose_play (or act_batch)")
+    name = getattr(agent, "name", None) or f"py:{type(agent).__name__}"
+    return ExternalSpec(str(name), OBJECT, instance=agent)
+
+
+def _keyword_arguments(text: str, spec: str) -> tuple[tuple[str, Any], ...]:
+    """``depth=3, name='x'`` as literal keyword arguments."""
+    if not text.strip():
+        return ()
+    try:
+        call = ast.parse(f"f({text})", mode="eval").body
+        assert isinstance(call, ast.Call) and not call.args
+        return tuple((k.arg, ast.literal_eval(k.value)) for k in call.keywords if k.arg is not None)
+    except (SyntaxError, ValueError, AssertionError):
+        raise AgentError(f"{spec}: arguments must be literal keyword arguments, e.g. (depth=3)") from None
+
+
+# ---------------------------------------------------------------- deciders
+class Decider(Protocol):
+    name: str
+
+    def decide(
+        self, observations: list[Observation], passing: bool, seeds: list[int], hand_seeds: list[int]
+    ) -> list[Any]: ...
+
+
+def decision_seed_for_agent(decision_seed: int) -> int:
+    """64 bits for one decision of an external agent, derived one-way from the loop's decision
+    seed (which a splitmix bijection ties to the hand seed, hence to the deal)."""
+    digest = hashlib.blake2b(int(decision_seed).to_bytes(8, "little"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+class PythonDecider:
+    """Decisions from a Python object, in one ``act_batch`` call or one call per position."""
+
+    def __init__(self, agent: Any, name: str, timeout: float | None):
+        self.agent, self.name, self.timeout = agent, name, timeout
+        self.batch = callable(getattr(agent, "act_batch", None))
+        self.reset = getattr(agent, "reset", None) if callable(getattr(agent, "reset", None)) else None
+        methods = ("act_batch",) if self.batch else ("choose_pass", "choose_play")
+        for method in methods:
+            if not callable(getattr(agent, method, None)):
+                raise AgentError(f"agent {name} has no {method} method")
+        self.takes_seed = {
+            method: _accepts(getattr(agent, method), "seeds" if method == "act_batch" else "seed")
+            for method in methods
+        }
+        self._pool: ThreadPoolExecutor | None = None
+
+    def decide(
+        self, observations: list[Observation], passing: bool, seeds: list[int], hand_seeds: list[int]
+    ) -> list[Any]:
+        if self.timeout is None:
+            return self._decide(observations, passing, seeds)
+        self._pool = self._pool or ThreadPoolExecutor(1, thread_name_prefix=f"agent {self.name}")
+        future = self._pool.submit(self._decide, observations, passing, seeds)
+        limit = self.timeout * len(observations)
+        try:
+            return future.result(timeout=limit)
+        except FutureTimeout:
+            self._pool = None  # the stuck call keeps its thread; the run stops
+            raise ExternalAgentError(
+                f"agent {self.name} did not decide {len(observations)} position(s) within {limit:g} s"
+            ) from None
+
+    def _decide(self, observations: list[Observation], passing: bool, seeds: list[int]) -> list[Any]:
+        seeded = self.reset is not None or any(self.takes_seed.values())
+        own = [decision_seed_for_agent(s) for s in seeds] if seeded else []
+        if self.batch:
+            if self.reset:
+                self.reset(own[0])
+            if self.takes_seed["act_batch"]:
+                return list(self.agent.act_batch(observations, seeds=own))
+            return list(self.agent.act_batch(observations))
+        method = getattr(self.agent, "choose_pass" if passing else "choose_play")
+        seeded = self.takes_seed["choose_pass" if passing else "choose_play"]
+        moves = []
+        for i, observation in enumerate(observations):
+            try:
+                if self.reset:
+                    self.reset(own[i])
+                moves.append(method(observation, seed=own[i]) if seeded else method(observation))
+            except Exception as error:
+                raise PositionFailed(i, error) from error
+        return moves
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+
+
+def _accepts(method: Any, keyword: str) -> bool:
+    try:
+        return keyword in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+class Engine:
+    """One engine process: requests on its stdin, answers on its stdout, stderr kept in a file."""
+
+    def __init__(self, command: str, name: str):
+        self.name = name
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (open as long as the engine runs)
+        try:
+            self.process = subprocess.Popen(
+                shlex.split(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr
+            )
+        except OSError as error:
+            reason = error.strerror or error
+            raise ExternalAgentError(f"agent {name}: cannot start {command!r}: {reason}") from None
+        assert self.process.stdout is not None and self.process.stdin is not None
+        os.set_blocking(self.process.stdout.fileno(), False)
+        self.buffer = b""
+        self.answered = False
+
+    def send(self, request: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write((json.dumps(request, separators=(",", ":")) + "\n").encode())
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            words = self._last_words()
+            raise ExternalAgentError(f"agent {self.name}: the engine has exited{words}") from None
+
+    def read_line(self) -> bytes | None:
+        """A complete line if one is buffered or readable now, else None; raises at end of output."""
+        assert self.process.stdout is not None
+        while b"\n" not in self.buffer:
+            try:
+                chunk = os.read(self.process.stdout.fileno(), 1 << 16)
+            except BlockingIOError:
+                return None
+            if not chunk:
+                raise ExternalAgentError(f"agent {self.name}: the engine has exited{self._last_words()}")
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+    def _last_words(self) -> str:
+        try:  # it closed its output: let it finish exiting, to name its exit code
+            code = self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            code = None
+        self.stderr.seek(0)
+        lines = [x for x in self.stderr.read().decode(errors="replace").splitlines() if x.strip()]
+        said = f"; its last words: {lines[-1].strip()[:200]}" if lines else ""
+        return (f" (exit code {code})" if code is not None else "") + said
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                assert self.process.stdin is not None
+                self.process.stdin.close()
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+        self.stderr.close()
+
+
+class EngineDecider:
+    """Decisions from ``procs`` processes of one engine command, one request in flight per process."""
+
+    def __init__(self, command: str, name: str, options: EngineOptions):
+        self.command, self.name, self.options = command, name, options
+        self.engines = [Engine(command, name) for _ in range(max(1, options.procs))]
+
+    def decide(
+        self, observations: list[Observation], passing: bool, seeds: list[int], hand_seeds: list[int]
+    ) -> list[Any]:
+        moves: list[Any] = [None] * len(observations)
+        pending = list(range(len(observations)))[::-1]
+        busy: dict[int, tuple[int, float, dict[str, Any]]] = {}  # engine -> (position, deadline, request)
+        selector = selectors.DefaultSelector()
+        for e, engine in enumerate(self.engines):
+            assert engine.process.stdout is not None
+            selector.register(engine.process.stdout, selectors.EVENT_READ, e)
+        try:
+            while pending or busy:
+                for e, engine in enumerate(self.engines):
+                    if e not in busy and pending:
+                        i = pending.pop()
+                        request = request_for(observations[i], request_id=i, seed=hand_seeds[i])
+                        engine.send(request)
+                        grace = self.options.timeout if engine.answered else FIRST_ANSWER_GRACE
+                        deadline = time.monotonic() + (grace if grace is not None else 1e9)
+                        busy[e] = (i, deadline, request)
+                wait = min(deadline for _, deadline, _ in busy.values()) - time.monotonic()
+                ready = {key.data for key, _ in selector.select(timeout=max(0.0, wait))}
+                for e in list(busy):
+                    i, deadline, request = busy[e]
+                    line = self.engines[e].read_line() if e in ready or self.engines[e].buffer else None
+                    if line is None:
+                        if time.monotonic() > deadline:
+                            raise ExternalAgentError(
+                                f"agent {self.name}: no answer within {self.options.timeout:g} s "
+                                f"to request {_brief(request)}"
+                            )
+                        continue
+                    moves[i] = self._move(line, passing, request)
+                    self.engines[e].answered = True
+                    del busy[e]
+        finally:
+            selector.close()
+        return moves
+
+    def _move(self, line: bytes, passing: bool, request: dict[str, Any]) -> Any:
+        try:
+            answer = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise ExternalAgentError(
+                f"agent {self.name}: answered {line[:120]!r}, not a JSON object, to request {_brief(request)}"
+            ) from None
+        if isinstance(answer, dict) and answer.get("id") != request["id"]:
+            wrong = answer.get("id")
+            raise ExternalAgentError(f"agent {self.name}: answered id {wrong!r}, not {request['id']}")
+        try:
+            return move_from_answer(answer, passing)
+        except AnswerError as error:
+            raise ExternalAgentError(f"agent {self.name}: {error}, to request {_brief(request)}") from None
+
+    def close(self) -> None:
+        for engine in self.engines:
+            engine.close()
+
+
+def _brief(request: dict[str, Any]) -> str:
+    """A request as JSON, without the rules (long, and the same in every request)."""
+    return json.dumps({k: v for k, v in request.items() if k != "rules"}, separators=(",", ":"))
+
+
+# ---------------------------------------------------------------- loading, once per process
+_DECIDERS: dict[tuple[ExternalSpec, EngineOptions], Decider] = {}
+
+
+def decider(spec: ExternalSpec, options: EngineOptions) -> Decider:
+    """The decider of an external agent in this process (started once, kept for later chunks)."""
+    key = (spec, options)
+    if key not in _DECIDERS:
+        if spec.kind == EXEC:
+            _DECIDERS[key] = EngineDecider(spec.target, spec.text, options)
+        else:
+            agent = spec.instance if spec.kind == OBJECT else load_python_agent(spec)
+            _DECIDERS[key] = PythonDecider(agent, spec.text, options.timeout)
+    return _DECIDERS[key]
+
+
+def load_python_agent(spec: ExternalSpec) -> Any:
+    """Import the module or file of a ``py:`` spec and instantiate its class with the arguments."""
+    where, _, name = spec.target.rpartition(":")
+    if where.endswith(".py") or os.sep in where or "/" in where:
+        path = Path(where).expanduser()
+        if not path.is_file():
+            raise AgentError(f"{spec.text}: no such file {where}")
+        module_name = f"hearts_sim_agent_{hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]}"
+        module = sys.modules.get(module_name)
+        if module is None:
+            loader_spec = importlib.util.spec_from_file_location(module_name, path)
+            if loader_spec is None or loader_spec.loader is None:
+                raise AgentError(f"{spec.text}: cannot import {where}")
+            module = importlib.util.module_from_spec(loader_spec)
+            sys.modules[module_name] = module
+            try:
+                loader_spec.loader.exec_module(module)
+            except Exception as error:
+                del sys.modules[module_name]
+                failure = f"{type(error).__name__}: {error}"
+                raise AgentError(f"{spec.text}: importing {where} failed: {failure}") from None
+    else:
+        try:
+            module = importlib.import_module(where)
+        except Exception as error:
+            raise AgentError(f"{spec.text}: cannot import {where}: {type(error).__name__}: {error}") from None
+    cls = getattr(module, name, None)
+    if cls is None:
+        raise AgentError(f"{spec.text}: {where} has no {name}")
+    try:
+        return cls(**dict(spec.kwargs))
+    except Exception as error:
+        raise AgentError(f"{spec.text}: {name}(...) failed: {type(error).__name__}: {error}") from None
+
+
+def close_all() -> None:
+    """Stop every engine process and thread this process started."""
+    while _DECIDERS:
+        _, running = _DECIDERS.popitem()
+        getattr(running, "close", lambda: None)()
+
+
+atexit.register(close_all)

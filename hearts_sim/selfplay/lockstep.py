@@ -1,0 +1,202 @@
+"""Tables with external seats (Python agents, engines), played in lockstep blocks.
+
+The compiled loop (``loops.advance_hands`` / ``advance_games``) plays every job of a block until
+an external seat must decide and copies that seat's information set out (``engine.observe``);
+the waiting positions are grouped by agent and phase, each agent decides its group in one call
+(``act_batch``, or one call per position; one batch of requests spread over an engine's
+processes), every move is checked against the rules, and ``apply_moves`` plays them; and again,
+until every job of the block is done. Compiled seats make exactly the decisions, with exactly
+the seeds, of the all-compiled loop, so a Python re-implementation of a built-in agent gives
+bit-identical records (tests/test_external.py).
+
+A failure (an agent that raises, answers garbage or an illegal move, times out or dies) stops
+the run with ``ExternalAgentError`` naming the agent, the deal (or game), the seat and what it
+did; what was finished before (earlier chunks of a tournament) stays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from agents.external import EngineOptions, ExternalAgentError, ExternalSpec, PositionFailed, decider
+from hearts_sim.core.cards import N_CARDS, CardSet, card_str, cards_of, parse_card
+from hearts_sim.core.rules import Rules
+from hearts_sim.engine.observe import OBSERVED
+from hearts_sim.engine.state import PHASE_PASS, new_states
+from hearts_sim.game.observation import observations_from
+from hearts_sim.selfplay.loops import (
+    SLOT_ACTIVE,
+    SLOT_DONE,
+    SLOT_NEW,
+    advance_games,
+    advance_hands,
+    apply_moves,
+    observe_slots,
+    write_hand_records,
+)
+
+BLOCK = 2048  # jobs played in lockstep: the batch an external agent decides at once
+
+
+@dataclass(frozen=True)
+class ExternalSeat:
+    """Which external agent decides a seat's passes or plays in a seating."""
+
+    seating: int
+    seat: int
+    spec: ExternalSpec
+
+
+def run_lockstep(
+    table: Any, seed: int, first: int, count: int, out: np.ndarray, games: bool, options: EngineOptions
+) -> np.ndarray:
+    """``count`` deals (or games) from ``first``, each in every seating of ``table``, into ``out``
+    (HAND_RECORDs or GAME_RECORDs in job order), with the external seats decided in lockstep."""
+    kinds, rules_tuple, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
+    rules: Rules = table.rules
+    n_seatings = len(table.seatings)
+    agents = _external_agents(table)
+    first_job, n_jobs = first * n_seatings, count * n_seatings
+    size = min(BLOCK, n_jobs)
+    states = new_states(size)
+    observed = np.zeros(size, dtype=OBSERVED)
+    status = np.full(size, SLOT_DONE, dtype=np.int64)
+    jobs = np.full(size, -1, dtype=np.int64)
+    hands_played = np.zeros(size, dtype=np.int64)
+    seeds = np.zeros(size, dtype=np.uint64)  # the loop's decision seed of each waiting seat
+    game_records = np.zeros(size, dtype=out.dtype) if games else out[:0]
+    next_job = first_job
+    while True:
+        done = np.flatnonzero(status == SLOT_DONE)
+        if games:  # finished games leave their slot: copy their records out
+            finished = done[jobs[done] >= 0]
+            out[jobs[finished] - first_job] = game_records[finished]
+        elif len(done):
+            finished = done[jobs[done] >= 0]
+            write_hand_records(states, jobs, n_seatings, finished, out, first_job)
+        jobs[done] = -1
+        fresh = done[: max(0, min(len(done), first_job + n_jobs - next_job))]
+        jobs[fresh] = np.arange(next_job, next_job + len(fresh))
+        status[fresh] = SLOT_NEW
+        next_job += len(fresh)
+        if not (status != SLOT_DONE).any():
+            return out
+        arguments = (kinds, rules_tuple, np.uint64(seed), pass_codes, pass_params, play_codes, play_params)
+        if games:
+            advance_games(*arguments, jobs, states, status, hands_played, game_records)
+        else:
+            advance_hands(*arguments, jobs, states, status)
+        waiting = np.flatnonzero(status >= 0)
+        if len(waiting):
+            observe_slots(states, rules_tuple, waiting, status, observed, seeds)
+            positions = (observed, seeds, status, jobs, waiting)
+            moves = _decide(states, rules, positions, agents, n_seatings, games, options)
+            apply_moves(states, rules_tuple, waiting, moves, status)
+            status[waiting] = SLOT_ACTIVE
+
+
+def _external_agents(table: Any) -> dict[tuple[int, int, bool], ExternalSpec]:
+    """(seating, seat, passing) -> the external agent deciding it."""
+    agents = {}
+    for i, seating in enumerate(table.seatings):
+        for seat, agent in enumerate(seating):
+            for passing, policy in ((True, agent.pass_policy), (False, agent.play_policy)):
+                if policy.external is not None:
+                    agents[(i, seat, passing)] = policy.external
+    return agents
+
+
+def _decide(
+    states: np.ndarray,
+    rules: Rules,
+    positions: tuple[np.ndarray, ...],
+    agents: dict[tuple[int, int, bool], ExternalSpec],
+    n_seatings: int,
+    games: bool,
+    options: EngineOptions,
+) -> np.ndarray:
+    """The moves of the waiting slots (cards, or pass bitboards), asked of each agent in one batch.
+    ``positions``: the observed records, the decision seeds, the slots' status and jobs, the
+    waiting slots."""
+    observed, decision_seeds, status, jobs, waiting = positions  # observed[k]: waiting[k]'s
+    passing = states["phase"][waiting] == PHASE_PASS
+    keys = (jobs[waiting] % n_seatings) * 64 + status[waiting] * 2 + passing  # (seating, seat, passing)
+    unique, group_of = np.unique(keys, return_inverse=True)
+    groups: dict[tuple[ExternalSpec, bool], list[np.ndarray]] = {}
+    for g, key in enumerate(unique.tolist()):
+        spec = agents[(key // 64, key % 64 // 2, bool(key % 2))]
+        groups.setdefault((spec, bool(key % 2)), []).append(np.flatnonzero(group_of == g))
+    moves = np.zeros(len(waiting), dtype=np.uint64)
+    for (spec, is_pass), parts in groups.items():
+        members = np.sort(np.concatenate(parts))
+        slots = waiting[members]
+
+        def where(i: int, slots: np.ndarray = slots, is_pass: bool = is_pass) -> str:
+            unit, doing = ("game" if games else "deal"), ("passing" if is_pass else "playing")
+            job = int(jobs[slots[i]])
+            return f"{unit} {job // n_seatings}, seating {job % n_seatings}, seat {status[slots[i]]}, {doing}"
+
+        observations = observations_from(observed[members], rules)
+        seeds, hand_seeds = decision_seeds[members].tolist(), states["hand_seed"][slots].tolist()
+        try:
+            answers = decider(spec, options).decide(observations, is_pass, seeds, hand_seeds)
+        except ExternalAgentError as error:
+            raise ExternalAgentError(f"{error} ({where(0)})") from None
+        except PositionFailed as failure:  # the agent's own code failed on one position
+            raise ExternalAgentError(f"agent {spec}: raised {failure} ({where(failure.index)})") from None
+        except Exception as error:  # the agent's own code failed on a batch
+            batch = f"a batch of {len(slots)} positions, the first: {where(0)}"
+            failed = f"{type(error).__name__}: {error}"
+            raise ExternalAgentError(f"agent {spec}: raised {failed} ({batch})") from None
+        if len(answers) != len(observations):
+            raise ExternalAgentError(
+                f"agent {spec}: {len(answers)} moves for {len(observations)} positions ({where(0)})"
+            )
+        for i, (observation, answer) in enumerate(zip(observations, answers, strict=True)):
+            moves[members[i]] = _checked(answer, observation, rules, is_pass, spec, partial(where, i))
+    return moves
+
+
+def _checked(
+    answer: Any, observation: Any, rules: Rules, passing: bool, spec: ExternalSpec, where: Callable[[], str]
+) -> int:
+    """An agent's move as a card (or pass bitboard), refused unless the rules allow it; ``where``
+    names the position (built only for an error)."""
+    if (
+        not passing
+        and type(answer) is int
+        and 0 <= answer < N_CARDS
+        and observation.legal_moves().mask >> answer & 1
+    ):
+        return answer  # the common case, checked without parsing
+    if passing:
+        try:
+            cards = [parse_card(c) for c in answer]
+        except (TypeError, ValueError):
+            raise ExternalAgentError(
+                f"agent {spec} passed {answer!r}, not a list of cards ({where()})"
+            ) from None
+        mask = sum(1 << c for c in set(cards))
+        if len(cards) != rules.pass_count or mask.bit_count() != rules.pass_count:
+            raise ExternalAgentError(
+                f"agent {spec} passed {answer!r}: pass {rules.pass_count} different cards ({where()})"
+            )
+        if mask & ~observation.hand.mask:
+            stray = card_str(cards_of(mask & ~observation.hand.mask)[0])
+            raise ExternalAgentError(f"agent {spec} passed {stray}, which it does not hold ({where()})")
+        return mask
+    try:
+        card = parse_card(answer)
+    except (TypeError, ValueError):
+        raise ExternalAgentError(f"agent {spec} played {answer!r}, not a card ({where()})") from None
+    legal = observation.legal_moves()
+    if not legal.mask >> card & 1:
+        raise ExternalAgentError(
+            f"agent {spec} played {card_str(card)}, not legal now (legal: {CardSet(legal)}) ({where()})"
+        )
+    return card

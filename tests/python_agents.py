@@ -1,0 +1,101 @@
+"""Python agents for the tests of agents decided outside the compiled loop (tests/test_external.py).
+
+``Lowest`` re-implements the built-in ``lowest`` in plain Python: same passes, same cards, so a
+table with it must give records bit-identical to the built-in agent's.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from hearts_sim.core.cards import N_RANKS
+
+
+def _by_rank(cards: Any, highest: bool = False) -> list[int]:
+    """Rank first, then suit (clubs first): the order of the built-in ``lowest_ranked_card``."""
+    ordered = sorted(cards, key=lambda c: (c % N_RANKS, c // N_RANKS))
+    return ordered[::-1] if highest else ordered
+
+
+class Lowest:
+    """The built-in ``lowest``: plays its lowest-ranked legal card, passes its highest cards."""
+
+    def choose_pass(self, obs: Any) -> list[int]:
+        return _by_rank(obs.hand, highest=True)[: obs.rules.pass_count]
+
+    def choose_play(self, obs: Any) -> int:
+        return _by_rank(obs.legal_moves())[0]
+
+
+class BatchLowest(Lowest):
+    """``Lowest`` deciding many positions in one call."""
+
+    def __init__(self) -> None:
+        self.batches: list[int] = []
+
+    def act_batch(self, observations: list[Any]) -> list[Any]:
+        self.batches.append(len(observations))
+        return [self.choose_pass(o) if o.phase == "pass" else self.choose_play(o) for o in observations]
+
+
+class SeededRandom:
+    """Uniform over legal cards, from the seed the table gives each decision."""
+
+    def choose_pass(self, obs: Any, seed: int) -> list[int]:
+        return random.Random(seed).sample(sorted(obs.hand), obs.rules.pass_count)
+
+    def choose_play(self, obs: Any, seed: int) -> int:
+        return random.Random(seed).choice(sorted(obs.legal_moves()))
+
+
+class Recorder(Lowest):
+    """``Lowest`` that keeps every observation it is shown."""
+
+    def __init__(self) -> None:
+        self.seen: list[Any] = []
+
+    def choose_play(self, obs: Any) -> int:
+        self.seen.append(obs)
+        return super().choose_play(obs)
+
+
+class Raises(Lowest):
+    def choose_play(self, obs: Any) -> int:
+        raise RuntimeError("the model is not loaded")
+
+
+class Illegal(Lowest):
+    """Plays the highest card it holds, legal or not."""
+
+    def choose_play(self, obs: Any) -> int:
+        return _by_rank(obs.hand, highest=True)[0]
+
+
+class PassesTwo(Lowest):
+    def choose_pass(self, obs: Any) -> list[int]:
+        return super().choose_pass(obs)[:2]
+
+
+class Sleeps(Lowest):
+    def __init__(self, seconds: float = 3.0) -> None:
+        self.seconds = seconds
+
+    def choose_play(self, obs: Any) -> int:
+        time.sleep(self.seconds)
+        return super().choose_play(obs)
+
+
+class FailsWhile(Lowest):
+    """``Lowest`` that raises while the file ``flag`` exists, once it has made ``after`` plays."""
+
+    def __init__(self, flag: str, after: int = 0) -> None:
+        self.flag, self.after, self.plays = Path(flag), after, 0
+
+    def choose_play(self, obs: Any) -> int:
+        self.plays += 1
+        if self.plays > self.after and self.flag.exists():
+            raise RuntimeError("failing on purpose")
+        return super().choose_play(obs)

@@ -1,0 +1,272 @@
+"""Agents decided outside the compiled loop: Python objects, ``py:`` classes, ``exec:`` engines.
+
+The same tables as the built-in agents: a pure-Python ``lowest`` gives records bit-identical to
+the built-in one (alone and beside compiled agents, hands and games), an engine running
+``hearts-sim serve --agent rule`` plays exactly as ``rule``, batching changes nothing, the
+observation holds nothing the seat cannot know, and every failure stops the run with one line,
+the finished chunks kept and a resume identical to an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agents.external import EngineOptions, ExternalAgentError, close_all
+from agents.kinds import AgentError
+from hearts_sim import Rules, simulate, simulate_games
+from hearts_sim.engine.observe import OBSERVED, observe
+from hearts_sim.engine.sampler import sample_world
+from hearts_sim.engine.state import new_states
+from hearts_sim.game.hand_state import HandState
+from hearts_sim.game.observation import observations_from
+from hearts_sim.selfplay.simulate import Table, run_hands
+from hearts_sim.studies.tournament import TournamentConfig, run_tournament
+
+try:
+    from tests import python_agents
+except ImportError:  # tests/ itself on sys.path
+    import python_agents  # type: ignore[no-redef]
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENTS = ROOT / "tests" / "python_agents.py"
+LOWEST = f"py:{AGENTS}:Lowest"
+SERVE = f"exec:{shlex.quote(sys.executable)} -m hearts_sim serve"
+FAST = EngineOptions(procs=2, timeout=60.0)
+
+
+def _same_records(a: np.ndarray, b: np.ndarray) -> None:
+    assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def _outcomes(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every column but the agents' names."""
+    return frame[[c for c in frame.columns if not c.startswith("agent_")]].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("preset", ["standard", "qdan3", "qdan5", "black_maria", "omnibus"])
+def test_a_python_lowest_gives_the_built_in_records_alone_and_mixed(preset: str) -> None:
+    n = Rules.preset(preset).n_players
+    for seating in (["lowest"] * 5, ["lowest", "rule", "random", "lowest", "highest"]):
+        seats = seating[:n]
+        ours = Table.build(preset, [[LOWEST if s == "lowest" else s for s in seats]])
+        theirs = Table.build(preset, [seats])
+        _same_records(run_hands(ours, 7, 0, 300), run_hands(theirs, 7, 0, 300))
+
+
+def test_a_python_lowest_in_a_duplicate_tournament_and_in_games(tmp_path: Path) -> None:
+    ours = run_tournament(
+        TournamentConfig((LOWEST, "rule"), deals=60, seed=3), tmp_path / "py", progress=False
+    )
+    theirs = run_tournament(
+        TournamentConfig(("lowest", "rule"), deals=60, seed=3), tmp_path / "nb", progress=False
+    )
+    a, b = (pd.read_parquet(d / "records") for d in (tmp_path / "py", tmp_path / "nb"))
+    pd.testing.assert_frame_equal(_outcomes(a), _outcomes(b))
+    assert ours.summary["pairs"][0]["a_minus_b"] == theirs.summary["pairs"][0]["a_minus_b"]
+    games = simulate_games("quick", [LOWEST, "random", "rule", "lowest"], games=30, seed=5)
+    expected = simulate_games("quick", ["lowest", "random", "rule", "lowest"], games=30, seed=5)
+    pd.testing.assert_frame_equal(_outcomes(games), _outcomes(expected))
+
+
+def test_an_object_passed_in_python_sits_at_the_table_and_act_batch_changes_nothing() -> None:
+    batched = python_agents.BatchLowest()
+    one_by_one = simulate("standard", [python_agents.Lowest(), "random", "rule", "random"], hands=400, seed=2)
+    in_batches = simulate("standard", [batched, "random", "rule", "random"], hands=400, seed=2)
+    pd.testing.assert_frame_equal(_outcomes(one_by_one), _outcomes(in_batches))
+    assert max(batched.batches) > 50  # positions of many hands in one call
+
+
+def test_a_seeded_python_agent_is_reproducible_and_seeds_differ_by_decision() -> None:
+    spec = f"py:{AGENTS}:SeededRandom"
+    first = simulate("qdan3", spec, hands=200, seed=11)
+    again = simulate("qdan3", spec, hands=200, seed=11)
+    other = simulate("qdan3", spec, hands=200, seed=12)
+    pd.testing.assert_frame_equal(first, again)
+    assert not first["points_0"].equals(other["points_0"])
+    assert first["points_0"].nunique() > 3
+
+
+def test_an_engine_speaking_the_serve_protocol_plays_exactly_as_the_built_in_agent(tmp_path: Path) -> None:
+    """In a duplicate match, with two engine processes; the hand seed makes serve decide as the loop."""
+    engines = EngineOptions(procs=2, timeout=120)
+    config = TournamentConfig((f"{SERVE} --agent rule", "lowest"), deals=3, seed=4)
+    ours = run_tournament(config, tmp_path / "exec", progress=False, engines=engines)
+    theirs = run_tournament(
+        TournamentConfig(("rule", "lowest"), deals=3, seed=4), tmp_path / "nb", progress=False
+    )
+    a, b = (pd.read_parquet(d / "records") for d in (tmp_path / "exec", tmp_path / "nb"))
+    pd.testing.assert_frame_equal(_outcomes(a), _outcomes(b))
+    assert ours.summary["pairs"][0]["a_minus_b"] == theirs.summary["pairs"][0]["a_minus_b"]
+    close_all()
+
+
+def test_the_example_engine_and_agent_of_the_readme_play_legal_hearts() -> None:
+    engine = f"exec:{shlex.quote(sys.executable)} {ROOT / 'experiments' / 'example_engine.py'}"
+    frame = simulate("standard", [engine, "random", "random", "random"], hands=40, seed=1)
+    expected = simulate(
+        "standard", ["pass=lowest,play=lowest", "random", "random", "random"], hands=40, seed=1
+    )
+    pd.testing.assert_frame_equal(
+        _outcomes(frame).drop(columns=["passed_0"]), _outcomes(expected).drop(columns=["passed_0"])
+    )
+    ducker = simulate(
+        "standard",
+        [f"py:{ROOT / 'experiments' / 'example_agent.py'}:Ducker", "rule", "rule", "rule"],
+        hands=100,
+        seed=1,
+    )
+    assert (ducker[[f"points_{s}" for s in range(4)]].sum(axis=1) == 26).all()
+    close_all()
+
+
+def test_no_peeking_the_observation_holds_only_the_information_set() -> None:
+    """Re-dealing the cards a seat cannot see, consistently with what it knows, leaves its
+    observation (every field) unchanged."""
+    rows = np.zeros(2, dtype=OBSERVED)
+    worlds = new_states(1)
+    checked = 0
+    for hand in range(60):
+        state = HandState.deal("standard", seed=9, hand=hand)
+        if state.phase == "pass":
+            for seat in range(4):
+                state.pass_cards(seat, sorted(state.hand(seat))[:3])
+        while state.phase == "play":
+            seat = int(state.current_player)  # type: ignore[arg-type]
+            if len(state.plays) % 7 == 3:
+                rules = state.rules.to_tuple()
+                observe(state.record, rules, seat, rows[0])
+                sample_world(state.record, rules, seat, np.uint64(hand * 131 + seat), worlds[0])
+                assert worlds[0]["hands"].tolist() != state.record["hands"].tolist() or len(state.plays) > 40
+                observe(worlds[0], rules, seat, rows[1])
+                assert rows[0].tobytes() == rows[1].tobytes()
+                a, b = observations_from(rows, state.rules)
+                assert a == b and a.legal_moves() == b.legal_moves() == state.legal_moves()
+                assert a == state.observation(seat)
+                checked += 1
+            state.play(min(state.legal_moves()))
+    assert checked > 200
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (f"py:{AGENTS}:Raises", "raised RuntimeError: the model is not loaded (deal "),
+        (f"py:{AGENTS}:Illegal", "not legal now (legal:"),
+        (f"py:{AGENTS}:PassesTwo", "pass 3 different cards"),
+        ("py:no_such_module:Agent", "cannot import no_such_module"),
+        (f"py:{AGENTS}:Nope", "has no Nope"),
+        (
+            f"exec:{shlex.quote(sys.executable)} -c 'import sys; sys.exit(3)'",
+            "the engine has exited (exit code 3)",
+        ),
+        (f"exec:{shlex.quote(sys.executable)} -c 'print(\"hello\")'", "not a JSON object"),
+        ("exec:/no/such/engine", "cannot start"),
+    ],
+)
+def test_every_failure_is_one_clear_error(spec: str, message: str) -> None:
+    with pytest.raises(AgentError) as caught:
+        simulate("standard", [spec, "random", "random", "random"], hands=4, seed=0)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+    if "python_agents" in spec and "Nope" not in spec:  # where it happened
+        assert re.search(r"\((deal \d+, seating \d+, seat \d+, (playing|passing))\)$", str(caught.value))
+    close_all()
+
+
+def test_agents_and_engines_that_hang_time_out() -> None:
+    with pytest.raises(ExternalAgentError, match="did not decide 1 position"):
+        simulate(
+            "standard",
+            [f"py:{AGENTS}:Sleeps(seconds=5)", "random", "random", "random"],
+            hands=1,
+            engine_timeout=0.5,
+        )
+    hang = f"exec:{shlex.quote(sys.executable)} -c 'import time; time.sleep(60)'"
+    with pytest.raises(ExternalAgentError, match="no answer within"):
+        from agents import external
+
+        old, external.FIRST_ANSWER_GRACE = external.FIRST_ANSWER_GRACE, 1.0
+        try:
+            simulate("standard", [hang, "random", "random", "random"], hands=1, engine_timeout=0.5)
+        finally:
+            external.FIRST_ANSWER_GRACE = old
+    close_all()
+
+
+def test_a_failure_keeps_the_finished_chunks_and_the_resume_is_identical(tmp_path: Path) -> None:
+    flag = tmp_path / "fail"
+    flag.write_text("on")
+    spec = f"py:{AGENTS}:FailsWhile(flag={str(flag)!r}, after=5000)"
+    config = TournamentConfig((spec, "rule"), deals=40, seed=2, chunk_deals=10)
+    with pytest.raises(ExternalAgentError) as caught:
+        run_tournament(config, tmp_path / "run", progress=False)
+    assert "chunks are done: resume with hearts-sim tournament --resume" in str(caught.value)
+    done = sorted((tmp_path / "run" / "records").glob("part-*.parquet"))
+    assert 1 <= len(done) < 4
+    flag.unlink()
+    resumed = run_tournament(config, tmp_path / "run", resume=True, progress=False)
+    whole = run_tournament(
+        TournamentConfig((LOWEST, "rule"), deals=40, seed=2, chunk_deals=10),
+        tmp_path / "whole",
+        progress=False,
+    )
+    a, b = (pd.read_parquet(d / "records") for d in (tmp_path / "run", tmp_path / "whole"))
+    pd.testing.assert_frame_equal(_outcomes(a), _outcomes(b))
+    assert resumed.summary["pairs"][0]["a_minus_b"] == whole.summary["pairs"][0]["a_minus_b"]
+
+
+def test_the_command_line_takes_external_agents_and_reports_a_failure_in_one_line(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", "match", LOWEST, "lowest", "--hands", "20", "--json", "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert run.returncode == 0, run.stderr
+    assert '"a_minus_b": 0.0' in run.stdout
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hearts_sim",
+            "match",
+            f"py:{AGENTS}:Illegal",
+            "lowest",
+            "--hands",
+            "5",
+            "--out",
+            str(tmp_path / "r"),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.stderr.count("\n") == 1 and "not legal now" in bad.stderr and "--resume" in bad.stderr
+
+
+def test_the_readme_shows_the_example_agent_and_engine_as_they_are() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for example in ("example_agent.py", "example_engine.py"):
+        assert (ROOT / "experiments" / example).read_text() in readme, example
+
+
+def test_levels_time_and_tune_varies_an_external_agent() -> None:
+    from agents.registry import parse_agent
+    from hearts_sim.studies.calibrate import decision_log
+    from hearts_sim.studies.tune import _candidates
+
+    log = decision_log(LOWEST, Rules(), hands=2)  # hands 0 and 1 pass (left, right): 4 passes each
+    assert len(log) == 2 * 52 + 2 * 4 and log["passing"].sum() == 8 and (log["seconds"] > 0).all()
+    pool = _candidates(f"py:{AGENTS}:Sleeps(seconds=0.5)", {"seconds": (0, 2)}, 4, seed=1)
+    assert pool[0].spec.endswith("Sleeps(seconds=0.5)")
+    assert all(isinstance(c.values["seconds"], int) for c in pool[1:]) and len({c.spec for c in pool}) > 1
+    assert all(parse_agent(c.spec).external for c in pool)
