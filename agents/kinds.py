@@ -16,7 +16,10 @@ of the toolkit needs to know:
 * ``passes_like``: a kind without a pass policy of its own passes like that kind, with its
   defaults (the search agents pass like ``rule``);
 * ``searches``: milliseconds, not microseconds, per decision, so tournaments, levels and
-  benchmarks size their runs in tens of deals.
+  benchmarks size their runs in tens of deals;
+* ``data``: a digest of the data its kernels freeze in (a learned policy's weights). numba
+  bakes a global array into the compiled code and its cache never looks at the array again,
+  so the digest joins the source digests that key every compiled loop seating the kind.
 """
 
 from __future__ import annotations
@@ -145,6 +148,7 @@ class PolicyKind:
     stateless_play: Any = None  # njit (legal, seed) -> card: a play reading nothing else
     passes_like: str = ""  # no pass policy of its own: pass as this kind does with its defaults
     searches: bool = False  # milliseconds per decision: runs are sized in tens of deals
+    data: str = ""  # digest of the data its kernels freeze in (weights): keys the compiled loops
     external: bool = False  # decided outside the compiled loop (agents.external): no kernels
 
     def __post_init__(self) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from agents import baseline, ismcts, mc, pimc, rule
+from agents import baseline, ismcts, mc, net, pimc, rule
 from agents.external import ExternalSpec, is_external, parse_external, wrap_object
 from agents.kinds import EXTERNAL, MAX_PARAMS, AgentError, PolicyKind
 from agents.levels import Level, LevelError, level_name_problem, levels
@@ -34,6 +34,7 @@ KINDS: tuple[PolicyKind, ...] = (
     mc.KIND,
     pimc.KIND,
     ismcts.KIND,
+    net.KIND,
 )
 KIND_BY_NAME: dict[str, PolicyKind] = {kind.name: kind for kind in KINDS}
 CODES: dict[str, int] = {kind.name: code for code, kind in enumerate(KINDS)}  # the kernels' codes

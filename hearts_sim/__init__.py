@@ -9,6 +9,7 @@ ones below it (``tests/test_structure.py`` enforces it)::
     hearts_sim.game        the Python stepping API: HandState, Game, Observation
     agents                 policies (a top-level package), dispatched by integer code
     hearts_sim.selfplay    batched self-play loops, their records, simulate()
+    hearts_sim.env         learning environments (PettingZoo, Gymnasium, a batched numba VectorEnv)
     hearts_sim.studies     tournaments, statistics, tuning, levels, analysis, reports, bench
     hearts_sim.apps        the command line, the move server, the terminal game
 

@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hearts_sim.engine",),
     ("hearts_sim.game",),
     ("agents",),
-    ("hearts_sim.selfplay",),
+    ("hearts_sim.selfplay", "hearts_sim.env"),
     ("hearts_sim.studies",),
     ("hearts_sim.apps", "hearts_sim.__main__"),
 )

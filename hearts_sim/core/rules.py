@@ -316,16 +316,23 @@ def pass_offset(direction: str, n_players: int) -> int:
     return int(direction_offset(PASS_DIRECTIONS.index(direction), n_players))
 
 
-def pass_direction_name(offset: int, n_players: int) -> str:
-    """``left``/``right``/``across``/``none`` for a receiver offset (the inverse of ``pass_offset``)."""
+@njit
+def offset_direction(offset: int, n_players: int) -> int:
+    """The direction (``PASS_LEFT`` .. ``PASS_NONE``) of a receiver offset: the inverse of
+    ``direction_offset``."""
     offset %= n_players
     if offset == 0:
-        return "none"
+        return PASS_NONE
     if offset == 1:
-        return "left"
+        return PASS_LEFT
     if offset == n_players - 1:
-        return "right"
-    return "across"  # 2 with 4 players (with 5, offsets 2 and 3 never occur: no pass across)
+        return PASS_RIGHT
+    return PASS_ACROSS  # 2 with 4 players (with 5, offsets 2 and 3 never occur: no pass across)
+
+
+def pass_direction_name(offset: int, n_players: int) -> str:
+    """``left``/``right``/``across``/``none`` for a receiver offset (the inverse of ``pass_offset``)."""
+    return PASS_DIRECTIONS[offset_direction(offset, n_players)]
 
 
 PRESETS: dict[str, Rules] = {

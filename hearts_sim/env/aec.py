@@ -1,0 +1,154 @@
+"""PettingZoo AEC environment: one hand of Hearts, every seat an agent.
+
+Agents are ``player_0 .. player_{n-1}`` (seat order). Observations are ``{"observation":
+float32[OBS_SIZE], "action_mask": int8[52]}`` (``hearts_sim.engine.encoding``; the mask is empty
+for an agent that is not to act), an action is a card index. The pass is ``pass_count``
+sequential picks by each seat in turn, as in OpenSpiel; nobody sees another seat's picks, and
+the exchange happens after the last seat's last pick. Rewards: minus each seat's score when the
+hand ends (``reward="hand"``), or minus the points as they are taken and the rest of minus the
+score at the end (``reward="trick"``); either way a hand's rewards add up to minus its score.
+An illegal action raises ``ValueError`` and changes nothing.
+
+    >>> from hearts_sim.env import aec_env
+    >>> env = aec_env(rules="standard")
+    >>> env.reset(seed=7)
+    >>> env.agent_selection, int(env.observe("player_0")["action_mask"].sum())
+    ('player_0', 13)
+
+``reset(seed=S)`` deals hand 0 of ``S``, exactly ``HandState.deal(rules, seed=S, hand=0)`` and
+``simulate(rules, seed=S)``'s first hand; each later ``reset()`` deals the next hand of ``S``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import logger, spaces
+from pettingzoo import AECEnv
+
+from hearts_sim.core.cards import N_CARDS, card_str
+from hearts_sim.core.rules import Rules, resolve_rules
+from hearts_sim.engine.encoding import OBS_SIZE
+from hearts_sim.engine.state import new_states
+from hearts_sim.env.gym import observation_space
+from hearts_sim.env.kernels import REWARD_MODES, seat_to_act, table_observe, table_step
+from hearts_sim.game.hand_state import HandState
+
+
+class HeartsAEC(AECEnv):  # type: ignore[misc]
+    """One hand of Hearts for ``rules.n_players`` agents (see the module docstring)."""
+
+    RENDER_MODES = ("human", "ansi")
+    metadata = {"render_modes": list(RENDER_MODES), "name": "hearts_v0", "is_parallelizable": False}
+
+    def __init__(self, rules: Rules | str = "standard", reward: str = "hand", render_mode: str | None = None):
+        super().__init__()
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward={reward!r}: choose one of {', '.join(REWARD_MODES)}")
+        if render_mode is not None and render_mode not in self.RENDER_MODES:
+            raise ValueError(f"render_mode={render_mode!r}: choose one of {', '.join(self.RENDER_MODES)}")
+        self.rules = resolve_rules(rules)
+        self.reward_mode = REWARD_MODES.index(reward)
+        self.render_mode = render_mode
+        self._rules_tuple = tuple(self.rules.to_tuple())  # the kernels rebuild KernelRules
+        self.possible_agents = [f"player_{seat}" for seat in range(self.rules.n_players)]
+        self._seats = {agent: seat for seat, agent in enumerate(self.possible_agents)}
+        self.observation_spaces = {agent: observation_space() for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(N_CARDS) for agent in self.possible_agents}
+        self._states = new_states(1)
+        self._master: int | None = None
+        self._hand = 0
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ the hand
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None or self._master is None:
+            self._master = int(seed) if seed is not None else int(np.random.default_rng().integers(2**63))
+            self._hand = 0
+        else:
+            self._hand += 1
+        # HandState.deal, on this environment's one-record array
+        self._states[:] = HandState.deal(self.rules, seed=self._master, hand=self._hand)._states
+        n = self.rules.n_players
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
+        self._pending = np.zeros(n, dtype=np.uint64)
+        self._rewarded = np.zeros(n, dtype=np.int64)
+        self._step_rewards = np.zeros(n, dtype=np.float64)
+        self.agent_selection = self.possible_agents[int(seat_to_act(self._states[0]))]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self._seats[agent]
+        observation = np.empty(OBS_SIZE, dtype=np.float32)
+        mask = np.empty(N_CARDS, dtype=np.int8)
+        acting = agent == self.agent_selection and not self.terminations.get(agent, True)
+        table_observe(self._states, self._rules_tuple, seat, self._pending[seat], acting, observation, mask)
+        return {"observation": observation, "action_mask": mask}
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        seat = self._seats[agent]
+        card = int(action)
+        legal, next_seat = table_step(
+            self._states,
+            self._rules_tuple,
+            seat,
+            card,
+            self._pending,
+            self.reward_mode,
+            self._rewarded,
+            self._step_rewards,
+        )
+        if not legal:
+            what = card_str(card) if 0 <= card < N_CARDS else f"{card} (not a card index 0..51)"
+            raise ValueError(f"{agent} cannot pick {what} now")
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict(zip(self.possible_agents, self._step_rewards.tolist(), strict=True))
+        if next_seat < 0:
+            self.terminations = dict.fromkeys(self.agents, True)
+            scores = self._states[0]["scores"]
+            self.infos = {name: {"score": int(scores[s])} for s, name in enumerate(self.possible_agents)}
+        else:
+            self.agent_selection = self.possible_agents[next_seat]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    # ------------------------------------------------------------------ display
+    def render(self) -> str | None:
+        """The whole table as text (every hand shown: a debugging view)."""
+        if self.render_mode is None:
+            logger.warn("render() called without a render_mode: use aec_env(render_mode='ansi' or 'human')")
+            return None
+        text = str(HandState(self.rules, self._states))
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    def hand_state(self) -> HandState:
+        """The table as a ``HandState`` (a view), to inspect or print it; step the environment, not it."""
+        return HandState(self.rules, self._states)
+
+
+def aec_env(
+    rules: Rules | str = "standard", reward: str = "hand", render_mode: str | None = None
+) -> HeartsAEC:
+    """The PettingZoo AEC environment for ``rules`` (a preset name or a ``Rules``)."""
+    return HeartsAEC(rules=rules, reward=reward, render_mode=render_mode)

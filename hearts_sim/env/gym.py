@@ -1,0 +1,187 @@
+"""Gymnasium environments: ``SeatEnv`` (one table, the learner in one seat) and ``GymVectorEnv``
+(``VectorEnv`` behind Gymnasium's vector API). Both run the opponents inside numba.
+
+Observations are ``{"observation": float32[OBS_SIZE], "action_mask": int8[52]}`` (PettingZoo's
+convention for masked actions, shared with ``aec_env``); an action is a card index.
+
+    >>> from hearts_sim.env import SeatEnv
+    >>> env = SeatEnv(opponents="normal", rules="standard")
+    >>> obs, info = env.reset(seed=3)
+    >>> obs["observation"].shape, int(obs["action_mask"].sum())
+    ((783,), 13)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from agents.registry import AgentSpec
+from hearts_sim.core.cards import N_CARDS
+from hearts_sim.core.rules import Rules
+from hearts_sim.engine.encoding import OBS_SIZE
+from hearts_sim.env.vector import Opponents, VectorEnv
+
+
+def observation_space() -> spaces.Dict:
+    """The space of one seat's observation: the encoding (every value in [0, 1]) and the mask."""
+    return spaces.Dict(
+        {
+            "observation": spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, shape=(N_CARDS,), dtype=np.int8),
+        }
+    )
+
+
+class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
+    """One hand of Hearts per episode, the learner in ``seat``, ``opponents`` (any agent spec, or
+    one per other seat) in the others; ``reward`` and ``teacher`` as in ``VectorEnv``.
+
+    ``reset(seed=S)`` deals hand 0 of ``S`` (``HandState.deal(rules, seed=derive_seed(S, 0),
+    hand=0)``: the same as table 0 of ``VectorEnv.reset(S)``), and each later ``reset()`` the
+    next hand of that seed. ``info``: ``score`` at the end, and ``teacher_action`` with a teacher.
+
+    An illegal action ends the episode with minus the moon total (26, or 43 under Black Maria:
+    worse than any score) and ``info["illegal"]``, the convention of PettingZoo's classic games
+    for learners that ignore the mask; ``on_illegal="raise"`` raises ``ValueError`` instead."""
+
+    metadata = {"render_modes": ["ansi", "human"]}
+
+    def __init__(
+        self,
+        opponents: Opponents = "normal",
+        rules: Rules | str = "standard",
+        *,
+        seat: int = 0,
+        reward: str = "hand",
+        teacher: str | AgentSpec | None = None,
+        on_illegal: str = "end",
+        render_mode: str | None = None,
+    ):
+        if on_illegal not in ("end", "raise"):
+            raise ValueError(f"on_illegal={on_illegal!r}: choose end or raise")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode={render_mode!r}: choose one of {', '.join(self.metadata['render_modes'])}"
+            )
+        self._env = VectorEnv(
+            1, opponents, rules, seat=seat, reward=reward, teacher=teacher, autoreset=False, copy=False
+        )
+        self.rules = self._env.rules
+        self.render_mode = render_mode
+        self.on_illegal = on_illegal
+        self.observation_space = observation_space()  # type: ignore[assignment]
+        self.action_space = spaces.Discrete(N_CARDS)
+        self._master: int | None = None
+        self._episode = 0
+        self._done = True
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is not None or self._master is None:
+            # no seed on the first reset: one from Gymnasium's entropy-seeded generator
+            self._master = int(seed) if seed is not None else int(self.np_random.integers(2**63))
+            self._episode = 0
+        else:
+            self._episode += 1
+        observations, masks = self._env.reset(self._master, episode=self._episode)
+        self._done = False
+        return self._observation(observations[0], masks[0]), self._info(masks[0])
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("the hand is over: call reset() before step()")
+        observations, masks = self._env._outputs[0], self._env._outputs[1]
+        card = int(action)
+        if self.on_illegal == "end" and not (0 <= card < N_CARDS and masks[0, card]):
+            self._done = True
+            penalty = -float(self.rules.moon_total)
+            return self._observation(observations[0], masks[0]), penalty, True, False, {"illegal": True}
+        observations, masks, rewards, terminated, _, info = self._env.step(
+            np.array([int(action)], dtype=np.int64)
+        )
+        self._done = bool(terminated[0])
+        extra = {"score": int(info["score"][0])} if self._done else {}
+        if self.render_mode == "human":
+            print(self.render())
+        return (
+            self._observation(observations[0], masks[0]),
+            float(rewards[0]),
+            self._done,
+            False,
+            {**self._info(masks[0]), **extra},
+        )
+
+    def _observation(self, observation: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarray]:
+        return {"observation": observation.copy(), "action_mask": mask.copy()}
+
+    def _info(self, mask: np.ndarray) -> dict[str, Any]:
+        info: dict[str, Any] = {}
+        if self._env.table.teacher is not None and not self._done:
+            info["teacher_action"] = int(self._env._outputs[6][0])
+        return info
+
+    def render(self) -> str | None:  # type: ignore[override]
+        """The table as text (every hand shown: a debugging view, not the learner's)."""
+        return str(self._env.hand_state(0))
+
+
+class GymVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
+    """``VectorEnv`` under Gymnasium's vector API: dict observations (batched), same-step
+    auto-reset (``info["final_obs"]`` and ``info["final_info"]`` for the tables that ended,
+    with their ``_final_obs`` flags), ``info["score"]`` where a hand ended."""
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
+
+    def __init__(
+        self,
+        num_envs: int,
+        opponents: Opponents = "normal",
+        rules: Rules | str = "standard",
+        *,
+        seat: int = 0,
+        reward: str = "hand",
+        teacher: str | AgentSpec | None = None,
+    ):
+        self._env = VectorEnv(num_envs, opponents, rules, seat=seat, reward=reward, teacher=teacher)
+        self.num_envs = self._env.n_envs
+        self.single_observation_space = observation_space()
+        self.single_action_space = spaces.Discrete(N_CARDS)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        if isinstance(seed, list):
+            raise ValueError("GymVectorEnv takes one seed: table i plays from derive_seed(seed, i)")
+        if seed is None:
+            seed = int(np.random.default_rng().integers(2**63))
+        observations, masks = self._env.reset(seed)
+        return {"observation": observations, "action_mask": masks}, {}
+
+    def step(
+        self, actions: Any
+    ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        observations, masks, rewards, terminated, truncated, info = self._env.step(np.asarray(actions))
+        out: dict[str, Any] = {"score": info["score"]}
+        if "teacher_action" in info:
+            out["teacher_action"] = info["teacher_action"]
+        if terminated.any():
+            final = np.empty(self.num_envs, dtype=object)
+            ended = np.flatnonzero(terminated)
+            for row, i in enumerate(ended):
+                final[i] = {"observation": info["final_obs"][row], "action_mask": np.zeros(N_CARDS, np.int8)}
+            out["final_obs"], out["_final_obs"] = final, terminated.copy()
+            out["final_info"], out["_final_info"] = (
+                np.array([{}] * self.num_envs, dtype=object),
+                terminated.copy(),
+            )
+        return {"observation": observations, "action_mask": masks}, rewards, terminated, truncated, out

@@ -1,0 +1,224 @@
+"""``VectorEnv``: a batch of tables, one learner seat each, stepped in one numba call.
+
+The learner holds one seat at every table; the other seats are any agent specs (levels
+included), played inside numba by the agents' dispatcher. ``step`` applies the learner's
+action at every table, lets the opponents reply, scores, starts the next hand where one
+ended (auto-reset: the observation returned is the new hand's first) and observes, all in one
+kernel call (``hearts_sim.env.kernels``). No Python runs per table.
+
+    >>> import numpy as np
+    >>> from hearts_sim.env import VectorEnv
+    >>> env = VectorEnv(4, opponents="random", rules="standard")
+    >>> obs, mask = env.reset(seed=1)
+    >>> obs.shape, mask.shape
+    ((4, 783), (4, 52))
+    >>> rng = np.random.default_rng(0)
+    >>> actions = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+    >>> obs, mask, reward, terminated, truncated, info = env.step(actions)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from agents.dispatch import KindSet
+from agents.registry import AgentSpec, parse_agent, seat_arrays
+from hearts_sim.core.cards import N_CARDS, card_str
+from hearts_sim.core.rules import Rules, resolve_rules
+from hearts_sim.engine.encoding import OBS_SIZE
+from hearts_sim.engine.rng import derive_seed
+from hearts_sim.engine.state import new_states
+from hearts_sim.env.kernels import NO_TEACHER, REWARD_MODES, reset_tables, step_tables
+from hearts_sim.game.hand_state import HandState
+
+Opponents = str | AgentSpec | Sequence[str | AgentSpec]
+
+
+class LearnerTable:
+    """What every environment with a learner seat resolves once: rules, the learner's seat, the
+    opponents in the other seats, the teacher, and their kernel arguments."""
+
+    def __init__(
+        self,
+        opponents: Opponents,
+        rules: Rules | str,
+        seat: int,
+        reward: str,
+        teacher: str | AgentSpec | None,
+    ):
+        self.rules = resolve_rules(rules)
+        n = self.rules.n_players
+        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
+            raise ValueError(f"seat={seat!r}: choose a seat 0..{n - 1} for {n} players")
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward={reward!r}: choose one of {', '.join(REWARD_MODES)}")
+        self.seat = int(seat)
+        self.reward_mode = REWARD_MODES.index(reward)
+        if isinstance(opponents, (str, AgentSpec)):
+            others = [parse_agent(opponents)] * (n - 1)
+        else:
+            others = [parse_agent(spec) for spec in opponents]
+            if len(others) != n - 1:
+                raise ValueError(
+                    f"{len(others)} opponents given for the {n - 1} other seats: name one spec per other "
+                    f"seat, or one spec for all"
+                )
+        self.opponents = others
+        self.teacher = parse_agent(teacher) if teacher is not None else None
+        for agent in [*others, *([self.teacher] if self.teacher else [])]:
+            if agent.external:
+                raise ValueError(
+                    f"{agent}: the environments play opponents and teachers inside numba; an external "
+                    f"agent (a Python object, py: or exec:) cannot sit there"
+                )
+        seating = others[: self.seat] + [others[0]] + others[self.seat :]  # the learner's slot is unread
+        kinds = {kind.name for agent in others for kind in agent.kinds()}
+        if self.teacher is not None:
+            kinds |= {kind.name for kind in self.teacher.kinds()}
+        self.kinds = KindSet.of(kinds)
+        self.policies = seat_arrays([seating, [self.teacher or others[0]] * n])
+        if self.teacher is None:
+            for codes in (self.policies[0], self.policies[2]):
+                codes[1] = NO_TEACHER
+
+
+class VectorEnv:
+    """``n_envs`` tables of Hearts with the learner in seat ``seat`` and ``opponents`` elsewhere.
+
+    ``opponents``: one agent spec for every other seat, or one per other seat (in seat order).
+    ``reward``: ``"hand"`` gives minus the hand's score when it ends; ``"trick"`` gives minus the
+    points as the learner takes them, then the rest of minus the score at the end (the moon
+    and bonuses), so a hand's rewards add up to minus its score either way. ``teacher``: an
+    agent spec whose choice for the learner's position is returned as ``info["teacher_action"]``
+    (its pass one card at a time, lowest first), for imitation learning. ``copy=False``
+    returns the environment's own buffers, overwritten by the next step (faster).
+
+    Actions are card indices (``hearts_sim.core.cards``); while passing, each step picks one
+    card and the pass is made once ``pass_count`` are picked. An illegal action raises
+    ``ValueError`` before any table moves.
+    """
+
+    observation_size = OBS_SIZE
+    n_actions = N_CARDS
+
+    def __init__(
+        self,
+        n_envs: int,
+        opponents: Opponents = "random",
+        rules: Rules | str = "standard",
+        *,
+        seat: int = 0,
+        reward: str = "hand",
+        teacher: str | AgentSpec | None = None,
+        autoreset: bool = True,
+        copy: bool = True,
+    ):
+        if isinstance(n_envs, bool) or not isinstance(n_envs, (int, np.integer)) or n_envs <= 0:
+            raise ValueError(f"n_envs must be a positive whole number, not {n_envs!r}")
+        self.table = LearnerTable(opponents, rules, seat, reward, teacher)
+        self.rules = self.table.rules
+        self.seat = self.table.seat
+        self.n_envs = int(n_envs)
+        self.autoreset = autoreset
+        self.copy = copy
+        n = self.n_envs
+        self._env_seeds = np.zeros(n, dtype=np.uint64)
+        self._episodes = np.zeros(n, dtype=np.int64)
+        self._states = new_states(n)
+        self._pending = np.zeros(n, dtype=np.uint64)
+        self._rewarded = np.zeros(n, dtype=np.int64)
+        self._outputs = self._new_outputs()
+        self._rules_tuple = tuple(self.rules.to_tuple())  # the kernels rebuild KernelRules
+        self._never = np.zeros(n, dtype=np.bool_)  # truncated: every hand ends
+        self._never.flags.writeable = False
+        self._ready = False
+
+    def _new_outputs(self) -> tuple[np.ndarray, ...]:
+        n = self.n_envs
+        return (
+            np.zeros((n, OBS_SIZE), dtype=np.float32),  # observations
+            np.zeros((n, N_CARDS), dtype=np.int8),  # action masks
+            np.zeros(n, dtype=np.float32),  # rewards
+            np.zeros(n, dtype=np.bool_),  # terminated
+            np.zeros(n, dtype=np.int64),  # the learner's score, where terminated
+            np.zeros((n, OBS_SIZE), dtype=np.float32),  # final observations, where terminated
+            np.full(n, -1, dtype=np.int64),  # teacher actions
+        )
+
+    def _kernel_prefix(self) -> tuple[Any, ...]:
+        return (self.table.kinds, self._rules_tuple, self.seat, self.table.policies)
+
+    @property
+    def _tables(self) -> tuple[np.ndarray, ...]:
+        return (self._env_seeds, self._episodes, self._states, self._pending, self._rewarded)
+
+    def reset(self, seed: int = 0, episode: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """Every table starts episode ``episode`` (default 0): table ``i``'s episode ``k`` deals
+        ``HandState.deal(rules, seed=derive_seed(seed, i), hand=k)``. Returns (observations, masks)."""
+        if isinstance(episode, bool) or not isinstance(episode, (int, np.integer)) or episode < 0:
+            raise ValueError(f"episode must be a whole number >= 0, not {episode!r}")
+        master = np.uint64(int(seed) & 0xFFFF_FFFF_FFFF_FFFF)
+        self._env_seeds[:] = [derive_seed(master, i) for i in range(self.n_envs)]
+        self._episodes[:] = episode
+        outputs = self._new_outputs() if self.copy else self._outputs
+        reset_tables(*self._kernel_prefix(), self._tables, outputs)
+        self._outputs = outputs
+        self._ready = True
+        return outputs[0], outputs[1]
+
+    def step(
+        self, actions: np.ndarray | Sequence[int]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """(observations, masks, rewards, terminated, truncated, info) after the learner's ``actions``.
+
+        ``info``: ``score`` (the learner's hand score, where terminated), ``final_obs`` (the
+        terminal observations of the tables that ended, in table order), and with a teacher
+        ``teacher_action``. Truncation never happens: every hand ends."""
+        if not self._ready:
+            raise RuntimeError("call reset() before step()")
+        array = np.asarray(actions)
+        if array.shape != (self.n_envs,) or array.dtype.kind not in "iu":
+            raise ValueError(
+                f"actions must be {self.n_envs} integer card indices, not {array.dtype} {array.shape}"
+            )
+        outputs = self._new_outputs() if self.copy else self._outputs
+        t = self.table
+        illegal = step_tables(
+            *self._kernel_prefix(),
+            t.reward_mode,
+            self.autoreset,
+            array.astype(np.int64, copy=False),
+            self._tables,
+            outputs,
+        )
+        if illegal >= 0:
+            self._refuse(int(illegal), int(array[illegal]))
+        self._outputs = outputs
+        observations, masks, rewards, terminated, scores, final_observations, teacher_actions = outputs
+        info = {"score": scores, "final_obs": final_observations[terminated]}
+        if t.teacher is not None:
+            info["teacher_action"] = teacher_actions
+        return observations, masks, rewards, terminated, self._never, info
+
+    def _refuse(self, i: int, card: int) -> None:
+        """The ``ValueError`` for table ``i``'s illegal ``card`` (no table has moved)."""
+        if not self._outputs[1][i].any():
+            raise ValueError(f"table {i}: the hand is over; call reset()")
+        what = card_str(card) if 0 <= card < N_CARDS else f"{card} (not a card index 0..51)"
+        raise ValueError(f"table {i}: {what} is not legal now; legal: {self.legal_cards(i)}")
+
+    def legal_cards(self, i: int) -> str:
+        """Table ``i``'s legal cards, written out (for messages and notebooks)."""
+        return " ".join(card_str(int(c)) for c in np.flatnonzero(self._outputs[1][i])) or "none"
+
+    def hand_state(self, i: int) -> HandState:
+        """Table ``i`` as a ``HandState`` (a view: it changes as the table is stepped), to print or
+        inspect it; do not step it."""
+        return HandState(self.rules, self._states[i : i + 1])
+
+    def episodes(self) -> np.ndarray:
+        """The episode each table is playing (its hand index within its seed)."""
+        return self._episodes.copy()

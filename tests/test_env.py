@@ -1,0 +1,334 @@
+"""The learning environments: PettingZoo's and Gymnasium's own checks, and every environment
+stepped against ``HandState`` with the same moves (masks, observations, rewards, final scores)
+under every preset; VectorEnv's statistics and its independence from the batch size."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from hearts_sim.core.rules import Rules
+from hearts_sim.engine.encoding import OBS_SIZE
+from hearts_sim.engine.hand import decision_seed
+from hearts_sim.engine.rng import derive_seed
+from hearts_sim.game.hand_state import HandState
+from hearts_sim.selfplay.simulate import simulate
+
+try:
+    from tests.agent_checks import CHECK_RULES, spec_decider
+    from tests.test_encoding import encode
+except ImportError:  # tests/ itself on sys.path
+    from agent_checks import CHECK_RULES, spec_decider  # type: ignore[no-redef]
+    from test_encoding import encode  # type: ignore[no-redef]
+
+pettingzoo = pytest.importorskip("pettingzoo", reason="pip install -e '.[dev]' (pettingzoo)")
+gymnasium = pytest.importorskip("gymnasium", reason="pip install -e '.[dev]' (gymnasium)")
+
+from hearts_sim.env import GymVectorEnv, SeatEnv, VectorEnv, aec_env  # noqa: E402
+
+PRESET_NAMES = list(CHECK_RULES)
+
+
+def bits(mask: np.ndarray) -> int:
+    return sum(1 << int(c) for c in np.flatnonzero(mask))
+
+
+# ---------------------------------------------------------------- the libraries' own checks
+@pytest.mark.parametrize("name", ["standard", "qdan5", "kitty3_maria"])
+def test_pettingzoo_api_and_seed_tests_pass(name: str) -> None:
+    from pettingzoo.test import api_test, seed_test
+
+    rules = CHECK_RULES[name]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # api_test reports most problems as warnings
+        api_test(aec_env(rules, render_mode="ansi"), num_cycles=300)
+    # Dict observations (the observation and its action mask) are PettingZoo's own convention
+    # for masked actions; api_test advises against them for every game not on its own list
+    advice = ("Observation is not a NumPy array", "Observation space for each agent probably should be")
+    assert [str(w.message) for w in caught if not str(w.message).startswith(advice)] == []
+    seed_test(lambda: aec_env(rules, reward="trick"), num_cycles=100)
+
+
+@pytest.mark.parametrize("name", ["standard", "kitty5", "black_maria"])
+def test_gymnasium_check_env_passes(name: str) -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(SeatEnv("rule", CHECK_RULES[name]), skip_render_check=True)
+
+
+# ---------------------------------------------------------------- AEC against HandState
+@pytest.mark.parametrize("reward", ["hand", "trick"])
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_aec_steps_like_handstate(name: str, reward: str) -> None:
+    rules = CHECK_RULES[name]
+    env = aec_env(rules, reward=reward)
+    rng = np.random.default_rng(len(name))
+    for hand in range(2):
+        env.reset(seed=5) if hand == 0 else env.reset()
+        replica = HandState.deal(rules, seed=5, hand=hand)
+        picks = [0] * rules.n_players
+        returns = dict.fromkeys(env.possible_agents, 0.0)
+        for agent in env.agent_iter():
+            observation, reward_, terminated, _, info = env.last()
+            returns[agent] += reward_
+            if terminated:
+                env.step(None)
+                continue
+            seat = env.possible_agents.index(agent)
+            mask = bits(observation["action_mask"])
+            if replica.phase == "pass":
+                assert seat == min(
+                    s for s in range(rules.n_players) if not int(replica.record["passes_made"]) >> s & 1
+                )
+                assert mask == replica.hand(seat).mask & ~picks[seat]
+            else:
+                assert seat == replica.current_player
+                assert mask == replica.legal_moves().mask
+            expected, _ = encode(replica, seat, picks[seat])
+            assert np.array_equal(observation["observation"], expected)
+            card = int(rng.choice(np.flatnonzero(observation["action_mask"])))
+            env.step(card)
+            if replica.phase == "pass":
+                picks[seat] |= 1 << card
+                if picks[seat].bit_count() == rules.pass_count:
+                    replica.pass_cards(seat, picks[seat])
+            else:
+                replica.play(card)
+        scores = replica.scores()
+        assert [returns[a] for a in env.possible_agents] == [-float(s) for s in scores]
+
+
+def test_aec_refuses_an_illegal_card_and_changes_nothing() -> None:
+    env = aec_env("standard")
+    env.reset(seed=1)
+    before = env.observe(env.agent_selection)
+    with pytest.raises(ValueError, match="cannot pick"):
+        env.step(int(np.flatnonzero(before["action_mask"] == 0)[0]))
+    after = env.observe(env.agent_selection)
+    assert np.array_equal(before["observation"], after["observation"])
+
+
+# ---------------------------------------------------------------- VectorEnv against HandState
+class Replica:
+    """One table of a VectorEnv, replayed in ``HandState`` with the dispatcher's decisions."""
+
+    def __init__(self, rules: Rules, seed: int, table: int, seat: int, opponents: str, teacher: str | None):
+        self.rules, self.seat, self.episode = rules, seat, 0
+        self.env_seed = int(derive_seed(np.uint64(seed), table))
+        self.opponent, self.teacher = spec_decider(opponents), spec_decider(teacher) if teacher else None
+        self.deal()
+
+    def deal(self) -> None:
+        self.state = HandState.deal(self.rules, seed=self.env_seed, hand=self.episode)
+        self.picks, self.rewarded = 0, 0
+        if self.state.phase == "pass":
+            for s in range(self.rules.n_players):
+                if s != self.seat:
+                    self.state.pass_cards(s, self.decide(self.opponent, s))
+        self.advance()
+
+    def decide(self, decider, seat):  # type: ignore[no-untyped-def]
+        record = self.state.record
+        return decider(record, self.state._rules_array, seat, np.uint64(decision_seed(record, seat)))
+
+    def advance(self) -> None:
+        while self.state.phase == "play" and self.state.current_player != self.seat:
+            self.state.play(self.decide(self.opponent, self.state.current_player))
+
+    def mask(self) -> int:
+        if self.state.phase == "pass":
+            return self.state.hand(self.seat).mask & ~self.picks
+        return self.state.legal_moves().mask
+
+    def teacher_card(self) -> int:
+        choice = self.decide(self.teacher, self.seat)
+        return (
+            (choice & ~self.picks & -(choice & ~self.picks)).bit_length() - 1
+            if self.state.phase == "pass"
+            else choice
+        )
+
+    def step(self, card: int, reward_mode: str) -> tuple[float, int | None]:
+        """Play the learner's card and the replies; (reward, score if the hand ended)."""
+        if self.state.phase == "pass":
+            self.picks |= 1 << card
+            if self.picks.bit_count() == self.rules.pass_count:
+                self.state.pass_cards(self.seat, self.picks)
+                self.picks = 0
+        else:
+            self.state.play(card)
+        self.advance()
+        if self.state.phase == "done":
+            score = int(self.state.scores()[self.seat])
+            reward = -score - self.rewarded
+            self.episode += 1
+            self.deal()
+            return reward, score
+        target = -int(self.state.points()[self.seat]) if reward_mode == "trick" else 0
+        reward, self.rewarded = target - self.rewarded, target
+        return reward, None
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_vector_env_steps_like_handstate_with_the_dispatcher(name: str) -> None:
+    """Masks, observations, teacher picks, rewards and final scores of every table equal a
+    ``HandState`` replay whose opponents decide through the dispatcher with the loop's seeds."""
+    rules = CHECK_RULES[name]
+    seat = len(name) % rules.n_players
+    reward_mode = "trick" if len(name) % 2 else "hand"
+    opponents, teacher = ("rule", "random") if len(name) % 3 else ("random", "rule")
+    env = VectorEnv(3, opponents, rules, seat=seat, reward=reward_mode, teacher=teacher)
+    replicas = [Replica(rules, 11, i, seat, opponents, teacher) for i in range(3)]
+    obs, mask = env.reset(seed=11)
+    teacher_actions = None
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(2 * (rules.hand_size + rules.pass_count)):
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+        for i, replica in enumerate(replicas):
+            assert bits(mask[i]) == replica.mask()
+            assert np.array_equal(obs[i], encode(replica.state, seat, replica.picks)[0])
+            if teacher_actions is not None:
+                assert teacher_actions[i] == replica.teacher_card()
+        obs, mask, rewards, terminated, truncated, info = env.step(actions)
+        teacher_actions = info["teacher_action"]
+        for i, replica in enumerate(replicas):
+            reward, score = replica.step(int(actions[i]), reward_mode)
+            assert rewards[i] == reward
+            assert terminated[i] == (score is not None) and not truncated[i]
+            if score is not None:
+                assert info["score"][i] == score
+                ended += 1
+    assert ended >= 3
+    assert list(env.episodes()) == [r.episode for r in replicas]
+
+
+def test_a_random_learner_scores_like_random_self_play() -> None:
+    """Mean reward of a uniform random learner among random opponents = minus the mean score
+    of a seat in random self-play (``simulate``), within a 99% interval of the difference."""
+    env = VectorEnv(512, "random", copy=False)
+    obs, mask = env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    returns: list[np.ndarray] = []
+    while sum(len(r) for r in returns) < 40_000:
+        actions = np.argmax(rng.random(mask.shape) * mask, axis=1)
+        obs, mask, rewards, terminated, _, info = env.step(actions)
+        returns.append(rewards[terminated].astype(np.float64))
+    learner = np.concatenate(returns)
+    self_play = -simulate("standard", "random", hands=40_000, seed=4, threads=1)["score_0"].to_numpy()
+    difference = learner.mean() - self_play.mean()
+    error = np.sqrt(learner.var(ddof=1) / len(learner) + self_play.var(ddof=1) / len(self_play))
+    assert abs(difference) < 2.576 * error, (learner.mean(), self_play.mean(), error)
+
+
+def test_trajectories_do_not_depend_on_the_batch_size() -> None:
+    def trajectory(n_envs: int) -> list[tuple[np.ndarray, ...]]:
+        env = VectorEnv(n_envs, "normal", "qdan3", reward="trick")
+        obs, mask = env.reset(seed=21)
+        pickers = [np.random.default_rng(i) for i in range(n_envs)]
+        out = []
+        for _ in range(40):
+            actions = np.array([p.choice(np.flatnonzero(m)) for p, m in zip(pickers, mask, strict=True)])
+            out.append((obs[:3].copy(), mask[:3].copy()))
+            obs, mask, rewards, terminated, _, _ = env.step(actions)
+            out.append((rewards[:3].copy(), terminated[:3].copy()))
+        return out
+
+    small, large = trajectory(3), trajectory(8)
+    assert all(
+        np.array_equal(a, b) for x, y in zip(small, large, strict=True) for a, b in zip(x, y, strict=True)
+    )
+
+
+def test_vector_env_refuses_bad_actions_and_arguments() -> None:
+    env = VectorEnv(2, "random")
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step([0, 0])
+    obs, mask = env.reset(seed=1)
+    legal = [int(np.flatnonzero(m)[0]) for m in mask]
+    with pytest.raises(ValueError, match="table 1: .* is not legal now; legal: "):
+        env.step([legal[0], int(np.flatnonzero(mask[1] == 0)[0])])
+    untouched = VectorEnv(2, "random")
+    untouched.reset(seed=1)
+    assert np.array_equal(env.step(legal)[0], untouched.step(legal)[0])  # the refused step moved nothing
+    with pytest.raises(ValueError, match="not a card index"):
+        env.step([52, 0])
+    with pytest.raises(ValueError, match="2 integer card indices"):
+        env.step([0.5, 1.0])
+    for kwargs, words in [
+        ({"n_envs": 0}, "positive"),
+        ({"n_envs": 1, "seat": 4}, "seat=4"),
+        ({"n_envs": 1, "reward": "points"}, "reward="),
+        ({"n_envs": 1, "opponents": ["random"] * 2}, "2 opponents given for the 3 other seats"),
+        ({"n_envs": 1, "opponents": "nobody"}, "unknown agent 'nobody'"),
+        ({"n_envs": 1, "teacher": "exec:hearts-sim serve"}, "an external agent .* cannot sit there"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            VectorEnv(**kwargs)  # type: ignore[arg-type]
+
+
+def test_per_trick_rewards_add_up_to_minus_the_score() -> None:
+    env = VectorEnv(16, "easy", "omnibus", reward="trick", copy=False)
+    obs, mask = env.reset(seed=2)
+    rng = np.random.default_rng(2)
+    running = np.zeros(16)
+    checked = 0
+    for _ in range(200):
+        obs, mask, rewards, terminated, _, info = env.step(np.argmax(rng.random(mask.shape) * mask, axis=1))
+        running += rewards
+        checked += int(terminated.sum())
+        assert np.array_equal(running[terminated], -info["score"][terminated])
+        running[terminated] = 0
+    assert checked > 100
+
+
+# ---------------------------------------------------------------- Gymnasium wrappers
+def test_seat_env_plays_table_zero_of_the_vector_env() -> None:
+    seat_env = SeatEnv("normal", "qdan5", seat=2, teacher="normal")
+    vector = VectorEnv(2, "normal", "qdan5", seat=2)
+    observation, info = seat_env.reset(seed=9)
+    obs, mask = vector.reset(seed=9)
+    done = False
+    while not done:
+        assert np.array_equal(observation["observation"], obs[0])
+        assert np.array_equal(observation["action_mask"], mask[0])
+        card = info["teacher_action"]
+        observation, reward, done, _, info = seat_env.step(card)
+        obs, mask, rewards, terminated, _, vinfo = vector.step([card, np.flatnonzero(mask[1])[0]])
+        assert reward == rewards[0] and done == terminated[0]
+    assert info["score"] == vinfo["score"][0]
+    observation, info = seat_env.reset()  # the next hand of the same seed
+    assert np.array_equal(observation["observation"], obs[0])
+
+
+def test_seat_env_ends_an_episode_on_an_illegal_card_or_raises() -> None:
+    env = SeatEnv("random")
+    observation, _ = env.reset(seed=1)
+    illegal = int(np.flatnonzero(observation["action_mask"] == 0)[0])
+    _, reward, terminated, _, info = env.step(illegal)
+    assert terminated and reward == -26.0 and info == {"illegal": True}
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    strict = SeatEnv("random", on_illegal="raise")
+    strict.reset(seed=1)
+    with pytest.raises(ValueError, match="not legal now"):
+        strict.step(illegal)
+
+
+def test_gym_vector_env_reports_final_observations() -> None:
+    env = GymVectorEnv(4, "random", "qdan3")
+    assert env.observation_space["observation"].shape == (4, OBS_SIZE)
+    obs, _ = env.reset(seed=5)
+    rng = np.random.default_rng(5)
+    for _ in range(20):  # 3 picks and 17 cards
+        obs, rewards, terminated, truncated, info = env.step(
+            np.argmax(rng.random((4, 52)) * obs["action_mask"], axis=1)
+        )
+        assert env.observation_space.contains(obs)
+    assert terminated.all() and np.array_equal(info["_final_obs"], terminated)
+    assert all(final["observation"].shape == (OBS_SIZE,) for final in info["final_obs"])
+    assert (rewards == -info["score"]).all()

@@ -1,0 +1,67 @@
+"""The training script's smoke run (it learns, and writes weights the net agent loads) and the
+environment benchmark's figures, at tiny sizes."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.net import load_weights
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+
+
+def run(script: str, *arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(EXPERIMENTS / script), *arguments], capture_output=True, text=True, timeout=900
+    )
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_training_smoke_run_learns_and_writes_weights(backend: str, tmp_path: Path) -> None:
+    if backend == "torch":
+        pytest.importorskip(
+            "torch", reason="torch is in the learn extra, not dev: the numpy run covers the script"
+        )
+    out = tmp_path / "policy.npz"
+    result = run(
+        "train_policy.py", "--decisions", "20000", "--envs", "64", "--hidden", "16", "16", "--lr", "3e-3",
+        "--reports", "3", "--backend", backend, "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    agreement = [float(a) for a in re.findall(r"agrees with normal (\d\.\d+)", result.stdout)]
+    assert len(agreement) >= 3 and agreement[-1] > agreement[0] + 0.05, result.stdout  # it learns
+    w1, b1, w2, b2, w3, b3 = load_weights(out)
+    assert w1.shape == (783, 16) and w3.shape == (16, 52)
+    with np.load(out) as data:
+        meta = json.loads(str(data["meta"]))
+    assert meta["method"] == "DAgger" and meta["backend"] == backend and meta["decisions"] == 19968
+
+
+def test_training_refuses_bad_arguments_before_training(tmp_path: Path) -> None:
+    for arguments, words in [
+        (["--decisions", "0", "--out", str(tmp_path / "p.npz")], "--decisions must be positive"),
+        (["--out", str(tmp_path / "p.txt")], "--out must name a .npz file"),
+        (["--out", "/proc/forbidden/p.npz"], "--out /proc/forbidden/p.npz: cannot"),
+        (["--opponents", "nobody", "--out", str(tmp_path / "p.npz")], "unknown agent 'nobody'"),
+        (["--rules", "chess", "--out", str(tmp_path / "p.npz")], "unknown rules preset 'chess'"),
+    ]:
+        result = run("train_policy.py", *arguments)
+        assert result.returncode == 2 and words in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_env_bench_prints_every_figure() -> None:
+    result = run("env_bench.py", "--seconds", "0.05", "--repeats", "1", "--envs", "8", "--json")
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)
+    for key in ("vector_env_random", "vector_env_normal", "aec_env", "seat_env"):
+        wall, cpu = figures[key]  # per wall-clock second, per CPU second
+        assert wall > 0 and cpu > 0, key
+    assert figures["openspiel"] is None or min(figures["openspiel"]) > 0
