@@ -19,7 +19,7 @@ import pytest
 
 from hearts_sim.core.cards import CLUBS_MASK, SUIT_MASKS
 from hearts_sim.core.rules import Rules
-from hearts_sim.engine.hand import card_points, deck_cards
+from hearts_sim.engine.hand import card_points, deck_cards, point_cards
 from hearts_sim.engine.sampler import copy_state, sample_world, world_fits
 from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, new_states
 
@@ -302,3 +302,40 @@ def test_consistent_when_every_opponent_shows_a_different_void() -> None:
         if tested == 8:
             break
     assert tested >= 3
+
+
+def test_the_opening_club_stays_hidden_with_any_club_and_a_kitty() -> None:
+    """``any_club`` with a kitty: the leader may open with any club, so which club was the lowest
+    dealt out, and which low clubs lie in the kitty, is hidden from the other seats. Swap a low
+    club of the kitty with a pointless card of the leader: the seat cannot tell the two apart
+    (the leader still holds the lowest club), so the sampler must deal the same worlds."""
+    rules = CHECK_RULES["kitty5"]
+    assert rules.first_lead == "any_club"
+    array = rules.to_tuple()
+    clubs = int(CLUBS_MASK)
+    tested = 0
+    for state, seat in real_positions(rules, 200, seed=13, stage=(0.02, 0.4), pass_probability=0):
+        record = state.record
+        leader = int(record["trick_leaders"][0])
+        kitty = int(record["kitty"])
+        low_clubs = kitty & clubs & ((1 << int(record["first_lead_card"])) - 1)
+        if leader == seat or not low_clubs or int(record["void_suits"][leader]) & 1:
+            continue
+        # a card of the leader's the seat knows nothing of, worth no points (the kitty's are public)
+        ruled_out = int(record["passed"][seat]) | clubs | int(point_cards(array))
+        free = int(record["hands"][leader]) & ~ruled_out
+        options = [c for c in range(52) if free >> c & 1]
+        if not options:
+            continue
+        alternative = new_states(1)
+        copy_state(record, alternative[0])
+        club, other = (low_clubs & -low_clubs).bit_length() - 1, options[0]
+        alternative[0]["kitty"] = np.uint64(kitty ^ (1 << club) ^ (1 << other))
+        alternative[0]["hands"][leader] ^= np.uint64((1 << club) | (1 << other))
+        alternative[0]["first_lead_card"] = club
+        first, _ = _sample(record, rules, seat, 17)
+        second, _ = _sample(alternative[0], rules, seat, 17)
+        assert first.tobytes() == second.tobytes()
+        check_world(alternative[0], second[0], rules, seat)
+        tested += 1
+    assert tested >= 5
