@@ -13,15 +13,18 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
+from agents.belief import IGNORE_PLAYS, belief_pool, log_likelihood
 from hearts_sim.core.cards import CLUBS_MASK, SUIT_MASKS
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import card_points, deck_cards, point_cards
+from hearts_sim.engine.inference import draw_index, draw_world, effective_size, new_pool, rewind, temper
 from hearts_sim.engine.sampler import copy_state, sample_world, world_fits
-from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, new_states
+from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, PHASE_PLAY, new_states
 
 try:
     from tests.agent_checks import CHECK_RULES, check_world, play_world_out, real_positions
@@ -180,7 +183,18 @@ def chi_square_limit(degrees: int, z: float = 4.0) -> float:
     return k * (1 - 2 / (9 * k) + z * math.sqrt(2 / (9 * k))) ** 3
 
 
-def assert_uniform(record: np.void, rules: Rules, seat: int, per_deal: int = 60, seed: int = 0) -> int:
+Sample = Callable[[np.void, tuple[int, ...], int, np.uint64, np.void], np.uint64]
+
+
+def assert_uniform(
+    record: np.void,
+    rules: Rules,
+    seat: int,
+    per_deal: int = 60,
+    seed: int = 0,
+    sample: Sample = sample_world,  # type: ignore[assignment]
+) -> int:
+    """Chi-square of ``sample``'s deals against the uniform law over every consistent deal."""
     deals = consistent_deals(record, rules, seat)
     assert deals, "the real deal itself is consistent"
     with_kitty = len(deals[0]) > rules.n_players - 1
@@ -190,7 +204,7 @@ def assert_uniform(record: np.void, rules: Rules, seat: int, per_deal: int = 60,
     rng = np.uint64(seed * 7919 + 1)
     samples = per_deal * len(deals)
     for _ in range(samples):
-        rng = np.uint64(sample_world(record, array, seat, rng, world[0]))
+        rng = np.uint64(sample(record, array, seat, rng, world[0]))
         counts[_world_key(world[0], rules, seat, with_kitty)] += 1
     assert set(counts) <= set(deals), "a sampled deal is not consistent"
     expected = samples / len(deals)
@@ -339,3 +353,112 @@ def test_the_opening_club_stays_hidden_with_any_club_and_a_kitty() -> None:
         check_world(alternative[0], second[0], rules, seat)
         tested += 1
     assert tested >= 5
+
+
+# ---------------------------------------------------------------- the weighted sampler (inference)
+def _weighted_pool(record: np.void, rules: Rules, seat: int, rng: int, size: int, trust: float):  # type: ignore[no-untyped-def]
+    pool, cumulative = new_pool(size)
+    rng, power = belief_pool(record, rules.to_tuple(), seat, np.uint64(rng), pool, cumulative, trust)
+    return pool, cumulative, int(rng), float(power)
+
+
+@pytest.mark.parametrize("label", list(CHECK_RULES))
+def test_weighted_worlds_are_consistent_and_playable(label: str) -> None:
+    """Every world of a weighted pool, and every world drawn from it, agrees with what the seat
+    knows: the weights only choose among the sampler's worlds."""
+    rules = CHECK_RULES[label]
+    positions = real_positions(rules, 12, seed=17, spec="rule") + real_positions(rules, 8, seed=18)
+    rng = 5
+    for i, (state, seat) in enumerate(positions):
+        pool, cumulative, rng, _ = _weighted_pool(state.record, rules, seat, rng, 8, 0.5)
+        assert np.all(np.diff(cumulative) >= 0) and cumulative[-1] == pytest.approx(1.0)
+        for world in pool:
+            check_world(state.record, world, rules, seat)
+        drawn = new_states(1)
+        rng = int(draw_world(pool, cumulative, 8, np.uint64(rng), drawn[0]))
+        check_world(state.record, drawn[0], rules, seat)
+        done = play_world_out(drawn, rules, seed=i)
+        assert int(done.points().sum()) == rules.moon_total
+
+
+def _ignoring_plays(record, rules, seat, rng, world):  # type: ignore[no-untyped-def]
+    """One draw of the weighted sampler whose model ignores the plays (a fresh pool of 4)."""
+    pool, cumulative = new_pool(4)
+    rng, _ = belief_pool(record, rules, seat, rng, pool, cumulative, IGNORE_PLAYS)
+    return draw_world(pool, cumulative, 4, np.uint64(rng), world)
+
+
+@pytest.mark.parametrize("label", ["standard", "kitty5"])
+def test_weighted_sampler_with_a_model_that_ignores_the_plays_is_uniform(label: str) -> None:
+    """Same law as the uniform sampler (chi-square against every consistent deal)."""
+    rules = CHECK_RULES[label]
+    endgames = _small_endgames(rules, 4, seed=21)
+    assert len(endgames) >= 3
+    for i, (state, seat) in enumerate(endgames):
+        assert_uniform(state.record, rules, seat, seed=i, sample=_ignoring_plays)  # type: ignore[attr-defined]
+
+
+def test_weighted_sampler_predicts_the_hands_of_players_it_models() -> None:
+    """Against rule players (the model), the weighted pool puts more probability on where the
+    hidden cards really are than the uniform one (the same pool, paired over positions)."""
+    rules = CHECK_RULES["standard"]
+    gains = []
+    for state, seat in real_positions(rules, 40, seed=23, spec="rule", pass_probability=0, stage=(0.2, 0.8)):
+        hands = [int(h) for h in state.record["hands"][:4]]
+        scores = []
+        for trust in (IGNORE_PLAYS, 0.5):
+            pool, cumulative, _, _ = _weighted_pool(state.record, rules, seat, 99, 300, trust)
+            weights = np.diff(cumulative, prepend=0.0)
+            score = 0.0  # sum over hidden cards of log(weight of the worlds putting it where it is)
+            for o in (o for o in range(4) if o != seat):
+                held = np.array([int(w["hands"][o]) for w in pool], dtype=np.uint64)
+                for card in (c for c in range(52) if hands[o] >> c & 1):
+                    share = weights[(held >> np.uint64(card)) & np.uint64(1) == 1].sum()
+                    score += float(np.log(share + 1e-3))
+            scores.append(score)
+        gains.append(scores[1] - scores[0])
+    mean, half = float(np.mean(gains)), 1.96 * float(np.std(gains, ddof=1)) / np.sqrt(len(gains))
+    assert mean - half > 0, (mean, half)
+
+
+def test_tempering_keeps_an_effective_pool() -> None:
+    log_weights = np.array([0.0, -50.0, -60.0, -70.0, -1.0, -2.0, -80.0, -90.0])
+    cumulative = np.empty(8)
+    power = temper(log_weights, 8, 4.0, cumulative)
+    assert 0.0 < power < 1.0
+    assert effective_size(log_weights, 8, power) >= 4.0 - 1e-6
+    assert effective_size(log_weights, 8, min(1.0, power + 0.01)) < 4.0  # the largest such power
+    assert np.all(np.diff(cumulative) >= 0) and cumulative[-1] == pytest.approx(1.0)
+    equal = np.empty(8)
+    assert temper(np.full(8, -3.0), 8, 8.0, equal) == 1.0
+    assert np.allclose(equal, np.arange(1, 9) / 8)
+    counts = np.zeros(8)
+    rng = np.uint64(3)
+    for _ in range(8000):
+        next_rng, i = draw_index(equal, 8, rng)
+        rng = np.uint64(next_rng)
+        counts[i] += 1
+    assert np.abs(counts - 1000).max() < 5 * np.sqrt(1000)
+
+
+@pytest.mark.parametrize("label", ["standard", "kitty5", "kitty3_maria", "any_lead"])
+def test_rewind_replays_to_the_same_world(label: str) -> None:
+    """A world rewound to the start of play and replayed through its history is the world again
+    (hands, piles, points, voids): the belief model sees each play as it was made."""
+    from hearts_sim.engine.hand import play_card
+
+    rules = CHECK_RULES[label]
+    array = rules.to_tuple()
+    for state, seat in real_positions(rules, 15, seed=29, spec="rule", pass_probability=0):
+        world, _ = _sample(state.record, rules, seat, 3)
+        start = new_states(1)
+        rewind(world[0], array, start[0], np.zeros(5, dtype=np.uint64))
+        assert int(start[0]["n_played"]) == 0 and int(start[0]["phase"]) == PHASE_PLAY
+        for i in range(int(world[0]["n_played"])):
+            play_card(start[0], array, int(world[0]["history"][i]))
+        for name in ("hands", "taken", "points", "void_suits", "trick_winners", "played", "dealt", "passed"):
+            assert np.array_equal(start[0][name], world[0][name]), name
+        likelihood = log_likelihood(
+            world[0], array, seat, 0.5, new_states(1)[0], np.zeros(5, dtype=np.uint64)
+        )
+        assert likelihood <= 0.0

@@ -497,16 +497,20 @@ def sample_world_into(
             continue
         if points_in_kitty >= 0 and card_points(dealt[kitty_slot], rules) != points_in_kitty:
             continue
-        if lead_hidden and lowest_club_holder(seat, state.hands[seat], dealt, played_by, n)[0] != (
-            state.trick_leaders[0]
+        if (
+            lead_hidden
+            and lowest_club_holder(seat, state.hands[seat], dealt, played_by, n)[0]
+            != (state.trick_leaders[0])
         ):
             continue  # rejection keeps the law uniform over the deals where the leader held it
         if nested:
             break
         if attempt >= MAX_EXACT_ATTEMPTS:  # rare: shuffle the proposal towards uniform instead
             rng = _mix_by_swaps(free, dealt, slots, allowed_suits, kitty_slot, points_in_kitty >= 0, rng)
-            if lead_hidden and lowest_club_holder(seat, state.hands[seat], dealt, played_by, n)[0] != (
-                state.trick_leaders[0]
+            if (
+                lead_hidden
+                and lowest_club_holder(seat, state.hands[seat], dealt, played_by, n)[0]
+                != (state.trick_leaders[0])
             ):
                 continue
             break
