@@ -22,7 +22,10 @@ the search (iterations early in a hand play more cards, so cost more). A search 
 soon as no other card can overtake the most visited one within the budget left, which changes
 no decision. Every budget counts iterations, so a decision is reproducible from its seed.
 
-The pass is searched (``agents.passing``, ``pass_rollouts`` playouts; 0: the rule agent's pass).
+With ``cutoff`` > 0 a playout stops after that many tricks and the learned evaluation
+(``agents.evaluation``) scores the world instead. The pass is searched (``agents.passing``,
+``pass_rollouts`` playouts; 0: the rule agent's pass).
+
 Playout policies and the clock are shared with ``agents.mc`` and ``agents.pimc`` (they live
 in ``agents.search``); the node pool and the world are allocated inside the decision
 kernel, which takes value types only.
@@ -33,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.belief import belief_pool
+from agents.evaluation import N_FEATURES, evaluate
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.passing import searched_pass
 from agents.search import (
@@ -51,11 +55,12 @@ from agents.search import (
     new_tree,
     new_worlds,
     play_out,
+    play_tricks,
     ucb,
 )
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import N_CARDS, NO_CARD, QS_BIT, card_bit, lowest_card, select_bit
-from hearts_sim.core.rules import MOON_OFF, RulesTuple
+from hearts_sim.core.rules import MAX_PLAYERS, MOON_OFF, RulesTuple
 from hearts_sim.engine.hand import hand_size, legal_moves, moon_total, play_card
 from hearts_sim.engine.inference import draw_world, new_pool
 from hearts_sim.engine.rng import random_below
@@ -72,6 +77,7 @@ PARAMETERS = (
     Parameter("trust", 0.5, "belief model: chance another seat plays the rule agent's card"),
     Parameter("stretch", 1.0, "up to this many times the iterations for a decision that matters"),
     Parameter("pass_rollouts", 0, "searched pass: playouts over all candidates (0: the rule pass)"),
+    Parameter("cutoff", 0, "playouts: tricks played before the learned evaluation (0: to the end)"),
 )
 P = param_indices(PARAMETERS)
 
@@ -136,6 +142,9 @@ def ismcts_play(
     epsilon = np.float64(params[P.epsilon])
     deadline = budget_deadline(np.float64(params[P.ms]))
     stretch = max(np.float64(params[P.stretch]), 1.0)
+    cutoff = np.int64(params[P.cutoff])
+    features = np.empty(N_FEATURES, dtype=np.float64)
+    values = np.zeros(MAX_PLAYERS, dtype=np.float64)
     n = state.n_players
     scale = 1.0 / moon_total(rules)
     cards_left = hand_size(rules) * n - state.n_played  # every iteration plays them all
@@ -220,6 +229,12 @@ def ismcts_play(
             play_card(work, rules, tree[node].card)
             depth += 1
             path[depth] = node
+        if cutoff > 0:
+            rng = play_tricks(work, rules, rng, rollout, epsilon, cutoff)
+            if work.phase == PHASE_PLAY:
+                evaluate(work, rules, features, values)
+                backup(tree, path, depth, values, n)
+                continue
         rng = play_out(work, rules, rng, rollout, epsilon)
         backup(tree, path, depth, work.scores, n)
     # the most visited root card (ties: the lower mean score)

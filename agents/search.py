@@ -180,6 +180,18 @@ def play_out(state, rules: RulesTuple, rng: np.uint64, rollout: np.int64, epsilo
     return rng
 
 
+@njit_inline
+def play_tricks(state, rules: RulesTuple, rng: np.uint64, rollout: np.int64, epsilon: np.float64, tricks):
+    """Play on with the playout policy until ``tricks`` more tricks are complete (the current one,
+    if begun, counting as the first) or the hand ends; returns the rng."""
+    stop = state.trick_number + tricks
+    while state.phase == PHASE_PLAY and not (state.trick_number >= stop and state.n_in_trick == 0):
+        legal = legal_moves(state, rules)
+        rng, card = playout_card(state, rules, legal, rng, rollout, epsilon)
+        play_card(state, rules, card)
+    return rng
+
+
 @njit
 def pass_and_play_out(state, rules: RulesTuple, kind: np.int64, rng: np.uint64) -> np.uint64:
     """Play ``state`` to the end with playout policy ``kind`` (ROLLOUT_*) in every seat; the

@@ -50,6 +50,7 @@ HARD_PIECES = {
     "ismcts": "ismcts(iterations=60,belief=12,trust=0.3,stretch=3,pass_rollouts=150)",
     "pimc": "pimc(iterations=48,worlds=3,belief=12,pass_rollouts=150)",
     "mc": "mc(samples=3,pass_samples=2,belief=12)",
+    "ismcts_cutoff": "ismcts(iterations=60,cutoff=2)",
 }
 
 
