@@ -1,22 +1,24 @@
 """What the other seats' plays say about their hands: the model that weights sampled worlds.
 
-Design note. ``hearts_sim.engine.inference`` weights the sampler's worlds by the likelihood
-of what was observed; the likelihood needs a model of how the other seats play, and models are
-policies, so this part lives with the agents. The model is the rule agent (its defaults)
-trusted with probability ``trust``, a uniformly random legal card otherwise:
+Design note. ``hearts_sim.engine.inference`` weights the sampler's worlds by the likelihood of
+what was observed; the likelihood needs a model of how the other seats play, and models are
+policies, so this part lives with the agents. The model asks little of a player, only what
+strong and weak players alike do: under a trick that holds points, duck if you can; when void,
+dump the queen of spades; and pass the dangerous cards, as the rule agent's pass picks them.
+A world in which a seat's observed play breaks one of these is a *surprise*, as is every card
+passed to this seat that the rule agent's pass from the giver's dealt hand in that world would
+have kept (that dealt hand rests on the sampler's guess of the passes this seat never saw);
+each surprise multiplies the world's likelihood by ``1 - trust``:
 
-    P(card | world) = trust * [card == rule's card in that world] + (1 - trust) / legal cards
+    P(plays | world) ∝ (1 - trust) ** surprises(world)
 
-evaluated at every play another seat made with a choice, on the world rewound to the start of
-play (``engine.inference.rewind``). The pass this seat received says something too: each
-passed card is the rule agent's choice from the giver's dealt hand in that world with
-probability ``trust``, or any card of the hand (the sampler fills the passes the seat never
-saw with a guess, so outside 4-player ``across`` the giver's dealt hand is approximate).
+A model that asks for a player's exact card (the rule agent's, trusted with some probability)
+was measured too: it predicts rule players' hands far better, strong players' worse than this
+one (the README's inference figures).
 
-``trust = 0`` is the random-player model; ``belief_pool`` with ``trust < 0`` gives every world
-the same weight (a model that ignores the plays: the uniform sampler's law, which the tests
-check). The search agents take their worlds from a pool of ``belief`` worlds weighted so
-(``belief = 0``: straight from the uniform sampler, one world per draw, as before).
+``trust = 0`` ignores the plays (every world weighs the same: the uniform sampler's law, which
+the tests check). The search agents take their worlds from a pool of ``belief`` worlds weighted
+so (``belief = 0``: straight from the uniform sampler, one world per draw).
 """
 
 from __future__ import annotations
@@ -24,48 +26,50 @@ from __future__ import annotations
 import numpy as np
 
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
-from agents.rule import rule_pass, rule_play
+from agents.rule import rule_pass
 from hearts_sim._numba import njit
-from hearts_sim.core.cards import card_bit, popcount
-from hearts_sim.core.rules import MAX_PLAYERS, RulesTuple
-from hearts_sim.engine.hand import legal_moves, play_card
-from hearts_sim.engine.inference import rewind, temper
+from hearts_sim.core.cards import QS, QS_BIT, SUIT_MASKS, card_bit, popcount, suit_of
+from hearts_sim.core.rules import RulesTuple
+from hearts_sim.engine.inference import (
+    EVENT_CARD,
+    EVENT_LED,
+    EVENT_POINTS,
+    EVENT_WINNING,
+    held_then,
+    new_events,
+    play_events,
+    temper,
+)
 from hearts_sim.engine.sampler import new_sampler_scratch, sample_world_into
-from hearts_sim.engine.state import HAND_STATE, PHASE_PASS
+from hearts_sim.engine.state import PHASE_PASS
 
 MIN_ESS_FRACTION = 0.1  # the weights are tempered until the pool is worth this share of its size
-IGNORE_PLAYS = -1.0  # ``trust`` of a model whose likelihood is the same for every world
+IGNORE_PLAYS = 0.0  # the ``trust`` of a model under which every world is as likely
+MAX_TRUST = 0.999  # a surprise is never impossible: a world keeps some weight
 
 
 @njit
-def log_likelihood(world, rules: RulesTuple, seat: np.int64, trust: np.float64, scratch, played_by):
-    """Log-probability of the other seats' plays (and of the pass ``seat`` received) in ``world``
-    under the rule-with-noise model (``scratch``: a record; ``played_by``: zeroed seat rows)."""
-    n = world.n_players
-    total = 0.0
-    if world.pass_offset != 0 and rules.pass_count > 0:
+def surprises(world, rules: RulesTuple, seat: np.int64, events, count: np.int64) -> np.int64:
+    """How many of the other seats' observed plays (``events``, from ``play_events``) and of the
+    pass this seat received break the model in ``world``."""
+    found = np.int64(0)
+    for e in range(count):
+        card = np.int64(events[e, EVENT_CARD])
+        led = np.int64(events[e, EVENT_LED])
+        held = held_then(world, events, e)
+        if suit_of(card) == led:
+            winning = np.int64(events[e, EVENT_WINNING])
+            ducks = held & SUIT_MASKS[led] & (card_bit(winning) - np.uint64(1))
+            if card > winning and events[e, EVENT_POINTS] and ducks:
+                found += 1  # covered a trick holding points while holding a card to duck with
+        elif held & QS_BIT and card != QS:
+            found += 1  # void, holding the queen, and kept it
+    if world.phase != PHASE_PASS and world.pass_offset != 0 and rules.pass_count > 0:
+        n = world.n_players
         giver = (seat - world.pass_offset + n) % n
-        predicted = rule_pass(RULE_DEFAULTS, world, rules, giver, np.uint64(0))
-        size = np.float64(popcount(world.dealt[giver]))
-        passed = world.passed[giver]
-        while passed:
-            bit = passed & (~passed + np.uint64(1))
-            passed ^= bit
-            hit = 1.0 if predicted & bit else 0.0
-            total += np.log(trust * hit + (1.0 - trust) / size)
-    rewind(world, rules, scratch, played_by)
-    for i in range(world.n_played):
-        card = world.history[i]
-        mover = scratch.to_play
-        if mover != seat:
-            legal = legal_moves(scratch, rules)
-            count = np.float64(popcount(legal))
-            if count > 1:
-                predicted = rule_play(RULE_DEFAULTS, scratch, rules, mover, legal, np.uint64(0))
-                hit = 1.0 if predicted == card else 0.0
-                total += np.log(trust * hit + (1.0 - trust) / count)
-        play_card(scratch, rules, card)
-    return total
+        expected = rule_pass(RULE_DEFAULTS, world, rules, giver, np.uint64(0))
+        found += np.int64(popcount(world.received[seat] & ~expected))  # passed, not as rule would
+    return found
 
 
 @njit
@@ -73,18 +77,17 @@ def belief_pool(
     state, rules: RulesTuple, seat: np.int64, rng: np.uint64, pool, cumulative, trust: np.float64
 ):
     """Fill ``pool`` with worlds from the sampler and ``cumulative`` with their tempered weights
-    under the model (``trust < 0``: equal weights); returns (rng, tempering power)."""
+    under the model; returns (rng, tempering power)."""
     count = np.int64(pool.shape[0])
     plan, card_rows = new_sampler_scratch()
-    scratch = np.empty(1, dtype=HAND_STATE)
-    played_by = np.zeros(MAX_PLAYERS, dtype=np.uint64)
+    events = new_events()
+    n_events = play_events(state, rules, seat, events) if state.phase != PHASE_PASS else np.int64(0)
     log_weights = np.zeros(count, dtype=np.float64)
-    informative = trust >= 0.0 and state.phase != PHASE_PASS
+    log_surprise = np.log(1.0 - min(max(trust, 0.0), MAX_TRUST))
     for i in range(count):
         rng = sample_world_into(state, rules, seat, rng, pool[i], plan, card_rows)
-        if informative:
-            played_by[:] = 0
-            log_weights[i] = log_likelihood(pool[i], rules, seat, trust, scratch[0], played_by)
+        if log_surprise < 0.0:
+            log_weights[i] = log_surprise * surprises(pool[i], rules, seat, events, n_events)
     power = temper(log_weights, count, MIN_ESS_FRACTION * count, cumulative)
     return rng, power
 

@@ -18,21 +18,34 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from agents.belief import IGNORE_PLAYS, belief_pool, log_likelihood
+from agents.belief import IGNORE_PLAYS, belief_pool, surprises
 from hearts_sim.core.cards import CLUBS_MASK, SUIT_MASKS
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import card_points, deck_cards, point_cards
-from hearts_sim.engine.inference import draw_index, draw_world, effective_size, new_pool, rewind, temper
+from hearts_sim.engine.inference import (
+    EVENT_CARD,
+    EVENT_LATER,
+    EVENT_MOVER,
+    draw_index,
+    draw_world,
+    effective_size,
+    held_then,
+    new_events,
+    new_pool,
+    play_events,
+    temper,
+)
 from hearts_sim.engine.sampler import copy_state, sample_world, world_fits
-from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, PHASE_PLAY, new_states
+from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, new_states
 
 try:
-    from tests.agent_checks import CHECK_RULES, check_world, play_world_out, real_positions
+    from tests.agent_checks import CHECK_RULES, check_world, play_world_out, played_by_seat, real_positions
 except ImportError:  # tests/ itself on sys.path
     from agent_checks import (  # type: ignore[no-redef]
         CHECK_RULES,
         check_world,
         play_world_out,
+        played_by_seat,
         real_positions,
     )
 
@@ -442,23 +455,23 @@ def test_tempering_keeps_an_effective_pool() -> None:
 
 
 @pytest.mark.parametrize("label", ["standard", "kitty5", "kitty3_maria", "any_lead"])
-def test_rewind_replays_to_the_same_world(label: str) -> None:
-    """A world rewound to the start of play and replayed through its history is the world again
-    (hands, piles, points, voids): the belief model sees each play as it was made."""
-    from hearts_sim.engine.hand import play_card
-
+def test_play_events_are_the_public_facts_of_each_play(label: str) -> None:
+    """One event per card another seat played to a led trick, with the suit led, the card then
+    winning, the points in the trick and the cards its player played from then on; in the true
+    world the player held the card then, and the surprises of the truth are counted like any."""
     rules = CHECK_RULES[label]
     array = rules.to_tuple()
     for state, seat in real_positions(rules, 15, seed=29, spec="rule", pass_probability=0):
-        world, _ = _sample(state.record, rules, seat, 3)
-        start = new_states(1)
-        rewind(world[0], array, start[0], np.zeros(5, dtype=np.uint64))
-        assert int(start[0]["n_played"]) == 0 and int(start[0]["phase"]) == PHASE_PLAY
-        for i in range(int(world[0]["n_played"])):
-            play_card(start[0], array, int(world[0]["history"][i]))
-        for name in ("hands", "taken", "points", "void_suits", "trick_winners", "played", "dealt", "passed"):
-            assert np.array_equal(start[0][name], world[0][name]), name
-        likelihood = log_likelihood(
-            world[0], array, seat, 0.5, new_states(1)[0], np.zeros(5, dtype=np.uint64)
-        )
-        assert likelihood <= 0.0
+        record = state.record
+        events = new_events()
+        count = int(play_events(record, array, seat, events))
+        plays = [(int(record["history"][i]), i % rules.n_players) for i in range(int(record["n_played"]))]
+        played, _ = played_by_seat(record)
+        mover = {c: o for o in range(rules.n_players) for c in range(52) if played[o] >> c & 1}
+        expected = [(c, mover[c]) for c, position in plays if position and mover[c] != seat]
+        assert [(int(events[e, EVENT_CARD]), int(events[e, EVENT_MOVER])) for e in range(count)] == expected
+        for e in range(count):
+            card, who = expected[e]
+            assert int(held_then(record, events, e)) >> card & 1
+            assert int(events[e, EVENT_LATER]) & ~played[who] == 0
+        assert surprises(record, array, seat, events, count) >= 0

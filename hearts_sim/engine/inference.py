@@ -2,20 +2,23 @@
 
 Design note. The determinization sampler (``engine.sampler``) deals the unseen cards uniformly
 among the deals consistent with the hard facts (hand sizes, voids, passes, the kitty). Plays say
-more: a seat that ducked under the king of spades probably holds no higher spade. A *weighted*
-sampler draws a pool of worlds from the uniform sampler and weights each by the likelihood of
-the observed plays (and the pass this seat received) under a model of the other players:
-sampling-importance-resampling, whose draws approach the posterior as the pool grows. A search
-then takes its worlds from the pool in proportion to the weights (``draw_world``).
+more: a seat that covered a trick holding points probably had no card to duck under it. A
+*weighted* sampler draws a pool of worlds from the uniform sampler and weights each by the
+likelihood of the observed plays under a model of the other players: sampling-importance-
+resampling, whose draws approach the model's posterior as the pool grows. A search then takes
+its worlds from the pool in proportion to the weights (``draw_world``).
 
-What lives here is model-free: ``rewind`` rebuilds a world as it stood when play began, so a
-model can be asked, card by card, how likely each observed play was (the models are policies,
-which live in ``agents``: see ``agents.belief``); ``temper`` turns log-likelihoods into
-cumulative weights. A model is never trusted blindly: the weights are tempered (raised to
-the largest power <= 1) until the pool keeps an effective sample size of ``min_ess`` worlds,
-so one lucky world cannot stand for the whole information set and a wrong model degrades
-towards the uniform sampler rather than past it. Equal log-likelihoods (a model that ignores
-the plays) give equal weights: the draws are then exactly the uniform sampler's law.
+What lives here is model-free. ``play_events`` lists, once per decision, the public facts about
+every card another seat played to a trick already led (who, what, the suit led, the card then
+winning, whether the trick held points, and the cards that seat played from then on), so a model
+can judge a world's hand at each of those moments in a few bit operations
+(``held_then``: the cards the seat held then, in that world). The models are policies, which
+live in ``agents`` (see ``agents.belief``). ``temper`` turns log-likelihoods into cumulative
+weights; a model is never trusted blindly: the weights are tempered (raised to the largest
+power <= 1) until the pool keeps an effective sample size of ``min_ess`` worlds, so one lucky
+world cannot stand for the whole information set and a wrong model degrades towards the
+uniform sampler rather than past it. Equal log-likelihoods (a model that ignores the plays)
+give equal weights: the draws are then exactly the uniform sampler's law.
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ from __future__ import annotations
 import numpy as np
 
 from hearts_sim._numba import njit
-from hearts_sim.core.rules import MAX_PLAYERS, RulesTuple
-from hearts_sim.engine.hand import start_hand
+from hearts_sim.core.cards import card_bit, suit_of
+from hearts_sim.core.rules import RulesTuple
+from hearts_sim.engine.hand import point_cards
 from hearts_sim.engine.rng import random_unit
-from hearts_sim.engine.sampler import cards_played_by, copy_state
-from hearts_sim.engine.state import HAND_STATE
+from hearts_sim.engine.sampler import copy_state
+from hearts_sim.engine.state import HAND_STATE, MAX_CARDS_PLAYED
 
+_ZERO = np.uint64(0)
 TEMPER_STEPS = 12  # bisection steps on the tempering power (2**-12: finer than it matters)
 
 
@@ -38,25 +43,65 @@ def new_pool(count: np.int64):
     return np.empty(count, dtype=HAND_STATE), np.empty(count, dtype=np.float64)
 
 
-@njit
-def rewind(world, rules: RulesTuple, out, played_by) -> None:
-    """``out``: ``world`` as it stood when play began (after the passes), ready to replay
-    ``world.history`` with ``play_card`` (``played_by``: a zeroed scratch row per seat).
+# One row per play event (``play_events``); every field is public.
+EVENT_MOVER, EVENT_CARD, EVENT_LED, EVENT_WINNING, EVENT_POINTS, EVENT_LATER = range(6)
+EVENT_FIELDS = 6
 
-    Every seat holds its cards then (held now plus played since); deals, passes, the kitty,
-    the dealer and the game scores are the world's."""
-    copy_state(world, out)
-    cards_played_by(world, played_by)
-    for s in range(world.n_players):
-        out.hands[s] = world.hands[s] | played_by[s]
-    start_hand(out, rules, np.int64(0), world.dealer, world.hand_seed)
-    for s in range(MAX_PLAYERS):  # start_hand took the held cards for the deals: restore them
-        out.dealt[s] = world.dealt[s]
-        out.passed[s] = world.passed[s]
-        out.received[s] = world.received[s]
-        out.seat_seeds[s] = world.seat_seeds[s]
-    out.pass_offset = world.pass_offset
-    out.passes_made = world.passes_made
+
+@njit
+def new_events():
+    """Room for the play events of one decision (at most every card of a hand)."""
+    return np.zeros((MAX_CARDS_PLAYED, EVENT_FIELDS), dtype=np.uint64)
+
+
+@njit
+def play_events(state, rules: RulesTuple, seat: np.int64, events) -> np.int64:
+    """The public facts about every card another seat played to a trick already led, into
+    ``events`` rows (mover, card, suit led, card winning the trick before it, 1 if the trick
+    held point cards then, the cards the mover played from that card on); returns how many."""
+    n = state.n_players
+    points = point_cards(rules)
+    count = np.int64(0)
+    trick = 0
+    player = state.trick_leaders[0]
+    position = 0
+    led = np.int64(-1)
+    winning = np.int64(-1)
+    in_trick = _ZERO
+    for i in range(state.n_played):
+        card = state.history[i]
+        if position == 0:
+            led = suit_of(card)
+            winning = card
+            in_trick = _ZERO
+        elif player != seat:
+            events[count, EVENT_MOVER] = np.uint64(player)
+            events[count, EVENT_CARD] = np.uint64(card)
+            events[count, EVENT_LED] = np.uint64(led)
+            events[count, EVENT_WINNING] = np.uint64(winning)
+            events[count, EVENT_POINTS] = np.uint64(1) if in_trick & points else _ZERO
+            events[count, EVENT_LATER] = _ZERO
+            count += 1
+        for e in range(count):  # the card joins its player's later plays of every earlier event
+            if events[e, EVENT_MOVER] == np.uint64(player):
+                events[e, EVENT_LATER] |= card_bit(card)
+        if position > 0 and suit_of(card) == led and card > winning:
+            winning = card
+        in_trick |= card_bit(card)
+        position += 1
+        player = player + 1 if player + 1 < n else 0  # counters, not `%`: a division is slow
+        if position == n:
+            position = 0
+            trick += 1
+            if i + 1 < state.n_played:
+                player = state.trick_leaders[trick]
+    return count
+
+
+@njit
+def held_then(world, events, e: np.int64) -> np.uint64:
+    """The cards event ``e``'s player held when it played, in ``world``."""
+    return world.hands[np.int64(events[e, EVENT_MOVER])] | events[e, EVENT_LATER]
 
 
 @njit
