@@ -171,8 +171,8 @@ def parse_agent(spec: str | AgentSpec) -> AgentSpec:
             if role.strip() in roles:
                 raise AgentError(f"agent spec {spec!r} names the {role.strip()} policy twice")
             if rest.strip() in levels():  # a level's policy of that role: pass=hard,play=rule
-                level = parse_agent(rest.strip())
-                roles[role.strip()] = level.pass_policy if role.strip() == "pass" else level.play_policy
+                leveled = parse_agent(rest.strip())
+                roles[role.strip()] = leveled.pass_policy if role.strip() == "pass" else leveled.play_policy
                 continue
             roles[role.strip()] = parse_policy(rest)
         elif len(parts) == 1:
