@@ -27,7 +27,11 @@ from hearts_sim.studies.tournament import TournamentConfig, is_search_agent, run
 LADDER = ("random", "easy", "normal", "hard")
 
 
-DECISION = np.dtype([("seconds", np.float64), ("passing", np.bool_), ("choices", np.int64)])
+# seconds: wall clock; cpu_seconds: this thread's CPU time, what the decision costs on one core
+# however loaded the machine is (another process on the core stretches the wall clock only)
+DECISION = np.dtype(
+    [("seconds", np.float64), ("cpu_seconds", np.float64), ("passing", np.bool_), ("choices", np.int64)]
+)
 
 
 def decision_times(spec: str, rules: Rules, hands: int = 20, seed: int = 0) -> np.ndarray:
@@ -37,7 +41,8 @@ def decision_times(spec: str, rules: Rules, hands: int = 20, seed: int = 0) -> n
 
 def decision_log(spec: str, rules: Rules, hands: int = 20, seed: int = 0) -> np.ndarray:
     """Every decision of ``spec`` in all seats over ``hands`` hands, timed one call at a time:
-    a ``DECISION`` array (seconds, passing, choices = legal cards, or the hand when passing).
+    a ``DECISION`` array (wall and CPU seconds, passing, choices = legal cards, or the hand when
+    passing).
 
     One untimed hand first: a process's first call loads the compiled kernels from numba's
     cache (~0.1 s), which is start-up, not thinking time."""
@@ -57,7 +62,7 @@ def _timed_hands(spec: str, rules: Rules, hands: int, seed: int) -> np.ndarray:
         record = state.record
         if state.phase == "pass":
             for seat in range(rules.n_players):
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.thread_time()
                 cards = decide_pass(
                     pass_policy.code,
                     pass_params,
@@ -66,14 +71,15 @@ def _timed_hands(spec: str, rules: Rules, hands: int, seed: int) -> np.ndarray:
                     seat,
                     np.uint64(decision_seed(record, seat)),
                 )
-                log.append((time.perf_counter() - start, True, int(record["dealt"][seat]).bit_count()))
+                elapsed, cpu = time.perf_counter() - start, time.thread_time() - cpu
+                log.append((elapsed, cpu, True, int(record["dealt"][seat]).bit_count()))
                 state.pass_cards(seat, int(cards))
         while state.phase == "play":
             player = state.current_player
             assert player is not None
             seat = player
             legal = np.uint64(int(state.legal_moves()))
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             card = decide_play(
                 play_policy.code,
                 play_params,
@@ -83,7 +89,8 @@ def _timed_hands(spec: str, rules: Rules, hands: int, seed: int) -> np.ndarray:
                 legal,
                 np.uint64(decision_seed(record, seat)),
             )
-            log.append((time.perf_counter() - start, False, int(legal).bit_count()))
+            elapsed, cpu = time.perf_counter() - start, time.thread_time() - cpu
+            log.append((elapsed, cpu, False, int(legal).bit_count()))
             state.play(int(card))
     return np.array(log, dtype=DECISION)
 
@@ -169,10 +176,13 @@ def calibrate(
     say(f"timing {timing_hands} hands per level, one decision at a time")
     timing = {}
     for level in ladder:
-        seconds = decision_times(level, rules, timing_hands, seed) * 1000
+        log = decision_log(level, rules, timing_hands, seed)
+        seconds, cpu = log["seconds"] * 1000, log["cpu_seconds"] * 1000
         timing[level] = {
             "median_ms": round(float(np.median(seconds)), 4),
             "p99_ms": round(float(np.percentile(seconds, 99)), 4),
+            "median_cpu_ms": round(float(np.median(cpu)), 4),
+            "p99_cpu_ms": round(float(np.percentile(cpu, 99)), 4),
             "decisions": len(seconds),
         }
     return {
@@ -206,10 +216,10 @@ def format_calibration(result: dict[str, Any]) -> str:
         lines.append(f"{level:<{width}}" + "".join(f"{row[c]:>{width}.2f}" for c in ladder))
     deals = result["one_vs_three_deals"]
     lines.append(f"({deals['fast']} deals per cell, {deals['search']} where a search agent plays)")
-    lines += ["", "per-decision time (one thread):"]
+    lines += ["", "per-decision time (one thread; wall clock, and CPU time of the deciding thread):"]
     for level, t in result["decision_ms"].items():
         lines.append(
-            f"  {level:<8} median {t['median_ms']:.3f} ms, p99 {t['p99_ms']:.3f} ms "
-            f"over {t['decisions']} decisions"
+            f"  {level:<8} median {t['median_ms']:.3f} ms, p99 {t['p99_ms']:.3f} ms; CPU median "
+            f"{t['median_cpu_ms']:.3f} ms, p99 {t['p99_cpu_ms']:.3f} ms over {t['decisions']} decisions"
         )
     return "\n".join(lines)
