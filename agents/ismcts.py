@@ -17,8 +17,8 @@ worlds weighted by how likely the other seats' plays are in each (``agents.belie
 Time by need: a forced card is played at once; ``iterations`` is the budget of a quiet
 decision, and up to ``stretch`` times that goes to a decision that matters (the queen of
 spades still out and not in hand, a moon still possible) or that is close (the two most
-visited cards within ``CLOSE`` of each other), never past ``STRETCH_CARDS`` cards played in
-the search (iterations early in a hand play more cards, so cost more). A search also stops as
+visited cards within ``CLOSE`` of each other), never past the cost of ``STRETCH_CARDS`` card
+plays (iterations early in a hand play more cards, so cost more). A search also stops as
 soon as no other card can overtake the most visited one within the budget left, which changes
 no decision. Every budget counts iterations, so a decision is reproducible from its seed.
 
@@ -81,9 +81,12 @@ PARAMETERS = (
 )
 P = param_indices(PARAMETERS)
 
-# A stretched search plays at most this many cards in all (tree and playouts): about 80 ms on
-# the development machine, whatever the stage of the hand (early iterations play more cards).
-STRETCH_CARDS = 1_100_000
+# A stretched search costs at most this many card plays, an iteration counting the cards left in
+# the hand plus ITERATION_OVERHEAD for drawing its world and walking the tree (fitted to the
+# CPU time of iterations over a weighted pool, 3 hands on the development machine): about
+# 35 ms there, whatever the stage of the hand.
+STRETCH_CARDS = 1_200_000
+ITERATION_OVERHEAD = 13
 CLOSE = 0.8  # the runner-up has this share of the leader's visits or more: a close decision
 EXTEND = 0.5  # a close decision gets this share of ``iterations`` more at a time, up to the stretch
 CHECK_EVERY = 256  # iterations between looks at the root's visit counts
@@ -148,7 +151,8 @@ def ismcts_play(
     n = state.n_players
     scale = 1.0 / moon_total(rules)
     cards_left = hand_size(rules) * n - state.n_played  # every iteration plays them all
-    ceiling = max(iterations, min(np.int64(iterations * stretch), STRETCH_CARDS // cards_left))
+    affordable = STRETCH_CARDS // (cards_left + ITERATION_OVERHEAD)
+    ceiling = max(iterations, min(np.int64(iterations * stretch), affordable))
     planned = iterations + np.int64((ceiling - iterations) * decision_stakes(state, rules, seat))
     capacity = TIMED_NODE_CAPACITY if deadline > 0 else ceiling + 2
     tree = new_tree(capacity)  # a node's ``cards``: the cards that have a child
