@@ -28,6 +28,7 @@ import itertools
 import multiprocessing
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,7 +153,10 @@ def play_seating(config: MatchConfig, deal: int, ours: tuple[bool, ...]) -> tupl
     return scores, timing
 
 
-def play_deal(args: tuple[MatchConfig, int]) -> tuple[float, float, float, list[float]]:
+DealResult = tuple[float, float, float, list[float]]
+
+
+def play_deal(args: tuple[MatchConfig, int]) -> DealResult:
     """All 14 seatings of one deal: (A's mean score, B's mean score, A - B, timing sums)."""
     config, deal = args
     a_scores: list[int] = []
@@ -165,6 +169,15 @@ def play_deal(args: tuple[MatchConfig, int]) -> tuple[float, float, float, list[
         timing = [x + y for x, y in zip(timing, t, strict=True)]
     a, b = float(np.mean(a_scores)), float(np.mean(b_scores))
     return a, b, a - b, timing
+
+
+def _reported(results: Iterable[DealResult], jobs: list[tuple[MatchConfig, int]]) -> list[DealResult]:
+    """The deals' results, each reported on stderr as it arrives (a long run keeps its record)."""
+    out = []
+    for (_, deal), result in zip(jobs, results, strict=True):
+        print(f"deal {deal}: A - B {result[2]:+.3f}", file=sys.stderr, flush=True)
+        out.append(result)
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -190,9 +203,9 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     if args.workers > 1:
         with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
-            results = pool.map(play_deal, jobs, chunksize=1)
+            results = _reported(pool.imap(play_deal, jobs, chunksize=1), jobs)
     else:
-        results = [play_deal(job) for job in jobs]
+        results = _reported(map(play_deal, jobs), jobs)
     a, b, diff = (np.array([r[i] for r in results]) for i in range(3))
     timing = np.sum([r[3] for r in results], axis=0)
     half = 1.96 * diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
