@@ -11,6 +11,21 @@ when its parent was visited) instead of the parent's visits, since a card that i
 legal in the sampled deals must not look under-explored. Opponent nodes pick the child
 best for the seat to move there (lowest own mean score), as in the paper's max^n backup.
 
+Worlds come from the uniform sampler, or (``belief`` > 0) from a pool of that many sampled
+worlds weighted by how likely the other seats' plays are in each (``agents.belief``).
+
+Time by need: a forced card is played at once; ``iterations`` is the budget of a quiet
+decision, and up to ``stretch`` times that goes to a decision that matters (the queen of
+spades still out and not in hand, a moon still possible) or that is close (the two most
+visited cards within ``CLOSE`` of each other), never past the cost of ``STRETCH_CARDS`` card
+plays (iterations early in a hand play more cards, so cost more). A search also stops as
+soon as no other card can overtake the most visited one within the budget left, which changes
+no decision. Every budget counts iterations, so a decision is reproducible from its seed.
+
+With ``cutoff`` > 0 a playout stops after that many tricks and the learned evaluation
+(``agents.evaluation``) scores the world instead. The pass is searched (``agents.passing``,
+``pass_rollouts`` playouts; 0: the rule agent's pass).
+
 Playout policies and the clock are shared with ``agents.mc`` and ``agents.pimc`` (they live
 in ``agents.search``); the node pool and the world are allocated inside the decision
 kernel, which takes value types only.
@@ -20,7 +35,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.belief import BELIEF_PARAMETERS, belief_pool
+from agents.evaluation import N_FEATURES, evaluate
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
+from agents.passing import PASS_ROLLOUTS, searched_pass
 from agents.search import (
     MAX_EXPLORATION,
     MAX_ITERATIONS,
@@ -41,12 +59,14 @@ from agents.search import (
     new_tree,
     new_worlds,
     play_out,
+    play_tricks,
     ucb,
 )
 from hearts_sim._numba import njit
-from hearts_sim.core.cards import N_CARDS, NO_CARD, card_bit, lowest_card, select_bit
-from hearts_sim.core.rules import RulesTuple
-from hearts_sim.engine.hand import legal_moves, moon_total, play_card
+from hearts_sim.core.cards import N_CARDS, NO_CARD, QS_BIT, card_bit, lowest_card, select_bit
+from hearts_sim.core.rules import MAX_PLAYERS, MOON_OFF, RulesTuple
+from hearts_sim.engine.hand import hand_size, legal_moves, moon_total, play_card
+from hearts_sim.engine.inference import draw_world, new_pool
 from hearts_sim.engine.rng import random_below
 from hearts_sim.engine.sampler import sample_world
 from hearts_sim.engine.state import PHASE_PLAY
@@ -73,11 +93,66 @@ PARAMETERS = (
         low=0,
         high=MAX_MS,
     ),
+    *BELIEF_PARAMETERS,
+    Parameter(
+        "stretch", 1.0, "up to this many times the iterations for a decision that matters", low=1, high=100
+    ),
+    PASS_ROLLOUTS,
+    Parameter(
+        "cutoff", 0, "playouts: tricks played before the learned evaluation (0: to the end)", low=0, high=52
+    ),
 )
 P = param_indices(PARAMETERS)
 
+# A stretched search costs at most this many card plays, an iteration counting the cards left in
+# the hand plus ITERATION_OVERHEAD for drawing its world and walking the tree (fitted to the
+# CPU time of iterations over a weighted pool, 3 hands on the development machine): about
+# 35 ms there, whatever the stage of the hand.
+STRETCH_CARDS = 1_200_000
+ITERATION_OVERHEAD = 13
+CLOSE = 0.8  # the runner-up has this share of the leader's visits or more: a close decision
+EXTEND = 0.5  # a close decision gets this share of ``iterations`` more at a time, up to the stretch
+CHECK_EVERY = 256  # iterations between looks at the root's visit counts
+STAKE_QUEEN = 0.5  # share of the stretch given up front when the queen of spades is still out
+STAKE_MOON = 0.5  # ... and when a moon is still possible
+
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
+
+
+@njit
+def decision_stakes(state, rules: RulesTuple, seat: np.int64) -> float:
+    """How much a decision matters before any search, 0 to 1: the queen of spades is still out
+    and not in hand; every point taken so far lies in one pile (a moon is still possible)."""
+    stakes = 0.0
+    if not (state.played | state.hands[seat]) & QS_BIT:
+        stakes += STAKE_QUEEN
+    if rules.moon != MOON_OFF:
+        total = np.int64(0)
+        most = np.int64(0)
+        for s in range(state.n_players):
+            total += state.points[s]
+            most = max(most, state.points[s])
+        if total > 0 and most == total:
+            stakes += STAKE_MOON
+    return stakes
+
+
+@njit
+def root_leaders(tree) -> tuple[np.int64, np.int64]:
+    """Visits of the most and the second most visited root card."""
+    best = np.int64(0)
+    second = np.int64(0)
+    child = tree[0].first_child
+    while child != NO_NODE:
+        visits = tree[child].visits
+        if visits > best:
+            second = best
+            best = visits
+        elif visits > second:
+            second = visits
+        child = tree[child].next
+    return best, second
 
 
 @njit
@@ -92,9 +167,17 @@ def ismcts_play(
     rollout = np.int64(params[P.rollout])
     epsilon = np.float64(params[P.epsilon])
     deadline = budget_deadline(np.float64(params[P.ms]))
+    stretch = max(np.float64(params[P.stretch]), 1.0)
+    cutoff = np.int64(params[P.cutoff])
+    features = np.empty(N_FEATURES, dtype=np.float64)
+    values = np.zeros(MAX_PLAYERS, dtype=np.float64)
     n = state.n_players
     scale = 1.0 / moon_total(rules)
-    capacity = TIMED_NODE_CAPACITY if deadline > 0 else iterations + 2
+    cards_left = hand_size(rules) * n - state.n_played  # every iteration plays them all
+    affordable = STRETCH_CARDS // (cards_left + ITERATION_OVERHEAD)
+    ceiling = max(iterations, min(np.int64(iterations * stretch), affordable))
+    planned = iterations + np.int64((ceiling - iterations) * decision_stakes(state, rules, seat))
+    capacity = TIMED_NODE_CAPACITY if deadline > 0 else ceiling + 2
     tree = new_tree(capacity)  # a node's ``cards``: the cards that have a child
     init_node(tree, 0, NO_CARD, _ZERO, n)
     n_nodes = 1
@@ -103,18 +186,34 @@ def ismcts_play(
     # in every iteration, or numba frees it after its last use and the record dangles
     worlds = new_worlds(1)
     rng = seed
+    pool_size = np.int64(params[P.belief]) if state.n_played > 0 or state.pass_offset != 0 else np.int64(0)
+    pool, cumulative = new_pool(max(pool_size, np.int64(1)))
+    if pool_size > 0:
+        rng, _ = belief_pool(state, rules, seat, rng, pool, cumulative, np.float64(params[P.trust]))
     iteration = 0
     while True:
         if deadline > 0:
             if iteration % TIME_CHECK_EVERY == 0 and monotonic_ns() >= deadline:
                 break
-        elif iteration >= iterations:
-            break
+        else:
+            if iteration % CHECK_EVERY == 0 or iteration >= planned:
+                best, second = root_leaders(tree)
+                left = planned - iteration
+                # nothing left can change the card, nor make the decision close: stop here
+                if best - second > left and second + left < CLOSE * best:
+                    break
+                if iteration >= planned:
+                    if planned >= ceiling or second < CLOSE * best:
+                        break
+                    planned = min(planned + np.int64(EXTEND * iterations), ceiling)
         if n_nodes + 1 >= capacity:
             break
         iteration += 1
         work = worlds[0]
-        rng = sample_world(state, rules, seat, rng, work)
+        if pool_size > 0:
+            rng = draw_world(pool, cumulative, pool_size, rng, work)
+        else:
+            rng = sample_world(state, rules, seat, rng, work)
         node = np.int64(0)
         depth = 0
         path[0] = 0
@@ -159,6 +258,12 @@ def ismcts_play(
             play_card(work, rules, tree[node].card)
             depth += 1
             path[depth] = node
+        if cutoff > 0:
+            rng = play_tricks(work, rules, rng, rollout, epsilon, cutoff)
+            if work.phase == PHASE_PLAY:
+                evaluate(work, rules, features, values)
+                backup(tree, path, depth, values, n)
+                continue
         rng = play_out(work, rules, rng, rollout, epsilon)
         backup(tree, path, depth, work.scores, n)
     # the most visited root card (ties: the lower mean score)
@@ -177,11 +282,17 @@ def ismcts_play(
     return best
 
 
+@njit
+def ismcts_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
+    """The searched pass (``agents.passing``) with ``pass_rollouts`` playouts."""
+    return searched_pass(state, rules, seat, seed, np.int64(params[P.pass_rollouts]))
+
+
 KIND = PolicyKind(
     "ismcts",
     "single-observer information-set MCTS, a new world every iteration",
     PARAMETERS,
     play=ismcts_play,
-    passes_like="rule",
+    pass_cards=ismcts_pass,
     searches=True,
 )

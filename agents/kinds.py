@@ -14,7 +14,7 @@ of the toolkit needs to know:
   but its legal cards and the decision's seed gives ``stateless_play(legal, seed)`` instead,
   which lets the self-play loop play a table of such policies a trick at a time;
 * ``passes_like``: a kind without a pass policy of its own passes like that kind, with its
-  defaults (the search agents pass like ``rule``);
+  defaults (every built-in kind now has its own: the search agents search their pass);
 * ``searches``: milliseconds, not microseconds, per decision, so tournaments, levels and
   benchmarks size their runs in tens of deals;
 * ``data``: a digest of the data its kernels freeze in (a learned policy's weights). numba

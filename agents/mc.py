@@ -13,6 +13,9 @@ under several parameter settings, and the highest cards), each scored from
 ``pass_samples`` deals of the unseen cards in which the other seats pass by the
 rollout policy; a candidate must beat the rule agent's own pass by a margin.
 
+With ``belief`` > 0 a play's worlds are drawn from a pool of that many sampled worlds
+weighted by how likely the other seats' plays are in each (``agents.belief``).
+
 Rollouts: the playout policies of ``agents.search`` (shared with ``pimc`` and ``ismcts``):
 ``rule`` (the heuristic player, the default: far more realistic), ``greedy`` (a cheap
 heuristic) or ``random``. A random rollout of a card is played by ``lean_random_value``,
@@ -26,15 +29,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents import rule
-from agents.baseline import pass_extremes, random_pass
+from agents.belief import BELIEF_PARAMETERS, belief_pool
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
-from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
-from agents.rule import rule_pass
+from agents.passing import MAX_RULE_CANDIDATES, rule_candidates
 from agents.search import (
     MAX_MS,
     MAX_SAMPLES,
-    ROLLOUT_GREEDY,
     ROLLOUT_RANDOM,
     ROLLOUT_RULE,
     ROLLOUTS,
@@ -43,6 +43,7 @@ from agents.search import (
     card_count,
     monotonic_ns,
     new_worlds,
+    pass_and_play_out,
     play_out,
 )
 from hearts_sim._numba import njit
@@ -66,9 +67,10 @@ from hearts_sim.engine.hand import (
     play_card,
     seat_score,
 )
+from hearts_sim.engine.inference import draw_world, new_pool
 from hearts_sim.engine.rng import next_u64, random_below
 from hearts_sim.engine.sampler import copy_state, new_sampler_scratch, sample_world_into
-from hearts_sim.engine.state import NO_SEAT, NO_SUIT, PHASE_PASS
+from hearts_sim.engine.state import NO_SEAT, NO_SUIT
 
 PARAMETERS = (
     Parameter(
@@ -87,34 +89,15 @@ PARAMETERS = (
         low=0,
         high=MAX_MS,
     ),
+    *BELIEF_PARAMETERS,
 )
 P = param_indices(PARAMETERS)
 
-MAX_PASS_CANDIDATES = 8
 PASS_MARGIN_Z = 1.0  # standard errors a candidate pass must gain over the rule pass
 # Scratch records of a decision: the sampled world and the copy a rollout plays on. They are
 # always used as worlds[WORLD] / worlds[TRIAL]: a record taken out of the array once does not
 # keep the array alive, and numba frees an array after its variable's last use.
 WORLD, TRIAL, SCRATCH_WORLDS = 0, 1, 2
-
-
-def _rule_row(**values: float) -> Params:
-    """The rule agent's parameter row with some values changed by name."""
-    row = list(RULE_DEFAULTS)
-    for name, value in values.items():
-        row[getattr(rule.P, name)] = value
-    return tuple(row)
-
-
-# The rule agent's pass under several settings: the candidate passes (the first is its own).
-PASS_VARIANTS = (
-    _rule_row(),
-    _rule_row(void_bonus=0.0),
-    _rule_row(void_bonus=12.0),
-    _rule_row(heart_bonus=6.0),
-    _rule_row(spade_guard=0.0),
-    _rule_row(spade_guard=6.0),
-)
 
 
 # ---------------------------------------------------------------- rollouts
@@ -184,24 +167,6 @@ def lean_random_value(world, rules: RulesTuple, card: np.int64, me: np.int64, rn
     return rng, seat_score(me, scratch.points[me], scratch.tricks_won[me], shooter, jd_taker, rules)
 
 
-@njit
-def rollout(state, rules: RulesTuple, kind: np.int64, rng: np.uint64) -> np.uint64:
-    """Play ``state`` to the end with playout policy ``kind`` (ROLLOUT_*) in every seat; the
-    seats still to pass pass first (rule pass, highest cards, or random)."""
-    if state.phase == PHASE_PASS:
-        for s in range(state.n_players):
-            if not (state.passes_made >> s) & 1:
-                if kind == ROLLOUT_RULE:
-                    cards = rule_pass(RULE_DEFAULTS, state, rules, s, rng)
-                elif kind == ROLLOUT_GREEDY:
-                    cards = pass_extremes(state.dealt[s], rules, True)
-                else:
-                    rng, bits = next_u64(rng)
-                    cards = random_pass(state.dealt[s], rules, bits)
-                pass_cards(state, rules, s, cards)
-    return play_out(state, rules, rng, kind, 0.0)
-
-
 # ---------------------------------------------------------------- play
 @njit
 def mc_play(
@@ -219,10 +184,17 @@ def mc_play(
     totals = np.zeros(N_CARDS, dtype=np.float64)
     plan, card_rows = new_sampler_scratch()
     rng = seed
+    pool_size = np.int64(params[P.belief]) if state.n_played > 0 or state.pass_offset != 0 else np.int64(0)
+    pool, cumulative = new_pool(max(pool_size, np.int64(1)))
+    if pool_size > 0:
+        rng, _ = belief_pool(state, rules, seat, rng, pool, cumulative, np.float64(params[P.trust]))
     for sample in range(samples):
         if deadline > 0 and sample > 0 and monotonic_ns() >= deadline:
             break
-        rng = sample_world_into(state, rules, seat, rng, worlds[WORLD], plan, card_rows)
+        if pool_size > 0:
+            rng = draw_world(pool, cumulative, pool_size, rng, worlds[WORLD])
+        else:
+            rng = sample_world_into(state, rules, seat, rng, worlds[WORLD], plan, card_rows)
         rng, stream = next_u64(rng)  # one rollout stream per world, shared by every card
         cards = legal
         while cards:
@@ -248,39 +220,21 @@ def mc_play(
 
 # ---------------------------------------------------------------- pass
 @njit
-def pass_candidates(state, rules: RulesTuple, seat: np.int64, seed: np.uint64, out) -> np.int64:
-    """Distinct heuristic passes into ``out``; returns how many."""
-    count = 0
-    for i in range(len(PASS_VARIANTS) + 1):
-        if i < len(PASS_VARIANTS):
-            cards = rule_pass(PASS_VARIANTS[i], state, rules, seat, seed)
-        else:
-            cards = pass_extremes(state.dealt[seat], rules, True)
-        fresh = True
-        for j in range(count):
-            fresh &= out[j] != cards
-        if fresh and count < MAX_PASS_CANDIDATES:
-            out[count] = cards
-            count += 1
-    return np.int64(count)
-
-
-@njit
 def mc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
     """The heuristic candidate pass with the lowest mean final score over sampled deals.
 
     Candidate 0 is the rule agent's own pass; another replaces it only when its mean gain,
     paired over the same deals and rollout streams, exceeds ``PASS_MARGIN_Z`` standard
     errors (the minimum of several noisy means is biased towards luck)."""
-    candidates = np.zeros(MAX_PASS_CANDIDATES, dtype=np.uint64)
-    count = pass_candidates(state, rules, seat, seed, candidates)
+    candidates = np.zeros(MAX_RULE_CANDIDATES, dtype=np.uint64)
+    count = rule_candidates(state, rules, seat, seed, candidates)
     if count == 1:
         return candidates[0]
     samples = budget_count(params[P.pass_samples], 2, MAX_SAMPLES)
     kind = np.int64(params[P.rollout])
     worlds = new_worlds(SCRATCH_WORLDS)
-    gains = np.zeros(MAX_PASS_CANDIDATES, dtype=np.float64)  # sum of (score of 0 - score of i)
-    squares = np.zeros(MAX_PASS_CANDIDATES, dtype=np.float64)
+    gains = np.zeros(MAX_RULE_CANDIDATES, dtype=np.float64)  # sum of (score of 0 - score of i)
+    squares = np.zeros(MAX_RULE_CANDIDATES, dtype=np.float64)
     plan, card_rows = new_sampler_scratch()
     rng = seed
     for _ in range(samples):
@@ -292,7 +246,7 @@ def mc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.u
             copy_state(worlds[WORLD], trial)
             if not (trial.passes_made >> seat) & 1:
                 pass_cards(trial, rules, seat, candidates[i])
-            rollout(trial, rules, kind, stream)
+            pass_and_play_out(trial, rules, kind, stream)
             if i == 0:
                 reference = np.float64(trial.scores[seat])
             gain = reference - trial.scores[seat]

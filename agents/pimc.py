@@ -13,6 +13,10 @@ The worlds are plain ``HAND_STATE`` records stepped by the engine's own kernels:
 a search never re-implements a rule. Everything the search allocates (worlds,
 node pool) is made inside the decision kernel, which takes value types only.
 
+With ``belief`` > 0 the worlds are drawn from a pool of that many sampled worlds weighted by
+how likely the other seats' plays are in each (``agents.belief``). The pass is searched
+(``agents.passing``, ``pass_rollouts`` playouts; 0: the rule agent's pass).
+
 The clock, the playout policies and the playouts are shared with ``agents.mc`` and
 ``agents.ismcts``: they live in ``agents.search``.
 """
@@ -21,7 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.belief import BELIEF_PARAMETERS, belief_pool
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
+from agents.passing import PASS_ROLLOUTS, searched_pass
 from agents.search import (
     MAX_EXPLORATION,
     MAX_ITERATIONS,
@@ -49,6 +55,7 @@ from hearts_sim._numba import njit
 from hearts_sim.core.cards import N_CARDS, NO_CARD, card_bit, lowest_card, select_bit
 from hearts_sim.core.rules import RulesTuple
 from hearts_sim.engine.hand import legal_moves, moon_total, play_card
+from hearts_sim.engine.inference import draw_world, new_pool
 from hearts_sim.engine.rng import random_below
 from hearts_sim.engine.sampler import sample_world
 from hearts_sim.engine.state import PHASE_PLAY
@@ -76,6 +83,8 @@ PARAMETERS = (
         low=0,
         high=MAX_MS,
     ),
+    *BELIEF_PARAMETERS,
+    PASS_ROLLOUTS,
 )
 P = param_indices(PARAMETERS)
 
@@ -185,11 +194,18 @@ def pimc_play(
     root_count = np.zeros(N_CARDS, dtype=np.int64)
     worlds = new_worlds(2)
     rng = seed
+    pool_size = np.int64(params[P.belief]) if state.n_played > 0 or state.pass_offset != 0 else np.int64(0)
+    pool, cumulative = new_pool(max(pool_size, np.int64(1)))
+    if pool_size > 0:
+        rng, _ = belief_pool(state, rules, seat, rng, pool, cumulative, np.float64(params[P.trust]))
     for w in range(n_worlds):
         deadline = np.int64(0)
         if ms > 0.0:
             deadline = start + np.int64(ms * NS_PER_MS * (w + 1) / n_worlds)
-        rng = sample_world(state, rules, seat, rng, worlds[0])
+        if pool_size > 0:
+            rng = draw_world(pool, cumulative, pool_size, rng, worlds[0])
+        else:
+            rng = sample_world(state, rules, seat, rng, worlds[0])
         rng = _uct_world(
             worlds,
             rules,
@@ -217,11 +233,17 @@ def pimc_play(
     return best
 
 
+@njit
+def pimc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
+    """The searched pass (``agents.passing``) with ``pass_rollouts`` playouts."""
+    return searched_pass(state, rules, seat, seed, np.int64(params[P.pass_rollouts]))
+
+
 KIND = PolicyKind(
     "pimc",
     "determinized search: UCT in each sampled world, averaged across worlds",
     PARAMETERS,
     play=pimc_play,
-    passes_like="rule",
+    pass_cards=pimc_pass,
     searches=True,
 )

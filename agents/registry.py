@@ -217,6 +217,10 @@ def _parse_agent(spec: str | AgentSpec | Any, resolving: tuple[str, ...]) -> Age
         if sep and role.strip() in ("pass", "play") and "(" not in role:
             if role.strip() in roles:
                 raise AgentError(f"agent spec {spec!r} names the {role.strip()} policy twice")
+            if rest.strip() in levels():  # a level's policy of that role: pass=hard,play=rule
+                leveled = parse_agent(rest.strip())
+                roles[role.strip()] = leveled.pass_policy if role.strip() == "pass" else leveled.play_policy
+                continue
             roles[role.strip()] = parse_policy(rest)
         elif len(parts) == 1:
             policy = parse_policy(part)

@@ -26,8 +26,9 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from agents.baseline import pass_extremes, random_pass
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULT_PARAMS
-from agents.rule import rule_play
+from agents.rule import rule_pass, rule_play
 from hearts_sim._numba import njit, njit_inline
 from hearts_sim.core.cards import (
     AS_BIT,
@@ -43,9 +44,9 @@ from hearts_sim.core.cards import (
     suit_of,
 )
 from hearts_sim.core.rules import MAX_PLAYERS, RulesTuple
-from hearts_sim.engine.hand import legal_moves, play_card
-from hearts_sim.engine.rng import random_below, random_unit
-from hearts_sim.engine.state import HAND_STATE, PHASE_PLAY
+from hearts_sim.engine.hand import legal_moves, pass_cards, play_card
+from hearts_sim.engine.rng import next_u64, random_below, random_unit
+from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, PHASE_PLAY
 
 ROLLOUTS = ("random", "greedy", "rule")
 ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE = range(len(ROLLOUTS))
@@ -196,6 +197,36 @@ def play_out(state, rules: RulesTuple, rng: np.uint64, rollout: np.int64, epsilo
         rng, card = playout_card(state, rules, legal, rng, rollout, epsilon)
         play_card(state, rules, card)
     return rng
+
+
+@njit_inline
+def play_tricks(state, rules: RulesTuple, rng: np.uint64, rollout: np.int64, epsilon: np.float64, tricks):
+    """Play on with the playout policy until ``tricks`` more tricks are complete (the current one,
+    if begun, counting as the first) or the hand ends; returns the rng."""
+    stop = state.trick_number + tricks
+    while state.phase == PHASE_PLAY and not (state.trick_number >= stop and state.n_in_trick == 0):
+        legal = legal_moves(state, rules)
+        rng, card = playout_card(state, rules, legal, rng, rollout, epsilon)
+        play_card(state, rules, card)
+    return rng
+
+
+@njit
+def pass_and_play_out(state, rules: RulesTuple, kind: np.int64, rng: np.uint64) -> np.uint64:
+    """Play ``state`` to the end with playout policy ``kind`` (ROLLOUT_*) in every seat; the
+    seats still to pass pass first (the rule agent's pass, the highest cards, or random)."""
+    if state.phase == PHASE_PASS:
+        for s in range(state.n_players):
+            if not (state.passes_made >> s) & 1:
+                if kind == ROLLOUT_RULE:
+                    cards = rule_pass(RULE_DEFAULT_PARAMS, state, rules, s, rng)
+                elif kind == ROLLOUT_GREEDY:
+                    cards = pass_extremes(state.dealt[s], rules, True)
+                else:
+                    rng, bits = next_u64(rng)
+                    cards = random_pass(state.dealt[s], rules, bits)
+                pass_cards(state, rules, s, cards)
+    return play_out(state, rules, rng, kind, 0.0)
 
 
 # ---------------------------------------------------------------- the search tree (pimc, ismcts)

@@ -5,7 +5,7 @@
   world, so a decision makes ``samples x legal cards`` rollouts (each to the end of the hand,
   world sampling included); measured for the rule and the random rollout policy;
 * decisions/s and the median / 99th percentile ms per decision of the search agents at
-  their default budgets (plays only: search agents pass like ``rule``).
+  their default budgets (plays only: at their defaults the search agents pass as ``rule`` does).
 
     python experiments/agent_costs.py                 # ~2 min on one core
     python experiments/agent_costs.py --hands 4 --rule-hands 50000

@@ -6,13 +6,16 @@ that includes no pass) is played in all 14 seatings of agent A (ours) and B (Ope
 ``HandState``: the same deal, direction, passes and plays, the seat to move and the legal
 set checked equal at every card, and the final scores checked equal (``26 - returns``).
 
-Passing is not compared: OpenSpiel's ``ResampleFromInfostate`` is wrong during the pass
-phase unless the searching player is seat 0 (it crashes), so one pass policy of ours
-(``--pass-agent``, default ``rule``) passes for all four seats and the match compares
-card play only.
+Passing: each side passes with its own policy where OpenSpiel allows. Our seats pass with the
+agent's own pass policy. OpenSpiel's bot passes itself at seat 0; at seats 1 to 3 it cannot
+(``ResampleFromInfostate`` is wrong during the pass phase unless the searching player is seat
+0: it crashes), so those seats pass with ``--openspiel-pass`` (default ``rule``). With
+``--pass-agent X`` one pass policy of ours passes for all four seats instead, and the match
+compares card play only (the README's earlier figures).
 
     python experiments/openspiel_ismcts_match.py                      # small: 2 deals, ismcts
     python experiments/openspiel_ismcts_match.py --agent pimc --deals 20 --workers 2
+    python experiments/openspiel_ismcts_match.py --agent hard --sims 10000 --deals 40 --workers 2
 
 Prints A's and B's mean score per hand, A minus B with a 95% confidence interval over
 deals (negative: A takes fewer points), and the mean time per decision of each side.
@@ -25,6 +28,7 @@ import itertools
 import multiprocessing
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,7 +51,8 @@ SEATINGS = [mix for mix in itertools.product((True, False), repeat=N_SEATS) if 0
 @dataclass(frozen=True)
 class MatchConfig:
     agent: str = "ismcts"
-    pass_agent: str = "rule"
+    pass_agent: str = ""  # one pass policy for all four seats; empty: each side passes its own way
+    openspiel_pass: str = "rule"  # OpenSpiel's seats 1-3 (its bot can pass only at seat 0)
     sims: int = 1000
     uct_c: float = 2.0
     seed: int = 0
@@ -77,8 +82,8 @@ def play_seating(config: MatchConfig, deal: int, ours: tuple[bool, ...]) -> tupl
     rules = state.rules.to_tuple()
     agent = parse_agent(config.agent).play_policy
     agent_params = tuple(float(x) for x in agent.params_array())
-    passer = parse_agent(config.pass_agent).pass_policy
-    pass_params = tuple(float(x) for x in passer.params_array())
+    ours_pass = parse_agent(config.pass_agent or config.agent).pass_policy
+    theirs_pass = parse_agent(config.pass_agent or config.openspiel_pass).pass_policy
     bot_seed = int(derive_seed(np.uint64(config.seed), deal * 64 + SEATINGS.index(ours))) >> 33
     bot = _openspiel_bot(config, bot_seed)
 
@@ -90,19 +95,38 @@ def play_seating(config: MatchConfig, deal: int, ours: tuple[bool, ...]) -> tupl
         for seat in range(N_SEATS):
             os_state.apply_action(our_to_os(dealt[seat][i]))
 
+    timing = [0.0, 0.0, 0.0, 0.0]
     if state.phase == "pass":
         passes = []
-        for seat in range(N_SEATS):
-            seed = np.uint64(decision_seed(state.record, seat))
-            passes.append(int(decide_pass(passer.code, pass_params, state.record, rules, seat, seed)))
-        for seat in range(N_SEATS):
-            state.pass_cards(seat, passes[seat])
+        for seat in range(N_SEATS):  # simultaneous: every pass is chosen before any is applied
+            start = time.perf_counter()
+            if not ours[seat] and seat == 0 and not config.pass_agent:
+                cards = 0  # OpenSpiel's bot passes below, one card at a time
+            else:
+                passer = ours_pass if ours[seat] else theirs_pass
+                params = tuple(float(x) for x in passer.params_array())
+                seed = np.uint64(decision_seed(state.record, seat))
+                cards = int(decide_pass(passer.code, params, state.record, rules, seat, seed))
+            passes.append(cards)
+            if ours[seat]:
+                timing[0] += time.perf_counter() - start
+                timing[1] += 1
         for seat in range(N_SEATS):  # seat 0's three cards, then seat 1's, ...
+            if seat == 0 and not passes[0]:
+                start = time.perf_counter()
+                for _ in range(3):
+                    action = bot.step(os_state)
+                    passes[0] |= 1 << os_to_our(action)
+                    os_state.apply_action(action)
+                timing[2] += time.perf_counter() - start
+                timing[3] += 1
+                continue
             for card in range(52):
                 if passes[seat] >> card & 1:
                     os_state.apply_action(our_to_os(card))
+        for seat in range(N_SEATS):
+            state.pass_cards(seat, passes[seat])
 
-    timing = [0.0, 0.0, 0.0, 0.0]
     while state.phase == "play":
         seat = state.current_player
         assert seat is not None and os_state.current_player() == seat, "seat to move differs"
@@ -129,7 +153,10 @@ def play_seating(config: MatchConfig, deal: int, ours: tuple[bool, ...]) -> tupl
     return scores, timing
 
 
-def play_deal(args: tuple[MatchConfig, int]) -> tuple[float, float, float, list[float]]:
+DealResult = tuple[float, float, float, list[float]]
+
+
+def play_deal(args: tuple[MatchConfig, int]) -> DealResult:
     """All 14 seatings of one deal: (A's mean score, B's mean score, A - B, timing sums)."""
     config, deal = args
     a_scores: list[int] = []
@@ -144,10 +171,26 @@ def play_deal(args: tuple[MatchConfig, int]) -> tuple[float, float, float, list[
     return a, b, a - b, timing
 
 
+def _reported(results: Iterable[DealResult], jobs: list[tuple[MatchConfig, int]]) -> list[DealResult]:
+    """The deals' results, each reported on stderr as it arrives (a long run keeps its record)."""
+    out = []
+    for (_, deal), result in zip(jobs, results, strict=True):
+        print(f"deal {deal}: A - B {result[2]:+.3f}", file=sys.stderr, flush=True)
+        out.append(result)
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", default="ismcts", help="our agent spec (A), e.g. pimc or ismcts(ms=50)")
-    parser.add_argument("--pass-agent", default="rule", help="the pass policy of all four seats")
+    parser.add_argument(
+        "--pass-agent", default="", help="one pass policy for all four seats (default: each side its own)"
+    )
+    parser.add_argument(
+        "--openspiel-pass",
+        default="rule",
+        help="the pass policy of OpenSpiel's seats 1-3 (its bot passes at 0)",
+    )
     parser.add_argument("--deals", type=int, default=2, help="deals, each played in 14 seatings")
     parser.add_argument("--sims", type=int, default=1000, help="OpenSpiel IS-MCTS simulations per move")
     parser.add_argument("--uct-c", type=float, default=2.0, help="OpenSpiel IS-MCTS exploration constant")
@@ -155,20 +198,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--first-deal", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1, help="processes (deals are independent)")
     args = parser.parse_args(argv)
-    config = MatchConfig(args.agent, args.pass_agent, args.sims, args.uct_c, args.seed)
+    config = MatchConfig(args.agent, args.pass_agent, args.openspiel_pass, args.sims, args.uct_c, args.seed)
     jobs = [(config, d) for d in range(args.first_deal, args.first_deal + args.deals)]
     started = time.perf_counter()
     if args.workers > 1:
         with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
-            results = pool.map(play_deal, jobs, chunksize=1)
+            results = _reported(pool.imap(play_deal, jobs, chunksize=1), jobs)
     else:
-        results = [play_deal(job) for job in jobs]
+        results = _reported(map(play_deal, jobs), jobs)
     a, b, diff = (np.array([r[i] for r in results]) for i in range(3))
     timing = np.sum([r[3] for r in results], axis=0)
     half = 1.96 * diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
+    passes = (
+        f"passes by {args.pass_agent}"
+        if args.pass_agent
+        else f"own passes (OpenSpiel's bot at seat 0, {args.openspiel_pass} at its seats 1-3)"
+    )
     print(
         f"A = {args.agent} vs B = OpenSpiel ISMCTSBot(sims={args.sims}, uct_c={args.uct_c}, random rollouts, "
-        f"max visits), rules openspiel, passes by {args.pass_agent}"
+        f"max visits), rules openspiel, {passes}"
     )
     elapsed = time.perf_counter() - started
     print(f"{len(diff)} deals x {len(SEATINGS)} seatings, seed {args.seed}, {elapsed:.0f} s")
@@ -176,7 +224,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"A - B = {diff.mean():+.3f} ± {half:.3f} points/hand (95% CI over deals)")
     print("per deal A - B:", " ".join(f"{d:+.3f}" for d in diff))
     print(
-        f"time per decision (choices only): A {1000 * timing[0] / max(timing[1], 1):.1f} ms, "
+        f"time per decision (choices and passes): A {1000 * timing[0] / max(timing[1], 1):.1f} ms, "
         f"B {1000 * timing[2] / max(timing[3], 1):.1f} ms"
     )
 

@@ -290,7 +290,11 @@ def check_world(state: np.void, world: np.void, rules: Rules, seat: int) -> None
     n = rules.n_players
     array = rules.to_tuple()
     deck = int(deck_cards(array))
+    # with any_club and a kitty the opening club is hidden: each world carries its own
+    lead_hidden = rules.first_lead == "any_club" and rules.kitty_size > 0
     for name in PUBLIC_FIELDS:
+        if name == "first_lead_card" and lead_hidden:
+            continue
         assert np.array_equal(state[name], world[name]), f"public field {name} changed"
     for name in ("hands", "dealt", "passed", "received", "taken"):
         assert int(state[name][seat]) == int(world[name][seat]), f"the seat's own {name} changed"
@@ -320,6 +324,12 @@ def check_world(state: np.void, world: np.void, rules: Rules, seat: int) -> None
             assert hands[int(world["trick_leaders"][0])] >> lead & 1, "the leader lost the first-lead card"
         assert (1 << lead) - 1 & int(CLUBS_MASK) & deck & ~played & ~kitty == 0, "a low club left the kitty"
     played_cards, won = played_by_seat(world)
+    if playing and lead_hidden:
+        start_clubs = [(hands[o] | played_cards[o]) & int(CLUBS_MASK) for o in range(n)]
+        lowest_club = min((clubs & -clubs).bit_length() - 1 for clubs in start_clubs if clubs)
+        holder = next(o for o in range(n) if start_clubs[o] >> lowest_club & 1)
+        assert holder == int(world["trick_leaders"][0]), "the leader did not hold the lowest club"
+        assert lead == lowest_club, "the world's opening club is not its own"
     if playing and int(world["trick_number"]) > 0:
         won[int(world["trick_winners"][0])] |= kitty
         raw_points = sum(int(p) for p in world["points"][:n])

@@ -8,14 +8,17 @@ changes (numba's cache alone checks only the loop's own file).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from agents.dispatch import KindSet, source_modules
-from agents.registry import KINDS
+import pytest
+
+from agents.dispatch import KindSet, _kind_set, source_modules
+from agents.registry import KIND_BY_NAME, KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,12 +55,20 @@ def test_a_kind_set_depends_on_the_sources_of_its_kinds_only() -> None:
     baseline = set(source_modules(("lowest", "random", "rule")))
     searching = set(source_modules(("ismcts",)))
     assert "agents.ismcts" not in baseline and "agents.mc" not in baseline
-    assert {"agents.ismcts", "agents.search", "agents.rule"} <= searching  # it passes like rule
+    assert {"agents.ismcts", "agents.search", "agents.rule", "agents.passing"} <= searching
     assert {"hearts_sim.engine.hand", "hearts_sim.core.rules", "agents.dispatch"} <= baseline & searching
 
 
-def test_kind_sets_name_their_kinds_with_the_kinds_they_pass_like() -> None:
-    assert set(KindSet.of(["pimc"]).names) == {"pimc", "rule"}
+def test_kind_sets_name_their_kinds_with_the_kinds_they_pass_like(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert KindSet.of(["pimc"]).names == ("pimc",)  # the search agents pass by their own search
+    lazy = dataclasses.replace(KIND_BY_NAME["pimc"], pass_cards=None, passes_like="rule")
+    monkeypatch.setitem(KIND_BY_NAME, "pimc", lazy)  # a kind without a pass policy of its own
+    _kind_set.cache_clear()
+    try:
+        assert set(KindSet.of(["pimc"]).names) == {"pimc", "rule"}
+    finally:
+        monkeypatch.undo()
+        _kind_set.cache_clear()
     assert KindSet.of(["random", "random"]).names == ("random",)
     every = KindSet(range(len(KINDS)))
     assert every.names == tuple(kind.name for kind in KINDS)

@@ -22,3 +22,31 @@ def test_agent_costs_prints_every_figure() -> None:
     assert [line.split()[0] for line in lines[1:]] == ["mc", "mc(rollout=random)", "mc", "pimc", "ismcts"]
     assert all(float(re.findall(r"([\d,.]+) (?:rollouts|decisions)/s", line)[0].replace(",", "")) > 0
                for line in lines[1:])  # fmt: skip
+
+
+def test_pass_study_plays_and_tabulates(tmp_path: Path) -> None:
+    out = tmp_path / "study"
+    command = [sys.executable, str(EXPERIMENTS / "pass_study.py"), "--deals", "4", "--out", str(out)]
+    run = subprocess.run(
+        [*command, "--play", "ismcts(iterations=20)"], capture_output=True, text=True, check=True
+    )
+    rows = [line for line in run.stdout.splitlines() if line.startswith("| ")]
+    assert [row.split("|")[1].strip() for row in rows[1:]] == ["random", "rule", "mc", "hard"]
+    assert "left: vs rule" in rows[0] and "Deals per direction" in run.stdout
+    report = subprocess.run(
+        [sys.executable, str(EXPERIMENTS / "pass_study.py"), "--report", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert report.stdout.splitlines()[:5] == run.stdout.splitlines()[:5]
+
+
+def test_belief_likelihood_compares_weighted_and_uniform() -> None:
+    run = subprocess.run(
+        [sys.executable, str(EXPERIMENTS / "belief_likelihood.py"), "--positions", "20", "--pool", "200",
+         "--trust", "0.5"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert re.search(r"uniform sampler: -[\d.]+ per position", run.stdout)
+    assert re.search(r"trust 0.50: .* gain over uniform [+-][\d.]+ ± [\d.]+ nats", run.stdout)

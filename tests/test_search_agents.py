@@ -20,6 +20,7 @@ from agents import ismcts, mc, pimc, search
 from agents.kinds import MAX_PARAMS, AgentError
 from agents.registry import KIND_BY_NAME, parse_agent
 from hearts_sim.core.cards import QS
+from hearts_sim.core.rules import Rules
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import Table, run_hands
 
@@ -44,6 +45,13 @@ ROLLOUT_VARIANTS = [
     "pimc(iterations=30,worlds=2,rollout=random)",
     "ismcts(iterations=40,rollout=rule,c=1.5)",
 ]
+# the new hard's pieces at tiny budgets: weighted worlds, time by need, the searched pass
+HARD_PIECES = {
+    "ismcts": "ismcts(iterations=60,belief=12,trust=0.3,stretch=3,pass_rollouts=150)",
+    "pimc": "pimc(iterations=48,worlds=3,belief=12,pass_rollouts=150)",
+    "mc": "mc(samples=3,pass_samples=2,belief=12)",
+    "ismcts_cutoff": "ismcts(iterations=60,cutoff=2)",
+}
 
 
 # ---------------------------------------------------------------- specs
@@ -97,13 +105,13 @@ def test_spec_errors_name_the_problem(spec: str, message: str) -> None:
 
 
 # ---------------------------------------------------------------- legality and blindness
-@pytest.mark.parametrize("spec", [*SMALL.values(), *ROLLOUT_VARIANTS])
+@pytest.mark.parametrize("spec", [*SMALL.values(), *ROLLOUT_VARIANTS, *HARD_PIECES.values()])
 def test_plays_legally_under_every_rules_set(spec: str) -> None:
     """3, 4 and 5 players, remove and kitty modes, Black Maria, Omnibus, any first lead."""
     assert_plays_legally(spec, hands=40, stepped_hands=2)
 
 
-@pytest.mark.parametrize("spec", list(SMALL.values()))
+@pytest.mark.parametrize("spec", [*SMALL.values(), *HARD_PIECES.values()])
 def test_never_peeks(spec: str) -> None:
     """Re-dealing everything the seat cannot see never changes its decision (same stream)."""
     assert assert_no_peeking(spec, per_rules=6, alternatives=2) >= 6 * len(CHECK_RULES)
@@ -119,7 +127,7 @@ def test_clock_agrees_with_python() -> None:
 
 
 # ---------------------------------------------------------------- reproducibility
-@pytest.mark.parametrize("spec", list(SMALL.values()))
+@pytest.mark.parametrize("spec", [*SMALL.values(), *HARD_PIECES.values()])
 def test_deterministic_for_a_seed(spec: str) -> None:
     table = Table.build("qdan5", [[spec, "random", spec, "rule", "random"]])
     first = run_hands(table, 11, 0, 6)
@@ -182,3 +190,25 @@ def test_beats_random_in_duplicate(spec: str) -> None:
 
 def test_search_kinds_declared_in_registry() -> None:
     assert KIND_BY_NAME["pimc"] is pimc.KIND and KIND_BY_NAME["ismcts"] is ismcts.KIND
+
+
+# ---------------------------------------------------------------- time by need
+def test_stakes_name_the_queen_and_the_moon() -> None:
+    """The queen out and not in hand, and every point in one pile, each raise a decision's stakes."""
+    state, seat = _qs_dump_position()  # seat 1 holds QS; no points taken yet
+    rules = state._rules_array
+    assert ismcts.decision_stakes(state.record, rules, seat) == 0.0
+    assert ismcts.decision_stakes(state.record, rules, 0) == ismcts.STAKE_QUEEN
+    state.play("QS")
+    state.play("9C")  # seat 3's KC takes the queen: a moon is open to it
+    assert state.record["points"][3] > 0 and sum(state.record["points"]) == state.record["points"][3]
+    assert ismcts.decision_stakes(state.record, rules, state.current_player) == ismcts.STAKE_MOON
+    assert ismcts.decision_stakes(state.record, Rules(moon="off").to_tuple(), state.current_player) == 0.0
+
+
+def test_stretch_never_changes_a_clear_decision_and_stays_legal() -> None:
+    """The dump of the bare queen is clear: the stretched search finds it too, and a forced card
+    costs no search at any stretch."""
+    state, seat = _qs_dump_position()
+    decide = spec_decider("ismcts(iterations=12000,stretch=4)")
+    assert decide(state.record, state._rules_array, seat, np.uint64(1)) == QS

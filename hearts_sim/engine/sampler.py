@@ -8,7 +8,12 @@ seat knows about the unseen cards, and how each fact is honoured:
 * shown voids: a seat that failed to follow suit s holds no card of s (``void_suits``);
 * its own pass: the cards it passed sit with the receiver until played;
 * the first lead: the leader holds ``first_lead_card`` until it is played, and in kitty
-  mode every club below it lies in the kitty;
+  mode every club below it lies in the kitty. Not so with ``first_lead="any_club"`` and a
+  kitty: the leader may open with any club, so which club is the lowest dealt out (and so
+  which low clubs lie in the kitty) is hidden; the seat knows only who leads, i.e. that the
+  leader held the lowest club any player held. The record's ``first_lead_card`` is then never
+  read: worlds are dealt without it, those that break that fact are rejected (about 1 in 2 to
+  4 in 3- and 5-player kitty play), and each world carries its own ``first_lead_card``;
 * the kitty: face down, so unseen, until the first trick's winner takes it; after that
   its point value is public (``points`` minus the points of the tricks played), so the
   sampled kitty carries exactly that many points; a seat that took it knows its cards.
@@ -71,7 +76,7 @@ from hearts_sim.core.cards import (
     select_bit,
     suit_of,
 )
-from hearts_sim.core.rules import MAX_PLAYERS, RulesTuple
+from hearts_sim.core.rules import DECK_KITTY, LEAD_ANY_CLUB, MAX_PLAYERS, RulesTuple
 from hearts_sim.engine.hand import card_points, deck_cards, hand_size, point_cards
 from hearts_sim.engine.rng import next_u64, random_below, random_unit, uniform_below
 from hearts_sim.engine.state import MAX_CARDS_PLAYED, MAX_TRICKS, PHASE_PASS
@@ -185,6 +190,46 @@ def _decode_kitty(points: np.int64, candidates: np.uint64, room: np.int64, rules
     if found != 1:
         return _ZERO, np.int64(-1)
     return chosen, hearts
+
+
+@njit
+def first_lead_hidden(rules: RulesTuple) -> bool:
+    """Whether the club that had to open the hand is hidden from the other seats: with
+    ``any_club`` the leader may open with any club, and with a kitty the lowest club dealt out
+    is not fixed by the rules (docs/rules.md, the information set)."""
+    return rules.first_lead == LEAD_ANY_CLUB and rules.deck_mode == DECK_KITTY
+
+
+@njit
+def cards_played_by(state, out) -> None:
+    """Each seat's cards played so far, from the public history, into ``out`` (zeroed rows)."""
+    n = state.n_players
+    trick = 0
+    player = state.trick_leaders[0]
+    position = 0
+    for i in range(state.n_played):
+        out[player] |= card_bit(state.history[i])
+        position += 1
+        player = player + 1 if player + 1 < n else 0  # counters, not `%`: a division is slow
+        if position == n:
+            position = 0
+            trick += 1
+            if i + 1 < state.n_played:
+                player = state.trick_leaders[trick]
+
+
+@njit
+def lowest_club_holder(own_seat: np.int64, own_hand: np.uint64, dealt, played_by, n: np.int64):
+    """(seat, card): who held the lowest club any player held when play began, in a world whose
+    other hands are ``dealt`` (slot ``own_seat`` is the kitty there; ``own_hand``: that seat's)."""
+    lowest = np.int64(64)
+    holder = np.int64(-1)
+    for o in range(n):
+        held = (own_hand if o == own_seat else dealt[o]) | played_by[o]
+        club = lowest_card(held & CLUBS_MASK)
+        if club < lowest:
+            lowest, holder = club, np.int64(o)
+    return holder, lowest
 
 
 # ---------------------------------------------------------------- the deal
@@ -404,7 +449,14 @@ def sample_world_into(
 
     if playing and state.pass_offset != 0 and rules.pass_count > 0:
         must[(seat + state.pass_offset) % n] |= state.passed[seat] & unseen
-    if playing and state.first_lead_card != NO_CARD:
+    lead_hidden = playing and first_lead_hidden(rules)
+    played_by = card_rows[CARDS_PLAYED_BY]
+    if lead_hidden:  # checked on every proposal; the seat's own lowest club is all it knows
+        cards_played_by(state, played_by)
+        if state.trick_leaders[0] == seat and kitty_open:
+            own_lowest = card_bit(lowest_card((state.hands[seat] | played_by[seat]) & CLUBS_MASK))
+            must[kitty_slot] |= (own_lowest - _ONE) & CLUBS_MASK & unseen
+    elif playing and state.first_lead_card != NO_CARD:
         lead_bit = card_bit(state.first_lead_card)
         must[state.trick_leaders[0]] |= lead_bit & unseen
         if kitty_open:  # the lowest club held opened the hand: lower clubs are in the kitty
@@ -445,10 +497,22 @@ def sample_world_into(
             continue
         if points_in_kitty >= 0 and card_points(dealt[kitty_slot], rules) != points_in_kitty:
             continue
+        if (
+            lead_hidden
+            and lowest_club_holder(seat, state.hands[seat], dealt, played_by, n)[0]
+            != (state.trick_leaders[0])
+        ):
+            continue  # rejection keeps the law uniform over the deals where the leader held it
         if nested:
             break
         if attempt >= MAX_EXACT_ATTEMPTS:  # rare: shuffle the proposal towards uniform instead
             rng = _mix_by_swaps(free, dealt, slots, allowed_suits, kitty_slot, points_in_kitty >= 0, rng)
+            if (
+                lead_hidden
+                and lowest_club_holder(seat, state.hands[seat], dealt, played_by, n)[0]
+                != (state.trick_leaders[0])
+            ):
+                continue
             break
         rng, u = random_unit(rng)
         if u < ratio:
@@ -457,6 +521,8 @@ def sample_world_into(
     for o in range(n):
         if o != seat:
             world.hands[o] = dealt[o]
+    if lead_hidden:  # the world's own opening club, never the real one
+        world.first_lead_card = lowest_club_holder(seat, state.hands[seat], dealt, played_by, n)[1]
     if kitty_open:
         world.kitty = dealt[kitty_slot]
     elif kitty_known:
@@ -508,7 +574,13 @@ def world_fits(state, rules: RulesTuple, seat: np.int64, world) -> bool:
         receiver = (seat + state.pass_offset) % n
         if state.passed[seat] & ~state.played & ~world.hands[receiver] != _ZERO:
             return False
-    if state.first_lead_card != NO_CARD:
+    if first_lead_hidden(rules):
+        played_by = np.zeros(MAX_PLAYERS, dtype=np.uint64)
+        cards_played_by(state, played_by)
+        holder, club = lowest_club_holder(seat, world.hands[seat], world.hands, played_by, n)
+        if holder != state.trick_leaders[0] or world.first_lead_card != club:
+            return False
+    elif state.first_lead_card != NO_CARD:
         lead_bit = card_bit(state.first_lead_card)
         if (state.played | world.hands[state.trick_leaders[0]]) & lead_bit == _ZERO:
             return False

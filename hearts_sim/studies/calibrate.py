@@ -29,7 +29,11 @@ from hearts_sim.selfplay.simulate import Table, run_hands, set_threads
 from hearts_sim.studies.stats import format_p_value
 from hearts_sim.studies.tournament import TournamentConfig, is_search_agent, run_tournament
 
-DECISION = np.dtype([("seconds", np.float64), ("passing", np.bool_), ("choices", np.int64)])
+# seconds: wall clock; cpu_seconds: this thread's CPU time, what the decision costs on one core
+# however loaded the machine is (another process on the core stretches the wall clock only)
+DECISION = np.dtype(
+    [("seconds", np.float64), ("cpu_seconds", np.float64), ("passing", np.bool_), ("choices", np.int64)]
+)
 
 
 def decision_times(
@@ -43,7 +47,8 @@ def decision_log(
     spec: str, rules: Rules, hands: int = 20, seed: int = 0, engines: EngineOptions | None = None
 ) -> np.ndarray:
     """Every decision of ``spec`` in all seats over ``hands`` hands, timed one call at a time:
-    a ``DECISION`` array (seconds, passing, choices = legal cards, or the hand when passing).
+    a ``DECISION`` array (wall and CPU seconds, passing, choices = legal cards, or the hand when
+    passing).
 
     One untimed hand first: a process's first call loads the compiled kernels from numba's
     cache (~0.1 s), which is start-up, not thinking time."""
@@ -67,7 +72,7 @@ def _timed_hands(
         record = state.record
         if state.phase == "pass":
             for seat in range(rules.n_players):
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.thread_time()
                 cards = decide_pass(
                     pass_policy.code,
                     pass_params,
@@ -76,14 +81,15 @@ def _timed_hands(
                     seat,
                     np.uint64(decision_seed(record, seat)),
                 )
-                log.append((time.perf_counter() - start, True, int(record["dealt"][seat]).bit_count()))
+                elapsed, cpu = time.perf_counter() - start, time.thread_time() - cpu
+                log.append((elapsed, cpu, True, int(record["dealt"][seat]).bit_count()))
                 state.pass_cards(seat, int(cards))
         while state.phase == "play":
             player = state.current_player
             assert player is not None
             seat = player
             legal = np.uint64(int(state.legal_moves()))
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             card = decide_play(
                 play_policy.code,
                 play_params,
@@ -93,7 +99,8 @@ def _timed_hands(
                 legal,
                 np.uint64(decision_seed(record, seat)),
             )
-            log.append((time.perf_counter() - start, False, int(legal).bit_count()))
+            elapsed, cpu = time.perf_counter() - start, time.thread_time() - cpu
+            log.append((elapsed, cpu, False, int(legal).bit_count()))
             state.play(int(card))
     return np.array(log, dtype=DECISION)
 
@@ -109,7 +116,7 @@ def _timed_external_hands(
         policy = agent.pass_policy if passing else agent.play_policy
         observation, hand_seed = state.observation(seat), int(state.record["hand_seed"])
         seed_bits = int(decision_seed(state.record, seat))
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         if policy.external is None:  # a compiled policy beside an external one (pass=rule,...)
             move = Agent(AgentSpec(policy, policy)).act(observation, hand_seed)
         else:
@@ -117,7 +124,8 @@ def _timed_external_hands(
                 0
             ]
         choices = len(observation.hand) if passing else len(observation.legal_moves())
-        log.append((time.perf_counter() - start, passing, choices))
+        # an engine's own CPU time is in its process: cpu_seconds counts this side's only
+        log.append((time.perf_counter() - start, time.thread_time() - cpu, passing, choices))
         return move
 
     for hand in range(hands):
@@ -218,10 +226,13 @@ def calibrate(
     say(f"timing {timing_hands} hands per level, one decision at a time")
     timing = {}
     for level in ladder:
-        seconds = decision_times(level, rules, timing_hands, seed, engines) * 1000
+        log = decision_log(level, rules, timing_hands, seed, engines)
+        seconds, cpu = log["seconds"] * 1000, log["cpu_seconds"] * 1000
         timing[level] = {
             "median_ms": round(float(np.median(seconds)), 4),
             "p99_ms": round(float(np.percentile(seconds, 99)), 4),
+            "median_cpu_ms": round(float(np.median(cpu)), 4),
+            "p99_cpu_ms": round(float(np.percentile(cpu, 99)), 4),
             "decisions": len(seconds),
         }
     return {
@@ -259,10 +270,10 @@ def format_calibration(result: dict[str, Any]) -> str:
         lines.append(f"{level:<{width}}" + "".join(f"{row[c]:>{width}.2f}" for c in ladder))
     deals = result["one_vs_three_deals"]
     lines.append(f"({deals['fast']} deals per cell, {deals['search']} where a search agent plays)")
-    lines += ["", "per-decision time (one thread):"]
+    lines += ["", "per-decision time (one thread; wall clock, and CPU time of the deciding thread):"]
     for level, t in result["decision_ms"].items():
         lines.append(
-            f"  {level:<8} median {t['median_ms']:.3f} ms, p99 {t['p99_ms']:.3f} ms "
-            f"over {t['decisions']} decisions"
+            f"  {level:<8} median {t['median_ms']:.3f} ms, p99 {t['p99_ms']:.3f} ms; CPU median "
+            f"{t['median_cpu_ms']:.3f} ms, p99 {t['p99_cpu_ms']:.3f} ms over {t['decisions']} decisions"
         )
     return "\n".join(lines)
