@@ -1,11 +1,15 @@
 """What each agent costs on one thread: the figures the agents issue asks for.
 
-* hands/s with ``rule`` in every seat (and ``random``, measured in the same run, for scale);
+* hands/s with ``rule`` in every seat and with ``random``, against the minimal reference
+  playout measured in the same run (``hearts_sim.studies.reference_playout``: the floor of what
+  a random standard hand costs on this CPU), so each figure is also a ratio that travels
+  between machines;
 * rollouts/s inside ``mc``: every play decision rolls each legal card out in every sampled
   world, so a decision makes ``samples x legal cards`` rollouts (each to the end of the hand,
   world sampling included); measured for the rule and the random rollout policy;
-* decisions/s and the median / 99th percentile ms per decision of the search agents at
-  their default budgets (plays only: at their defaults the search agents pass as ``rule`` does).
+* decisions/s, the median / 99th percentile ms per decision and the iterations per second of
+  the search agents at their default budgets and of the ``hard`` level (plays with more than
+  one legal card; a forced card costs no search).
 
     python experiments/agent_costs.py                 # ~2 min on one core
     python experiments/agent_costs.py --hands 4 --rule-hands 50000
@@ -22,10 +26,10 @@ import numpy as np
 from agents.registry import KINDS, parse_agent
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.simulate import Table, run_hands, set_threads
-from hearts_sim.studies.bench import timed_kernel
+from hearts_sim.studies.bench import timed_kernel, timed_reference
 from hearts_sim.studies.calibrate import decision_log
 
-SEARCH_AGENTS = tuple(kind.name for kind in KINDS if kind.searches)
+SEARCH_AGENTS = (*(kind.name for kind in KINDS if kind.searches), "hard")
 MC_ROLLOUTS = ("mc", "mc(rollout=random)")
 
 
@@ -48,9 +52,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     set_threads(1)
 
-    rule = hands_per_second("rule", args.rule_hands)
-    random = hands_per_second("random", args.rule_hands)
-    print(f"rule in all seats      {rule:>12,.0f} hands/s  (random in all seats: {random:,.0f})")
+    reference = timed_reference(1, args.rule_hands, repeats=3)
+    print(f"minimal reference      {reference:>12,.0f} hands/s  (random standard hands, no record)")
+    for agent in ("random", "rule"):
+        rate = hands_per_second(agent, args.rule_hands)
+        label = f"{agent} in all seats"
+        print(f"{label:<22} {rate:>12,.0f} hands/s  ({rate / reference:.1%} of the reference)")
     plays = {
         spec: real_choices(decision_log(spec, Rules(), args.hands)) for spec in MC_ROLLOUTS + SEARCH_AGENTS
     }
@@ -60,9 +67,15 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{spec:<22} {rollouts:>12,.0f} rollouts/s inside the search")
     for spec in SEARCH_AGENTS:
         ms = plays[spec]["seconds"] * 1000
+        # tree searches: iterations per decision at the base budget (ismcts's stretch may spend more)
+        iterations = dict(parse_agent(spec).play_policy.values).get("iterations")
+        per_second = (
+            "" if iterations is None else f"; at least {iterations * 1000 / ms.mean():,.0f} iterations/s"
+        )
         print(
             f"{spec:<22} {1000 / ms.mean():>12,.1f} decisions/s  "
-            f"(median {np.median(ms):.1f} ms, p99 {np.percentile(ms, 99):.1f} ms, {len(ms)} real choices)"
+            f"(median {np.median(ms):.1f} ms, p99 {np.percentile(ms, 99):.1f} ms, "
+            f"{len(ms)} real choices{per_second})"
         )
 
 

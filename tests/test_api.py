@@ -117,7 +117,11 @@ def loop_hand(
 
 def assert_matches_loop(state: HandState, rules: Rules, seating: list[str], seed: int, deal: int) -> None:
     """The stepped hand is the one ``run_hands`` (the batched loop) plays for the same deal."""
-    record = run_hands(Table.build(rules, [seating]), seed, deal, 1)[0]
+    assert_record_is_hand(run_hands(Table.build(rules, [seating]), seed, deal, 1)[0], state, rules)
+
+
+def assert_record_is_hand(record: np.ndarray, state: HandState, rules: Rules) -> None:
+    """A HAND_RECORD of the batched loop describes the stepped hand ``state``."""
     n = rules.n_players
     assert record["hand_seed"] == state.record["hand_seed"]
     assert list(record["passed"][:n]) == list(state.record["passed"][:n])

@@ -1,4 +1,5 @@
-"""``hearts-sim bench``: the figures it promises, with OpenSpiel measured in the same run."""
+"""``hearts-sim bench``: the figures it promises, with its peers (OpenSpiel, the minimal reference
+playout) measured in the same run."""
 
 from __future__ import annotations
 
@@ -6,7 +7,13 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+
+from hearts_sim.engine.rng import derive_seed
+from hearts_sim.selfplay.simulate import simulate
+from hearts_sim.studies import bench
+from hearts_sim.studies.reference_playout import reference_hand
 
 
 def test_bench_json_reports_every_figure_and_checks_the_invariants() -> None:
@@ -23,10 +30,40 @@ def test_bench_json_reports_every_figure_and_checks_the_invariants() -> None:
     ratio = result["random_hands_per_s"] / result["openspiel_hands_per_s"]
     assert result["ratio_vs_openspiel"] == pytest.approx(ratio, rel=0.01)
     assert result["invariants_checked"] == 2 * 2 * 2000  # 2 timed runs, 1 thread and "all" (1) threads
+    assert result["reference_hands_per_s"] > 0
+    for figure, key in (("random_hands_per_s", "kernel"), ("hands_per_s_with_records", "records")):
+        ratio = result[figure] / result["reference_hands_per_s"]
+        assert result[f"ratio_{key}_vs_reference"] == pytest.approx(ratio, rel=0.01)
+    assert not any(key.startswith(("cold_start", "warm_start")) for key in result)  # no --startup
 
 
-def test_bench_rejects_a_bad_hand_count() -> None:
-    run = subprocess.run(
-        [sys.executable, "-m", "hearts_sim", "bench", "--hands", "-5"], capture_output=True, text=True
-    )
-    assert run.returncode == 2 and "Traceback" not in run.stderr and run.stderr.count("\n") == 1
+def test_bench_prints_no_reference_ratio_for_other_rules() -> None:
+    result = bench.run_bench(hands=200, threads=1, openspiel_hands=0, rules="omnibus", repeats=1)
+    assert result["reference_hands_per_s"] > 0  # still timed: the floor of a standard hand here
+    assert result["ratio_kernel_vs_reference"] is None and result["ratio_records_vs_reference"] is None
+    assert "ratio to the reference" not in bench.format_bench(result)
+
+
+def test_the_reference_playout_plays_the_standard_game() -> None:
+    """Every hand hands out the 26 points; seat 0's mean score matches the engine's random
+    play (different random streams: 20,000 hands each, the means within 5 standard errors)."""
+    hands, passed, points = (np.zeros(4, dtype=dtype) for dtype in (np.uint64, np.uint64, np.int64))
+    scores = []
+    for h in range(20_000):
+        scores.append(reference_hand(h, np.uint64(derive_seed(np.uint64(7), h)), hands, passed, points))
+        assert points.sum() == 26 and (hands == 0).all()  # every card played, every point taken
+    engine = simulate("standard", "random", hands=20_000, seed=7, threads=1, progress=False)["score_0"]
+    standard_error = np.sqrt(np.var(scores) / len(scores) + engine.var() / len(engine))
+    assert abs(np.mean(scores) - engine.mean()) < 5 * standard_error
+
+
+def test_startup_times_each_command_cold_then_warm_in_fresh_processes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the real commands compile for a minute with an empty cache: time two quick ones the same way
+    monkeypatch.setattr(bench, "STARTUP_COMMANDS", {"rules": ["rules"], "agents": ["agents"]})
+    result = bench.run_bench(hands=100, threads=1, openspiel_hands=0, repeats=1, startup=True)
+    for name in ("rules", "agents"):
+        cold, warm = result[f"cold_start_{name}_s"], result[f"warm_start_{name}_s"]
+        assert cold > 0 and warm > 0
+        assert f"hearts-sim {name}, cold / warm" in bench.format_bench(result)

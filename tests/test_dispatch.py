@@ -19,6 +19,13 @@ import pytest
 
 from agents.dispatch import KindSet, _kind_set, source_modules
 from agents.registry import KIND_BY_NAME, KINDS
+from hearts_sim.core.rules import PRESETS, Rules
+from hearts_sim.selfplay.simulate import Table, run_hands
+
+try:  # the stepping helpers of the agent API tests
+    from tests.test_api import assert_record_is_hand, loop_hand
+except ImportError:  # tests/ on sys.path instead of the repository root
+    from test_api import assert_record_is_hand, loop_hand  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,11 +33,13 @@ _PROBE = """
 import json
 from hearts_sim.selfplay.loops import play_hands
 from hearts_sim.selfplay.simulate import Table, run_hands
-from agents import ismcts, mc, pimc
-from hearts_sim.engine import sampler
+from agents import belief, evaluation, ismcts, mc, net, passing, pimc
+from hearts_sim.engine import inference, sampler
 run_hands(Table.build("standard", [["random", "lowest", "rule", "easy"]]), 0, 0, 20)
-search = {k.__name__: len(k.signatures) for k in (ismcts.ismcts_play, pimc.pimc_play, mc.mc_play, mc.mc_pass,
-                                                  sampler.sample_world, sampler.sample_world_into)}
+kernels = (ismcts.ismcts_play, pimc.pimc_play, mc.mc_play, mc.mc_pass, sampler.sample_world,
+           sampler.sample_world_into, passing.searched_pass, belief.belief_pool, evaluation.evaluate,
+           inference.draw_world, net.policy_logits)
+search = {k.__name__: len(k.signatures) for k in kernels}
 print(json.dumps({"search_compiled": search, "hits": sum(play_hands.stats.cache_hits.values()),
                   "misses": sum(play_hands.stats.cache_misses.values())}))
 """
@@ -73,3 +82,31 @@ def test_kind_sets_name_their_kinds_with_the_kinds_they_pass_like(monkeypatch: p
     every = KindSet(range(len(KINDS)))
     assert every.names == tuple(kind.name for kind in KINDS)
     assert KindSet.of(["rule"]).stamp != KindSet.of(["ismcts"]).stamp
+
+
+# one compiled policy of every kind (small budgets; the search knobs on), in two seatings
+EVERY_KIND = ("mc(samples=3,belief=20)", "rule", "pimc(iterations=40,worlds=2,pass_rollouts=60)", "random",
+              "ismcts(iterations=40,stretch=2,cutoff=2,belief=20)", "lowest", "net", "highest")  # fmt: skip
+
+
+def test_every_compiled_kind_is_listed() -> None:
+    listed = {spec.split("(")[0] for spec in EVERY_KIND}
+    assert listed == {kind.name for kind in KINDS if not kind.external}
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_every_kind_at_a_mixed_table_decides_as_its_own_kind_alone(preset: str) -> None:
+    """The loop compiled for every kind at once writes, for each seating, the hand that stepping
+    each decision through its own kind's compiled dispatcher (a kind set of one) plays: same
+    passes, points, scores and trick winners, under every preset. Composing kinds into one loop
+    changes no decision."""
+    rules = Rules.preset(preset)
+    n = rules.n_players
+    seatings = [[EVERY_KIND[(start * n + seat) % len(EVERY_KIND)] for seat in range(n)] for start in range(3)]
+    table = Table.build(rules, seatings)
+    assert set(table.kind_set().names) >= {spec.split("(")[0] for spec in EVERY_KIND}
+    for deal in (0, 1):
+        records = run_hands(table, 5, deal, 1)
+        for record, seating in zip(records, seatings, strict=True):
+            state, _, _ = loop_hand(rules, seating, seed=5, deal=deal)
+            assert_record_is_hand(record, state, rules)

@@ -18,10 +18,16 @@ def test_agent_costs_prints_every_figure() -> None:
         check=True,
     )
     lines = run.stdout.splitlines()
-    assert re.match(r"rule in all seats\s+[\d,]+ hands/s", lines[0])
-    assert [line.split()[0] for line in lines[1:]] == ["mc", "mc(rollout=random)", "mc", "pimc", "ismcts"]
+    assert re.match(r"minimal reference\s+[\d,]+ hands/s", lines[0])
+    for line, agent in zip(lines[1:3], ("random", "rule"), strict=True):
+        share = re.match(rf"{agent} in all seats\s+[\d,]+ hands/s  \((\d+\.\d)% of the reference\)", line)
+        assert share and float(share[1]) > 0
+    searches = lines[3:]
+    names = [line.split()[0] for line in searches]
+    assert names == ["mc", "mc(rollout=random)", "mc", "pimc", "ismcts", "hard"]
     assert all(float(re.findall(r"([\d,.]+) (?:rollouts|decisions)/s", line)[0].replace(",", "")) > 0
-               for line in lines[1:])  # fmt: skip
+               for line in searches)  # fmt: skip
+    assert all("iterations/s" in line for line in searches[3:])  # the tree searches
 
 
 def test_pass_study_plays_and_tabulates(tmp_path: Path) -> None:

@@ -99,7 +99,7 @@ REPEATS = Option("repeats", COUNT, "timed runs; the best counts", 3, 1, 100, ("-
 STARTUP = Option(
     "startup",
     FLAG,
-    "also time cold (empty numba cache) and warm start in fresh processes",
+    "also time cold (empty numba cache) and warm start of tournament and bench in fresh processes",
     flags=("--startup",),
 )
 QUIET = Option("quiet", FLAG, "no progress on stderr", False, flags=("--quiet",))

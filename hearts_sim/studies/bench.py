@@ -1,10 +1,14 @@
-"""``hearts-sim bench``: random-vs-random throughput, against OpenSpiel measured in the same run.
+"""``hearts-sim bench``: random-vs-random throughput, against its peers measured in the same run.
 
 Figures: hands/s of the self-play kernel on one thread (the per-core figure) and on
-all threads, hands/s of ``simulate`` including the DataFrame, the first call's
-compile/cache-load time, and OpenSpiel's ``hearts`` with four uniform random bots
-through ``pyspiel.evaluate_bots``. Every benchmarked hand is checked against the
-invariants of docs/rules.md (untimed).
+all threads, hands/s of ``simulate`` on one thread including its records and DataFrame, the
+first call's compile/cache-load time; two peers, each in the same run: the minimal reference
+playout (``reference_playout``: the floor of what a standard hand costs on this CPU, the
+engine's ratio to it judges the engine on whatever CPU runs the benchmark) and OpenSpiel's
+``hearts`` with four uniform random bots through ``pyspiel.evaluate_bots``. ``--startup``
+times, in fresh processes with an empty numba cache, what a new user waits for: the default
+``hearts-sim tournament`` and this benchmark's own kernels. Every benchmarked hand is checked
+against the invariants of docs/rules.md (untimed).
 """
 
 from __future__ import annotations
@@ -17,19 +21,22 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from hearts_sim._numba import max_threads
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.rng import check_seed
 from hearts_sim.selfplay.invariants import check_hand_records
 from hearts_sim.selfplay.simulate import Table, compile_seconds, run_hands, set_threads, simulate
 from hearts_sim.studies.openspiel_peer import openspiel_random_hands_per_second
+from hearts_sim.studies.reference_playout import reference_hands
 
-_STARTUP_SCRIPT = (
-    "import time; t = time.perf_counter(); "
-    "from hearts_sim.selfplay.simulate import Table, run_hands; "
-    "run_hands(Table.build('standard', [['random'] * 4]), 0, 0, 1000); "
-    "print(time.perf_counter() - t)"
-)
+# What a new user starts, each timed from process start to exit: the default tournament (a few
+# deals: the time is the start, not the play) and a short run of this benchmark's kernels.
+STARTUP_COMMANDS = {
+    "tournament": ["tournament", "--deals", "20", "--quiet"],
+    "bench": ["bench", "--hands", "1000", "--repeats", "1", "--openspiel-hands", "0", "--quiet"],
+}
 
 
 def timed_kernel(table: Table, seed: int, hands: int, repeats: int) -> tuple[float, int]:
@@ -44,23 +51,38 @@ def timed_kernel(table: Table, seed: int, hands: int, repeats: int) -> tuple[flo
     return best, checked
 
 
-def startup_times() -> tuple[float, float]:
-    """(cold, warm) seconds for a fresh process's first 1000 hands: compiling into an empty
-    numba cache, then loading that cache."""
-    with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-        runs = [
-            subprocess.run(
-                [sys.executable, "-c", _STARTUP_SCRIPT],
-                env=env,
-                check=True,
-                capture_output=True,
-                text=True,
-            )
-            for _ in range(2)
-        ]
-    cold, warm = (float(r.stdout.strip().splitlines()[-1]) for r in runs)
-    return cold, warm
+def timed_reference(seed: int, hands: int, repeats: int) -> float:
+    """Best hands/s of the minimal reference playout over ``repeats`` runs, on the calling thread."""
+    reference_hands(np.uint64(seed), 10)  # compile or load the cache, untimed
+    best = 0.0
+    for repeat in range(repeats):
+        start = time.perf_counter()
+        reference_hands(np.uint64(seed + repeat), hands)
+        best = max(best, hands / (time.perf_counter() - start))
+    return best
+
+
+def startup_times() -> dict[str, tuple[float, float]]:
+    """``{command: (cold, warm)}``: seconds from a fresh process's start to its exit for each of
+    ``STARTUP_COMMANDS``, compiling into an empty numba cache, then loading that cache. Each
+    command gets its own empty cache, so neither profits from the other's compiling."""
+    times = {}
+    for name, arguments in STARTUP_COMMANDS.items():
+        with tempfile.TemporaryDirectory() as scratch:
+            env = {**os.environ, "NUMBA_CACHE_DIR": os.path.join(scratch, "cache")}
+            seconds = []
+            for _ in range(2):
+                start = time.perf_counter()
+                subprocess.run(
+                    [sys.executable, "-m", "hearts_sim", *arguments],
+                    env=env,
+                    cwd=scratch,  # the tournament writes its run folder here
+                    check=True,
+                    capture_output=True,
+                )
+                seconds.append(time.perf_counter() - start)
+        times[name] = (seconds[0], seconds[1])
+    return times
 
 
 def run_bench(
@@ -93,21 +115,26 @@ def run_bench(
     set_threads(1)
     say(f"bench: self-play kernel, 1 thread: best of {repeats} runs of {hands:,} hands")
     one_thread, checked = timed_kernel(table, seed, hands, repeats)
+    say(f"bench: the minimal reference playout (standard rules), 1 thread: best of {repeats} runs")
+    reference = timed_reference(seed, hands, repeats)
     set_threads(all_threads)
     say(f"bench: self-play kernel, {all_threads} threads: best of {repeats} runs of {hands:,} hands")
     many_threads, more = timed_kernel(table, seed, hands, repeats)
-    say(f"bench: simulate() with its DataFrame, {hands:,} hands")
+    say(f"bench: simulate() with its records and DataFrame, 1 thread, {hands:,} hands")
     start = time.perf_counter()
-    simulate(rules_value, "random", hands=hands, seed=seed, threads=all_threads, progress=False)
+    simulate(rules_value, "random", hands=hands, seed=seed, threads=1, progress=False)
     with_records = hands / (time.perf_counter() - start)
+    set_threads(all_threads)
+    # the reference plays the standard game only: a ratio is meaningful for standard rules
+    comparable = rules_value == resolve_rules("standard")
 
     if openspiel_hands:
         say(f"bench: OpenSpiel hearts, {openspiel_hands:,} hands")
     # OpenSpiel's seeds are C ints: fold ours into 0 .. 2**30 (plus the hand index stays below 2**31)
     peer = openspiel_random_hands_per_second(openspiel_hands, seed % 2**30) if openspiel_hands else None
     if startup:
-        say("bench: cold and warm start in fresh processes (the cold one compiles into an empty cache)")
-    cold, warm = startup_times() if startup else (None, None)
+        say("bench: cold and warm start of tournament and bench in fresh processes (the cold ones compile)")
+    starts = startup_times() if startup else {}
     return {
         "rules": rules_value.describe(),
         "hands": hands,
@@ -115,11 +142,17 @@ def run_bench(
         "random_hands_per_s": round(one_thread),
         "random_hands_per_s_all_threads": round(many_threads),
         "hands_per_s_with_records": round(with_records),
+        "reference_hands_per_s": round(reference),
+        "ratio_kernel_vs_reference": round(one_thread / reference, 3) if comparable else None,
+        "ratio_records_vs_reference": round(with_records / reference, 3) if comparable else None,
         "openspiel_hands_per_s": None if peer is None else round(peer),
         "ratio_vs_openspiel": None if peer is None else round(one_thread / peer, 1),
         "first_call_s": round(first_call, 2),
-        "cold_start_s": None if cold is None else round(cold, 2),
-        "warm_start_s": None if warm is None else round(warm, 2),
+        **{
+            f"{when}_start_{name}_s": round(seconds, 2)
+            for name, pair in starts.items()
+            for when, seconds in zip(("cold", "warm"), pair, strict=True)
+        },
         "invariants_checked": checked + more,
         "numba_threads_available": max_threads(),
     }
@@ -135,15 +168,21 @@ def format_bench(result: dict[str, Any]) -> str:
         f"rules: {result['rules']}   hands per run: {result['hands']:,}",
         f"hearts_sim kernel, 1 thread     {rate(result['random_hands_per_s'])}",
         f"hearts_sim kernel, {result['threads']} threads    {rate(result['random_hands_per_s_all_threads'])}",
-        f"simulate() with DataFrame       {rate(result['hands_per_s_with_records'])}",
+        f"simulate() with DataFrame, 1 th {rate(result['hands_per_s_with_records'])}",
+        f"minimal reference, 1 thread     {rate(result['reference_hands_per_s'])}",
         f"OpenSpiel hearts (C++), 1 core  {rate(result['openspiel_hands_per_s'])}",
     ]
+    if result["ratio_kernel_vs_reference"] is not None:
+        lines.append(
+            f"ratio to the reference          {result['ratio_kernel_vs_reference']:>12.0%} kernel, "
+            f"{result['ratio_records_vs_reference']:.0%} simulate()"
+        )
     if result["ratio_vs_openspiel"] is not None:
         lines.append(f"ratio, 1 thread vs OpenSpiel    {result['ratio_vs_openspiel']:>12}x")
     lines.append(f"first call (compile or cache)   {result['first_call_s']:>12} s")
-    if result["cold_start_s"] is not None:
-        lines.append(
-            f"cold start / warm start          {result['cold_start_s']:>8} s / {result['warm_start_s']} s"
-        )
+    for name in STARTUP_COMMANDS:
+        if f"cold_start_{name}_s" in result:
+            cold, warm = result[f"cold_start_{name}_s"], result[f"warm_start_{name}_s"]
+            lines.append(f"hearts-sim {name + ', cold / warm':<21} {cold:>8} s / {warm} s")
     lines.append(f"invariants checked on           {result['invariants_checked']:>12,} hands: ok")
     return "\n".join(lines)
