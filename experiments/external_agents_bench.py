@@ -6,10 +6,11 @@ Prints, one thread:
 - ``exec:hearts-sim serve --agent random`` in one seat: the protocol's cost per decision
   (median and p99 of the time the engine took to answer, from the server's own ``ms``, and the
   round trip seen by the table), and decisions per second with 1 and 2 engine processes;
-- the compiled seats of a mixed table: the time of three rule seats beside a Python agent,
-  that is the table's time minus the time spent asking the Python agent (observations, the
-  calls, checking its moves), against the same three seats beside the built-in agent in its
-  place: the cost of playing in lockstep blocks.
+- the compiled seats of a mixed table: the time of three rule (then mc) seats beside a Python
+  agent, that is the table's time minus the time spent asking the Python agent (observations,
+  the calls, checking its moves), against the same three seats beside the built-in agent in
+  its place: the cost of playing in lockstep blocks, large beside seats that decide in a
+  fraction of a microsecond, negligible beside a search.
 
     python experiments/external_agents_bench.py [--hands 20000]
 """
@@ -54,10 +55,15 @@ class BatchRandom(PythonRandom):
         return [self.choose_pass(o) if o.phase == "pass" else self.choose_play(o) for o in observations]
 
 
-def timed(seats: list[Any], hands: int, engines: EngineOptions | None = None) -> tuple[float, int]:
-    """(seconds, decisions of seat 0) for ``hands`` hands (after a warm-up hand)."""
+def timed(
+    seats: list[Any], hands: int, engines: EngineOptions | None = None, started: Any = None
+) -> tuple[float, int]:
+    """(seconds, decisions of seat 0) for ``hands`` hands (after warm-up hands; ``started()``
+    is called as the timing starts)."""
     table = Table.build("standard", [seats])
     run_hands(table, 99, 0, 4, engines=engines)
+    if started is not None:
+        started()
     start = time.perf_counter()
     run_hands(table, 1, 0, hands, engines=engines)
     seconds = time.perf_counter() - start
@@ -92,7 +98,6 @@ def main(argv: list[str] | None = None) -> None:
             state.play(answer["play"])
     median, p99 = np.median(ms), np.percentile(ms, 99)
     print(f"protocol cost per decision (in process)   median {median:.2f} ms, p99 {p99:.2f} ms")
-    own, _ = timed(["rule", "rule", "rule", "random"], args.hands)
     asking = [0.0]
     decide = lockstep._decide
 
@@ -103,15 +108,21 @@ def main(argv: list[str] | None = None) -> None:
         finally:
             asking[0] += time.perf_counter() - start
 
-    lockstep._decide = timed_decide  # type: ignore[assignment]
-    mixed, _ = timed(["rule", "rule", "rule", BatchRandom()], args.hands)
-    lockstep._decide = decide  # type: ignore[assignment]
-    compiled = mixed - asking[0]
-    print(f"three rule seats beside built-in random   {args.hands / own:>10,.0f} hands/s")
-    print(
-        f"the same beside a Python random (batched) {args.hands / compiled:>10,.0f} hands/s of compiled time "
-        f"({own / compiled:.0%} of their own speed; {args.hands / mixed:,.0f} hands/s in all)"
-    )
+    # cheap seats (rule: ~0.2 us a decision) show the lockstep's cost per external decision
+    # (resuming the hand, copying the observation out, the move in); search seats hide it
+    for agent, hands in (("rule", args.hands), ("mc", max(args.hands // 50, 10))):
+        own, _ = timed([agent, agent, agent, "random"], hands)
+        lockstep._decide = timed_decide  # type: ignore[assignment]
+        mixed, _ = timed(
+            [agent, agent, agent, BatchRandom()], hands, started=lambda: asking.__setitem__(0, 0.0)
+        )
+        lockstep._decide = decide  # type: ignore[assignment]
+        compiled = mixed - asking[0]
+        print(f"three {agent} seats beside built-in random {hands / own:>10,.0f} hands/s")
+        print(
+            f"the same beside a Python random (batched) {hands / compiled:>10,.0f} hands/s of compiled time "
+            f"({own / compiled:.0%} of their own speed; {hands / mixed:,.0f} hands/s in all)"
+        )
 
 
 if __name__ == "__main__":

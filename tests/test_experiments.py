@@ -56,3 +56,29 @@ def test_belief_likelihood_compares_weighted_and_uniform() -> None:
     )  # fmt: skip
     assert re.search(r"uniform sampler: -[\d.]+ per position", run.stdout)
     assert re.search(r"trust 0.50: .* gain over uniform [+-][\d.]+ ± [\d.]+ nats", run.stdout)
+
+
+def test_external_agents_bench_prints_every_figure() -> None:
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(EXPERIMENTS / "external_agents_bench.py"),
+            "--hands",
+            "100",
+            "--engine-hands",
+            "4",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = run.stdout.splitlines()
+    rates = [float(m.replace(",", "")) for line in lines for m in re.findall(r"([\d,]+) decisions/s", line)]
+    assert len(rates) == 4 and all(
+        rate > 0 for rate in rates
+    )  # Python agent twice, engine with 1 and 2 procs
+    assert re.search(
+        r"protocol cost per decision \(in process\)\s+median [\d.]+ ms, p99 [\d.]+ ms", run.stdout
+    )
+    shares = re.findall(r"\((\d+)% of their own speed", run.stdout)
+    assert len(shares) == 2 and all(int(share) > 0 for share in shares)  # rule seats, then mc seats

@@ -164,25 +164,30 @@ def format_bench(result: dict[str, Any]) -> str:
     def rate(value: float | None) -> str:
         return "not installed" if value is None else f"{value:>12,.0f} hands/s"
 
+    def row(label: str, value: str) -> str:
+        return f"{label:<34} {value}"
+
+    threads = result["threads"]
     lines = [
         f"rules: {result['rules']}   hands per run: {result['hands']:,}",
-        f"hearts_sim kernel, 1 thread     {rate(result['random_hands_per_s'])}",
-        f"hearts_sim kernel, {result['threads']} threads    {rate(result['random_hands_per_s_all_threads'])}",
-        f"simulate() with DataFrame, 1 th {rate(result['hands_per_s_with_records'])}",
-        f"minimal reference, 1 thread     {rate(result['reference_hands_per_s'])}",
-        f"OpenSpiel hearts (C++), 1 core  {rate(result['openspiel_hands_per_s'])}",
+        row("hearts_sim kernel, 1 thread", rate(result["random_hands_per_s"])),
+        row(
+            f"hearts_sim kernel, {threads} thread{'s' * (threads > 1)}",
+            rate(result["random_hands_per_s_all_threads"]),
+        ),
+        row("simulate() with records, 1 thread", rate(result["hands_per_s_with_records"])),
+        row("minimal reference, 1 thread", rate(result["reference_hands_per_s"])),
+        row("OpenSpiel hearts (C++), 1 core", rate(result["openspiel_hands_per_s"])),
     ]
     if result["ratio_kernel_vs_reference"] is not None:
-        lines.append(
-            f"ratio to the reference          {result['ratio_kernel_vs_reference']:>12.0%} kernel, "
-            f"{result['ratio_records_vs_reference']:.0%} simulate()"
-        )
+        kernel, records = result["ratio_kernel_vs_reference"], result["ratio_records_vs_reference"]
+        lines.append(row("ratio to the reference", f"{kernel:>12.0%} kernel, {records:.0%} simulate()"))
     if result["ratio_vs_openspiel"] is not None:
-        lines.append(f"ratio, 1 thread vs OpenSpiel    {result['ratio_vs_openspiel']:>12}x")
-    lines.append(f"first call (compile or cache)   {result['first_call_s']:>12} s")
+        lines.append(row("ratio, 1 thread vs OpenSpiel", f"{result['ratio_vs_openspiel']:>12}x"))
+    lines.append(row("first call (compile or cache)", f"{result['first_call_s']:>12} s"))
     for name in STARTUP_COMMANDS:
         if f"cold_start_{name}_s" in result:
             cold, warm = result[f"cold_start_{name}_s"], result[f"warm_start_{name}_s"]
-            lines.append(f"hearts-sim {name + ', cold / warm':<21} {cold:>8} s / {warm} s")
-    lines.append(f"invariants checked on           {result['invariants_checked']:>12,} hands: ok")
+            lines.append(row(f"hearts-sim {name}, cold / warm", f"{cold:>10} s / {warm} s"))
+    lines.append(row("invariants checked on", f"{result['invariants_checked']:>12,} hands: ok"))
     return "\n".join(lines)
