@@ -42,12 +42,13 @@ from agents.passing import PASS_ROLLOUTS, searched_pass
 from agents.search import (
     MAX_EXPLORATION,
     MAX_ITERATIONS,
-    MAX_MS,
     NO_NODE,
+    PLAYOUT_EPSILON,
     ROLLOUT_GREEDY,
     ROLLOUTS,
     TIME_CHECK_EVERY,
     TIMED_NODE_CAPACITY,
+    TIMED_SEARCH,
     add_child,
     backup,
     budget_count,
@@ -83,16 +84,8 @@ PARAMETERS = (
         "c", 0.7, "UCB exploration constant (values are -score / moon total)", low=0, high=MAX_EXPLORATION
     ),
     Parameter("rollout", ROLLOUT_GREEDY, "playout policy below the tree", ROLLOUTS),
-    Parameter(
-        "epsilon", 0.1, "playouts: chance of a uniformly random card instead of the policy's", low=0, high=1
-    ),
-    Parameter(
-        "ms",
-        0.0,
-        "ms per decision (0: use iterations; a timed search is not reproducible)",
-        low=0,
-        high=MAX_MS,
-    ),
+    PLAYOUT_EPSILON,
+    TIMED_SEARCH,
     *BELIEF_PARAMETERS,
     Parameter(
         "stretch", 1.0, "up to this many times the iterations for a decision that matters", low=1, high=100

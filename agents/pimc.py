@@ -35,10 +35,12 @@ from agents.search import (
     MAX_SAMPLES,
     NO_NODE,
     NS_PER_MS,
+    PLAYOUT_EPSILON,
     ROLLOUT_GREEDY,
     ROLLOUTS,
     TIME_CHECK_EVERY,
     TIMED_NODE_CAPACITY,
+    TIMED_SEARCH,
     add_child,
     backup,
     budget_count,
@@ -73,16 +75,8 @@ PARAMETERS = (
         "c", 0.7, "UCT exploration constant (values are -score / moon total)", low=0, high=MAX_EXPLORATION
     ),
     Parameter("rollout", ROLLOUT_GREEDY, "playout policy below the tree", ROLLOUTS),
-    Parameter(
-        "epsilon", 0.1, "playouts: chance of a uniformly random card instead of the policy's", low=0, high=1
-    ),
-    Parameter(
-        "ms",
-        0.0,
-        "ms per decision (0: use iterations; a timed search is not reproducible)",
-        low=0,
-        high=MAX_MS,
-    ),
+    PLAYOUT_EPSILON,
+    TIMED_SEARCH,
     *BELIEF_PARAMETERS,
     PASS_ROLLOUTS,
 )

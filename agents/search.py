@@ -27,6 +27,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from agents.baseline import pass_extremes, random_pass
+from agents.kinds import Parameter
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULT_PARAMS
 from agents.rule import rule_pass, rule_play
 from hearts_sim._numba import njit, njit_inline
@@ -61,6 +62,14 @@ MAX_ITERATIONS = 2_000_000  # a tree of this many nodes takes 176 MB (TREE_NODE:
 MAX_SAMPLES = 1_000_000  # sampled worlds or deals per decision
 MAX_MS = 60_000.0  # one minute per decision
 MAX_EXPLORATION = 100.0  # UCB's c; values are scaled to about [-1, 0]
+
+# the tree searches' (pimc, ismcts) playout noise and clock, declared once
+PLAYOUT_EPSILON = Parameter(
+    "epsilon", 0.1, "playouts: chance of a uniformly random card instead of the policy's", low=0, high=1
+)
+TIMED_SEARCH = Parameter(
+    "ms", 0.0, "ms per decision (0: use iterations; a timed search is not reproducible)", low=0, high=MAX_MS
+)
 
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)

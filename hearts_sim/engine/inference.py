@@ -28,7 +28,7 @@ import numpy as np
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import card_bit, suit_of
 from hearts_sim.core.rules import RulesTuple
-from hearts_sim.engine.hand import point_cards
+from hearts_sim.engine.hand import next_turn, point_cards
 from hearts_sim.engine.rng import random_unit
 from hearts_sim.engine.sampler import copy_state
 from hearts_sim.engine.state import HAND_STATE, MAX_CARDS_PLAYED
@@ -59,7 +59,6 @@ def play_events(state, rules: RulesTuple, seat: np.int64, events) -> np.int64:
     """The public facts about every card another seat played to a trick already led, into
     ``events`` rows (mover, card, suit led, card winning the trick before it, 1 if the trick
     held point cards then, the cards the mover played from that card on); returns how many."""
-    n = state.n_players
     points = point_cards(rules)
     count = np.int64(0)
     trick = 0
@@ -88,13 +87,7 @@ def play_events(state, rules: RulesTuple, seat: np.int64, events) -> np.int64:
         if position > 0 and suit_of(card) == led and card > winning:
             winning = card
         in_trick |= card_bit(card)
-        position += 1
-        player = player + 1 if player + 1 < n else 0  # counters, not `%`: a division is slow
-        if position == n:
-            position = 0
-            trick += 1
-            if i + 1 < state.n_played:
-                player = state.trick_leaders[trick]
+        player, position, trick = next_turn(state, i, player, position, trick)
     return count
 
 

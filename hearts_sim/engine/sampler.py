@@ -77,7 +77,7 @@ from hearts_sim.core.cards import (
     suit_of,
 )
 from hearts_sim.core.rules import DECK_KITTY, LEAD_ANY_CLUB, MAX_PLAYERS, RulesTuple
-from hearts_sim.engine.hand import card_points, deck_cards, hand_size, point_cards
+from hearts_sim.engine.hand import card_points, deck_cards, hand_size, next_turn, point_cards
 from hearts_sim.engine.rng import next_u64, random_below, random_unit, uniform_below
 from hearts_sim.engine.state import MAX_CARDS_PLAYED, MAX_TRICKS, PHASE_PASS
 
@@ -203,19 +203,12 @@ def first_lead_hidden(rules: RulesTuple) -> bool:
 @njit
 def cards_played_by(state, out) -> None:
     """Each seat's cards played so far, from the public history, into ``out`` (zeroed rows)."""
-    n = state.n_players
     trick = 0
     player = state.trick_leaders[0]
     position = 0
     for i in range(state.n_played):
         out[player] |= card_bit(state.history[i])
-        position += 1
-        player = player + 1 if player + 1 < n else 0  # counters, not `%`: a division is slow
-        if position == n:
-            position = 0
-            trick += 1
-            if i + 1 < state.n_played:
-                player = state.trick_leaders[trick]
+        player, position, trick = next_turn(state, i, player, position, trick)
 
 
 @njit
@@ -610,13 +603,7 @@ def _rewrite_hidden_fields(state, rules: RulesTuple, seat: np.int64, world, play
         played_by[player] |= bit
         if trick < state.trick_number:
             taken[state.trick_winners[trick]] |= bit
-        position += 1
-        player = player + 1 if player + 1 < n else 0  # counters, not `%`: a division is slow
-        if position == n:
-            position = 0
-            trick += 1
-            if i + 1 < state.n_played:
-                player = state.trick_leaders[trick]
+        player, position, trick = next_turn(state, i, player, position, trick)
     if state.trick_number > 0:
         taken[state.trick_winners[0]] |= world.kitty
     for o in range(n):
