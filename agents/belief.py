@@ -28,6 +28,7 @@ import numpy as np
 from agents.kinds import Parameter
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
+from agents.search import budget_count
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import QS, QS_BIT, SUIT_MASKS, card_bit, popcount, suit_of
 from hearts_sim.core.rules import RulesTuple
@@ -38,6 +39,7 @@ from hearts_sim.engine.inference import (
     EVENT_WINNING,
     held_then,
     new_events,
+    new_pool,
     play_events,
     temper,
 )
@@ -95,13 +97,29 @@ def belief_pool(
     events = new_events()
     n_events = play_events(state, rules, seat, events) if state.phase != PHASE_PASS else np.int64(0)
     log_weights = np.zeros(count, dtype=np.float64)
-    log_surprise = np.log(1.0 - min(max(trust, 0.0), MAX_TRUST))
+    log_surprise = np.log(1.0 - (min(trust, MAX_TRUST) if trust > 0.0 else 0.0))  # NaN: 0
     for i in range(count):
         rng = sample_world_into(state, rules, seat, rng, pool[i], plan, card_rows)
         if log_surprise < 0.0:
             log_weights[i] = log_surprise * surprises(pool[i], rules, seat, events, n_events)
     power = temper(log_weights, count, MIN_ESS_FRACTION * count, cumulative)
     return rng, power
+
+
+@njit
+def weighted_pool(
+    state, rules: RulesTuple, seat: np.int64, rng: np.uint64, belief: np.float64, trust: np.float64
+):
+    """A search decision's worlds: (rng, pool, cumulative weights, pool size) for ``draw_world``.
+    The size is ``belief`` clamped to ``0 .. MAX_POOL``, and 0 (draw from the uniform sampler)
+    before anything was seen: no card played and no pass received."""
+    size = np.int64(0)
+    if state.n_played > 0 or state.pass_offset != 0:
+        size = budget_count(belief, np.int64(0), np.int64(MAX_POOL))
+    pool, cumulative = new_pool(max(size, np.int64(1)))
+    if size > 0:
+        rng, _ = belief_pool(state, rules, seat, rng, pool, cumulative, trust)
+    return rng, pool, cumulative, size
 
 
 @njit

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.belief import BELIEF_PARAMETERS, belief_pool
+from agents.belief import BELIEF_PARAMETERS, weighted_pool
 from agents.evaluation import N_FEATURES, evaluate
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.passing import PASS_ROLLOUTS, searched_pass
@@ -67,10 +67,13 @@ from hearts_sim._numba import njit
 from hearts_sim.core.cards import N_CARDS, NO_CARD, QS_BIT, card_bit, lowest_card, select_bit
 from hearts_sim.core.rules import MAX_PLAYERS, MOON_OFF, RulesTuple
 from hearts_sim.engine.hand import hand_size, legal_moves, moon_total, play_card
-from hearts_sim.engine.inference import draw_world, new_pool
+from hearts_sim.engine.inference import draw_world
 from hearts_sim.engine.rng import random_below
 from hearts_sim.engine.sampler import sample_world
 from hearts_sim.engine.state import PHASE_PLAY
+
+MAX_STRETCH = 100.0  # the card-play ceiling (STRETCH_CARDS) binds long before
+MAX_CUTOFF = 52  # tricks: anything at or above the tricks left plays to the end
 
 PARAMETERS = (
     Parameter(
@@ -88,11 +91,19 @@ PARAMETERS = (
     TIMED_SEARCH,
     *BELIEF_PARAMETERS,
     Parameter(
-        "stretch", 1.0, "up to this many times the iterations for a decision that matters", low=1, high=100
+        "stretch",
+        1.0,
+        "up to this many times the iterations for a decision that matters",
+        low=1,
+        high=MAX_STRETCH,
     ),
     PASS_ROLLOUTS,
     Parameter(
-        "cutoff", 0, "playouts: tricks played before the learned evaluation (0: to the end)", low=0, high=52
+        "cutoff",
+        0,
+        "playouts: tricks played before the learned evaluation (0: to the end)",
+        low=0,
+        high=MAX_CUTOFF,
     ),
 )
 P = param_indices(PARAMETERS)
@@ -160,8 +171,8 @@ def ismcts_play(
     rollout = np.int64(params[P.rollout])
     epsilon = np.float64(params[P.epsilon])
     deadline = budget_deadline(np.float64(params[P.ms]))
-    stretch = max(np.float64(params[P.stretch]), 1.0)
-    cutoff = np.int64(params[P.cutoff])
+    stretch = min(np.float64(params[P.stretch]), MAX_STRETCH) if params[P.stretch] > 1.0 else 1.0  # NaN: 1
+    cutoff = budget_count(params[P.cutoff], np.int64(0), np.int64(MAX_CUTOFF))
     features = np.empty(N_FEATURES, dtype=np.float64)
     values = np.zeros(MAX_PLAYERS, dtype=np.float64)
     n = state.n_players
@@ -179,10 +190,9 @@ def ismcts_play(
     # in every iteration, or numba frees it after its last use and the record dangles
     worlds = new_worlds(1)
     rng = seed
-    pool_size = np.int64(params[P.belief]) if state.n_played > 0 or state.pass_offset != 0 else np.int64(0)
-    pool, cumulative = new_pool(max(pool_size, np.int64(1)))
-    if pool_size > 0:
-        rng, _ = belief_pool(state, rules, seat, rng, pool, cumulative, np.float64(params[P.trust]))
+    rng, pool, cumulative, pool_size = weighted_pool(
+        state, rules, seat, rng, params[P.belief], params[P.trust]
+    )
     iteration = 0
     while True:
         if deadline > 0:
@@ -278,7 +288,7 @@ def ismcts_play(
 @njit
 def ismcts_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
     """The searched pass (``agents.passing``) with ``pass_rollouts`` playouts."""
-    return searched_pass(state, rules, seat, seed, np.int64(params[P.pass_rollouts]))
+    return searched_pass(state, rules, seat, seed, budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS))
 
 
 KIND = PolicyKind(

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.belief import BELIEF_PARAMETERS, belief_pool
+from agents.belief import BELIEF_PARAMETERS, weighted_pool
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.passing import MAX_RULE_CANDIDATES, rule_candidates
 from agents.search import (
@@ -67,7 +67,7 @@ from hearts_sim.engine.hand import (
     play_card,
     seat_score,
 )
-from hearts_sim.engine.inference import draw_world, new_pool
+from hearts_sim.engine.inference import draw_world
 from hearts_sim.engine.rng import next_u64, random_below
 from hearts_sim.engine.sampler import copy_state, new_sampler_scratch, sample_world_into
 from hearts_sim.engine.state import NO_SEAT, NO_SUIT
@@ -184,10 +184,9 @@ def mc_play(
     totals = np.zeros(N_CARDS, dtype=np.float64)
     plan, card_rows = new_sampler_scratch()
     rng = seed
-    pool_size = np.int64(params[P.belief]) if state.n_played > 0 or state.pass_offset != 0 else np.int64(0)
-    pool, cumulative = new_pool(max(pool_size, np.int64(1)))
-    if pool_size > 0:
-        rng, _ = belief_pool(state, rules, seat, rng, pool, cumulative, np.float64(params[P.trust]))
+    rng, pool, cumulative, pool_size = weighted_pool(
+        state, rules, seat, rng, params[P.belief], params[P.trust]
+    )
     for sample in range(samples):
         if deadline > 0 and sample > 0 and monotonic_ns() >= deadline:
             break

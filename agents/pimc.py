@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.belief import BELIEF_PARAMETERS, belief_pool
+from agents.belief import BELIEF_PARAMETERS, weighted_pool
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.passing import PASS_ROLLOUTS, searched_pass
 from agents.search import (
@@ -57,7 +57,7 @@ from hearts_sim._numba import njit
 from hearts_sim.core.cards import N_CARDS, NO_CARD, card_bit, lowest_card, select_bit
 from hearts_sim.core.rules import RulesTuple
 from hearts_sim.engine.hand import legal_moves, moon_total, play_card
-from hearts_sim.engine.inference import draw_world, new_pool
+from hearts_sim.engine.inference import draw_world
 from hearts_sim.engine.rng import random_below
 from hearts_sim.engine.sampler import sample_world
 from hearts_sim.engine.state import PHASE_PLAY
@@ -188,10 +188,9 @@ def pimc_play(
     root_count = np.zeros(N_CARDS, dtype=np.int64)
     worlds = new_worlds(2)
     rng = seed
-    pool_size = np.int64(params[P.belief]) if state.n_played > 0 or state.pass_offset != 0 else np.int64(0)
-    pool, cumulative = new_pool(max(pool_size, np.int64(1)))
-    if pool_size > 0:
-        rng, _ = belief_pool(state, rules, seat, rng, pool, cumulative, np.float64(params[P.trust]))
+    rng, pool, cumulative, pool_size = weighted_pool(
+        state, rules, seat, rng, params[P.belief], params[P.trust]
+    )
     for w in range(n_worlds):
         deadline = np.int64(0)
         if ms > 0.0:
@@ -230,7 +229,7 @@ def pimc_play(
 @njit
 def pimc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
     """The searched pass (``agents.passing``) with ``pass_rollouts`` playouts."""
-    return searched_pass(state, rules, seat, seed, np.int64(params[P.pass_rollouts]))
+    return searched_pass(state, rules, seat, seed, budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS))
 
 
 KIND = PolicyKind(

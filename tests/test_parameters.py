@@ -27,7 +27,16 @@ CHEAP_BASE = {
 }
 # Values above these (still accepted) would make a hand take seconds to minutes: for them the
 # test checks acceptance only; the kernels' clamps are tested below.
-CHEAP_LIMIT = {"iterations": 400, "samples": 20, "worlds": 20, "pass_samples": 20, "ms": 1.0}
+CHEAP_LIMIT = {
+    "iterations": 400,
+    "samples": 20,
+    "worlds": 20,
+    "pass_samples": 20,
+    "ms": 1.0,
+    "belief": 2000,
+    "pass_rollouts": 2000,
+    "stretch": 10,
+}
 PARAMETERS = [(kind, parameter) for kind in KINDS for parameter in kind.parameters]
 
 
