@@ -128,6 +128,14 @@ def _play_out_hand(kinds, state, rules, pass_codes, pass_params, play_codes, pla
 
 
 @njit
+def _play_out_hand_once(kinds, state, rules, pass_codes, pass_params, play_codes, play_params) -> None:
+    """``play_out_hand`` behind a dispatcher, for prange bodies: an overload called in a prange
+    body is compiled twice (when the loop is typed and again when its parfor is lowered), a
+    dispatcher once (the random table's loop: 16.5 -> 11 s to compile)."""
+    play_out_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params)
+
+
+@njit
 def play_out_states(kinds, states, rules, pass_codes, pass_params, play_codes, play_params) -> None:
     """``play_out_hand`` on ``states[0]``, callable from Python (tests, tools)."""
     play_out_hand(kinds, states[0], rules, pass_codes, pass_params, play_codes, play_params)
@@ -267,7 +275,7 @@ def play_hands(
         for job in range(start, stop):
             hand_seed = derive_seed(master_seed, deal)
             deal_hand(state, rules, pass_offset_for_hand(rules, deal, hand_seed), dealer, hand_seed)
-            play_out_hand(
+            _play_out_hand_once(
                 kinds,
                 state,
                 rules,
@@ -430,6 +438,12 @@ def _advance_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play
     return impl
 
 
+@njit
+def _advance_hand_once(kinds, state, rules, pass_codes, pass_params, play_codes, play_params) -> np.int64:
+    """``advance_hand`` behind a dispatcher, for prange bodies (see ``_play_out_hand_once``)."""
+    return advance_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params)
+
+
 @njit_parallel
 def advance_hands(
     kinds,
@@ -454,7 +468,7 @@ def advance_hands(
             hand_seed = derive_seed(master_seed, deal)
             offset = pass_offset_for_hand(rules, deal, hand_seed)
             deal_hand(states[i], rules, offset, deal % rules.n_players, hand_seed)
-        seat = advance_hand(
+        seat = _advance_hand_once(
             kinds,
             states[i],
             rules,
