@@ -37,6 +37,7 @@ from hearts_sim.engine.inference import (
     EVENT_LED,
     EVENT_POINTS,
     EVENT_WINNING,
+    draw_world,
     held_then,
     new_events,
     new_pool,
@@ -120,6 +121,27 @@ def weighted_pool(
     if size > 0:
         rng, _ = belief_pool(state, rules, seat, rng, pool, cumulative, trust)
     return rng, pool, cumulative, size
+
+
+@njit
+def next_world(
+    state,
+    rules: RulesTuple,
+    seat: np.int64,
+    rng: np.uint64,
+    pool,
+    cumulative,
+    size: np.int64,
+    world,
+    plan,
+    card_rows,
+) -> np.uint64:
+    """Fill ``world`` with the decision's next world: drawn by weight from the pool of
+    ``weighted_pool`` when it has one (``size`` > 0), else fresh from the uniform sampler
+    (``plan``, ``card_rows``: scratch from ``new_sampler_scratch``, allocated once per decision)."""
+    if size > 0:
+        return draw_world(pool, cumulative, size, rng, world)
+    return sample_world_into(state, rules, seat, rng, world, plan, card_rows)
 
 
 @njit

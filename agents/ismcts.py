@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.belief import BELIEF_PARAMETERS, weighted_pool
+from agents.belief import BELIEF_PARAMETERS, next_world, weighted_pool
 from agents.evaluation import N_FEATURES, evaluate
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.passing import PASS_ROLLOUTS, searched_pass
@@ -67,9 +67,8 @@ from hearts_sim._numba import njit
 from hearts_sim.core.cards import N_CARDS, NO_CARD, QS_BIT, card_bit, lowest_card, select_bit
 from hearts_sim.core.rules import MAX_PLAYERS, MOON_OFF, RulesTuple
 from hearts_sim.engine.hand import hand_size, legal_moves, moon_total, play_card
-from hearts_sim.engine.inference import draw_world
 from hearts_sim.engine.rng import random_below
-from hearts_sim.engine.sampler import sample_world
+from hearts_sim.engine.sampler import new_sampler_scratch
 from hearts_sim.engine.state import PHASE_PLAY
 
 MAX_STRETCH = 100.0  # the card-play ceiling (STRETCH_CARDS) binds long before
@@ -193,6 +192,7 @@ def ismcts_play(
     rng, pool, cumulative, pool_size = weighted_pool(
         state, rules, seat, rng, params[P.belief], params[P.trust]
     )
+    plan, card_rows = new_sampler_scratch()
     iteration = 0
     while True:
         if deadline > 0:
@@ -213,10 +213,7 @@ def ismcts_play(
             break
         iteration += 1
         work = worlds[0]
-        if pool_size > 0:
-            rng = draw_world(pool, cumulative, pool_size, rng, work)
-        else:
-            rng = sample_world(state, rules, seat, rng, work)
+        rng = next_world(state, rules, seat, rng, pool, cumulative, pool_size, work, plan, card_rows)
         node = np.int64(0)
         depth = 0
         path[0] = 0

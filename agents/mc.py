@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.belief import BELIEF_PARAMETERS, weighted_pool
+from agents.belief import BELIEF_PARAMETERS, next_world, weighted_pool
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.passing import MAX_RULE_CANDIDATES, rule_candidates
 from agents.search import (
@@ -67,7 +67,6 @@ from hearts_sim.engine.hand import (
     play_card,
     seat_score,
 )
-from hearts_sim.engine.inference import draw_world
 from hearts_sim.engine.rng import next_u64, random_below
 from hearts_sim.engine.sampler import copy_state, new_sampler_scratch, sample_world_into
 from hearts_sim.engine.state import NO_SEAT, NO_SUIT
@@ -190,10 +189,7 @@ def mc_play(
     for sample in range(samples):
         if deadline > 0 and sample > 0 and monotonic_ns() >= deadline:
             break
-        if pool_size > 0:
-            rng = draw_world(pool, cumulative, pool_size, rng, worlds[WORLD])
-        else:
-            rng = sample_world_into(state, rules, seat, rng, worlds[WORLD], plan, card_rows)
+        rng = next_world(state, rules, seat, rng, pool, cumulative, pool_size, worlds[WORLD], plan, card_rows)
         rng, stream = next_u64(rng)  # one rollout stream per world, shared by every card
         cards = legal
         while cards:

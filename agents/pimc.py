@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.belief import BELIEF_PARAMETERS, weighted_pool
+from agents.belief import BELIEF_PARAMETERS, next_world, weighted_pool
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.passing import PASS_ROLLOUTS, searched_pass
 from agents.search import (
@@ -57,9 +57,8 @@ from hearts_sim._numba import njit
 from hearts_sim.core.cards import N_CARDS, NO_CARD, card_bit, lowest_card, select_bit
 from hearts_sim.core.rules import RulesTuple
 from hearts_sim.engine.hand import legal_moves, moon_total, play_card
-from hearts_sim.engine.inference import draw_world
 from hearts_sim.engine.rng import random_below
-from hearts_sim.engine.sampler import sample_world
+from hearts_sim.engine.sampler import new_sampler_scratch
 from hearts_sim.engine.state import PHASE_PLAY
 
 PARAMETERS = (
@@ -191,14 +190,12 @@ def pimc_play(
     rng, pool, cumulative, pool_size = weighted_pool(
         state, rules, seat, rng, params[P.belief], params[P.trust]
     )
+    plan, card_rows = new_sampler_scratch()
     for w in range(n_worlds):
         deadline = np.int64(0)
         if ms > 0.0:
             deadline = start + np.int64(ms * NS_PER_MS * (w + 1) / n_worlds)
-        if pool_size > 0:
-            rng = draw_world(pool, cumulative, pool_size, rng, worlds[0])
-        else:
-            rng = sample_world(state, rules, seat, rng, worlds[0])
+        rng = next_world(state, rules, seat, rng, pool, cumulative, pool_size, worlds[0], plan, card_rows)
         rng = _uct_world(
             worlds,
             rules,
