@@ -7,6 +7,7 @@
   kitty, the others' deals, passes and piles, the hidden seeds) are re-dealt with the
   determinization sampler, consistently with everything the agent may know; its
   decision for the same random stream must not change.
+* ``qs_dump_position``: a fixed position where the queen of spades should be dumped.
 * ``real_positions``, ``check_world``: decision points from self-play, and a
   from-scratch consistency check of a sampled world (used by tests/test_sampler.py).
 """
@@ -403,3 +404,22 @@ def duplicate_difference(
     b_mean = (scores * (1 - is_a)).sum(axis=(1, 2)) / (1 - is_a).sum()
     difference = a_mean - b_mean
     return float(difference.mean()), float(1.96 * difference.std(ddof=1) / np.sqrt(deals))
+
+
+def qs_dump_position() -> tuple[HandState, int]:
+    """Trick 2: seat 3 leads KC and wins it whatever happens; seat 1, void in clubs and
+    holding QS with three small spades, is to play: the queen goes to seat 3 (no moon
+    threat: the hearts are spread)."""
+    state = HandState.from_deal(
+        "standard",
+        [
+            "2C 3C 4C 5C 6C 7C 2D 3D 4D 2H 3H 4H 5H",
+            "QS 2S 3S 4S 5D 6D 7D 8D 6H 7H 8H 9H 10H",
+            "8C 9C 10C 5S 6S 7S 8S 9D 10D JD JH QH KH",
+            "JC QC KC AC 9S 10S JS KS AS QD KD AD AH",
+        ],
+    )
+    for card in ("2C", "5D", "8C", "AC", "KC", "3C"):
+        state.play(card)
+    assert state.current_player == 1
+    return state, 1

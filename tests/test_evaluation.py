@@ -21,7 +21,11 @@ from agents.evaluation_weights import WEIGHTS
 from agents.search import ROLLOUT_GREEDY
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.state import new_states
-from hearts_sim.game.hand_state import HandState
+
+try:
+    from tests.agent_checks import qs_dump_position
+except ImportError:  # tests/ itself on sys.path
+    from agent_checks import qs_dump_position  # type: ignore[no-redef]
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 sys.path.insert(0, str(EXPERIMENTS))
@@ -49,16 +53,8 @@ def test_shipped_weights_predict_better_than_the_points_taken() -> None:
 
 def test_evaluate_scores_every_seat_in_points() -> None:
     """A seat that has taken the queen and holds nothing dangerous is worse off than the others."""
-    state = HandState.from_deal(
-        "standard",
-        [
-            "2C 3C 4C 5C 6C 7C 2D 3D 4D 2H 3H 4H 5H",
-            "QS 2S 3S 4S 5D 6D 7D 8D 6H 7H 8H 9H 10H",
-            "8C 9C 10C 5S 6S 7S 8S 9D 10D JD JH QH KH",
-            "JC QC KC AC 9S 10S JS KS AS QD KD AD AH",
-        ],
-    )
-    for card in ("2C", "5D", "8C", "AC", "KC", "3C", "QS", "9C"):  # seat 3 takes the queen
+    state, _ = qs_dump_position()
+    for card in ("QS", "9C"):  # seat 1 dumps the queen on seat 3's KC
         state.play(card)
     values = np.zeros(5)
     evaluate(state.record, state._rules_array, np.zeros(N_FEATURES), values)

@@ -21,18 +21,24 @@ from agents.kinds import MAX_PARAMS, AgentError
 from agents.registry import KIND_BY_NAME, parse_agent
 from hearts_sim.core.cards import QS
 from hearts_sim.core.rules import Rules
-from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import Table, run_hands
 
 # isort: on
 
 try:
-    from tests.agent_checks import CHECK_RULES, assert_no_peeking, assert_plays_legally, spec_decider
+    from tests.agent_checks import (
+        CHECK_RULES,
+        assert_no_peeking,
+        assert_plays_legally,
+        qs_dump_position,
+        spec_decider,
+    )
 except ImportError:  # tests/ itself on sys.path
     from agent_checks import (  # type: ignore[no-redef]
         CHECK_RULES,
         assert_no_peeking,
         assert_plays_legally,
+        qs_dump_position,
         spec_decider,
     )
 
@@ -138,29 +144,10 @@ def test_deterministic_for_a_seed(spec: str) -> None:
 
 
 # ---------------------------------------------------------------- play
-def _qs_dump_position() -> tuple[HandState, int]:
-    """Trick 2: seat 3 leads KC and wins it whatever happens; seat 1, void in clubs and
-    holding QS with three small spades, is to play: the queen goes to seat 3 (no moon
-    threat: the hearts are spread)."""
-    state = HandState.from_deal(
-        "standard",
-        [
-            "2C 3C 4C 5C 6C 7C 2D 3D 4D 2H 3H 4H 5H",
-            "QS 2S 3S 4S 5D 6D 7D 8D 6H 7H 8H 9H 10H",
-            "8C 9C 10C 5S 6S 7S 8S 9D 10D JD JH QH KH",
-            "JC QC KC AC 9S 10S JS KS AS QD KD AD AH",
-        ],
-    )
-    for card in ("2C", "5D", "8C", "AC", "KC", "3C"):
-        state.play(card)
-    assert state.current_player == 1
-    return state, 1
-
-
 @pytest.mark.parametrize("spec", ["pimc(iterations=20000,worlds=20)", "ismcts(iterations=12000)"])
 def test_dumps_the_queen_when_void(spec: str) -> None:
     """A tactical sanity check at about the default budgets (small ones still miss it)."""
-    state, seat = _qs_dump_position()
+    state, seat = qs_dump_position()
     decide = spec_decider(spec)
     played = [decide(state.record, state._rules_array, seat, np.uint64(seed)) for seed in range(3)]
     assert played == [QS] * 3, f"{spec} played {played}"
@@ -195,7 +182,7 @@ def test_search_kinds_declared_in_registry() -> None:
 # ---------------------------------------------------------------- time by need
 def test_stakes_name_the_queen_and_the_moon() -> None:
     """The queen out and not in hand, and every point in one pile, each raise a decision's stakes."""
-    state, seat = _qs_dump_position()  # seat 1 holds QS; no points taken yet
+    state, seat = qs_dump_position()  # seat 1 holds QS; no points taken yet
     rules = state._rules_array
     assert ismcts.decision_stakes(state.record, rules, seat) == 0.0
     assert ismcts.decision_stakes(state.record, rules, 0) == ismcts.STAKE_QUEEN
@@ -209,6 +196,6 @@ def test_stakes_name_the_queen_and_the_moon() -> None:
 def test_stretch_never_changes_a_clear_decision_and_stays_legal() -> None:
     """The dump of the bare queen is clear: the stretched search finds it too, and a forced card
     costs no search at any stretch."""
-    state, seat = _qs_dump_position()
+    state, seat = qs_dump_position()
     decide = spec_decider("ismcts(iterations=12000,stretch=4)")
     assert decide(state.record, state._rules_array, seat, np.uint64(1)) == QS
