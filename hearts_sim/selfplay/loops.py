@@ -131,7 +131,7 @@ def _play_out_hand(kinds, state, rules, pass_codes, pass_params, play_codes, pla
 def _play_out_hand_once(kinds, state, rules, pass_codes, pass_params, play_codes, play_params) -> None:
     """``play_out_hand`` behind a dispatcher, for prange bodies: an overload called in a prange
     body is compiled twice (when the loop is typed and again when its parfor is lowered), a
-    dispatcher once (the random table's loop: 16.5 -> 11 s to compile)."""
+    dispatcher once (the random table's loop: 16.5 -> 12.1 s to compile)."""
     play_out_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params)
 
 
