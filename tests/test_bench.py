@@ -44,6 +44,12 @@ def test_bench_prints_no_reference_ratio_for_other_rules() -> None:
     assert "ratio to the reference" not in bench.format_bench(result)
 
 
+def test_the_largest_seed_benchmarks_too() -> None:
+    """Timed runs take the seeds after ``seed``: at 2**64-1 they wrap instead of overflowing."""
+    result = bench.run_bench(hands=50, threads=1, openspiel_hands=0, repeats=2, seed=2**64 - 1)
+    assert result["invariants_checked"] == 2 * 2 * 50 and result["reference_hands_per_s"] > 0
+
+
 def test_the_reference_playout_plays_the_standard_game() -> None:
     """Every hand hands out the 26 points; seat 0's mean score matches the engine's random
     play (different random streams: 20,000 hands each, the means within 5 standard errors)."""

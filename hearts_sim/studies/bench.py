@@ -25,7 +25,7 @@ import numpy as np
 
 from hearts_sim._numba import max_threads
 from hearts_sim.core.rules import resolve_rules
-from hearts_sim.engine.rng import check_seed
+from hearts_sim.engine.rng import MAX_SEED, check_seed
 from hearts_sim.selfplay.invariants import check_hand_records
 from hearts_sim.selfplay.simulate import Table, compile_seconds, run_hands, set_threads, simulate
 from hearts_sim.studies.openspiel_peer import openspiel_random_hands_per_second
@@ -39,13 +39,18 @@ STARTUP_COMMANDS = {
 }
 
 
+def repeat_seed(seed: int, repeat: int) -> int:
+    """The seed of timed run ``repeat``: the next seeds after ``seed``, wrapping at 2**64."""
+    return (seed + repeat) & MAX_SEED
+
+
 def timed_kernel(table: Table, seed: int, hands: int, repeats: int) -> tuple[float, int]:
     """Best hands/s over ``repeats`` kernel runs (the machine is shared: the best is the
     least disturbed), and the number of hands whose invariants were checked."""
     best, checked = 0.0, 0
     for repeat in range(repeats):
         start = time.perf_counter()
-        records = run_hands(table, seed + repeat, 0, hands)
+        records = run_hands(table, repeat_seed(seed, repeat), 0, hands)
         best = max(best, hands / (time.perf_counter() - start))
         checked += check_hand_records(records, table.rules)
     return best, checked
@@ -57,7 +62,7 @@ def timed_reference(seed: int, hands: int, repeats: int) -> float:
     best = 0.0
     for repeat in range(repeats):
         start = time.perf_counter()
-        reference_hands(np.uint64(seed + repeat), hands)
+        reference_hands(np.uint64(repeat_seed(seed, repeat)), hands)
         best = max(best, hands / (time.perf_counter() - start))
     return best
 
