@@ -41,6 +41,7 @@ from hearts_sim.core.cards import (
     SPADES,
     SUIT_MASKS,
     card_bit,
+    lowest_card,
     popcount,
     rank_of,
     select_card_bit,
@@ -152,9 +153,8 @@ def subset_danger(hand: np.uint64, cards: np.uint64, dangers) -> float:
     score = 0.0
     rest = cards
     while rest:
-        bit = rest & (~rest + np.uint64(1))
-        rest ^= bit
-        score += dangers[np.int64(popcount(bit - np.uint64(1)))]
+        score += dangers[lowest_card(rest)]
+        rest &= rest - np.uint64(1)  # drop the lowest card
     for suit in range(N_SUITS):
         held = hand & SUIT_MASKS[suit]
         if suit != HEARTS and held and held & ~cards == np.uint64(0):
