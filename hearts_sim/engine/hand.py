@@ -47,6 +47,7 @@ from hearts_sim.core.rules import (
     DECK_KITTY,
     LEAD_ANY,
     LEAD_ANY_CLUB,
+    MAX_PLAYERS,
     MOON_OFF,
     MOON_OTHERS_PLUS,
     RulesTuple,
@@ -62,7 +63,7 @@ from hearts_sim.engine.rng import (
     mix64,
     random_below,
 )
-from hearts_sim.engine.state import NO_SEAT, NO_SUIT, PHASE_DONE, PHASE_PASS, PHASE_PLAY
+from hearts_sim.engine.state import MAX_TRICKS, NO_SEAT, NO_SUIT, PHASE_DONE, PHASE_PASS, PHASE_PLAY
 
 _ZERO = np.uint64(0)
 _BIT = np.uint64(1)
@@ -158,7 +159,8 @@ def start_hand(
     state.leader = NO_SEAT
     state.to_play = NO_SEAT
     state.first_lead_card = NO_CARD
-    for seat in range(state.hands.shape[0]):
+    # constant trip counts (the record's array sizes): the loops unroll into plain stores
+    for seat in range(MAX_PLAYERS):
         if seat >= n:
             state.hands[seat] = _ZERO
         state.dealt[seat] = state.hands[seat]
@@ -171,7 +173,7 @@ def start_hand(
         state.points[seat] = 0
         state.scores[seat] = 0
         state.seat_seeds[seat] = derive_seed(hand_seed, STREAM_DECISION + seat)
-    for t in range(state.trick_leaders.shape[0]):
+    for t in range(MAX_TRICKS):
         state.trick_leaders[t] = NO_SEAT
         state.trick_winners[t] = NO_SEAT
     if pass_offset % n != 0 and rules.pass_count > 0:
@@ -344,10 +346,10 @@ def breaks_hearts(cards: np.uint64, rules: RulesTuple) -> np.int64:
 
 @njit_inline
 def place_card(state, seat: np.int64, card: np.int64, led_suit: np.int64, index: np.int64) -> None:
-    """The marks a card leaves on the record: out of ``seat``'s hand, into the trick and into
-    the history at ``index``; a card off the led suit shows the seat void in it."""
+    """The marks a card leaves on the finished hand's record: out of ``seat``'s hand and into
+    the history at ``index``; a card off the led suit shows the seat void in it. (The trick
+    in progress, ``trick_cards``, is the caller's: a loop that keeps it in registers skips it.)"""
     state.hands[seat] &= ~card_bit(card)
-    state.trick_cards[seat] = card
     state.history[index] = card
     if led_suit != NO_SUIT:
         state.void_suits[seat] |= np.int64(suit_of(card) != led_suit) << led_suit
@@ -371,6 +373,7 @@ def play_card(state, rules: RulesTuple, card: np.int64) -> None:
     seat = state.to_play
     bit = card_bit(card)
     place_card(state, seat, card, led_suit_of(state), state.n_played)
+    state.trick_cards[seat] = card
     state.played |= bit
     state.trick_mask |= bit
     state.n_played += 1
@@ -466,16 +469,16 @@ def finish_hand(state, rules: RulesTuple) -> None:
     n = state.n_players
     state.phase = PHASE_DONE
     state.to_play = NO_SEAT
+    qs_taker, jd_taker = state.qs_taker, state.jd_taker
+    for s in range(n):  # selects, not branches: the takers are random seats
+        taken = state.taken[s]
+        qs_taker = s if taken & QS_BIT else qs_taker
+        jd_taker = s if taken & JD_BIT else jd_taker
+    state.qs_taker, state.jd_taker = qs_taker, jd_taker
+    shooter = moon_shooter(state.points, n, rules)
+    state.moon_shooter = shooter
     for s in range(n):
-        if state.taken[s] & QS_BIT:
-            state.qs_taker = s
-        if state.taken[s] & JD_BIT:
-            state.jd_taker = s
-    state.moon_shooter = moon_shooter(state.points, n, rules)
-    for s in range(n):
-        state.scores[s] = seat_score(
-            s, state.points[s], state.tricks_won[s], state.moon_shooter, state.jd_taker, rules
-        )
+        state.scores[s] = seat_score(s, state.points[s], state.tricks_won[s], shooter, jd_taker, rules)
 
 
 @njit
