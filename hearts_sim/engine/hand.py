@@ -266,9 +266,10 @@ def _begin_play(state, rules: RulesTuple) -> None:
             held |= state.hands[s]
         card = lowest_card(held & CLUBS_MASK)  # never empty: at most 2 clubs are out of play
         state.first_lead_card = card
-        for s in range(n):
-            if has_card(state.hands[s], card):
-                state.leader = s
+        leader = NO_SEAT
+        for s in range(n):  # a select, not a branch: the holder is a random seat
+            leader = s if has_card(state.hands[s], card) else leader
+        state.leader = leader
     state.to_play = state.leader
     state.trick_leaders[0] = state.leader
 

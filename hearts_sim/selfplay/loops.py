@@ -212,7 +212,6 @@ def _stateless_tricks(state, rules, play_codes, choose) -> None:
 
 @njit
 def _write_hand_record(record, state, deal: np.int64, seating: np.int64) -> None:
-    n = state.n_players
     record.deal = deal
     record.seating = seating
     record.hand_seed = state.hand_seed
@@ -224,13 +223,12 @@ def _write_hand_record(record, state, deal: np.int64, seating: np.int64) -> None
     record.hearts_broken_trick = state.hearts_broken_trick
     record.first_leader = state.trick_leaders[0]
     record.kitty = state.kitty
-    for s in range(MAX_PLAYERS):
-        in_play = s < n
+    for s in range(MAX_PLAYERS):  # seats past n: zeros, as ``start_hand`` left them
         record.dealt[s] = state.dealt[s]
         record.passed[s] = state.passed[s]
-        record.points[s] = state.points[s] if in_play else 0
-        record.score[s] = state.scores[s] if in_play else 0
-        record.tricks[s] = state.tricks_won[s] if in_play else 0
+        record.points[s] = state.points[s]
+        record.score[s] = state.scores[s]
+        record.tricks[s] = state.tricks_won[s]
     for t in range(MAX_TRICKS):
         record.trick_winners[t] = state.trick_winners[t]
 
