@@ -124,6 +124,27 @@ def test_zero_rollouts_is_the_rule_pass_and_a_budget_is_reproducible() -> None:
     assert differs > 0, "the search never departs from the rule pass: it decides nothing"
 
 
+def test_across_the_search_agents_pass_like_rule() -> None:
+    """Passing across the searched pass lost to the rule pass (agents/passing.py's note): every
+    across pass is the rule agent's, whatever the budget, while left and right passes are
+    searched (some depart from it)."""
+    rules = Rules()
+    array = rules.to_tuple()
+    departs = {"left": 0, "right": 0}
+    for step, direction in enumerate(("left", "right", "across")):  # the cycle's first three hands
+        for hand in range(step, 64, 4):
+            state = HandState.deal(rules, seed=70, hand=hand)
+            assert state.pass_direction == direction
+            seed = np.uint64(decision_seed(state.record, 0))
+            rule_cards = int(rule_pass(RULE_DEFAULTS, state.record, array, 0, seed))
+            searched = int(searched_pass(state.record, array, 0, seed, 600))
+            if direction == "across":
+                assert searched == rule_cards, (hand, CardSet(searched), CardSet(rule_cards))
+            else:
+                departs[direction] += searched != rule_cards
+    assert departs["left"] > 0 and departs["right"] > 0, departs
+
+
 def test_searched_pass_sheds_the_bare_queen_and_aces() -> None:
     """Holding QS with no guard, and AS KS: passing three low clubs would be a blunder."""
     state = HandState.from_deal(
