@@ -19,12 +19,13 @@ what separates them is the pass, not the deal.
 
 Only to a neighbour. Passing across, the searched pass lost to the rule agent's pass in all
 three measurements with play fixed to ``hard`` (points per hand, searched minus rule pass, 95%
-over deals): the pass study +0.68 +- 1.58 (7 deals in 24 seatings), ``hard`` against ``hard``
-with the rule pass +1.67 +- 1.63 (12 deals in 14 seatings), the previous ``hard`` with and
-without a searched pass +1.75 +- 2.98 (4 deals), while it won passing left (-1.49, -0.95,
--2.16) and right (-2.14, -1.39, -0.64). Why is not established (the playouts model every
-other seat as the rule agent; across, the seat that receives the pass is also the one that
-passes to us). So across, the search agents pass like ``rule``.
+over deals): the pass study +0.68 +- 1.58 (7 across deals in 24 seatings), ``hard`` against
+``hard`` with the rule pass +1.49 +- 1.46 (17 across deals in 14 seatings), the previous
+``hard`` with and without a searched pass +0.44 +- 1.40 (13 deals); pooled by inverse
+variance +0.87 +- 0.85. Passing left (-1.49, -0.18, -0.51) and right (-2.14, -0.65, +0.20) it
+mostly gained. Why is not established (the playouts
+model every other seat as the rule agent; across, the seat that receives the pass is also the
+one that passes to us). So across, the search agents pass like ``rule``.
 """
 
 from __future__ import annotations
