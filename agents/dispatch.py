@@ -10,9 +10,9 @@ whose numba type (``KindSetType``) names the kinds. Code compiled for a kind set
 numba compiles and caches one specialisation per kind set.
 
 The type's key includes a digest of the source of every module the set's kernels are built
-from (``sources_digest``): numba's cache checks only the loop's own file, so without it an
-edited agent would keep running from a stale cache; with it, only the loops that seat the
-edited kind recompile.
+from (``sources_digest``): a loop's own cache stamp (``hearts_sim._numba``) follows its file's
+imports only as far as the registry, so without it an edited agent would keep running from a
+stale cache; with it, only the loops that seat the edited kind recompile.
 
 Every policy of a role has one signature (``agents.kinds``)::
 
@@ -26,14 +26,11 @@ Python callers (``agents.api``, the levels' timing) decide one position with
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib
 import pkgutil
-import sys
 from collections.abc import Iterable
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,9 +39,8 @@ from numba.extending import NativeValue, models, overload, register_model, typeo
 
 from agents.kinds import PolicyKind
 from agents.registry import CODES, KIND_BY_NAME, KINDS, pass_kind
-from hearts_sim._numba import njit, njit_generated
+from hearts_sim._numba import njit, njit_generated, source_closure
 
-_PROJECT = ("agents", "hearts_sim")
 _ENGINE_PACKAGES = ("hearts_sim.core", "hearts_sim.engine")  # the engine under every loop
 
 
@@ -109,28 +105,6 @@ def _typeof_kind_set(value: KindSet, context: Any) -> KindSetType:
     return value._numba_type_
 
 
-@cache
-def _module_digest(module: str) -> tuple[str, frozenset[str]]:
-    """A module's source digest and the project modules it imports (packages' ``__init__`` aside:
-    they re-export, and following them would pull in every agent)."""
-    source = Path(sys.modules[module].__file__ or "").read_bytes()
-    imports: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            imports.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            imports.add(node.module)
-            imports.update(f"{node.module}.{alias.name}" for alias in node.names)
-    modules = {
-        name
-        for name in imports
-        if name.split(".")[0] in _PROJECT
-        and name in sys.modules
-        and not str(getattr(sys.modules[name], "__file__", "") or "").endswith("__init__.py")
-    }
-    return hashlib.sha256(source).hexdigest()[:16], frozenset(modules)
-
-
 def _engine_modules() -> list[str]:
     """Every module of the engine the loops are built on (imported, so the digest never depends
     on what a process happened to import)."""
@@ -148,25 +122,15 @@ def source_modules(names: tuple[str, ...]) -> dict[str, str]:
     """The project modules the kernels of kinds ``names`` are built from, with their digests:
     the kinds' modules and everything those import, transitively; the engine every loop is
     built on; this dispatcher; and the data a kind's kernels freeze in (``PolicyKind.data``)."""
-    seen = {__name__: _module_digest(__name__)[0]}
-    seen.update({f"{name} data": KIND_BY_NAME[name].data for name in names if KIND_BY_NAME[name].data})
-    todo = _engine_modules() + [
+    kernels = [
         kernel.py_func.__module__
         for name in names
-        for kernel in (
-            KIND_BY_NAME[name].play,
-            KIND_BY_NAME[name].stateless_play,
-            KIND_BY_NAME[name].pass_cards,
-        )
+        for kind in [KIND_BY_NAME[name]]
+        for kernel in (kind.play, kind.stateless_play, kind.pass_cards)
         if kernel is not None
     ]
-    while todo:
-        module = todo.pop()
-        if module in seen:
-            continue
-        digest, imports = _module_digest(module)
-        seen[module] = digest
-        todo.extend(imports)
+    seen = source_closure([__name__, *_engine_modules(), *kernels])
+    seen.update({f"{name} data": KIND_BY_NAME[name].data for name in names if KIND_BY_NAME[name].data})
     return seen
 
 

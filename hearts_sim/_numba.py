@@ -4,6 +4,13 @@
 in ``__pycache__`` or ``NUMBA_CACHE_DIR``). Numba's cache ignores the values of module
 globals, so no kernel may switch behaviour on a global: rule switches arrive as data.
 
+numba stamps a cached function with its own file only, and a cached function holds the code of
+every function it calls: edit ``agents/passing.py`` and ``agents/ismcts.py``'s cached pass kept
+running the old searched pass in every later process. So a project function's stamp here also
+carries the sources of every project module its file imports, transitively
+(``ProjectStampLocator``): a cached function goes stale exactly when something it could have
+compiled in changes.
+
 Hot per-card kernels take value types only (records, tuples, scalars): every array
 argument costs an atomic reference-count increment and decrement per call, which
 measured at about 5x the cost of the rules logic itself.
@@ -11,7 +18,15 @@ measured at about 5x the cost of the rules logic itself.
 
 from __future__ import annotations
 
+import ast
+import hashlib
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
 import numba
+from numba.core import caching
 
 _FLAGS = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy"}
 
@@ -29,3 +44,90 @@ prange = numba.prange
 def max_threads() -> int:
     """The number of threads numba may use on this machine (``NUMBA_NUM_THREADS``)."""
     return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------- what a cached function is built from
+PROJECT_PACKAGES = ("hearts_sim", "agents")
+_PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# The registry imports every agent to look kinds up by name; code compiled against a set of
+# kinds carries that set's own digest in its numba type (``agents.dispatch.KindSet``), so the
+# import walk takes the registry's own source but does not follow its imports (otherwise every
+# edit to any agent would recompile the loops of tables that do not seat it).
+IMPORT_WALK_STOPS = frozenset({"agents.registry"})
+
+
+@cache
+def _module_file(module: str) -> Path | None:
+    """The source file of project module ``module`` (a package's ``__init__``: None, since it only
+    re-exports), found on disk: what a stamp covers never depends on what a process imported."""
+    parts = module.split(".")
+    if parts[0] not in PROJECT_PACKAGES:
+        return None
+    path = _PROJECT_ROOT.joinpath(*parts).with_suffix(".py")
+    return path if path.is_file() else None
+
+
+@cache
+def module_source(module: str) -> tuple[str, frozenset[str]]:
+    """A project module's source digest and the project modules it imports."""
+    path = _module_file(module)
+    if path is None:
+        raise ValueError(f"{module} is not a project module with a source file")
+    source = path.read_bytes()
+    imports: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            imports.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imports.add(node.module)
+            imports.update(f"{node.module}.{alias.name}" for alias in node.names)
+    modules = frozenset(name for name in imports if _module_file(name) is not None)
+    return hashlib.sha256(source).hexdigest()[:16], modules
+
+
+def source_closure(modules: Iterable[str]) -> dict[str, str]:
+    """Source digests of ``modules`` and every project module they import, transitively (not
+    past ``IMPORT_WALK_STOPS``)."""
+    seen: dict[str, str] = {}
+    todo = list(modules)
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        digest, imports = module_source(module)
+        seen[module] = digest
+        if module not in IMPORT_WALK_STOPS:
+            todo.extend(imports)
+    return seen
+
+
+@cache
+def module_stamp(module: str) -> str:
+    """One digest of ``source_closure([module])``."""
+    return hashlib.sha256(repr(sorted(source_closure([module]).items())).encode()).hexdigest()[:16]
+
+
+class _ProjectStamp:
+    """A numba cache locator whose source stamp for a project function adds the ``module_stamp``
+    of its module (for any other function: numba's own stamp)."""
+
+    def __init__(self, py_func: Any, py_file: str) -> None:
+        super().__init__(py_func, py_file)  # type: ignore[call-arg]
+        self._module = py_func.__module__
+
+    def get_source_stamp(self) -> Any:
+        stamp = super().get_source_stamp()  # type: ignore[misc]
+        return (stamp, module_stamp(self._module)) if _module_file(self._module) else stamp
+
+
+class ProjectStampLocator(_ProjectStamp, caching.InTreeCacheLocator):
+    """The cache in ``__pycache__``, stamped with the sources a function is built from."""
+
+
+class ProjectStampUserLocator(_ProjectStamp, caching.UserProvidedCacheLocator):
+    """The cache in ``NUMBA_CACHE_DIR``, stamped with the sources a function is built from."""
+
+
+# numba tries its locators in order; ours go first, in numba's own order (the user's directory,
+# then __pycache__), and numba's stay behind them for what ours decline.
+caching.CacheImpl._locator_classes[:0] = [ProjectStampUserLocator, ProjectStampLocator]

@@ -60,6 +60,53 @@ def test_a_baseline_table_never_compiles_a_search_agent_and_its_loop_is_cached(t
     assert warm["hits"] == 1 and warm["misses"] == 0
 
 
+_CALLER = """
+from hearts_sim._numba import njit
+from hearts_sim.callee import value
+
+@njit
+def call():
+    return value()
+"""
+_CALLEE = """
+from hearts_sim._numba import njit
+
+@njit
+def value():
+    return {value}
+"""
+_CALL = "from hearts_sim.caller import call; print(call(), call.stats.cache_hits[call.signatures[0]])"
+
+
+def test_editing_a_module_invalidates_the_cached_functions_of_the_modules_that_import_it(
+    tmp_path: Path,
+) -> None:
+    """numba stamps a cached function with its own file, and the cache holds the code of what it
+    calls: an edited callee in another file kept running from the caller's cache (agents/passing.py
+    under agents/ismcts.py's cached pass). ``hearts_sim._numba`` stamps a project function with
+    the sources of every module its file imports. A two-module package in a scratch tree: call,
+    edit the callee only, call again in a fresh process."""
+    package = tmp_path / "hearts_sim"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "_numba.py").write_text((ROOT / "hearts_sim" / "_numba.py").read_text())
+    (package / "caller.py").write_text(_CALLER)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "NUMBA_CACHE_DIR": ""}
+
+    def call(value: int) -> tuple[int, int]:
+        (package / "callee.py").write_text(_CALLEE.format(value=value))
+        command = [sys.executable, "-c", _CALL]
+        run = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        result, hits = run.stdout.split()
+        return int(result), int(hits)
+
+    assert call(1) == (1, 0)  # compiled, and cached
+    assert call(1) == (1, 1)  # a fresh process: from the cache
+    assert call(2) == (2, 0)  # the callee changed: the caller's cache entry is stale, recompiled
+    assert call(2) == (2, 1)
+
+
 def test_a_kind_set_depends_on_the_sources_of_its_kinds_only() -> None:
     baseline = set(source_modules(("lowest", "random", "rule")))
     searching = set(source_modules(("ismcts",)))
