@@ -47,7 +47,12 @@ def real_choices(log: np.ndarray) -> np.ndarray:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rule-hands", type=int, default=200_000, help="hands per timed rule run")
+    parser.add_argument(
+        "--rule-hands",
+        type=int,
+        default=1_000_000,
+        help="hands per timed random/rule run (the size hearts-sim bench times, so the ratios compare)",
+    )
     parser.add_argument("--hands", type=int, default=6, help="hands timed per search agent")
     args = parser.parse_args(argv)
     set_threads(1)
