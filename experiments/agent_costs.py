@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
         "--rule-hands",
         type=int,
         default=1_000_000,
-        help="hands per timed random/rule run (hearts-sim bench times a million too)",
+        help="hands per timed random/rule run (the size of the README's bench run, --hands 1000000)",
     )
     parser.add_argument("--hands", type=int, default=6, help="hands timed per search agent")
     args = parser.parse_args(argv)
