@@ -8,7 +8,10 @@ enumeration, ``ROLLOUTS``, the ``rollout`` parameter of every search agent:
 * ``random``: a uniformly random legal card, one draw of the stream per card (the
   stream ``mc.lean_random_value`` replays without the engine);
 * ``greedy``: a few-line heuristic (``greedy_play``);
-* ``rule``: the rule agent with its default parameters.
+* ``rule``: the rule agent with its default parameters;
+* ``guard``: ``greedy``, except that a seat plays the rule agent's card while one opponent
+  holds every point taken (at least the rule agent's ``defend``): greedy players duck and dump
+  their points on whoever wins, so in their playouts a moon meets no defence.
 
 A playout steps a plain ``HAND_STATE`` with the engine's own kernels, so it never
 re-implements a rule. ``pimc`` and ``ismcts`` grow trees of one node layout (``TREE_NODE``:
@@ -26,10 +29,11 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from agents import rule
 from agents.baseline import pass_extremes, random_pass
 from agents.kinds import Parameter
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULT_PARAMS
-from agents.rule import rule_pass, rule_play
+from agents.rule import moon_status, rule_pass, rule_play
 from hearts_sim._numba import njit, njit_inline
 from hearts_sim.core.cards import (
     AS_BIT,
@@ -44,13 +48,14 @@ from hearts_sim.core.cards import (
     select_bit,
     suit_of,
 )
-from hearts_sim.core.rules import MAX_PLAYERS, RulesTuple
+from hearts_sim.core.rules import MAX_PLAYERS, MOON_OFF, RulesTuple
 from hearts_sim.engine.hand import legal_moves, pass_cards, play_card
 from hearts_sim.engine.rng import next_u64, random_below, random_unit
 from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, PHASE_PLAY
 
-ROLLOUTS = ("random", "greedy", "rule")
-ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE = range(len(ROLLOUTS))
+ROLLOUTS = ("random", "greedy", "rule", "guard")
+ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD = range(len(ROLLOUTS))
+_RULE_DEFEND = RULE_DEFAULT_PARAMS[rule.P.defend]
 
 NS_PER_MS = 1_000_000.0
 TIME_CHECK_EVERY = 8  # iterations between clock reads in timed searches (a read costs ~25 ns)
@@ -181,6 +186,15 @@ def greedy_play(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64):
 
 
 @njit_inline
+def moon_threat(state, rules: RulesTuple) -> bool:
+    """Whether the seat to play faces a moon: one opponent holds every point taken, at least the
+    rule agent's ``defend`` (``guard`` playouts then play the rule agent's defence)."""
+    if rules.moon == MOON_OFF:
+        return False
+    return moon_status(state, state.to_play, np.inf, 0.0, _RULE_DEFEND) >= 0
+
+
+@njit_inline
 def playout_card(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, rollout: np.int64, epsilon):
     """One playout move by policy ``rollout`` (ROLLOUT_*): (rng, card).
 
@@ -191,7 +205,7 @@ def playout_card(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, rol
     if rollout != ROLLOUT_RANDOM:
         rng, u = random_unit(rng)
         if u >= epsilon and count > 1:
-            if rollout == ROLLOUT_GREEDY:
+            if rollout == ROLLOUT_GREEDY or (rollout == ROLLOUT_GUARD and not moon_threat(state, rules)):
                 return greedy_play(state, rules, legal, rng)
             return rng, rule_play(RULE_DEFAULT_PARAMS, state, rules, state.to_play, legal, rng)
     rng, k = random_below(rng, count)
@@ -229,7 +243,7 @@ def pass_and_play_out(state, rules: RulesTuple, kind: np.int64, rng: np.uint64) 
             if not (state.passes_made >> s) & 1:
                 if kind == ROLLOUT_RULE:
                     cards = rule_pass(RULE_DEFAULT_PARAMS, state, rules, s, rng)
-                elif kind == ROLLOUT_GREEDY:
+                elif kind in (ROLLOUT_GREEDY, ROLLOUT_GUARD):
                     cards = pass_extremes(state.dealt[s], rules, True)
                 else:
                     rng, bits = next_u64(rng)

@@ -19,8 +19,12 @@ import pytest
 from agents import ismcts, mc, pimc, search
 from agents.kinds import MAX_PARAMS, AgentError
 from agents.registry import KIND_BY_NAME, parse_agent
-from hearts_sim.core.cards import QS
+from agents.rule import DEFAULT_PARAMS as RULE_DEFAULT_PARAMS
+from agents.rule import rule_play
+from hearts_sim.core.cards import HEARTS, QS, cards_of, suit_of
 from hearts_sim.core.rules import Rules
+from hearts_sim.engine.rng import random_unit
+from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import Table, run_hands
 
 # isort: on
@@ -50,6 +54,7 @@ SMALL = {
 ROLLOUT_VARIANTS = [
     "pimc(iterations=30,worlds=2,rollout=random)",
     "ismcts(iterations=40,rollout=rule,c=1.5)",
+    "pimc(iterations=30,worlds=2,rollout=guard)",
 ]
 # the new hard's pieces at tiny budgets: weighted worlds, time by need, the searched pass
 HARD_PIECES = {
@@ -87,7 +92,7 @@ def test_spec_values_and_round_trip() -> None:
 
 def test_search_agents_share_one_rollout_enumeration() -> None:
     for kind in (mc.KIND, pimc.KIND, ismcts.KIND):
-        assert kind.parameter("rollout").choices == search.ROLLOUTS == ("random", "greedy", "rule")
+        assert kind.parameter("rollout").choices == search.ROLLOUTS == ("random", "greedy", "rule", "guard")
     assert parse_agent("mc").play_policy.value("rollout") == search.ROLLOUT_RULE
     assert parse_agent("pimc").play_policy.value("rollout") == search.ROLLOUT_GREEDY
 
@@ -100,7 +105,7 @@ def test_search_agents_share_one_rollout_enumeration() -> None:
             "pimc: parameter iterations='many' is not valid: choose an integer in 1 ..",
         ),
         ("pimc(depth=3)", "has no parameter 'depth'"),
-        ("ismcts(rollout=smart)", "choose one of random, greedy, rule"),
+        ("ismcts(rollout=smart)", "choose one of random, greedy, rule, guard"),
         ("ismcts(c=wide)", "choose a number in 0 .. 100"),
         ("ismcts(iterations)", "not of the form name=value"),
     ],
@@ -199,3 +204,41 @@ def test_stretch_never_changes_a_clear_decision_and_stays_legal() -> None:
     state, seat = qs_dump_position()
     decide = spec_decider("ismcts(iterations=12000,stretch=4)")
     assert decide(state.record, state._rules_array, seat, np.uint64(1)) == QS
+
+
+# ---------------------------------------------------------------- guard playouts
+def test_guard_playouts_take_the_trick_from_a_would_be_shooter() -> None:
+    """``guard`` plays the greedy card, except where one opponent holds every point taken (at
+    least the rule agent's ``defend``): there it plays the rule agent's defence, which takes a
+    trick the threatening seat is winning whenever a card allows, where greedy ducks under it."""
+    rules = Rules()
+    array = rules.to_tuple()
+    rng = np.random.default_rng(5)
+    threats = took = ducked = 0
+    for seed in range(400):
+        state = HandState.deal(rules, seed=seed, hand=3)  # the fourth hand: no pass
+        while state.current_player is not None:
+            raw = state.record
+            legal = np.uint64(int(state.legal_moves()))
+            stream = np.uint64(seed)
+            _, guard = search.playout_card(raw, array, legal, stream, search.ROLLOUT_GUARD, 0.0)
+            # playout_card first draws whether to play at random (never, with epsilon 0)
+            _, greedy = search.greedy_play(raw, array, legal, random_unit(stream)[0])
+            if not search.moon_threat(raw, array):
+                assert guard == greedy
+            else:
+                threats += 1
+                assert guard == rule_play(RULE_DEFAULT_PARAMS, raw, array, raw["to_play"], legal, stream)
+                trick = state.trick
+                if trick:
+                    led = suit_of(trick[0][1])
+                    follows = [card for seat, card in trick if suit_of(card) == led]
+                    can_beat = any(suit_of(c) == led and c > max(follows) for c in cards_of(int(legal)))
+                    if any(suit_of(c) == HEARTS or c == QS for _, c in trick) and can_beat:
+                        took += guard > max(follows)
+                        ducked += greedy < max(follows)
+                        assert guard > max(follows)
+            # the trajectory: greedy with some noise, so that points pile up on one seat now and then
+            card = greedy if rng.random() < 0.8 else rng.choice(cards_of(int(legal)))
+            state.play(int(card))
+    assert threats > 0 and took > 0 and ducked > 0
