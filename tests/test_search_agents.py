@@ -210,11 +210,11 @@ def test_stretch_never_changes_a_clear_decision_and_stays_legal() -> None:
 def test_guard_playouts_take_the_trick_from_a_would_be_shooter() -> None:
     """``guard`` plays the greedy card, except where one opponent holds every point taken (at
     least the rule agent's ``defend``): there it plays the rule agent's defence, which takes a
-    trick the threatening seat is winning whenever a card allows, where greedy ducks under it."""
+    trick with points in it whenever a card of the led suit can, where greedy ducks under it."""
     rules = Rules()
     array = rules.to_tuple()
     rng = np.random.default_rng(5)
-    threats = took = ducked = 0
+    threats = point_tricks = ducked = 0
     for seed in range(400):
         state = HandState.deal(rules, seed=seed, hand=3)  # the fourth hand: no pass
         while state.current_player is not None:
@@ -235,10 +235,10 @@ def test_guard_playouts_take_the_trick_from_a_would_be_shooter() -> None:
                     follows = [card for seat, card in trick if suit_of(card) == led]
                     can_beat = any(suit_of(c) == led and c > max(follows) for c in cards_of(int(legal)))
                     if any(suit_of(c) == HEARTS or c == QS for _, c in trick) and can_beat:
-                        took += guard > max(follows)
+                        point_tricks += 1
                         ducked += greedy < max(follows)
                         assert guard > max(follows)
             # the trajectory: greedy with some noise, so that points pile up on one seat now and then
             card = greedy if rng.random() < 0.8 else rng.choice(cards_of(int(legal)))
             state.play(int(card))
-    assert threats > 0 and took > 0 and ducked > 0
+    assert threats > 0 and point_tricks > 0 and ducked > 0
