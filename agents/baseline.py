@@ -89,6 +89,7 @@ RANDOM = PolicyKind(
     "uniform over legal cards; passes random cards",
     stateless_play=random_play,
     pass_cards=pass_random_cards,
+    own_loop=True,
 )
 LOWEST = PolicyKind(
     "lowest",

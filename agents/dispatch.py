@@ -2,7 +2,9 @@
 
 Design note. A table seats a handful of policy kinds; a compiled loop should contain only
 theirs (a table of ``rule`` and ``random`` must not compile three search agents, and editing
-``ismcts.py`` must not invalidate it). So the loop takes a ``KindSet`` argument: a Python value
+``ismcts.py`` must not invalidate it), plus the stateless kinds every set holds (``CHEAP_KINDS``:
+a branch each, and sharing one loop saves a compile per mix of them). So the
+loop takes a ``KindSet`` argument: a Python value
 whose numba type (``KindSetType``) names the kinds. Code compiled for a kind set (a numba
 ``overload`` on that type: ``hearts_sim.selfplay.loops.play_out_hand``, and ``choose_play`` /
 ``choose_pass`` below) decides through a chain generated for the set (``play_chain``,
@@ -48,8 +50,8 @@ _ENGINE_PACKAGES = ("hearts_sim.core", "hearts_sim.engine")  # the engine under 
 class KindSet:
     """The policy kinds (registry codes) a compiled loop or dispatcher serves.
 
-    >>> KindSet.of(["rule", "random", "random"]).names
-    ('random', 'rule')
+    >>> KindSet.of(["rule", "random", "random"]).names  # with every one of ``CHEAP_KINDS``
+    ('random', 'lowest', 'highest', 'rule')
     """
 
     __slots__ = ("codes", "names", "stamp", "_numba_type_")
@@ -71,9 +73,17 @@ class KindSet:
         return f"KindSet({', '.join(self.names)})"
 
 
+# Kinds every set holds: the stateless ones (random, lowest, highest) add a branch each to a
+# loop, so with them in every set the tables that mix them share one compiled loop, and a loop
+# compiled for a table serves it with any of them at the other seats. Each distinct set costs a
+# loop's compile (about 25 s on the 2-core machine): the test suite compiled 14 sets of the
+# cheap kinds alone, 670 s of its 1,680 s of compiling.
+CHEAP_KINDS = frozenset(kind.name for kind in KINDS if not (kind.external or kind.reads_state))
+
+
 @cache
 def _kind_set(names: frozenset[str]) -> KindSet:
-    kinds = {pass_kind(KIND_BY_NAME[name]).name for name in names} | names
+    kinds = {pass_kind(KIND_BY_NAME[name]).name for name in names} | names | CHEAP_KINDS
     return KindSet(CODES[name] for name in kinds)
 
 

@@ -150,6 +150,9 @@ class PolicyKind:
     searches: bool = False  # milliseconds per decision: runs are sized in tens of deals
     data: str = ""  # digest of the data its kernels freeze in (weights): keys the compiled loops
     external: bool = False  # decided outside the compiled loop (agents.external): no kernels
+    # stateless only: a loop of its own for tables where it plays every seat (the benchmark's
+    # random self-play); other tables of stateless kinds share one loop over their chain
+    own_loop: bool = False
 
     def __post_init__(self) -> None:
         assert len(self.parameters) <= MAX_PARAMS, f"{self.name}: at most {MAX_PARAMS} parameters"

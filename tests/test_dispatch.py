@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from numba import typeof
 
-from agents.dispatch import KindSet, _kind_set, source_modules
+from agents.dispatch import CHEAP_KINDS, KindSet, _kind_set, source_modules
 from agents.registry import KIND_BY_NAME, KINDS
 from hearts_sim.core.rules import PRESETS, Rules
 from hearts_sim.selfplay.simulate import Table, run_hands
@@ -116,19 +117,32 @@ def test_a_kind_set_depends_on_the_sources_of_its_kinds_only() -> None:
 
 
 def test_kind_sets_name_their_kinds_with_the_kinds_they_pass_like(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert KindSet.of(["pimc"]).names == ("pimc",)  # the search agents pass by their own search
+    cheap = {"random", "lowest", "highest"}
+    assert set(KindSet.of(["pimc"]).names) == {"pimc"} | cheap  # the search agents pass by their own search
     lazy = dataclasses.replace(KIND_BY_NAME["pimc"], pass_cards=None, passes_like="rule")
     monkeypatch.setitem(KIND_BY_NAME, "pimc", lazy)  # a kind without a pass policy of its own
     _kind_set.cache_clear()
     try:
-        assert set(KindSet.of(["pimc"]).names) == {"pimc", "rule"}
+        assert set(KindSet.of(["pimc"]).names) == {"pimc", "rule"} | cheap
     finally:
         monkeypatch.undo()
         _kind_set.cache_clear()
-    assert KindSet.of(["random", "random"]).names == ("random",)
     every = KindSet(range(len(KINDS)))
     assert every.names == tuple(kind.name for kind in KINDS)
     assert KindSet.of(["rule"]).stamp != KindSet.of(["ismcts"]).stamp
+
+
+def test_every_set_holds_the_stateless_kinds_so_their_mixes_share_one_loop() -> None:
+    assert {"random", "lowest", "highest"} == CHEAP_KINDS
+
+    def loop_type(*names: str) -> object:  # what numba specialises a loop on
+        return typeof(KindSet.of(names))
+
+    assert loop_type("random") == loop_type("lowest", "highest") == loop_type("random", "lowest")
+    assert loop_type("rule") == loop_type("rule", "highest") == loop_type("random", "rule")
+    assert loop_type("rule") != loop_type("random")  # rule reads the record: not a cheap kind
+    assert loop_type("ismcts") == loop_type("ismcts", "random") != loop_type("ismcts", "rule")
+    assert "ismcts" not in KindSet.of(["rule", "random"]).names
 
 
 # one compiled policy of every kind (small budgets; the search knobs on), in two seatings

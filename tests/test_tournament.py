@@ -173,7 +173,9 @@ def test_existing_output_directory_is_refused(tmp_path: Path) -> None:
 def test_ctrl_c_keeps_finished_chunks_and_says_how_to_resume(tmp_path: Path) -> None:
     out = tmp_path / "run"
     process = subprocess.Popen(
-        [*CLI, "tournament", "lowest", "random", "--hands", "50000000", "--out", str(out), "--quiet"],
+        # -X faulthandler: should it hang, SIGABRT below prints where every thread is
+        [sys.executable, "-X", "faulthandler", *CLI[1:], "tournament", "lowest", "random"]
+        + ["--hands", "50000000", "--out", str(out), "--quiet"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -185,7 +187,12 @@ def test_ctrl_c_keeps_finished_chunks_and_says_how_to_resume(tmp_path: Path) -> 
             break
         time.sleep(0.2)
     os.kill(process.pid, signal.SIGINT)
-    _, stderr = process.communicate(timeout=120)
+    try:
+        _, stderr = process.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)
+        _, stderr = process.communicate()
+        pytest.fail(f"still running 120 s after Ctrl-C; its threads:\n{stderr[-6000:]}")
     assert process.returncode == 130
     assert f"--resume {out}" in stderr
     done = json.loads(manifest.read_text())["chunks_done"]

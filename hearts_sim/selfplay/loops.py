@@ -142,11 +142,11 @@ def play_out_states(kinds, states, rules, pass_codes, pass_params, play_codes, p
 
 
 def _stateless_table(kinds):  # type: ignore[no-untyped-def]
-    """(table code, state, rules, play_codes) -> play the hand out a trick at a time: one loop per
-    stateless kind of the set, for a table where every seat plays it (self-play, the common case:
-    the policy is then settled at compile time, worth ~10% of a random hand), and one for mixed
-    tables of stateless policies (``_table_code`` tells which)."""
-    stateless = [(code, kind) for code, kind in kinds.kinds() if not kind.reads_state]
+    """(table code, state, rules, play_codes) -> play the hand out a trick at a time: a loop of its
+    own for each kind of the set with ``own_loop`` (random), for a table where every seat plays
+    it (self-play, the benchmark: the policy is then settled at compile time, worth ~10% of a
+    random hand), and one for every other table of stateless policies (``_table_code`` tells which)."""
+    stateless = [(code, kind) for code, kind in kinds.kinds() if kind.own_loop]
     policies = {f"policy_{i}": one_policy(kind.stateless_play) for i, (_, kind) in enumerate(stateless)}
     return code_chain(
         "stateless_tricks_of_set",
