@@ -81,11 +81,12 @@ class Table:
         return (self.kind_set(), self.rules.to_tuple(), *seat_arrays([list(s) for s in self.seatings]))
 
 
-# Compiling a loop into an empty cache, measured on the 2-core development machine: the
-# card-by-card loop with the rule player (the default tournament's cold start, 15.5 s in all
-# since the loops compile their playout once), and what each search kind adds to it.
-COMPILE_BASE_SECONDS = 15.0
-COMPILE_SEARCH_SECONDS = 20.0
+# Compiling a loop into an empty cache, measured on the quiet 2-core development machine
+# (2026-12-01): the loop of the cheap kinds and the rule player (the default tournament's, 35 to
+# 39 s), and about what a search kind adds to it (ismcts with rule 120 s in all, mc about 25 s
+# more once the engine is compiled: the mean of the two, roughly).
+COMPILE_BASE_SECONDS = 35.0
+COMPILE_SEARCH_SECONDS = 60.0
 
 
 def compile_seconds(table: Table, games: bool = False) -> float | None:
