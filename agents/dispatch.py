@@ -3,13 +3,13 @@
 Design note. A table seats a handful of policy kinds; a compiled loop should contain only
 theirs (a table of ``rule`` and ``random`` must not compile three search agents, and editing
 ``ismcts.py`` must not invalidate it), plus the stateless kinds every set holds (``CHEAP_KINDS``:
-a branch each, and sharing one loop saves a compile per mix of them). So the
-loop takes a ``KindSet`` argument: a Python value
-whose numba type (``KindSetType``) names the kinds. Code compiled for a kind set (a numba
-``overload`` on that type: ``hearts_sim.selfplay.loops.play_out_hand``, and ``choose_play`` /
-``choose_pass`` below) decides through a chain generated for the set (``play_chain``,
-``pass_chain``): one branch per kind (``if code == RULE: return rule_play(...)``), inlined.
-numba compiles and caches one specialisation per kind set.
+a branch each, and sharing one loop saves a compile per mix of them). So the loop takes a
+``KindSet`` argument: a Python value whose numba type (``KindSetType``) names the kinds. Code
+compiled for a kind set (a numba ``overload`` on that type:
+``hearts_sim.selfplay.loops.play_out_hand``, and ``choose_play`` / ``choose_pass`` below) decides
+through a chain generated for the set (``play_chain``, ``pass_chain``): one branch per kind
+(``if code == RULE: return rule_play(...)``), inlined. numba compiles and caches one
+specialisation per kind set.
 
 The type's key includes a digest of the source of every module the set's kernels are built
 from (``sources_digest``): a loop's own cache stamp (``hearts_sim._numba``) follows its file's
@@ -76,8 +76,8 @@ class KindSet:
 # Kinds every set holds: the stateless ones (random, lowest, highest) add a branch each to a
 # loop, so with them in every set the tables that mix them share one compiled loop, and a loop
 # compiled for a table serves it with any of them at the other seats. Each distinct set costs a
-# loop's compile (about 25 s on the 2-core machine): the test suite compiled 14 sets of the
-# cheap kinds alone, 670 s of its 1,680 s of compiling.
+# loop's compile (about 25 s on the 2-core machine): a cold test suite compiled 14 sets of these
+# three and ``rule`` alone, 670 s of its 1,680 s of compiling.
 CHEAP_KINDS = frozenset(kind.name for kind in KINDS if not (kind.external or kind.reads_state))
 
 

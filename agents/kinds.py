@@ -159,6 +159,7 @@ class PolicyKind:
         if not self.external:
             assert (self.play is None) != (self.stateless_play is None), f"{self.name}: one play kernel"
             assert (self.pass_cards is None) != (not self.passes_like), f"{self.name}: one pass policy"
+            assert not (self.own_loop and self.reads_state), f"{self.name}: own_loop is for stateless kinds"
 
     def parameter(self, name: str) -> Parameter:
         for p in self.parameters:

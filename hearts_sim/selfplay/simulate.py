@@ -71,7 +71,8 @@ class Table:
         return [[agent.name for agent in seating] for seating in self.seatings]
 
     def kind_set(self) -> KindSet:
-        """The policy kinds this table's decisions run: the loops are compiled for these alone."""
+        """The policy kinds this table's decisions run (and the cheap kinds every set holds,
+        ``agents.dispatch.CHEAP_KINDS``): the loops are compiled for these alone."""
         return KindSet.of(
             kind.name for seating in self.seatings for agent in seating for kind in agent.kinds()
         )
