@@ -78,7 +78,7 @@ class KindSet:
 # compiled for a table serves it with any of them at the other seats. Each distinct set costs a
 # loop's compile (about 25 s on the 2-core machine): a cold test suite compiled 14 sets of these
 # three and ``rule`` alone, 670 s of its 1,680 s of compiling.
-CHEAP_KINDS = frozenset(kind.name for kind in KINDS if not (kind.external or kind.reads_state))
+CHEAP_KINDS = frozenset(kind.name for kind in KINDS if not kind.reads_state)
 
 
 @cache

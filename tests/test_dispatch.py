@@ -127,6 +127,7 @@ def test_kind_sets_name_their_kinds_with_the_kinds_they_pass_like(monkeypatch: p
     finally:
         monkeypatch.undo()
         _kind_set.cache_clear()
+    assert KindSet.of(["random", "random"]).names == ("random", "lowest", "highest")
     every = KindSet(range(len(KINDS)))
     assert every.names == tuple(kind.name for kind in KINDS)
     assert KindSet.of(["rule"]).stamp != KindSet.of(["ismcts"]).stamp

@@ -146,12 +146,12 @@ def _stateless_table(kinds):  # type: ignore[no-untyped-def]
     own for each kind of the set with ``own_loop`` (random), for a table where every seat plays
     it (self-play, the benchmark: the policy is then settled at compile time, worth ~10% of a
     random hand), and one for every other table of stateless policies (``_table_code`` tells which)."""
-    stateless = [(code, kind) for code, kind in kinds.kinds() if kind.own_loop]
-    policies = {f"policy_{i}": one_policy(kind.stateless_play) for i, (_, kind) in enumerate(stateless)}
+    own_loops = [(code, kind) for code, kind in kinds.kinds() if kind.own_loop]
+    policies = {f"policy_{i}": one_policy(kind.stateless_play) for i, (_, kind) in enumerate(own_loops)}
     return code_chain(
         "stateless_tricks_of_set",
         "state, rules, play_codes",
-        [(code, f"tricks(state, rules, play_codes, policy_{i})") for i, (code, _) in enumerate(stateless)],
+        [(code, f"tricks(state, rules, play_codes, policy_{i})") for i, (code, _) in enumerate(own_loops)],
         "tricks(state, rules, play_codes, mixed)",
         tricks=_stateless_tricks,
         mixed=stateless_chain(kinds),
