@@ -1,4 +1,4 @@
-"""The one place numba flags are set; every kernel is decorated with ``njit`` or ``njit_parallel``.
+"""The one place numba flags are set; every kernel is decorated with one of the ``njit`` flavours below.
 
 ``cache=True``: only the first run on a machine pays for compiling (the cache lives
 in ``__pycache__`` or ``NUMBA_CACHE_DIR``). Numba's cache ignores the values of module
@@ -28,21 +28,21 @@ from typing import Any
 import numba
 from numba.core import caching
 
+# nogil: the loops run their blocks side by side on Python threads (``selfplay.loops.in_blocks``)
 _FLAGS = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy"}
 
 njit = numba.njit(**_FLAGS)  # type: ignore[call-overload]
-njit_parallel = numba.njit(parallel=True, **_FLAGS)  # type: ignore[call-overload]
 # Inlined at numba-IR level, so the caller's reference-count pruning sees through it:
 # for the tiny helpers that take arrays inside a hot loop.
 njit_inline = numba.njit(inline="always", **_FLAGS)  # type: ignore[call-overload]
 # For functions generated while a caller compiles (agents.dispatch composes them per set of
 # policy kinds): always inlined into that caller, whose cache holds them, so no cache of their own.
 njit_generated = numba.njit(inline="always", **{**_FLAGS, "cache": False})  # type: ignore[call-overload]
-prange = numba.prange
 
 
 def max_threads() -> int:
-    """The number of threads numba may use on this machine (``NUMBA_NUM_THREADS``)."""
+    """The most threads the loops may use on this machine (numba's ``NUMBA_NUM_THREADS``: the
+    cores, unless that variable says fewer)."""
     return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
 
 

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 _PROBE = """
 import json
-from hearts_sim.selfplay.loops import play_hands
+from hearts_sim.selfplay.loops import play_hand_block
 from hearts_sim.selfplay.simulate import Table, run_hands
 from agents import belief, evaluation, ismcts, mc, net, passing, pimc
 from hearts_sim.engine import inference, sampler
@@ -41,8 +41,8 @@ kernels = (ismcts.ismcts_play, pimc.pimc_play, mc.mc_play, mc.mc_pass, sampler.s
            sampler.sample_world_into, passing.searched_pass, belief.belief_pool, evaluation.evaluate,
            inference.draw_world, net.policy_logits)
 search = {k.__name__: len(k.signatures) for k in kernels}
-print(json.dumps({"search_compiled": search, "hits": sum(play_hands.stats.cache_hits.values()),
-                  "misses": sum(play_hands.stats.cache_misses.values())}))
+print(json.dumps({"search_compiled": search, "hits": sum(play_hand_block.stats.cache_hits.values()),
+                  "misses": sum(play_hand_block.stats.cache_misses.values())}))
 """
 
 

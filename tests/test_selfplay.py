@@ -6,9 +6,13 @@ played card by card.
 (``selfplay.loops._stateless_tricks``). That is an optimisation, not a second set of rules: it
 must choose the same cards and leave exactly the record that ``HandState.play`` (the
 engine's ``play_card``, card by card) leaves, field by field, under every rules set.
+
+Also the loops' parallel driver (``selfplay.loops.in_blocks``), which runs their blocks on threads.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 import pytest
@@ -29,7 +33,15 @@ try:
 except ImportError:  # tests/ itself on sys.path (rootdir-less import mode)
     from test_differential import SWITCH_SETTINGS, VARIANTS, rules_strategy  # type: ignore[no-redef]
 
-from hearts_sim.selfplay.loops import play_out_states
+from hearts_sim._numba import max_threads
+from hearts_sim.selfplay.loops import (
+    BLOCKS_PER_THREAD,
+    blocks_for,
+    in_blocks,
+    play_out_states,
+    set_thread_count,
+    thread_count,
+)
 from hearts_sim.selfplay.records import HAND_RECORD
 from hearts_sim.selfplay.simulate import Table, run_hands
 
@@ -120,3 +132,56 @@ def test_run_hands_writes_every_field_of_out() -> None:
     assert out.tobytes() == expected.tobytes()
     with pytest.raises(ValueError, match="out must hold 50 records"):
         run_hands(table, 3, 10, 50, out[:49])
+
+
+# ---------------------------------------------------------------- blocks on threads
+def test_in_blocks_calls_every_block_once_side_by_side_on_the_threads_set() -> None:
+    """The loops' parallel driver: each block once, with the block count, on as many threads as
+    set for the calling thread (two blocks meet at a barrier: they must run at the same time)."""
+    meet = threading.Barrier(2, timeout=10)
+    calls: list[tuple[str, int, int, str]] = []
+
+    def kernel(tag: str, block: int, n_blocks: int) -> None:
+        if block < 2:
+            meet.wait()
+        calls.append((tag, block, n_blocks, threading.current_thread().name))
+
+    set_thread_count(2)
+    try:
+        in_blocks(kernel, 5, "job")
+    finally:
+        set_thread_count(max_threads())
+    assert sorted(call[:3] for call in calls) == [("job", b, 5) for b in range(5)]
+    assert threading.current_thread().name not in {call[3] for call in calls}
+    assert blocks_for(3) == 3 and blocks_for(10**6) == max_threads() * BLOCKS_PER_THREAD
+
+
+def test_in_blocks_on_one_thread_runs_in_the_caller_and_a_failure_stops_the_rest() -> None:
+    ran: list[int] = []
+
+    def kernel(block: int, n_blocks: int) -> None:
+        ran.append(block)
+        if block == 1:
+            raise RuntimeError("block 1 failed")
+
+    set_thread_count(1)
+    try:
+        with pytest.raises(RuntimeError, match="block 1 failed"):
+            in_blocks(kernel, 4)
+    finally:
+        set_thread_count(max_threads())
+    assert ran == [0, 1]
+
+
+def test_the_thread_count_is_a_setting_of_the_calling_thread() -> None:
+    """A Dask worker runs tasks on several threads, each setting its own count."""
+    seen: list[int] = []
+    set_thread_count(1)
+    try:
+        other = threading.Thread(target=lambda: seen.append(thread_count()))
+        other.start()
+        other.join()
+        assert thread_count() == 1
+    finally:
+        set_thread_count(max_threads())
+    assert seen == [max_threads()]

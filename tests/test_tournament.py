@@ -172,9 +172,16 @@ def test_existing_output_directory_is_refused(tmp_path: Path) -> None:
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_keeps_finished_chunks_and_says_how_to_resume(tmp_path: Path) -> None:
     out = tmp_path / "run"
+    # Ctrl-C as at a terminal: a child inherits an ignored SIGINT (a suite started in the
+    # background, `nohup pytest &`), and Python then leaves it ignored, so the CLI runs behind
+    # Python's own handler, installed first. -X faulthandler: should it hang, SIGABRT below
+    # prints where every thread is.
+    as_at_a_terminal = (
+        "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "runpy.run_module('hearts_sim', run_name='__main__', alter_sys=True)"
+    )
     process = subprocess.Popen(
-        # -X faulthandler: should it hang, SIGABRT below prints where every thread is
-        [sys.executable, "-X", "faulthandler", *CLI[1:], "tournament", "lowest", "random"]
+        [sys.executable, "-X", "faulthandler", "-c", as_at_a_terminal, "tournament", "lowest", "random"]
         + ["--hands", "50000000", "--out", str(out), "--quiet"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

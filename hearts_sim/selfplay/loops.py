@@ -1,4 +1,4 @@
-"""The batched self-play loops: ``prange`` over blocks of hands (or games), one state each.
+"""The batched self-play loops: blocks of hands (or games), one state each, side by side on threads.
 
 Every decision goes through the agents' dispatcher (``agents.dispatch``) with the seat's
 integer policy code and parameter row. Each loop takes a ``KindSet`` (the policy kinds the
@@ -11,9 +11,22 @@ imports agents.
 
 A job is (deal, seating): every seating replays the same deal, which is how duplicate
 tournaments cancel card luck. Nothing is allocated inside a block's loop.
+
+Parallel by blocks: a compiled kernel plays one block of jobs (``play_hand_block``: its share
+of the jobs on its own scratch state), and ``in_blocks`` runs the blocks on Python threads; the
+kernels release the GIL (``nogil``), so the threads run side by side. Not numba's ``prange``:
+a parfor compiles its body again as a gufunc and re-optimises everything it calls at each of
+its levels, which cost the default tournament's first run 12 of its 36 s (``hearts-sim bench
+--startup``, README Speed), and numba's default threading layer cannot run two parallel regions
+at once (a Dask worker's tasks, the move server's connections).
 """
 
 from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 from numba.extending import overload
@@ -21,7 +34,7 @@ from numba.extending import overload
 from agents.dispatch import code_chain, one_policy, pass_chain, play_chain, stateless_chain
 from agents.kinds import MAX_PARAMS
 from agents.registry import EXTERNAL_CODE
-from hearts_sim._numba import njit, njit_inline, njit_parallel, prange
+from hearts_sim._numba import max_threads, njit, njit_inline
 from hearts_sim.core.cards import NO_CARD, card_bit, suit_of
 from hearts_sim.core.rules import MAX_PLAYERS, TIE_SHARE
 from hearts_sim.engine.hand import (
@@ -128,14 +141,6 @@ def _play_out_hand(kinds, state, rules, pass_codes, pass_params, play_codes, pla
 
 
 @njit
-def _play_out_hand_once(kinds, state, rules, pass_codes, pass_params, play_codes, play_params) -> None:
-    """``play_out_hand`` behind a dispatcher, for prange bodies: an overload called in a prange
-    body is compiled twice (when the loop is typed and again when its parfor is lowered), a
-    dispatcher once (the random table's loop: 16.5 -> 12.1 s to compile)."""
-    play_out_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params)
-
-
-@njit
 def play_out_states(kinds, states, rules, pass_codes, pass_params, play_codes, play_params) -> None:
     """``play_out_hand`` on ``states[0]``, callable from Python (tests, tools)."""
     play_out_hand(kinds, states[0], rules, pass_codes, pass_params, play_codes, play_params)
@@ -233,13 +238,76 @@ def _write_hand_record(record, state, deal: np.int64, seating: np.int64) -> None
         record.trick_winners[t] = state.trick_winners[t]
 
 
+# ---------------------------------------------------------------- blocks on threads
+BLOCKS_PER_THREAD = 4  # more blocks than threads evens out the load
+_THREADS = threading.local()  # per calling thread, as numba's own setting: a Dask task sets its own
+
+
+def set_thread_count(threads: int) -> None:
+    """How many threads ``in_blocks`` uses for calls from this thread (checked by the caller)."""
+    _THREADS.count = threads
+
+
+def thread_count() -> int:
+    """The threads ``in_blocks`` uses for calls from this thread (default: ``max_threads()``)."""
+    return int(getattr(_THREADS, "count", max_threads()))
+
+
+def blocks_for(n_jobs: int) -> int:
+    """How many blocks to cut ``n_jobs`` into for ``thread_count()`` threads."""
+    return max(1, min(n_jobs, thread_count() * BLOCKS_PER_THREAD))
+
+
+def in_blocks(kernel: Callable[..., None], n_blocks: int, *arguments: Any) -> None:
+    """``kernel(*arguments, block, n_blocks)`` for every block, on up to ``thread_count()``
+    threads (the calling one alone when that is 1). Interrupted (Ctrl-C) or failing, it drops
+    the blocks not yet started and waits for those running, then raises."""
+    threads = min(thread_count(), n_blocks)
+    if threads == 1:
+        for block in range(n_blocks):
+            kernel(*arguments, block, n_blocks)
+        return
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="hearts-sim-block")
+    try:
+        for future in [pool.submit(kernel, *arguments, block, n_blocks) for block in range(n_blocks)]:
+            future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 @njit
 def _block_bounds(n_jobs: np.int64, n_blocks: np.int64, block: np.int64) -> tuple[np.int64, np.int64]:
     return block * n_jobs // n_blocks, (block + 1) * n_jobs // n_blocks
 
 
-@njit_parallel
+# ---------------------------------------------------------------- hands and games
 def play_hands(
+    kinds: Any,
+    rules: tuple[Any, ...],
+    master_seed: np.uint64,
+    first_deal: int,
+    n_deals: int,
+    pass_codes: np.ndarray,
+    pass_params: np.ndarray,
+    play_codes: np.ndarray,
+    play_params: np.ndarray,
+    states: np.ndarray,
+    records: np.ndarray,
+) -> None:
+    """Deals ``first_deal .. first_deal + n_deals - 1``, each played in every seating.
+
+    ``states`` holds one scratch state per block (blocks run in parallel, ``in_blocks``).
+    ``records[j]`` receives job j = (deal - first_deal) * n_seatings + seating. The hand
+    seed depends on the deal index only, so any chunking gives the same records.
+    """
+    in_blocks(
+        play_hand_block, len(states), kinds, rules, master_seed, first_deal, n_deals,
+        pass_codes, pass_params, play_codes, play_params, states, records,
+    )  # fmt: skip
+
+
+@njit
+def play_hand_block(
     kinds,
     rules,
     master_seed,
@@ -251,42 +319,36 @@ def play_hands(
     play_params,
     states,
     records,
+    block,
+    n_blocks,
 ) -> None:
-    """Deals ``first_deal .. first_deal + n_deals - 1``, each played in every seating.
-
-    ``states`` holds one scratch state per block (blocks run in parallel).
-    ``records[j]`` receives job j = (deal - first_deal) * n_seatings + seating. The hand
-    seed depends on the deal index only, so any chunking gives the same records.
-    """
+    """Block ``block`` of ``play_hands``: its share of the jobs, played on ``states[block]``."""
     n = rules.n_players
     n_seatings = pass_codes.shape[0]
-    n_jobs = n_deals * n_seatings
-    n_blocks = states.shape[0]
-    for block in prange(n_blocks):
-        state = states[block]
-        start, stop = _block_bounds(n_jobs, n_blocks, block)
-        # job j is (deal j // n_seatings, seating j % n_seatings); counted, not divided, per job
-        deal = first_deal + start // n_seatings
-        seating = start % n_seatings
-        dealer = deal % n
-        for job in range(start, stop):
-            hand_seed = derive_seed(master_seed, deal)
-            deal_hand(state, rules, pass_offset_for_hand(rules, deal, hand_seed), dealer, hand_seed)
-            _play_out_hand_once(
-                kinds,
-                state,
-                rules,
-                _seat_codes(pass_codes, seating),
-                _seat_params(pass_params, seating),
-                _seat_codes(play_codes, seating),
-                _seat_params(play_params, seating),
-            )
-            _write_hand_record(records[job], state, deal, seating)
-            seating += 1
-            if seating == n_seatings:
-                seating = 0
-                deal += 1
-                dealer = dealer + 1 if dealer + 1 < n else 0
+    state = states[block]
+    start, stop = _block_bounds(n_deals * n_seatings, n_blocks, block)
+    # job j is (deal j // n_seatings, seating j % n_seatings); counted, not divided, per job
+    deal = first_deal + start // n_seatings
+    seating = start % n_seatings
+    dealer = deal % n
+    for job in range(start, stop):
+        hand_seed = derive_seed(master_seed, deal)
+        deal_hand(state, rules, pass_offset_for_hand(rules, deal, hand_seed), dealer, hand_seed)
+        play_out_hand(
+            kinds,
+            state,
+            rules,
+            _seat_codes(pass_codes, seating),
+            _seat_params(pass_params, seating),
+            _seat_codes(play_codes, seating),
+            _seat_params(play_params, seating),
+        )
+        _write_hand_record(records[job], state, deal, seating)
+        seating += 1
+        if seating == n_seatings:
+            seating = 0
+            deal += 1
+            dealer = dealer + 1 if dealer + 1 < n else 0
 
 
 @njit
@@ -297,8 +359,6 @@ def play_game(
 
     Hand h uses seed ``derive_seed(game_seed, h)``, the pass direction of hand h in the
     cycle, and dealer h mod n; ``state.game_scores`` shows the totals before each hand.
-    (A separate function: numba drops writes to a record's array fields made directly
-    in a prange body.)
     """
     start_game(state, game_seed, record)
     hand_number = 0
@@ -348,8 +408,30 @@ def finish_game_hand(state, rules, hands_played, record) -> bool:
     return True
 
 
-@njit_parallel
 def play_games(
+    kinds: Any,
+    rules: tuple[Any, ...],
+    master_seed: np.uint64,
+    first_game: int,
+    n_games: int,
+    pass_codes: np.ndarray,
+    pass_params: np.ndarray,
+    play_codes: np.ndarray,
+    play_params: np.ndarray,
+    states: np.ndarray,
+    records: np.ndarray,
+) -> None:
+    """Whole games ``first_game ..``, each game in every seating; game g's seed is
+    ``derive_seed(master_seed, g)``, so any chunking gives the same records. One scratch state
+    per block in ``states``, as ``play_hands``."""
+    in_blocks(
+        play_game_block, len(states), kinds, rules, master_seed, first_game, n_games,
+        pass_codes, pass_params, play_codes, play_params, states, records,
+    )  # fmt: skip
+
+
+@njit
+def play_game_block(
     kinds,
     rules,
     master_seed,
@@ -361,30 +443,28 @@ def play_games(
     play_params,
     states,
     records,
+    block,
+    n_blocks,
 ) -> None:
-    """Whole games ``first_game ..``, each game in every seating; game g's seed is
-    ``derive_seed(master_seed, g)``, so any chunking gives the same records."""
+    """Block ``block`` of ``play_games``, played on ``states[block]``."""
     n_seatings = pass_codes.shape[0]
-    n_jobs = n_games * n_seatings
-    n_blocks = states.shape[0]
-    for block in prange(n_blocks):
-        start, stop = _block_bounds(n_jobs, n_blocks, block)
-        for job in range(start, stop):
-            game = first_game + job // n_seatings
-            seating = job % n_seatings
-            records[job].game = game
-            records[job].seating = seating
-            play_game(
-                kinds,
-                states[block],
-                rules,
-                derive_seed(master_seed, game),
-                _seat_codes(pass_codes, seating),
-                _seat_params(pass_params, seating),
-                _seat_codes(play_codes, seating),
-                _seat_params(play_params, seating),
-                records[job],
-            )
+    start, stop = _block_bounds(n_games * n_seatings, n_blocks, block)
+    for job in range(start, stop):
+        game = first_game + job // n_seatings
+        seating = job % n_seatings
+        records[job].game = game
+        records[job].seating = seating
+        play_game(
+            kinds,
+            states[block],
+            rules,
+            derive_seed(master_seed, game),
+            _seat_codes(pass_codes, seating),
+            _seat_params(pass_params, seating),
+            _seat_codes(play_codes, seating),
+            _seat_params(play_params, seating),
+            records[job],
+        )
 
 
 # ---------------------------------------------------------------- lockstep blocks (external seats)
@@ -435,14 +515,28 @@ def _advance_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play
     return impl
 
 
-@njit
-def _advance_hand_once(kinds, state, rules, pass_codes, pass_params, play_codes, play_params) -> np.int64:
-    """``advance_hand`` behind a dispatcher, for prange bodies (see ``_play_out_hand_once``)."""
-    return advance_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params)
-
-
-@njit_parallel
 def advance_hands(
+    kinds: Any,
+    rules: tuple[Any, ...],
+    master_seed: np.uint64,
+    pass_codes: np.ndarray,
+    pass_params: np.ndarray,
+    play_codes: np.ndarray,
+    play_params: np.ndarray,
+    jobs: np.ndarray,
+    states: np.ndarray,
+    status: np.ndarray,
+) -> None:
+    """Advance every slot of a lockstep block of hands. Slot i plays job ``jobs[i]`` = (deal,
+    seating) packed as deal * n_seatings + seating; it is dealt when ``status`` is SLOT_NEW."""
+    in_blocks(
+        advance_hand_block, blocks_for(len(jobs)), kinds, rules, master_seed,
+        pass_codes, pass_params, play_codes, play_params, jobs, states, status,
+    )  # fmt: skip
+
+
+@njit
+def advance_hand_block(
     kinds,
     rules,
     master_seed,
@@ -453,11 +547,13 @@ def advance_hands(
     jobs,
     states,
     status,
+    block,
+    n_blocks,
 ) -> None:
-    """Advance every slot of a lockstep block of hands. Slot i plays job ``jobs[i]`` = (deal,
-    seating) packed as deal * n_seatings + seating; it is dealt when ``status`` is SLOT_NEW."""
+    """The slots of block ``block`` of ``advance_hands``."""
     n_seatings = pass_codes.shape[0]
-    for i in prange(jobs.shape[0]):
+    start, stop = _block_bounds(jobs.shape[0], n_blocks, block)
+    for i in range(start, stop):
         if status[i] == SLOT_DONE or status[i] >= 0:
             continue
         deal, seating = jobs[i] // n_seatings, jobs[i] % n_seatings
@@ -465,7 +561,7 @@ def advance_hands(
             hand_seed = derive_seed(master_seed, deal)
             offset = pass_offset_for_hand(rules, deal, hand_seed)
             deal_hand(states[i], rules, offset, deal % rules.n_players, hand_seed)
-        seat = _advance_hand_once(
+        seat = advance_hand(
             kinds,
             states[i],
             rules,
@@ -477,8 +573,30 @@ def advance_hands(
         status[i] = seat if seat != NO_SEAT else SLOT_DONE
 
 
-@njit_parallel
 def advance_games(
+    kinds: Any,
+    rules: tuple[Any, ...],
+    master_seed: np.uint64,
+    pass_codes: np.ndarray,
+    pass_params: np.ndarray,
+    play_codes: np.ndarray,
+    play_params: np.ndarray,
+    jobs: np.ndarray,
+    states: np.ndarray,
+    status: np.ndarray,
+    hands_played: np.ndarray,
+    records: np.ndarray,
+) -> None:
+    """``advance_hands`` for whole games: slot i plays game ``jobs[i]`` (packed as game *
+    n_seatings + seating) hand after hand, its GAME_RECORD in ``records[i]``."""
+    in_blocks(
+        advance_game_block, blocks_for(len(jobs)), kinds, rules, master_seed, pass_codes,
+        pass_params, play_codes, play_params, jobs, states, status, hands_played, records,
+    )  # fmt: skip
+
+
+@njit
+def advance_game_block(
     kinds,
     rules,
     master_seed,
@@ -491,11 +609,13 @@ def advance_games(
     status,
     hands_played,
     records,
+    block,
+    n_blocks,
 ) -> None:
-    """``advance_hands`` for whole games: slot i plays game ``jobs[i]`` (packed as game *
-    n_seatings + seating) hand after hand, its GAME_RECORD in ``records[i]``."""
+    """The slots of block ``block`` of ``advance_games``."""
     n_seatings = pass_codes.shape[0]
-    for i in prange(jobs.shape[0]):
+    start, stop = _block_bounds(jobs.shape[0], n_blocks, block)
+    for i in range(start, stop):
         if status[i] == SLOT_DONE or status[i] >= 0:
             continue
         _advance_game(
@@ -533,8 +653,7 @@ def _advance_game(
     record,
     i,
 ) -> None:
-    """Slot i of ``advance_games``: its game goes on until an external seat must decide, or ends.
-    (A separate function: numba drops writes to a record's array fields made in a prange body.)"""
+    """Slot i of ``advance_games``: its game goes on until an external seat must decide, or ends."""
     game, seating = job // n_seatings, job % n_seatings
     game_seed = derive_seed(master_seed, game)
     if status[i] == SLOT_NEW:

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
@@ -30,12 +29,18 @@ from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.rng import SeedError, check_index, check_seed
 from hearts_sim.engine.state import new_states
 from hearts_sim.selfplay.lockstep import run_lockstep
-from hearts_sim.selfplay.loops import play_games, play_hands
+from hearts_sim.selfplay.loops import (
+    blocks_for,
+    play_game_block,
+    play_games,
+    play_hand_block,
+    play_hands,
+    set_thread_count,
+)
 from hearts_sim.selfplay.records import GAME_RECORD, HAND_RECORD, game_frame, hand_frame
 
 DEFAULT_CHUNK = 1 << 17  # hands per kernel call: bounds memory, paces the progress bar
 MAX_COUNT = 2**40  # hands or games in one call: the kernels count in int64, memory runs out first
-BLOCKS_PER_THREAD = 4  # more blocks than threads evens out the load
 
 
 class SimulationError(InputError):
@@ -94,12 +99,12 @@ def compile_seconds(table: Table, games: bool = False) -> float | None:
     """About how long the first kernel call for ``table`` compiles, when neither this process
     nor numba's on-disk cache holds the loop specialised for its kind set; None otherwise
     (or when numba's cache cannot be inspected: then nothing is promised)."""
-    loop = play_games if games else play_hands
+    loop = play_game_block if games else play_hand_block
     dtype = GAME_RECORD if games else HAND_RECORD
     kinds, rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
     arguments = (
         kinds, rules, np.uint64(0), 0, 1, pass_codes, pass_params, play_codes, play_params,
-        new_states(1), np.zeros(1, dtype=dtype),
+        new_states(1), np.zeros(1, dtype=dtype), 0, 1,
     )  # fmt: skip
     try:
         signature = tuple(loop.typeof_pyval(a) for a in arguments)
@@ -115,7 +120,8 @@ def compile_seconds(table: Table, games: bool = False) -> float | None:
 
 
 def set_threads(threads: int | None) -> int:
-    """Use ``threads`` numba threads (all cores if None); returns the number in use."""
+    """Play the loops on ``threads`` threads in calls from this thread (all cores if None;
+    ``selfplay.loops.in_blocks``); returns the number in use."""
     if threads is None:
         threads = max_threads()
     if (
@@ -126,13 +132,13 @@ def set_threads(threads: int | None) -> int:
         raise SimulationError(
             f"threads={threads!r} is not valid: choose 1 .. {max_threads()} on this machine"
         )
-    numba.set_num_threads(threads)
-    return threads
+    set_thread_count(int(threads))
+    return int(threads)
 
 
 def _block_states(n_jobs: int) -> np.ndarray:
-    """One scratch state per parallel block; more blocks than threads evens out the load."""
-    return new_states(max(1, min(n_jobs, numba.get_num_threads() * BLOCKS_PER_THREAD)))
+    """One scratch state per parallel block (``loops.blocks_for``)."""
+    return new_states(blocks_for(n_jobs))
 
 
 def run_hands(

@@ -33,7 +33,6 @@ import dataclasses
 import logging
 import os
 import re
-import threading
 import time
 import uuid
 from collections import deque
@@ -105,40 +104,26 @@ def parse_address(address: str) -> tuple[str, int | None]:
 
 
 # ---------------------------------------------------------------------------- worker side
-_KERNEL_LOCK = threading.Lock()
 _WARM: dict[str, Any] = {}  # this worker process's first warm-up seconds, numba cache hits and misses
-
-
-def _kernel_guard() -> contextlib.AbstractContextManager[Any]:
-    """Serialise kernel calls in one process under numba's workqueue threading layer, which
-    does not allow concurrent parallel regions (omp and tbb do); a no-op otherwise."""
-    import numba
-
-    try:
-        layer = numba.threading_layer()
-    except ValueError:  # no parallel region has run yet in this process
-        return _KERNEL_LOCK
-    return _KERNEL_LOCK if layer == "workqueue" else contextlib.nullcontext()
 
 
 def play_chunk(
     config: TournamentConfig, chunk: int, threads: int = 1, engines: EngineOptions | None = None
 ) -> np.ndarray:
-    """One task: chunk ``chunk`` of ``config`` with ``threads`` numba threads (capped at the
-    worker's cores). ``numba.set_num_threads`` is per thread, so it is set in the task.
+    """One task: chunk ``chunk`` of ``config`` on ``threads`` threads (capped at the worker's
+    cores). The thread count is a setting per calling thread, so it is set in the task.
     External agents (``engines``) must be importable, or their commands runnable, on the worker."""
     from hearts_sim._numba import max_threads
     from hearts_sim.selfplay.simulate import set_threads
 
     set_threads(max(1, min(threads, max_threads())))
-    with _kernel_guard():
-        return chunk_records(config, chunk, engines)
+    return chunk_records(config, chunk, engines)
 
 
 def _cache_stats() -> dict[str, Any]:
-    from hearts_sim.selfplay.loops import play_games, play_hands
+    from hearts_sim.selfplay.loops import play_game_block, play_hand_block
 
-    stats = [kernel.stats for kernel in (play_hands, play_games)]  # type: ignore[attr-defined]
+    stats = [kernel.stats for kernel in (play_hand_block, play_game_block)]  # type: ignore[attr-defined]
     return {
         "cache_path": str(stats[0].cache_path),
         "cache_hits": sum(sum(s.cache_hits.values()) for s in stats),
@@ -180,7 +165,7 @@ class DaskRunner:
     ``cluster``: a scheduler address (``tcp://host:8786``), ``local`` or ``local:N`` (a
     LocalCluster of N single-threaded worker processes on this machine, closed with the
     runner), a ``distributed.Client`` (used as is, not closed) or a cluster object.
-    ``threads``: numba threads per task (default 1: run one single-threaded worker
+    ``threads``: threads per task (default 1: run one single-threaded worker
     process per core). ``max_in_flight``: chunks submitted at a time (default twice the
     workers' threads). ``retries``: Dask retries per chunk after an exception (a chunk
     lost with its worker is rescheduled by the scheduler anyway). ``warm_up``: compile or
@@ -206,7 +191,7 @@ class DaskRunner:
             parse_address(cluster)  # a bad address is reported before a missing Dask
         distributed = _distributed()
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise ClusterError(f"threads={threads!r}: numba threads per task must be a positive number")
+            raise ClusterError(f"threads={threads!r}: threads per task must be a positive number")
         if max_in_flight is not None and max_in_flight < 1:
             raise ClusterError(f"max_in_flight={max_in_flight}: must be positive")
         self.threads = threads
