@@ -249,8 +249,9 @@ def test_compile_seconds_reads_numba_s_cache(tmp_path: Path) -> None:
     run_hands(table, 0, 0, 1)
     assert compile_seconds(table) is None
     probe = (
-        "from hearts_sim.selfplay.simulate import Table, compile_seconds; "
-        "print(compile_seconds(Table.build('standard', [['lowest', 'random', 'random', 'random']])))"
+        "from hearts_sim.selfplay.simulate import Table, compile_seconds\n"
+        "for seats in (['lowest', 'random'], ['mc', 'random'], ['mc', 'ismcts']):\n"
+        "    print(compile_seconds(Table.build('standard', [seats * 2])))"
     )
     cold = subprocess.run(
         [sys.executable, "-c", probe],
@@ -259,4 +260,5 @@ def test_compile_seconds_reads_numba_s_cache(tmp_path: Path) -> None:
         text=True,
         check=True,
     )
-    assert float(cold.stdout) > 0
+    cheap, mc, mc_and_ismcts = map(float, cold.stdout.split())
+    assert 0 < cheap < mc < mc_and_ismcts  # each search kind at the table adds its own figure

@@ -88,11 +88,12 @@ class Table:
 
 
 # Compiling a loop into an empty cache, measured on the quiet 2-core development machine
-# (2026-12-01): the loop of the cheap kinds and the rule player (the default tournament's, 35 to
-# 39 s), and about what a search kind adds to it (ismcts with rule 120 s in all, mc about 25 s
-# more once the engine is compiled: the mean of the two, roughly).
-COMPILE_BASE_SECONDS = 35.0
-COMPILE_SEARCH_SECONDS = 60.0
+# (2026-12-01, numba's compile events, the loop of each kind with random): the cheap kinds and
+# the rule player (the default tournament's loop) about 20 s, and what a search kind adds to it
+# (mc 56 s in all, pimc 79 s, ismcts 96 s). Shared parts (the world sampler) compile once, so
+# for a set of several search kinds the sum is on the high side.
+COMPILE_BASE_SECONDS = 20.0
+COMPILE_ADDED_SECONDS = {"mc": 35.0, "pimc": 60.0, "ismcts": 75.0}  # another search kind: the most
 
 
 def compile_seconds(table: Table, games: bool = False) -> float | None:
@@ -115,8 +116,9 @@ def compile_seconds(table: Table, games: bool = False) -> float | None:
             return None
     except Exception:  # numba's internals moved: better silent than wrong
         return None
-    searches = sum(1 for name in kinds.names if KIND_BY_NAME[name].searches)
-    return COMPILE_BASE_SECONDS + COMPILE_SEARCH_SECONDS * searches
+    searches = [name for name in kinds.names if KIND_BY_NAME[name].searches]
+    most = max(COMPILE_ADDED_SECONDS.values())
+    return COMPILE_BASE_SECONDS + sum(COMPILE_ADDED_SECONDS.get(name, most) for name in searches)
 
 
 def set_threads(threads: int | None) -> int:
