@@ -29,7 +29,9 @@ def test_bench_json_reports_every_figure_and_checks_the_invariants() -> None:
     assert result["openspiel_hands_per_s"] > 0
     ratio = result["random_hands_per_s"] / result["openspiel_hands_per_s"]
     assert result["ratio_vs_openspiel"] == pytest.approx(ratio, rel=0.01)
-    assert result["invariants_checked"] == 2 * 2 * 2000  # 2 timed runs, 1 thread and "all" (1) threads
+    # 2 timed runs on 1 thread; with 1 thread in all, that figure is the all-threads one too
+    assert result["invariants_checked"] == 2 * 2000
+    assert result["random_hands_per_s_all_threads"] == result["random_hands_per_s"]
     assert result["reference_hands_per_s"] > 0
     for figure, key in (("random_hands_per_s", "kernel"), ("hands_per_s_with_records", "records")):
         ratio = result[figure] / result["reference_hands_per_s"]
@@ -42,12 +44,15 @@ def test_bench_prints_no_reference_ratio_for_other_rules() -> None:
     assert result["reference_hands_per_s"] > 0  # still timed: the floor of a standard hand here
     assert result["ratio_kernel_vs_reference"] is None and result["ratio_records_vs_reference"] is None
     assert "ratio to the reference" not in bench.format_bench(result)
+    assert bench.format_bench(result).count("hearts_sim kernel, 1 thread") == 1  # one thread in all: one row
+    two = bench.format_bench({**result, "threads": 2, "random_hands_per_s_all_threads": 1})
+    assert "hearts_sim kernel, 2 threads" in two and "hearts_sim kernel, 1 thread" in two
 
 
 def test_the_largest_seed_benchmarks_too() -> None:
     """Timed runs take the seeds after ``seed``: at 2**64-1 they wrap instead of overflowing."""
     result = bench.run_bench(hands=50, threads=1, openspiel_hands=0, repeats=2, seed=2**64 - 1)
-    assert result["invariants_checked"] == 2 * 2 * 50 and result["reference_hands_per_s"] > 0
+    assert result["invariants_checked"] == 2 * 50 and result["reference_hands_per_s"] > 0  # 2 seeds, one wrapped
 
 
 def test_the_reference_playout_plays_the_standard_game() -> None:

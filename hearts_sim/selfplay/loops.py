@@ -17,8 +17,8 @@ of the jobs on its own scratch state), and ``in_blocks`` runs the blocks on Pyth
 kernels release the GIL (``nogil``), so the threads run side by side. Not numba's ``prange``:
 a parfor compiles its body again as a gufunc and re-optimises everything it calls at each of
 its levels, which cost the default tournament's first run 12 of its 36 s (``hearts-sim bench
---startup``, README Speed), and numba's default threading layer cannot run two parallel regions
-at once (a Dask worker's tasks, the move server's connections).
+--startup``, README Speed); and numba's default threading layer cannot run two parallel regions
+at once (a Dask worker's tasks had to take turns).
 """
 
 from __future__ import annotations

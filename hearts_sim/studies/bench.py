@@ -134,8 +134,10 @@ def run_bench(
     say(f"bench: the minimal reference playout (standard rules), 1 thread: best of {repeats} runs")
     reference = timed_reference(seed, hands, repeats)
     set_threads(all_threads)
-    say(f"bench: self-play kernel, {all_threads} threads: best of {repeats} runs of {hands:,} hands")
-    many_threads, more = timed_kernel(table, seed, hands, repeats)
+    many_threads, more = one_thread, 0  # one thread in all: one figure, not two noisy ones
+    if all_threads > 1:
+        say(f"bench: self-play kernel, {all_threads} threads: best of {repeats} runs of {hands:,} hands")
+        many_threads, more = timed_kernel(table, seed, hands, repeats)
     say(f"bench: simulate() with its records and DataFrame, 1 thread: best of {repeats} runs")
     with_records = timed_simulate(rules_value, seed, hands, repeats)
     set_threads(all_threads)
@@ -185,10 +187,11 @@ def format_bench(result: dict[str, Any]) -> str:
     lines = [
         f"rules: {result['rules']}   hands per run: {result['hands']:,}",
         row("hearts_sim kernel, 1 thread", rate(result["random_hands_per_s"])),
-        row(
-            f"hearts_sim kernel, {threads} thread{'s' * (threads > 1)}",
-            rate(result["random_hands_per_s_all_threads"]),
-        ),
+    ]
+    if threads > 1:
+        all_threads = rate(result["random_hands_per_s_all_threads"])
+        lines.append(row(f"hearts_sim kernel, {threads} threads", all_threads))
+    lines += [
         row("simulate() with records, 1 thread", rate(result["hands_per_s_with_records"])),
         row("minimal reference, 1 thread", rate(result["reference_hands_per_s"])),
         row("OpenSpiel hearts (C++), 1 core", rate(result["openspiel_hands_per_s"])),
