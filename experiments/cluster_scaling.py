@@ -4,9 +4,9 @@ large cluster.
 Measures, best of ``--repeats`` (the machine is shared), random against random (14
 seatings per deal, the default 4,681 deals = 65,534 hands per shard):
 
-- hands/s of a plain local run (``LocalRunner``) with 1 numba thread and with all cores;
+- hands/s of a plain local run (``LocalRunner``) with 1 thread and with all cores;
 - hands/s with ``DaskRunner("local:N")`` for each N of ``--workers`` (one single-threaded
-  worker process each, 1 numba thread per task), on a warm cluster; its start-up time
+  worker process each, 1 thread per task), on a warm cluster; its start-up time
   (LocalCluster plus the warm-up plugin) is reported separately;
 - the per-shard overhead: tiny shards (1 deal = 14 hands) through ``local:1`` against
   the same shards in-process, (cluster time - local time) / shards;
@@ -68,7 +68,7 @@ def interleaved_best(repeats: int, runs: dict[str, Callable[[], Any]]) -> dict[s
 
 
 def search_ms_per_decision(spec: str, deals: int = 3) -> float:
-    """ms per decision of ``spec`` in all four seats on one numba thread (passes and plays)."""
+    """ms per decision of ``spec`` in all four seats on one thread (passes and plays)."""
     set_threads(1)
     chunk_records(TournamentConfig((spec,), deals=1, chunk_deals=1), 0)  # compile / load
     config = TournamentConfig((spec,), deals=deals, chunk_deals=deals, seed=5)
@@ -220,7 +220,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shards", type=int, default=8, help="shards of 65,534 hands per timed run")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="LocalCluster sizes")
-    parser.add_argument("--local-threads", type=int, default=2, help="numba threads of the local run")
+    parser.add_argument("--local-threads", type=int, default=2, help="threads of the local run")
     parser.add_argument("--tiny-shards", type=int, default=200, help="1-deal shards for the overhead")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--search", default="ismcts", help="search agent to time ('' to skip)")

@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agents", nargs="+", default=AGENTS)
     parser.add_argument("--presets", nargs="+", default=PRESETS)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=None, help="numba threads (default: all)")
+    parser.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
     parser.add_argument("--out", default=None, help="also write the Markdown to this file")
     args = parser.parse_args(argv)
     if args.hands <= 0:

@@ -533,7 +533,7 @@ class ChunkRunner(Protocol):
 
 
 class LocalRunner:
-    """Runs every chunk in this process, one after the other (numba threads inside each)."""
+    """Runs every chunk in this process, one after the other (each on ``selfplay.loops.in_blocks``)."""
 
     def __init__(self, engines: EngineOptions | None = None):
         self.engines = engines
