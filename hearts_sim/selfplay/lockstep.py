@@ -1,13 +1,13 @@
 """Tables with external seats (Python agents, engines), played in lockstep blocks.
 
-The compiled loop (``loops.advance_hands`` / ``advance_games``) plays every job of a block until
-an external seat must decide and copies that seat's information set out (``engine.observe``);
-the waiting positions are grouped by agent and phase, each agent decides its group in one call
-(``act_batch``, or one call per position; one batch of requests spread over an engine's
-processes), every move is checked against the rules, and ``apply_moves`` plays them; and again,
-until every job of the block is done. Compiled seats make exactly the decisions, with exactly
-the seeds, of the all-compiled loop, so a Python re-implementation of a built-in agent gives
-bit-identical records (tests/test_external.py).
+The compiled loop (``loops.advance_hand_block`` / ``advance_game_block``, on threads) plays
+every job of a block until an external seat must decide and copies that seat's information set
+out (``engine.observe``); the waiting positions are grouped by agent and phase, each agent
+decides its group in one call (``act_batch``, or one call per position; one batch of requests
+spread over an engine's processes), every move is checked against the rules, and
+``apply_moves`` plays them; and again, until every job of the block is done. Compiled seats
+make exactly the decisions, with exactly the seeds, of the all-compiled loop, so a Python
+re-implementation of a built-in agent gives bit-identical records (tests/test_external.py).
 
 A failure (an agent that raises, answers garbage or an illegal move, times out or dies) stops
 the run with ``ExternalAgentError`` naming the agent, the deal (or game), the seat and what it
@@ -33,9 +33,11 @@ from hearts_sim.selfplay.loops import (
     SLOT_ACTIVE,
     SLOT_DONE,
     SLOT_NEW,
-    advance_games,
-    advance_hands,
+    advance_game_block,
+    advance_hand_block,
     apply_moves,
+    blocks_for,
+    in_blocks,
     observe_slots,
     write_hand_records,
 )
@@ -88,9 +90,10 @@ def run_lockstep(
             return out
         arguments = (kinds, rules_tuple, np.uint64(seed), pass_codes, pass_params, play_codes, play_params)
         if games:
-            advance_games(*arguments, jobs, states, status, hands_played, game_records)
+            slots = (jobs, states, status, hands_played, game_records)
+            in_blocks(advance_game_block, blocks_for(size), *arguments, *slots)
         else:
-            advance_hands(*arguments, jobs, states, status)
+            in_blocks(advance_hand_block, blocks_for(size), *arguments, jobs, states, status)
         waiting = np.flatnonzero(status >= 0)
         if len(waiting):
             observe_slots(states, rules_tuple, waiting, status, observed, seeds)

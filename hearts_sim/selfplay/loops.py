@@ -286,31 +286,6 @@ def _block_bounds(n_jobs: np.int64, n_blocks: np.int64, block: np.int64) -> tupl
 
 
 # ---------------------------------------------------------------- hands and games
-def play_hands(
-    kinds: Any,
-    rules: tuple[Any, ...],
-    master_seed: np.uint64,
-    first_deal: int,
-    n_deals: int,
-    pass_codes: np.ndarray,
-    pass_params: np.ndarray,
-    play_codes: np.ndarray,
-    play_params: np.ndarray,
-    states: np.ndarray,
-    records: np.ndarray,
-) -> None:
-    """Deals ``first_deal .. first_deal + n_deals - 1``, each played in every seating.
-
-    ``states`` holds one scratch state per block (blocks run in parallel, ``in_blocks``).
-    ``records[j]`` receives job j = (deal - first_deal) * n_seatings + seating. The hand
-    seed depends on the deal index only, so any chunking gives the same records.
-    """
-    in_blocks(
-        play_hand_block, len(states), kinds, rules, master_seed, first_deal, n_deals,
-        pass_codes, pass_params, play_codes, play_params, states, records,
-    )  # fmt: skip
-
-
 @njit
 def play_hand_block(
     kinds,
@@ -327,7 +302,12 @@ def play_hand_block(
     block,
     n_blocks,
 ) -> None:
-    """Block ``block`` of ``play_hands``: its share of the jobs, played on ``states[block]``."""
+    """Deals ``first_deal .. first_deal + n_deals - 1``, each played in every seating: the jobs
+    of block ``block`` of ``n_blocks`` (``in_blocks`` runs them all), on ``states[block]``.
+
+    ``records[j]`` receives job j = (deal - first_deal) * n_seatings + seating. The hand
+    seed depends on the deal index only, so any chunking and any blocks give the same records.
+    """
     n = rules.n_players
     n_seatings = pass_codes.shape[0]
     state = states[block]
@@ -413,28 +393,6 @@ def finish_game_hand(state, rules, hands_played, record) -> bool:
     return True
 
 
-def play_games(
-    kinds: Any,
-    rules: tuple[Any, ...],
-    master_seed: np.uint64,
-    first_game: int,
-    n_games: int,
-    pass_codes: np.ndarray,
-    pass_params: np.ndarray,
-    play_codes: np.ndarray,
-    play_params: np.ndarray,
-    states: np.ndarray,
-    records: np.ndarray,
-) -> None:
-    """Whole games ``first_game ..``, each game in every seating; game g's seed is
-    ``derive_seed(master_seed, g)``, so any chunking gives the same records. One scratch state
-    per block in ``states``, as ``play_hands``."""
-    in_blocks(
-        play_game_block, len(states), kinds, rules, master_seed, first_game, n_games,
-        pass_codes, pass_params, play_codes, play_params, states, records,
-    )  # fmt: skip
-
-
 @njit
 def play_game_block(
     kinds,
@@ -451,7 +409,9 @@ def play_game_block(
     block,
     n_blocks,
 ) -> None:
-    """Block ``block`` of ``play_games``, played on ``states[block]``."""
+    """Whole games ``first_game ..``, each game in every seating: block ``block`` of ``n_blocks``,
+    on ``states[block]``. Game g's seed is ``derive_seed(master_seed, g)``, so any chunking
+    gives the same records."""
     n_seatings = pass_codes.shape[0]
     start, stop = _block_bounds(n_games * n_seatings, n_blocks, block)
     for job in range(start, stop):
@@ -474,7 +434,7 @@ def play_game_block(
 
 # ---------------------------------------------------------------- lockstep blocks (external seats)
 # A table with seats decided outside the compiled loop (agents.external) is played a block of
-# jobs at a time: ``advance_hands`` / ``advance_games`` play every slot of the block until an
+# jobs at a time: ``advance_hand_block`` / ``advance_game_block`` play every slot until an
 # external seat must decide or the job ends;
 # Python asks the agents (``observe_slots`` copies the waiting seats' information sets out)
 # and ``apply_moves`` plays their moves; and again. A slot's ``status``:
@@ -520,26 +480,6 @@ def _advance_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play
     return impl
 
 
-def advance_hands(
-    kinds: Any,
-    rules: tuple[Any, ...],
-    master_seed: np.uint64,
-    pass_codes: np.ndarray,
-    pass_params: np.ndarray,
-    play_codes: np.ndarray,
-    play_params: np.ndarray,
-    jobs: np.ndarray,
-    states: np.ndarray,
-    status: np.ndarray,
-) -> None:
-    """Advance every slot of a lockstep block of hands. Slot i plays job ``jobs[i]`` = (deal,
-    seating) packed as deal * n_seatings + seating; it is dealt when ``status`` is SLOT_NEW."""
-    in_blocks(
-        advance_hand_block, blocks_for(len(jobs)), kinds, rules, master_seed,
-        pass_codes, pass_params, play_codes, play_params, jobs, states, status,
-    )  # fmt: skip
-
-
 @njit
 def advance_hand_block(
     kinds,
@@ -555,7 +495,9 @@ def advance_hand_block(
     block,
     n_blocks,
 ) -> None:
-    """The slots of block ``block`` of ``advance_hands``."""
+    """Advance the slots of block ``block`` of ``n_blocks`` of a lockstep block of hands. Slot i
+    plays job ``jobs[i]`` = (deal, seating) packed as deal * n_seatings + seating; it is dealt
+    when ``status`` is SLOT_NEW."""
     n_seatings = pass_codes.shape[0]
     start, stop = _block_bounds(jobs.shape[0], n_blocks, block)
     for i in range(start, stop):
@@ -578,28 +520,6 @@ def advance_hand_block(
         status[i] = seat if seat != NO_SEAT else SLOT_DONE
 
 
-def advance_games(
-    kinds: Any,
-    rules: tuple[Any, ...],
-    master_seed: np.uint64,
-    pass_codes: np.ndarray,
-    pass_params: np.ndarray,
-    play_codes: np.ndarray,
-    play_params: np.ndarray,
-    jobs: np.ndarray,
-    states: np.ndarray,
-    status: np.ndarray,
-    hands_played: np.ndarray,
-    records: np.ndarray,
-) -> None:
-    """``advance_hands`` for whole games: slot i plays game ``jobs[i]`` (packed as game *
-    n_seatings + seating) hand after hand, its GAME_RECORD in ``records[i]``."""
-    in_blocks(
-        advance_game_block, blocks_for(len(jobs)), kinds, rules, master_seed, pass_codes,
-        pass_params, play_codes, play_params, jobs, states, status, hands_played, records,
-    )  # fmt: skip
-
-
 @njit
 def advance_game_block(
     kinds,
@@ -617,7 +537,8 @@ def advance_game_block(
     block,
     n_blocks,
 ) -> None:
-    """The slots of block ``block`` of ``advance_games``."""
+    """``advance_hand_block`` for whole games: slot i plays game ``jobs[i]`` (packed as game *
+    n_seatings + seating) hand after hand, its GAME_RECORD in ``records[i]``."""
     n_seatings = pass_codes.shape[0]
     start, stop = _block_bounds(jobs.shape[0], n_blocks, block)
     for i in range(start, stop):
@@ -658,7 +579,7 @@ def _advance_game(
     record,
     i,
 ) -> None:
-    """Slot i of ``advance_games``: its game goes on until an external seat must decide, or ends."""
+    """Slot i of ``advance_game_block``: its game goes on until an external seat must decide, or ends."""
     game, seating = job // n_seatings, job % n_seatings
     game_seed = derive_seed(master_seed, game)
     if status[i] == SLOT_NEW:

@@ -1,7 +1,7 @@
 """``simulate`` and ``simulate_games``: batched self-play from Python, one DataFrame row per hand or game.
 
 This is the composition layer over the engine: it resolves rules and agent specs,
-runs the ``play_hands`` / ``play_games`` kernels chunk by chunk (with a progress bar
+runs the ``play_hand_block`` / ``play_game_block`` kernels chunk by chunk (with a progress bar
 on long runs) and turns the record arrays into pandas DataFrames.
 
 >>> df = simulate("standard", ["lowest", "random", "random", "random"], hands=1000, seed=1)
@@ -31,10 +31,9 @@ from hearts_sim.engine.state import new_states
 from hearts_sim.selfplay.lockstep import run_lockstep
 from hearts_sim.selfplay.loops import (
     blocks_for,
+    in_blocks,
     play_game_block,
-    play_games,
     play_hand_block,
-    play_hands,
     set_thread_count,
 )
 from hearts_sim.selfplay.records import GAME_RECORD, HAND_RECORD, game_frame, hand_frame
@@ -159,19 +158,11 @@ def run_hands(
     if table.external:
         return run_lockstep(table, seed, first_deal, n_deals, records, False, engines or EngineOptions())
     kinds, rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
-    play_hands(
-        kinds,
-        rules,
-        np.uint64(seed),
-        first_deal,
-        n_deals,
-        pass_codes,
-        pass_params,
-        play_codes,
-        play_params,
-        _block_states(len(records)),
-        records,
-    )
+    states = _block_states(len(records))
+    in_blocks(
+        play_hand_block, len(states), kinds, rules, np.uint64(seed), first_deal, n_deals,
+        pass_codes, pass_params, play_codes, play_params, states, records,
+    )  # fmt: skip
     return records
 
 
@@ -197,19 +188,11 @@ def run_games(
     if table.external:
         return run_lockstep(table, seed, first_game, n_games, records, True, engines or EngineOptions())
     kinds, rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
-    play_games(
-        kinds,
-        rules,
-        np.uint64(seed),
-        first_game,
-        n_games,
-        pass_codes,
-        pass_params,
-        play_codes,
-        play_params,
-        _block_states(len(records)),
-        records,
-    )
+    states = _block_states(len(records))
+    in_blocks(
+        play_game_block, len(states), kinds, rules, np.uint64(seed), first_game, n_games,
+        pass_codes, pass_params, play_codes, play_params, states, records,
+    )  # fmt: skip
     return records
 
 
