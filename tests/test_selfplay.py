@@ -146,14 +146,15 @@ def test_in_blocks_calls_every_block_once_side_by_side_on_the_threads_set() -> N
             meet.wait()
         calls.append((tag, block, n_blocks, threading.current_thread().name))
 
+    before = thread_count()
     set_thread_count(2)
     try:
         in_blocks(kernel, 5, "job")
+        assert blocks_for(3) == 3 and blocks_for(10**6) == 2 * BLOCKS_PER_THREAD
     finally:
-        set_thread_count(max_threads())
+        set_thread_count(before)
     assert sorted(call[:3] for call in calls) == [("job", b, 5) for b in range(5)]
     assert threading.current_thread().name not in {call[3] for call in calls}
-    assert blocks_for(3) == 3 and blocks_for(10**6) == max_threads() * BLOCKS_PER_THREAD
 
 
 def test_in_blocks_on_one_thread_runs_in_the_caller_and_a_failure_stops_the_rest() -> None:
@@ -164,18 +165,20 @@ def test_in_blocks_on_one_thread_runs_in_the_caller_and_a_failure_stops_the_rest
         if block == 1:
             raise RuntimeError("block 1 failed")
 
+    before = thread_count()
     set_thread_count(1)
     try:
         with pytest.raises(RuntimeError, match="block 1 failed"):
             in_blocks(kernel, 4)
     finally:
-        set_thread_count(max_threads())
+        set_thread_count(before)
     assert ran == [0, 1]
 
 
 def test_the_thread_count_is_a_setting_of_the_calling_thread() -> None:
     """A Dask worker runs tasks on several threads, each setting its own count."""
     seen: list[int] = []
+    before = thread_count()
     set_thread_count(1)
     try:
         other = threading.Thread(target=lambda: seen.append(thread_count()))
@@ -183,5 +186,5 @@ def test_the_thread_count_is_a_setting_of_the_calling_thread() -> None:
         other.join()
         assert thread_count() == 1
     finally:
-        set_thread_count(max_threads())
-    assert seen == [max_threads()]
+        set_thread_count(before)
+    assert seen == [max_threads()]  # a thread that never set it: every core
