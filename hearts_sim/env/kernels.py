@@ -42,7 +42,7 @@ from hearts_sim.engine.hand import (
 )
 from hearts_sim.engine.rng import derive_seed
 from hearts_sim.engine.state import PHASE_DONE, PHASE_PASS, PHASE_PLAY
-from hearts_sim.selfplay.loops import _param_row, _seat_codes, _seat_params  # the loops' row-to-tuple helpers
+from hearts_sim.selfplay.loops import _param_row, seating_policies  # the loops' row-to-tuple helpers
 
 REWARD_HAND, REWARD_TRICK = 0, 1  # the final score only; or points as they are taken, then the rest
 REWARD_MODES = ("hand", "trick")
@@ -113,12 +113,7 @@ def teacher_action(kinds, state, rules, learner: np.int64, pending: np.uint64, t
 def _opponents(policies):
     """Row 0 of the policy arrays as the per-seat tuples ``advance_opponents`` reads."""
     pass_codes, pass_params, play_codes, play_params = policies
-    return (
-        _seat_codes(pass_codes, 0),
-        _seat_params(pass_params, 0),
-        _seat_codes(play_codes, 0),
-        _seat_params(play_params, 0),
-    )
+    return seating_policies(pass_codes, pass_params, play_codes, play_params, 0)
 
 
 @njit_inline

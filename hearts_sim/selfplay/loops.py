@@ -94,10 +94,22 @@ def _seat_params(params, seating: np.int64):
     )
 
 
+@njit_inline
+def seating_policies(pass_codes, pass_params, play_codes, play_params, seating: np.int64):
+    """Row ``seating`` of the four policy arrays as the per-seat tuples the playouts take
+    (``pass_codes, pass_params, play_codes, play_params``), to be passed on with ``*``."""
+    return (
+        _seat_codes(pass_codes, seating),
+        _seat_params(pass_params, seating),
+        _seat_codes(play_codes, seating),
+        _seat_params(play_params, seating),
+    )
+
+
 def play_out_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params):  # type: ignore[no-untyped-def]
     """Play a dealt hand to the end: every seat passes, then plays until done.
 
-    Codes and parameter rows are per-seat tuples (see ``_seat_codes``). When no seat's play
+    Codes and parameter rows are per-seat tuples (``seating_policies``). When no seat's play
     policy reads the record, the tricks are played a trick at a time (``_stateless_tricks``).
     Compiled per kind set (a numba overload): the decisions are the set's dispatch chains,
     inlined, so a decision costs no call."""
@@ -323,10 +335,7 @@ def play_hand_block(
             kinds,
             state,
             rules,
-            _seat_codes(pass_codes, seating),
-            _seat_params(pass_params, seating),
-            _seat_codes(play_codes, seating),
-            _seat_params(play_params, seating),
+            *seating_policies(pass_codes, pass_params, play_codes, play_params, seating),
         )
         _write_hand_record(records[job], state, deal, seating)
         seating += 1
@@ -424,10 +433,7 @@ def play_game_block(
             states[block],
             rules,
             derive_seed(master_seed, game),
-            _seat_codes(pass_codes, seating),
-            _seat_params(pass_params, seating),
-            _seat_codes(play_codes, seating),
-            _seat_params(play_params, seating),
+            *seating_policies(pass_codes, pass_params, play_codes, play_params, seating),
             records[job],
         )
 
@@ -512,10 +518,7 @@ def advance_hand_block(
             kinds,
             states[i],
             rules,
-            _seat_codes(pass_codes, seating),
-            _seat_params(pass_params, seating),
-            _seat_codes(play_codes, seating),
-            _seat_params(play_params, seating),
+            *seating_policies(pass_codes, pass_params, play_codes, play_params, seating),
         )
         status[i] = seat if seat != NO_SEAT else SLOT_DONE
 
@@ -593,10 +596,7 @@ def _advance_game(
             kinds,
             state,
             rules,
-            _seat_codes(pass_codes, seating),
-            _seat_params(pass_params, seating),
-            _seat_codes(play_codes, seating),
-            _seat_params(play_params, seating),
+            *seating_policies(pass_codes, pass_params, play_codes, play_params, seating),
         )
         if seat != NO_SEAT:
             status[i] = seat
