@@ -11,15 +11,6 @@ when its parent was visited) instead of the parent's visits, since a card that i
 legal in the sampled deals must not look under-explored. Opponent nodes pick the child
 best for the seat to move there (lowest own mean score), as in the paper's max^n backup.
 
-Choice statistics (``choices`` = 1). A node is a card sequence, so where another seat's hand
-differs between worlds, one card's statistics pool the worlds in which that seat picked it
-among others with those in which it was the seat's only legal card: a king forced under the
-queen makes the king look bad where the seat could have played low. With ``choices`` each
-node also counts the playouts in which its card was picked among other legal cards (and the
-picker's score in them); selection scores a card by those alone, and a forced card is played
-without a look at the statistics. The tree, its visit counts and the root's choice are as
-before.
-
 Worlds come from the uniform sampler, or (``belief`` > 0) from a pool of that many sampled
 worlds weighted by how likely the other seats' plays are in each (``agents.belief``).
 
@@ -78,7 +69,7 @@ from hearts_sim.core.rules import MAX_PLAYERS, MOON_OFF, RulesTuple
 from hearts_sim.engine.hand import hand_size, legal_moves, moon_total, play_card
 from hearts_sim.engine.rng import random_below
 from hearts_sim.engine.sampler import new_sampler_scratch
-from hearts_sim.engine.state import NO_SEAT, PHASE_PLAY
+from hearts_sim.engine.state import PHASE_PLAY
 
 MAX_STRETCH = 100.0  # the card-play ceiling (STRETCH_CARDS) binds long before
 MAX_CUTOFF = 52  # tricks: anything at or above the tricks left plays to the end
@@ -112,13 +103,6 @@ PARAMETERS = (
         "playouts: tricks played before the learned evaluation (0: to the end)",
         low=0,
         high=MAX_CUTOFF,
-    ),
-    Parameter(
-        "choices",
-        0,
-        "1: a card's value where others were legal counts only the playouts that picked it among them",
-        low=0,
-        high=1,
     ),
 )
 P = param_indices(PARAMETERS)
@@ -175,26 +159,6 @@ def root_leaders(tree) -> tuple[np.int64, np.int64]:
 
 
 @njit
-def choice_ucb(tree, child: np.int64, log_count: np.float64, c: np.float64, scale: np.float64) -> float:
-    """UCB1 of ``child`` over the playouts that picked it among other legal cards (``choices``):
-    a card some worlds force on the seat does not carry what it cost there into the worlds where
-    it is a choice. Never picked so: tried first."""
-    if tree[child].chosen == 0:
-        return np.inf
-    visits = np.float64(tree[child].chosen)
-    return -tree[child].chosen_sum / visits * scale + c * np.sqrt(log_count / visits)
-
-
-@njit
-def backup_choices(tree, path, movers, depth: np.int64, scores) -> None:
-    """Count a playout in the choice statistics of the cards on ``path`` that were picked among others."""
-    for d in range(1, depth + 1):
-        if movers[d] != NO_SEAT:
-            tree[path[d]].chosen += 1
-            tree[path[d]].chosen_sum += np.float64(scores[movers[d]])
-
-
-@njit
 def ismcts_play(
     params: Params, state, rules: RulesTuple, seat: np.int64, legal: np.uint64, seed: np.uint64
 ) -> np.int64:
@@ -221,8 +185,6 @@ def ismcts_play(
     init_node(tree, 0, NO_CARD, _ZERO, n)
     n_nodes = 1
     path = np.empty(N_CARDS + 1, dtype=np.int64)
-    choices = params[P.choices] > 0.5
-    movers = np.empty(N_CARDS + 1, dtype=np.int64)  # choices: who picked path[d] (NO_SEAT: forced)
     # a record taken from an array does not keep the array alive: index ``worlds`` afresh
     # in every iteration, or numba frees it after its last use and the record dangles
     worlds = new_worlds(1)
@@ -266,7 +228,6 @@ def ismcts_play(
                 n_nodes += 1
                 add_child(tree, node, child, card, n)
                 tree[node].cards |= card_bit(card)
-                movers[depth + 1] = work.to_play if card_count(here) > 1 else NO_SEAT
                 # every legal sibling was available at this visit too
                 sibling = child
                 while sibling != NO_NODE:
@@ -282,24 +243,15 @@ def ismcts_play(
             mover = work.to_play
             best_child = np.int64(NO_NODE)
             best_value = -np.inf
-            forced = card_count(here) == 1
             child = tree[node].first_child
             while child != NO_NODE:
                 if (here >> np.uint64(tree[child].card)) & _ONE:
-                    if choices and forced:
-                        best_child = child
-                        break
                     tree[child].available += 1
-                    log_count = np.log(np.float64(tree[child].available))
-                    if choices:
-                        value = choice_ucb(tree, child, log_count, c, scale)
-                    else:
-                        value = ucb(tree, child, mover, log_count, c, scale)
+                    value = ucb(tree, child, mover, np.log(np.float64(tree[child].available)), c, scale)
                     if value > best_value:
                         best_value = value
                         best_child = child
                 child = tree[child].next
-            movers[depth + 1] = NO_SEAT if forced else mover
             if best_child == NO_NODE:  # no value compares (an exploration constant of NaN)
                 break
             node = best_child
@@ -311,13 +263,9 @@ def ismcts_play(
             if work.phase == PHASE_PLAY:
                 evaluate(work, rules, features, values)
                 backup(tree, path, depth, values, n)
-                if choices:
-                    backup_choices(tree, path, movers, depth, values)
                 continue
         rng = play_out(work, rules, rng, rollout, epsilon)
         backup(tree, path, depth, work.scores, n)
-        if choices:
-            backup_choices(tree, path, movers, depth, work.scores)
     # the most visited root card (ties: the lower mean score)
     best = lowest_card(legal)
     best_visits = np.int64(-1)

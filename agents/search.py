@@ -265,8 +265,6 @@ TREE_NODE = np.dtype(
         ("visits", np.int64),
         ("available", np.int64),  # ismcts: visits of the parent in which this card was legal
         ("sums", np.float64, MAX_PLAYERS),
-        ("chosen", np.int64),  # ismcts ``choices``: playouts in which the card was picked among others
-        ("chosen_sum", np.float64),  # ... and the score of the seat that picked it, summed over them
     ]
 )
 NO_NODE = -1
@@ -287,8 +285,6 @@ def init_node(tree, node: np.int64, card: np.int64, cards: np.uint64, n: np.int6
     tree[node].cards = cards
     tree[node].visits = 0
     tree[node].available = 0
-    tree[node].chosen = 0
-    tree[node].chosen_sum = 0.0
     for s in range(n):
         tree[node].sums[s] = 0.0
 

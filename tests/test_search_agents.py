@@ -21,10 +21,9 @@ from agents.kinds import MAX_PARAMS, AgentError
 from agents.registry import KIND_BY_NAME, parse_agent
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULT_PARAMS
 from agents.rule import rule_play
-from hearts_sim.core.cards import HEARTS, NO_CARD, QS, cards_of, suit_of
+from hearts_sim.core.cards import HEARTS, QS, cards_of, suit_of
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import random_unit
-from hearts_sim.engine.state import NO_SEAT
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import Table, run_hands
 
@@ -59,7 +58,7 @@ ROLLOUT_VARIANTS = [
 ]
 # the new hard's pieces at tiny budgets: weighted worlds, time by need, the searched pass
 HARD_PIECES = {
-    "ismcts": "ismcts(iterations=60,belief=12,trust=0.3,stretch=3,pass_rollouts=150,choices=1)",
+    "ismcts": "ismcts(iterations=60,belief=12,trust=0.3,stretch=3,pass_rollouts=150)",
     "pimc": "pimc(iterations=48,worlds=3,belief=12,pass_rollouts=150)",
     "mc": "mc(samples=3,pass_samples=2,belief=12)",
     "ismcts_cutoff": "ismcts(iterations=60,cutoff=2)",
@@ -205,40 +204,6 @@ def test_stretch_never_changes_a_clear_decision_and_stays_legal() -> None:
     state, seat = qs_dump_position()
     decide = spec_decider("ismcts(iterations=12000,stretch=4)")
     assert decide(state.record, state._rules_array, seat, np.uint64(1)) == QS
-
-
-# ---------------------------------------------------------------- choice statistics
-def test_choice_statistics_leave_out_forced_cards() -> None:
-    """``choices``: a playout counts in a card's choice statistics only where the card was picked
-    among others, and with the score of the seat that picked it; a card some world forced
-    and no world chose yet is tried first when it is a choice."""
-    n = 4
-    tree = search.new_tree(4)
-    for node, card in enumerate([NO_CARD, 10, 20, 30]):
-        search.init_node(tree, node, card, np.uint64(0), n)
-    # the root, then card 10 (seat 1 chose it), 20 (forced), 30 (seat 3 chose it)
-    path = np.array([0, 1, 2, 3], dtype=np.int64)
-    movers = np.array([NO_SEAT, 1, NO_SEAT, 3], dtype=np.int64)
-    scores = np.array([0.0, 13.0, 4.0, 9.0, 0.0])
-    for _ in range(2):
-        search.backup(tree, path, 3, scores, n)
-        ismcts.backup_choices(tree, path, movers, 3, scores)
-    assert [tree[node]["visits"] for node in range(4)] == [2, 2, 2, 2]  # the tree's own counts: every playout
-    assert [tree[node]["chosen"] for node in range(4)] == [0, 2, 0, 2]
-    assert tree[1]["chosen_sum"] == 26.0 and tree[3]["chosen_sum"] == 18.0  # seat 1's and seat 3's scores
-    c, scale = 0.8, 1.0 / 26.0
-    assert ismcts.choice_ucb(tree, 2, np.log(3.0), c, scale) == np.inf
-    expected = -26.0 / 2 * scale + c * np.sqrt(np.log(3.0) / 2)  # seat 1's mean 13 over 2 choices
-    assert ismcts.choice_ucb(tree, 1, np.log(3.0), c, scale) == pytest.approx(expected)
-
-
-def test_choices_keep_the_queen_dump() -> None:
-    """The dump of the bare queen when void (``test_stretch_never_changes_a_clear_decision``) is
-    found with choice statistics too, whatever the seed (at this budget; at 3,000 iterations a
-    search with or without them sometimes dumps a heart instead)."""
-    state, seat = qs_dump_position()
-    decide = spec_decider("ismcts(iterations=12000,choices=1)")
-    assert [decide(state.record, state._rules_array, seat, np.uint64(s)) for s in range(4)] == [QS] * 4
 
 
 # ---------------------------------------------------------------- guard playouts
