@@ -137,9 +137,16 @@ def set_threads(threads: int | None) -> int:
     return int(threads)
 
 
-def _block_states(n_jobs: int) -> np.ndarray:
-    """One scratch state per parallel block (``loops.blocks_for``)."""
-    return new_states(blocks_for(n_jobs))
+def _play_in_blocks(
+    block_kernel: Any, table: Table, seed: int, first: int, count: int, records: np.ndarray
+) -> None:
+    """``block_kernel`` (``play_hand_block`` or ``play_game_block``) over ``count`` deals or games
+    from ``first``, in blocks on threads (``loops.in_blocks``), one scratch state per block."""
+    kinds, rules, *policies = table.kernel_arguments()
+    states = new_states(blocks_for(len(records)))
+    in_blocks(
+        block_kernel, len(states), kinds, rules, np.uint64(seed), first, count, *policies, states, records
+    )
 
 
 def run_hands(
@@ -157,12 +164,7 @@ def run_hands(
     records = _records_out(out, n_deals * len(table.seatings), HAND_RECORD)
     if table.external:
         return run_lockstep(table, seed, first_deal, n_deals, records, False, engines or EngineOptions())
-    kinds, rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
-    states = _block_states(len(records))
-    in_blocks(
-        play_hand_block, len(states), kinds, rules, np.uint64(seed), first_deal, n_deals,
-        pass_codes, pass_params, play_codes, play_params, states, records,
-    )  # fmt: skip
+    _play_in_blocks(play_hand_block, table, seed, first_deal, n_deals, records)
     return records
 
 
@@ -187,12 +189,7 @@ def run_games(
     records = _records_out(out, n_games * len(table.seatings), GAME_RECORD)
     if table.external:
         return run_lockstep(table, seed, first_game, n_games, records, True, engines or EngineOptions())
-    kinds, rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
-    states = _block_states(len(records))
-    in_blocks(
-        play_game_block, len(states), kinds, rules, np.uint64(seed), first_game, n_games,
-        pass_codes, pass_params, play_codes, play_params, states, records,
-    )  # fmt: skip
+    _play_in_blocks(play_game_block, table, seed, first_game, n_games, records)
     return records
 
 
