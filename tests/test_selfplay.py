@@ -12,7 +12,9 @@ Also the loops' parallel driver (``selfplay.loops.in_blocks``), which runs their
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -135,6 +137,17 @@ def test_run_hands_writes_every_field_of_out() -> None:
 
 
 # ---------------------------------------------------------------- blocks on threads
+@contextlib.contextmanager
+def threads_set(threads: int) -> Iterator[None]:
+    """This thread's ``in_blocks`` thread count for the block, then the count it had before."""
+    before = thread_count()
+    set_thread_count(threads)
+    try:
+        yield
+    finally:
+        set_thread_count(before)
+
+
 def test_in_blocks_calls_every_block_once_side_by_side_on_the_threads_set() -> None:
     """The loops' parallel driver: each block once, with the block count, on as many threads as
     set for the calling thread (two blocks meet at a barrier: they must run at the same time)."""
@@ -146,13 +159,9 @@ def test_in_blocks_calls_every_block_once_side_by_side_on_the_threads_set() -> N
             meet.wait()
         calls.append((tag, block, n_blocks, threading.current_thread().name))
 
-    before = thread_count()
-    set_thread_count(2)
-    try:
+    with threads_set(2):
         in_blocks(kernel, 5, "job")
         assert blocks_for(3) == 3 and blocks_for(10**6) == 2 * BLOCKS_PER_THREAD
-    finally:
-        set_thread_count(before)
     assert sorted(call[:3] for call in calls) == [("job", b, 5) for b in range(5)]
     assert threading.current_thread().name not in {call[3] for call in calls}
 
@@ -165,26 +174,17 @@ def test_in_blocks_on_one_thread_runs_in_the_caller_and_a_failure_stops_the_rest
         if block == 1:
             raise RuntimeError("block 1 failed")
 
-    before = thread_count()
-    set_thread_count(1)
-    try:
-        with pytest.raises(RuntimeError, match="block 1 failed"):
-            in_blocks(kernel, 4)
-    finally:
-        set_thread_count(before)
+    with threads_set(1), pytest.raises(RuntimeError, match="block 1 failed"):
+        in_blocks(kernel, 4)
     assert ran == [0, 1]
 
 
 def test_the_thread_count_is_a_setting_of_the_calling_thread() -> None:
     """A Dask worker runs tasks on several threads, each setting its own count."""
     seen: list[int] = []
-    before = thread_count()
-    set_thread_count(1)
-    try:
+    with threads_set(1):
         other = threading.Thread(target=lambda: seen.append(thread_count()))
         other.start()
         other.join()
         assert thread_count() == 1
-    finally:
-        set_thread_count(before)
     assert seen == [max_threads()]  # a thread that never set it: every core
