@@ -44,6 +44,7 @@ def test_bench_prints_no_reference_ratio_for_other_rules() -> None:
     assert result["reference_hands_per_s"] > 0  # still timed: the floor of a standard hand here
     assert result["ratio_kernel_vs_reference"] is None and result["ratio_records_vs_reference"] is None
     assert "ratio to the reference" not in bench.format_bench(result)
+    assert "OpenSpiel hearts (C++), 1 core     skipped (--openspiel-hands 0)" in bench.format_bench(result)
     assert bench.format_bench(result).count("hearts_sim kernel, 1 thread") == 1  # one thread in all: one row
     two = bench.format_bench({**result, "threads": 2, "random_hands_per_s_all_threads": 1})
     assert "hearts_sim kernel, 2 threads" in two and "hearts_sim kernel, 1 thread" in two
