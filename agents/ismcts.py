@@ -68,7 +68,7 @@ from hearts_sim.core.cards import N_CARDS, NO_CARD, QS_BIT, card_bit, lowest_car
 from hearts_sim.core.rules import MAX_PLAYERS, MOON_OFF, RulesTuple
 from hearts_sim.engine.hand import hand_size, legal_moves, moon_total, play_card
 from hearts_sim.engine.rng import random_below
-from hearts_sim.engine.sampler import copy_state, new_sampler_scratch
+from hearts_sim.engine.sampler import new_sampler_scratch
 from hearts_sim.engine.state import PHASE_PLAY
 
 MAX_STRETCH = 100.0  # the card-play ceiling (STRETCH_CARDS) binds long before
@@ -104,7 +104,6 @@ PARAMETERS = (
         low=0,
         high=MAX_CUTOFF,
     ),
-    Parameter("peek", 0, "diagnostic: search the true deal (1)", low=0, high=1),
 )
 P = param_indices(PARAMETERS)
 
@@ -214,10 +213,7 @@ def ismcts_play(
             break
         iteration += 1
         work = worlds[0]
-        if params[P.peek] > 0:
-            copy_state(state, work)
-        else:
-            rng = next_world(state, rules, seat, rng, pool, cumulative, pool_size, work, plan, card_rows)
+        rng = next_world(state, rules, seat, rng, pool, cumulative, pool_size, work, plan, card_rows)
         node = np.int64(0)
         depth = 0
         path[0] = 0
