@@ -8,7 +8,10 @@ probability of each place it may lie in (another seat's hand or the kitty); the 
 position is the sum over its hidden cards of the log-probability of the card's true place
 (the pool's marginals, smoothed with half a world per place). Printed per trust value: the
 mean score per position and per hidden card, and the mean gain over the uniform sampler with
-a 95% interval over positions (paired: the same pool, only the weights differ).
+a 95% interval over positions (paired: the same pool, only the weights differ); and the queen
+of spades alone, over the positions where it is hidden: the mean probability the pool gives its
+true place, and the gain in its log-probability (what knowing the queen's place is worth to
+``hard``: ``ismcts`` peek=2, README).
 
     python experiments/belief_likelihood.py --positions 300 --agent rule
     python experiments/belief_likelihood.py --agent "ismcts(iterations=1500)" --positions 200
@@ -24,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.belief import IGNORE_PLAYS, belief_pool, marginal_owners
+from hearts_sim.core.cards import QS
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.inference import new_pool
@@ -35,8 +39,9 @@ from agent_checks import real_positions  # noqa: E402
 SMOOTHING = 0.5  # worlds added to every possible place of a card before taking the log
 
 
-def truth_log_likelihood(state, seat: int, pool, cumulative, rules) -> tuple[float, int]:  # type: ignore[no-untyped-def]
-    """(sum over hidden cards of log P(true place), number of hidden cards) under the pool's weights."""
+def truth_log_likelihood(state, seat: int, pool, cumulative, rules) -> tuple[float, int, float | None]:  # type: ignore[no-untyped-def]
+    """(sum over hidden cards of log P(true place), number of hidden cards, log P(the queen of
+    spades' true place) or None when the seat sees where it is) under the pool's weights."""
     n = rules.n_players
     array = rules.to_tuple()
     count = len(pool)
@@ -47,7 +52,7 @@ def truth_log_likelihood(state, seat: int, pool, cumulative, rules) -> tuple[flo
     places = [o for o in range(n) if o != seat] + (
         [n] if rules.kitty_size and hidden & int(record["kitty"]) else []
     )
-    total, cards = 0.0, 0
+    total, cards, queen = 0.0, 0, None
     for card in range(52):
         if not hidden >> card & 1:
             continue
@@ -55,7 +60,9 @@ def truth_log_likelihood(state, seat: int, pool, cumulative, rules) -> tuple[flo
         smoothed = (marginals[owner, card] * count + SMOOTHING) / (count + SMOOTHING * len(places))
         total += float(np.log(smoothed))
         cards += 1
-    return total, cards
+        if card == QS:
+            queen = float(np.log(smoothed))
+    return total, cards, queen
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -64,9 +71,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rules", default="standard")
     parser.add_argument("--positions", type=int, default=200)
     parser.add_argument("--pool", type=int, default=2000, help="worlds per position")
-    parser.add_argument("--trust", type=float, nargs="+", default=[0.0, 0.25, 0.5, 0.75, 0.9])
+    parser.add_argument(
+        "--trust", type=float, nargs="+", default=[0.25, 0.5, 0.75, 0.9], help="0 is the uniform line"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    args.trust = [t for t in args.trust if t != IGNORE_PLAYS]  # trust 0 is the uniform line itself
     rules = resolve_rules(args.rules)
     array = rules.to_tuple()
     started = time.perf_counter()
@@ -78,14 +88,17 @@ def main(argv: list[str] | None = None) -> None:
     )
     pool, cumulative = new_pool(args.pool)
     scores: dict[float, list[float]] = {t: [] for t in [IGNORE_PLAYS, *args.trust]}
+    queens: dict[float, list[float]] = {t: [] for t in scores}  # positions with the queen hidden
     powers: dict[float, list[float]] = {t: [] for t in args.trust}
     hidden_cards = 0
     for state, seat in positions:
         seed = np.uint64(decision_seed(state.record, seat))
         for trust in scores:  # the same seed: the same pool for every trust value
             _, power = belief_pool(state.record, array, seat, seed, pool, cumulative, trust)
-            value, cards = truth_log_likelihood(state, seat, pool, cumulative, rules)
+            value, cards, queen = truth_log_likelihood(state, seat, pool, cumulative, rules)
             scores[trust].append(value)
+            if queen is not None:
+                queens[trust].append(queen)
             if trust != IGNORE_PLAYS:
                 powers[trust].append(power)
         hidden_cards += cards
@@ -102,6 +115,19 @@ def main(argv: list[str] | None = None) -> None:
             f"gain over uniform {gain.mean():+.3f} ± {half:.3f} nats per position; "
             f"mean tempering power {np.mean(powers[trust]):.2f}"
         )
+    uniform_queen = np.array(queens[IGNORE_PLAYS])
+    if len(uniform_queen) > 1:
+        print(
+            f"queen of spades, hidden in {len(uniform_queen)} positions: P(true place) "
+            f"{np.exp(uniform_queen).mean():.3f} uniform"
+        )
+        for trust in args.trust:
+            gain = np.array(queens[trust]) - uniform_queen
+            half = 1.96 * gain.std(ddof=1) / np.sqrt(len(gain))
+            print(
+                f"queen, trust {trust:.2f}: P(true place) {np.exp(queens[trust]).mean():.3f}; "
+                f"gain over uniform {gain.mean():+.3f} ± {half:.3f} nats"
+            )
     print(f"{time.perf_counter() - started:.0f} s in all")
 
 

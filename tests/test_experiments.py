@@ -51,11 +51,16 @@ def test_pass_study_plays_and_tabulates(tmp_path: Path) -> None:
 def test_belief_likelihood_compares_weighted_and_uniform() -> None:
     run = subprocess.run(
         [sys.executable, str(EXPERIMENTS / "belief_likelihood.py"), "--positions", "20", "--pool", "200",
-         "--trust", "0.5"],
+         "--trust", "0", "0.5"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert re.search(r"uniform sampler: -[\d.]+ per position", run.stdout)
     assert re.search(r"trust 0.50: .* gain over uniform [+-][\d.]+ ± [\d.]+ nats", run.stdout)
+    assert "trust 0.00" not in run.stdout and "Warning" not in run.stderr  # trust 0: the uniform line
+    queen = r"queen of spades, hidden in (\d+) positions: P\(true place\) 0\.\d+ uniform"
+    hidden = re.search(queen, run.stdout)
+    assert hidden and 1 < int(hidden.group(1)) <= 20
+    assert re.search(r"queen, trust 0.50: P\(true place\) 0\.\d+; gain over uniform [+-][\d.]+ ±", run.stdout)
 
 
 def test_external_agents_bench_prints_every_figure() -> None:
