@@ -64,20 +64,11 @@ from agents.search import (
     ucb,
 )
 from hearts_sim._numba import njit
-from hearts_sim.core.cards import (
-    N_CARDS,
-    NO_CARD,
-    QS_BIT,
-    SPADES,
-    SUIT_MASKS,
-    card_bit,
-    lowest_card,
-    select_bit,
-)
+from hearts_sim.core.cards import N_CARDS, NO_CARD, QS_BIT, card_bit, lowest_card, select_bit
 from hearts_sim.core.rules import MAX_PLAYERS, MOON_OFF, RulesTuple
 from hearts_sim.engine.hand import hand_size, legal_moves, moon_total, play_card
 from hearts_sim.engine.rng import random_below
-from hearts_sim.engine.sampler import copy_state, new_sampler_scratch
+from hearts_sim.engine.sampler import new_sampler_scratch
 from hearts_sim.engine.state import PHASE_PLAY
 
 MAX_STRETCH = 100.0  # the card-play ceiling (STRETCH_CARDS) binds long before
@@ -113,7 +104,6 @@ PARAMETERS = (
         low=0,
         high=MAX_CUTOFF,
     ),
-    Parameter("peek", 0, "diagnostic: the true deal (1), queen holder (2), suit lengths (3)", low=0, high=3),
 )
 P = param_indices(PARAMETERS)
 
@@ -149,78 +139,6 @@ def decision_stakes(state, rules: RulesTuple, seat: np.int64) -> float:
         if total > 0 and most == total:
             stakes += STAKE_MOON
     return stakes
-
-
-@njit
-def queen_to_true_hand(state, rules: RulesTuple, seat: np.int64, world, rng: np.uint64) -> np.uint64:
-    """Diagnostic: move the queen of spades in ``world`` to the hand that truly holds it, swapping
-    it for a card of that hand the world's holder may hold (not of a suit it showed void in, not a
-    card ``seat`` passed there); a spade if one can go. Hand sizes, voids and passes stay
-    consistent."""
-    n = state.n_players
-    true_holder = -1
-    world_holder = -1
-    for s in range(n):
-        if s != seat and state.hands[s] & QS_BIT:
-            true_holder = s
-        if s != seat and world.hands[s] & QS_BIT:
-            world_holder = s
-    if true_holder < 0 or world_holder < 0 or true_holder == world_holder:
-        return rng
-    known = _ZERO
-    if state.pass_offset != 0 and (seat + state.pass_offset) % n == true_holder:
-        known = state.passed[seat]
-    movable = world.hands[true_holder] & ~known & ~QS_BIT
-    fits = _ZERO
-    for suit in range(4):
-        if not (state.void_suits[world_holder] >> suit) & 1:
-            fits |= SUIT_MASKS[suit]
-    candidates = movable & fits & SUIT_MASKS[SPADES]
-    if candidates == _ZERO:
-        candidates = movable & fits
-    if candidates == _ZERO:
-        return rng
-    rng, k = random_below(rng, card_count(candidates))
-    swap = card_bit(select_bit(candidates, k)) | QS_BIT
-    world.hands[true_holder] ^= swap
-    world.hands[world_holder] ^= swap
-    world.dealt[true_holder] ^= swap
-    world.dealt[world_holder] ^= swap
-    return rng
-
-
-@njit
-def true_suit_lengths(state, seat: np.int64, world, rng: np.uint64) -> np.uint64:
-    """Diagnostic: deal the other seats' hidden cards in ``world`` again so that every seat holds
-    as many cards of each suit as it truly does; which cards, at random (the cards ``seat``
-    passed stay with their receiver). Hand sizes, voids and passes stay consistent."""
-    n = state.n_players
-    known = _ZERO
-    receiver = -1
-    if state.pass_offset != 0:
-        receiver = (seat + state.pass_offset) % n
-        known = state.passed[seat] & state.hands[receiver]
-    for suit in range(4):
-        mask = SUIT_MASKS[suit]
-        free = _ZERO
-        for o in range(n):
-            if o != seat:
-                free |= world.hands[o] & mask
-        free &= ~known
-        for o in range(n):
-            if o == seat:
-                continue
-            mine = known & mask if o == receiver else _ZERO
-            need = card_count(state.hands[o] & mask) - card_count(mine)
-            for _ in range(need):
-                rng, k = random_below(rng, card_count(free))
-                bit = card_bit(select_bit(free, k))
-                mine |= bit
-                free ^= bit
-            old = world.hands[o] & mask
-            world.dealt[o] ^= old ^ mine
-            world.hands[o] = (world.hands[o] & ~mask) | mine
-    return rng
 
 
 @njit
@@ -295,14 +213,7 @@ def ismcts_play(
             break
         iteration += 1
         work = worlds[0]
-        if params[P.peek] == 1:
-            copy_state(state, work)
-        else:
-            rng = next_world(state, rules, seat, rng, pool, cumulative, pool_size, work, plan, card_rows)
-            if params[P.peek] == 2:
-                rng = queen_to_true_hand(state, rules, seat, work, rng)
-            elif params[P.peek] == 3:
-                rng = true_suit_lengths(state, seat, work, rng)
+        rng = next_world(state, rules, seat, rng, pool, cumulative, pool_size, work, plan, card_rows)
         node = np.int64(0)
         depth = 0
         path[0] = 0
