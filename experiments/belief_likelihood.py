@@ -10,8 +10,8 @@ position is the sum over its hidden cards of the log-probability of the card's t
 mean score per position and per hidden card, and the mean gain over the uniform sampler with
 a 95% interval over positions (paired: the same pool, only the weights differ); and the queen
 of spades alone, over the positions where it is hidden: the mean probability the pool gives its
-true place, and the gain in its log-probability (what knowing the queen's place is worth to
-``hard``: ``ismcts`` peek=2, README).
+true place, and the gain in its log-probability (the README sets it beside what knowing the
+queen's place is worth to ``hard``'s search).
 
     python experiments/belief_likelihood.py --positions 300 --agent rule
     python experiments/belief_likelihood.py --agent "ismcts(iterations=1500)" --positions 200
