@@ -32,6 +32,7 @@ from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.inference import new_pool
 from hearts_sim.engine.sampler import unseen_cards
+from hearts_sim.studies.stats import mean_interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from agent_checks import real_positions  # noqa: E402
@@ -107,12 +108,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"uniform sampler: {uniform.mean():.3f} per position, {per_card:.4f} per hidden card")
     for trust in args.trust:
         values = np.array(scores[trust])
-        gain = values - uniform
-        half = 1.96 * gain.std(ddof=1) / np.sqrt(len(gain))
+        mean_gain, half = mean_interval(values - uniform)
         per_card = values.sum() / hidden_cards
         print(
             f"trust {trust:.2f}: {values.mean():.3f} per position, {per_card:.4f} per hidden card; "
-            f"gain over uniform {gain.mean():+.3f} ± {half:.3f} nats per position; "
+            f"gain over uniform {mean_gain:+.3f} ± {half:.3f} nats per position; "
             f"mean tempering power {np.mean(powers[trust]):.2f}"
         )
     uniform_queen = np.array(queens[IGNORE_PLAYS])
@@ -122,11 +122,10 @@ def main(argv: list[str] | None = None) -> None:
             f"{np.exp(uniform_queen).mean():.3f} uniform"
         )
         for trust in args.trust:
-            gain = np.array(queens[trust]) - uniform_queen
-            half = 1.96 * gain.std(ddof=1) / np.sqrt(len(gain))
+            mean_gain, half = mean_interval(np.array(queens[trust]) - uniform_queen)
             print(
                 f"queen, trust {trust:.2f}: P(true place) {np.exp(queens[trust]).mean():.3f}; "
-                f"gain over uniform {gain.mean():+.3f} ± {half:.3f} nats"
+                f"gain over uniform {mean_gain:+.3f} ± {half:.3f} nats"
             )
     print(f"{time.perf_counter() - started:.0f} s in all")
 

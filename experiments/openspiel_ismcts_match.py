@@ -39,6 +39,7 @@ from agents.registry import parse_agent
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.rng import derive_seed
 from hearts_sim.game.hand_state import HandState
+from hearts_sim.studies.stats import mean_interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from openspiel_oracle import DIRECTION_TO_ACTION, os_to_our, our_to_os  # noqa: E402
@@ -208,7 +209,7 @@ def main(argv: list[str] | None = None) -> None:
         results = _reported(map(play_deal, jobs), jobs)
     a, b, diff = (np.array([r[i] for r in results]) for i in range(3))
     timing = np.sum([r[3] for r in results], axis=0)
-    half = 1.96 * diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
+    _, half = mean_interval(diff)
     passes = (
         f"passes by {args.pass_agent}"
         if args.pass_agent

@@ -18,10 +18,10 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from hearts_sim.studies.analysis import load_records, to_long
+from hearts_sim.studies.stats import mean_interval
 from hearts_sim.studies.tournament import load_manifest, make_config, run_tournament
 
 PASSES = ("random", "rule", "mc", "hard")
@@ -30,13 +30,6 @@ REFERENCE = "rule"
 
 def agents_for(play: str, passes: tuple[str, ...] = PASSES) -> list[str]:
     return [f"pass={x},play={play}" for x in passes]
-
-
-def interval(values: np.ndarray) -> tuple[float, float]:
-    """Mean and the half-width of its 95% t-interval (normal quantile: tens of deals)."""
-    if len(values) < 2:
-        return float(values.mean()) if len(values) else float("nan"), float("nan")
-    return float(values.mean()), float(1.96 * values.std(ddof=1) / np.sqrt(len(values)))
 
 
 def pass_table(out: Path) -> str:
@@ -58,8 +51,8 @@ def pass_table(out: Path) -> str:
         cells = []
         for direction in directions:
             table = per_deal.loc[direction]
-            mean, half = interval(table[name].to_numpy())
-            diff, diff_half = interval((table[name] - table[reference]).to_numpy())
+            mean, half = mean_interval(table[name].to_numpy())
+            diff, diff_half = mean_interval((table[name] - table[reference]).to_numpy())
             cells.append(f"{mean:.2f} ± {half:.2f}")
             cells.append("—" if name == reference else f"{diff:+.2f} ± {diff_half:.2f}")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")

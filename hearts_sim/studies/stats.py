@@ -107,6 +107,14 @@ class Tally:
         return self._mean_ci(self.pair_sum[a][b], self.pair_square_sum[a][b], scale)
 
 
+def mean_interval(values: np.ndarray) -> tuple[float, float]:
+    """Mean and the half-width of its 95% interval over ``values`` (normal quantile: tens of
+    samples and up); NaN where there are too few values."""
+    if len(values) < 2:
+        return float(values.mean()) if len(values) else float("nan"), float("nan")
+    return float(values.mean()), float(1.96 * values.std(ddof=1) / np.sqrt(len(values)))
+
+
 def _round(x: float) -> float | None:
     return None if math.isnan(x) else round(x, 4)
 
