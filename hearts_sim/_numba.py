@@ -73,6 +73,10 @@ def module_source(module: str) -> tuple[str, frozenset[str]]:
     path = _module_file(module)
     if path is None:
         raise ValueError(f"{module} is not a project module with a source file")
+    return _source_and_imports(path)
+
+
+def _source_and_imports(path: Path) -> tuple[str, frozenset[str]]:
     source = path.read_bytes()
     imports: set[str] = set()
     for node in ast.walk(ast.parse(source)):
@@ -107,17 +111,32 @@ def module_stamp(module: str) -> str:
     return hashlib.sha256(repr(sorted(source_closure([module]).items())).encode()).hexdigest()[:16]
 
 
+@cache
+def script_stamp(path: str) -> str:
+    """The ``module_stamp`` of a file in the project tree outside the packages (a script of
+    ``experiments/``, run as ``__main__`` or imported by a test): one digest of the project
+    modules it imports, transitively. Its own source numba's stamp already covers."""
+    _, imports = _source_and_imports(Path(path))
+    return hashlib.sha256(repr(sorted(source_closure(imports).items())).encode()).hexdigest()[:16]
+
+
 class _ProjectStamp:
     """A numba cache locator whose source stamp for a project function adds the ``module_stamp``
-    of its module (for any other function: numba's own stamp)."""
+    of its module, and for a function of a script in the project tree the ``script_stamp`` of
+    its file (for any other function: numba's own stamp)."""
 
     def __init__(self, py_func: Any, py_file: str) -> None:
         super().__init__(py_func, py_file)  # type: ignore[call-arg]
         self._module = py_func.__module__
+        self._file = str(Path(py_file).resolve())
 
     def get_source_stamp(self) -> Any:
         stamp = super().get_source_stamp()  # type: ignore[misc]
-        return (stamp, module_stamp(self._module)) if _module_file(self._module) else stamp
+        if _module_file(self._module):
+            return stamp, module_stamp(self._module)
+        if Path(self._file).is_relative_to(_PROJECT_ROOT) and self._file.endswith(".py"):
+            return stamp, script_stamp(self._file)
+        return stamp
 
 
 class ProjectStampLocator(_ProjectStamp, caching.InTreeCacheLocator):

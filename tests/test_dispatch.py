@@ -108,6 +108,47 @@ def test_editing_a_module_invalidates_the_cached_functions_of_the_modules_that_i
     assert call(2) == (2, 1)
 
 
+_SCRIPT = """
+from hearts_sim._numba import njit
+from hearts_sim.callee import value
+
+@njit
+def call():
+    return value()
+
+print(call(), call.stats.cache_hits[call.signatures[0]])
+"""
+
+
+def test_editing_a_module_invalidates_the_cached_functions_of_a_script_that_imports_it(
+    tmp_path: Path,
+) -> None:
+    """The same for a script of the project tree outside the packages (experiments/train_shape.py
+    kept filling its rows with the features of an edited ``agents/shape.py`` from its cache)."""
+    package = tmp_path / "hearts_sim"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "_numba.py").write_text((ROOT / "hearts_sim" / "_numba.py").read_text())
+    (tmp_path / "experiments").mkdir()
+    script = tmp_path / "experiments" / "script.py"
+    script.write_text(_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "NUMBA_CACHE_DIR": ""}
+
+    def call(value: int) -> tuple[int, int]:
+        (package / "callee.py").write_text(_CALLEE.format(value=value))
+        run = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=tmp_path
+        )
+        assert run.returncode == 0, run.stderr
+        result, hits = run.stdout.split()
+        return int(result), int(hits)
+
+    assert call(1) == (1, 0)
+    assert call(1) == (1, 1)
+    assert call(2) == (2, 0)  # the callee changed: the script's cache entry is stale, recompiled
+    assert call(2) == (2, 1)
+
+
 def test_a_kind_set_depends_on_the_sources_of_its_kinds_only() -> None:
     baseline = set(source_modules(("lowest", "random", "rule")))
     searching = set(source_modules(("ismcts",)))
