@@ -29,6 +29,7 @@ from agents.kinds import Parameter
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
 from agents.search import budget_count
+from agents.shape import SHAPE_WEIGHTS, new_shape_features, shape_features, shape_log_weight
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import QS, QS_BIT, SUIT_MASKS, card_bit, popcount, suit_of
 from hearts_sim.core.rules import RulesTuple
@@ -51,14 +52,22 @@ MIN_ESS_FRACTION = 0.1  # the weights are tempered until the pool is worth this 
 IGNORE_PLAYS = 0.0  # the ``trust`` of a model under which every world is as likely
 MAX_TRUST = 0.999  # a surprise is never impossible: a world keeps some weight
 MAX_POOL = 100_000  # worlds in a pool: 133 MB of HAND_STATE rows
+MAX_SHAPE = 4.0  # the learned tilt's weight (1: as fitted)
 
-# the search agents' inference knobs, declared once (mc, pimc and ismcts each take both)
+# the search agents' inference knobs, declared once (mc, pimc and ismcts each take all three)
 BELIEF_PARAMETERS = (
     Parameter(
         "belief", 0, "worlds in the pool weighted by the plays (0: the uniform sampler)", low=0, high=MAX_POOL
     ),
     Parameter(
         "trust", 0.5, "belief model: chance another seat plays the rule agent's card", low=0, high=MAX_TRUST
+    ),
+    Parameter(
+        "shape",
+        0.0,
+        "belief model: weight of the learned suit-length tilt (agents.shape)",
+        low=0,
+        high=MAX_SHAPE,
     ),
 )
 
@@ -89,27 +98,47 @@ def surprises(world, rules: RulesTuple, seat: np.int64, events, count: np.int64)
 
 @njit
 def belief_pool(
-    state, rules: RulesTuple, seat: np.int64, rng: np.uint64, pool, cumulative, trust: np.float64
+    state,
+    rules: RulesTuple,
+    seat: np.int64,
+    rng: np.uint64,
+    pool,
+    cumulative,
+    trust: np.float64,
+    shape: np.float64,
 ):
     """Fill ``pool`` with worlds from the sampler and ``cumulative`` with their tempered weights
-    under the model; returns (rng, tempering power)."""
+    under the model (the surprises' ``trust``, and ``shape`` times the learned suit-length tilt
+    of ``agents.shape``); returns (rng, tempering power)."""
     count = np.int64(pool.shape[0])
     plan, card_rows = new_sampler_scratch()
     events = new_events()
     n_events = play_events(state, rules, seat, events) if state.phase != PHASE_PASS else np.int64(0)
     log_weights = np.zeros(count, dtype=np.float64)
     log_surprise = np.log(1.0 - (min(trust, MAX_TRUST) if trust > 0.0 else 0.0))  # NaN: 0
+    features = new_shape_features()
+    tilted = shape > 0.0 and state.phase != PHASE_PASS
+    if tilted:
+        shape_features(state, rules, seat, features)
     for i in range(count):
         rng = sample_world_into(state, rules, seat, rng, pool[i], plan, card_rows)
         if log_surprise < 0.0:
             log_weights[i] = log_surprise * surprises(pool[i], rules, seat, events, n_events)
+        if tilted:
+            log_weights[i] += min(shape, MAX_SHAPE) * shape_log_weight(pool[i], features, seat, SHAPE_WEIGHTS)
     power = temper(log_weights, count, MIN_ESS_FRACTION * count, cumulative)
     return rng, power
 
 
 @njit
 def weighted_pool(
-    state, rules: RulesTuple, seat: np.int64, rng: np.uint64, belief: np.float64, trust: np.float64
+    state,
+    rules: RulesTuple,
+    seat: np.int64,
+    rng: np.uint64,
+    belief: np.float64,
+    trust: np.float64,
+    shape: np.float64,
 ):
     """A search decision's worlds: (rng, pool, cumulative weights, pool size) for ``draw_world``.
     The size is ``belief`` clamped to ``0 .. MAX_POOL``, and 0 (draw from the uniform sampler)
@@ -119,7 +148,7 @@ def weighted_pool(
         size = budget_count(belief, np.int64(0), np.int64(MAX_POOL))
     pool, cumulative = new_pool(max(size, np.int64(1)))
     if size > 0:
-        rng, _ = belief_pool(state, rules, seat, rng, pool, cumulative, trust)
+        rng, _ = belief_pool(state, rules, seat, rng, pool, cumulative, trust, shape)
     return rng, pool, cumulative, size
 
 

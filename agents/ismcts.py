@@ -190,7 +190,7 @@ def ismcts_play(
     worlds = new_worlds(1)
     rng = seed
     rng, pool, cumulative, pool_size = weighted_pool(
-        state, rules, seat, rng, params[P.belief], params[P.trust]
+        state, rules, seat, rng, params[P.belief], params[P.trust], params[P.shape]
     )
     plan, card_rows = new_sampler_scratch()
     iteration = 0
