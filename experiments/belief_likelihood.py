@@ -11,10 +11,14 @@ mean score per position and per hidden card, and the mean gain over the uniform 
 a 95% interval over positions (paired: the same pool, only the weights differ); and the queen
 of spades alone, over the positions where it is hidden: the mean probability the pool gives its
 true place, and the gain in its log-probability (the README sets it beside what knowing the
-queen's place is worth to ``hard``'s search).
+queen's place is worth to ``hard``'s search); and the suit lengths: the sum over the other seats
+and the suits of the log-probability of the seat's true number of cards in the suit. With
+``--shape W`` every trust value is scored again with the learned suit-length tilt
+(``agents/shape.py``) at weight ``W`` on top.
 
     python experiments/belief_likelihood.py --positions 300 --agent rule
     python experiments/belief_likelihood.py --agent "ismcts(iterations=1500)" --positions 200
+    python experiments/belief_likelihood.py --agent hard --positions 100 --pool 1000 --trust 0.449 --shape 1
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.belief import IGNORE_PLAYS, belief_pool, marginal_owners
-from hearts_sim.core.cards import QS
+from hearts_sim.core.cards import QS, SUIT_MASKS
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.inference import new_pool
@@ -38,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from agent_checks import real_positions  # noqa: E402
 
 SMOOTHING = 0.5  # worlds added to every possible place of a card before taking the log
+LENGTHS = 14  # a seat holds 0 to 13 cards of a suit
 
 
 def truth_log_likelihood(state, seat: int, pool, cumulative, rules) -> tuple[float, int, float | None]:  # type: ignore[no-untyped-def]
@@ -66,6 +71,27 @@ def truth_log_likelihood(state, seat: int, pool, cumulative, rules) -> tuple[flo
     return total, cards, queen
 
 
+def lengths_log_likelihood(state, seat: int, pool, cumulative, rules) -> float:  # type: ignore[no-untyped-def]
+    """Sum over the other seats and the suits of log P(the seat's true number of cards in the suit)
+    under the pool's weights (smoothed like the cards, over the 14 possible lengths)."""
+    weights = np.diff(cumulative[: len(pool)], prepend=0.0)
+    hands = pool["hands"][:, : rules.n_players]
+    true_hands = state.record["hands"]
+    total = 0.0
+    for other in (o for o in range(rules.n_players) if o != seat):
+        for mask in SUIT_MASKS:
+            lengths = np.bitwise_count(hands[:, other] & mask)
+            truth = int(np.bitwise_count(true_hands[other] & mask))
+            share = weights[lengths == truth].sum()
+            total += float(np.log((share * len(pool) + SMOOTHING) / (len(pool) + SMOOTHING * LENGTHS)))
+    return total
+
+
+def _name(model: tuple[float, float]) -> str:
+    trust, shape = model
+    return f"trust {trust:.2f}" + (f" + shape {shape:g}" if shape else "")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", default="rule", help="the agent in every seat of the self-play positions")
@@ -74,6 +100,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pool", type=int, default=2000, help="worlds per position")
     parser.add_argument(
         "--trust", type=float, nargs="+", default=[0.25, 0.5, 0.75, 0.9], help="0 is the uniform line"
+    )
+    parser.add_argument(
+        "--shape",
+        type=float,
+        default=0.0,
+        help="also score each trust with the learned shape tilt at this weight",
     )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -88,43 +120,57 @@ def main(argv: list[str] | None = None) -> None:
         flush=True,
     )
     pool, cumulative = new_pool(args.pool)
-    scores: dict[float, list[float]] = {t: [] for t in [IGNORE_PLAYS, *args.trust]}
-    queens: dict[float, list[float]] = {t: [] for t in scores}  # positions with the queen hidden
-    powers: dict[float, list[float]] = {t: [] for t in args.trust}
+    models = [(trust, 0.0) for trust in args.trust] + [
+        (trust, args.shape) for trust in args.trust if args.shape
+    ]
+    uniform_model = (IGNORE_PLAYS, 0.0)
+    scores: dict[tuple[float, float], list[float]] = {m: [] for m in [uniform_model, *models]}
+    queens: dict[tuple[float, float], list[float]] = {m: [] for m in scores}  # the queen hidden
+    powers: dict[tuple[float, float], list[float]] = {m: [] for m in models}
+    shapes: dict[tuple[float, float], list[float]] = {m: [] for m in scores}  # the suit lengths
     hidden_cards = 0
     for state, seat in positions:
         seed = np.uint64(decision_seed(state.record, seat))
-        for trust in scores:  # the same seed: the same pool for every trust value
-            _, power = belief_pool(state.record, array, seat, seed, pool, cumulative, trust)
+        for model in scores:  # the same seed: the same pool for every model
+            _, power = belief_pool(state.record, array, seat, seed, pool, cumulative, *model)
             value, cards, queen = truth_log_likelihood(state, seat, pool, cumulative, rules)
-            scores[trust].append(value)
+            scores[model].append(value)
+            shapes[model].append(lengths_log_likelihood(state, seat, pool, cumulative, rules))
             if queen is not None:
-                queens[trust].append(queen)
-            if trust != IGNORE_PLAYS:
-                powers[trust].append(power)
+                queens[model].append(queen)
+            if model != uniform_model:
+                powers[model].append(power)
         hidden_cards += cards
-    uniform = np.array(scores[IGNORE_PLAYS])
+    uniform = np.array(scores[uniform_model])
     per_card = uniform.sum() / hidden_cards
     print(f"uniform sampler: {uniform.mean():.3f} per position, {per_card:.4f} per hidden card")
-    for trust in args.trust:
-        values = np.array(scores[trust])
+    for model in models:
+        values = np.array(scores[model])
         mean_gain, half = mean_interval(values - uniform)
         per_card = values.sum() / hidden_cards
         print(
-            f"trust {trust:.2f}: {values.mean():.3f} per position, {per_card:.4f} per hidden card; "
+            f"{_name(model)}: {values.mean():.3f} per position, {per_card:.4f} per hidden card; "
             f"gain over uniform {mean_gain:+.3f} ± {half:.3f} nats per position; "
-            f"mean tempering power {np.mean(powers[trust]):.2f}"
+            f"mean tempering power {np.mean(powers[model]):.2f}"
         )
-    uniform_queen = np.array(queens[IGNORE_PLAYS])
+    uniform_shape = np.array(shapes[uniform_model])
+    print(f"suit lengths of the other seats, uniform sampler: {uniform_shape.mean():.3f} per position")
+    for model in models:
+        mean_gain, half = mean_interval(np.array(shapes[model]) - uniform_shape)
+        print(
+            f"suit lengths, {_name(model)}: {np.mean(shapes[model]):.3f} per position; "
+            f"gain over uniform {mean_gain:+.3f} ± {half:.3f} nats"
+        )
+    uniform_queen = np.array(queens[uniform_model])
     if len(uniform_queen) > 1:
         print(
             f"queen of spades, hidden in {len(uniform_queen)} positions: P(true place) "
             f"{np.exp(uniform_queen).mean():.3f} uniform"
         )
-        for trust in args.trust:
-            mean_gain, half = mean_interval(np.array(queens[trust]) - uniform_queen)
+        for model in models:
+            mean_gain, half = mean_interval(np.array(queens[model]) - uniform_queen)
             print(
-                f"queen, trust {trust:.2f}: P(true place) {np.exp(queens[trust]).mean():.3f}; "
+                f"queen, {_name(model)}: P(true place) {np.exp(queens[model]).mean():.3f}; "
                 f"gain over uniform {mean_gain:+.3f} ± {half:.3f} nats"
             )
     print(f"{time.perf_counter() - started:.0f} s in all")

@@ -51,7 +51,7 @@ def test_pass_study_plays_and_tabulates(tmp_path: Path) -> None:
 def test_belief_likelihood_compares_weighted_and_uniform() -> None:
     run = subprocess.run(
         [sys.executable, str(EXPERIMENTS / "belief_likelihood.py"), "--positions", "20", "--pool", "200",
-         "--trust", "0", "0.5"],
+         "--trust", "0", "0.5", "--shape", "1"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert re.search(r"uniform sampler: -[\d.]+ per position", run.stdout)
@@ -62,6 +62,12 @@ def test_belief_likelihood_compares_weighted_and_uniform() -> None:
     hidden = re.search(queen, run.stdout)
     assert hidden and 1 < int(hidden.group(1)) <= 20
     assert re.search(r"queen, trust 0.50: P\(true place\) 0\.\d+; gain over uniform [+-][\d.]+ ±", run.stdout)
+    assert re.search(r"suit lengths of the other seats, uniform sampler: -[\d.]+ per position", run.stdout)
+    for model in ("trust 0.50", "trust 0.50 \\+ shape 1"):
+        assert re.search(rf"{model}: .* gain over uniform [+-][\d.]+ ± [\d.]+ nats per position", run.stdout)
+        assert re.search(
+            rf"suit lengths, {model}: -[\d.]+ per position; gain over uniform [+-][\d.]+ ±", run.stdout
+        )
 
 
 def test_external_agents_bench_prints_every_figure() -> None:
