@@ -13,12 +13,16 @@ of spades alone, over the positions where it is hidden: the mean probability the
 true place, and the gain in its log-probability (the README sets it beside what knowing the
 queen's place is worth to ``hard``'s search); and the suit lengths: the sum over the other seats
 and the suits of the log-probability of the seat's true number of cards in the suit. With
-``--shape W`` every trust value is scored again with the learned suit-length tilt
-(``agents/shape.py``) at weight ``W`` on top.
+``--shape W ...`` every trust value is scored again with the learned suit-length tilt
+(``agents/shape.py``) at each weight ``W`` on top. ``--hands FILE ...`` takes the positions from
+the hands ``experiments/train_shape.py play`` saved, the ones its fit holds out (one position a
+hand; far faster than playing ``hard`` again).
 
     python experiments/belief_likelihood.py --positions 300 --agent rule
     python experiments/belief_likelihood.py --agent "ismcts(iterations=1500)" --positions 200
     python experiments/belief_likelihood.py --agent hard --positions 100 --pool 1000 --trust 0.449 --shape 1
+    python experiments/belief_likelihood.py --hands runs/shape_hard_a.npz runs/shape_hard_b.npz \
+        --positions 300 --pool 1000 --trust 0.449 --shape 0.25 0.5 0.75 1
 """
 
 from __future__ import annotations
@@ -36,10 +40,12 @@ from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.inference import new_pool
 from hearts_sim.engine.sampler import unseen_cards
+from hearts_sim.game.hand_state import HandState
 from hearts_sim.studies.stats import mean_interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from agent_checks import real_positions  # noqa: E402
+from train_shape import HELD_OUT_EVERY, saved_hands  # noqa: E402
 
 SMOOTHING = 0.5  # worlds added to every possible place of a card before taking the log
 LENGTHS = 14  # a seat holds 0 to 13 cards of a suit
@@ -87,6 +93,21 @@ def lengths_log_likelihood(state, seat: int, pool, cumulative, rules) -> float: 
     return total
 
 
+def saved_positions(files: list[str], count: int, seed: int) -> list[tuple[HandState, int]]:
+    """Up to ``count`` positions, one per held-out hand (``train_shape.HELD_OUT_EVERY``) of saved
+    standard hands: a play decision after a uniformly drawn number of cards, as self-play gives."""
+    chooser = np.random.default_rng(seed)
+    positions: list[tuple[HandState, int]] = []
+    for hand, state, cards in saved_hands(files):
+        if len(positions) == count:
+            break
+        if hand % HELD_OUT_EVERY == 0:
+            for card in cards[: int(chooser.integers(1, len(cards) - 4))]:
+                state.play(int(card))
+            positions.append((state, int(state.current_player)))  # type: ignore[arg-type]
+    return positions
+
+
 def _name(model: tuple[float, float]) -> str:
     trust, shape = model
     return f"trust {trust:.2f}" + (f" + shape {shape:g}" if shape else "")
@@ -104,8 +125,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--shape",
         type=float,
-        default=0.0,
-        help="also score each trust with the learned shape tilt at this weight",
+        nargs="+",
+        default=[],
+        help="also score each trust with the learned shape tilt at each of these weights",
+    )
+    parser.add_argument(
+        "--hands",
+        nargs="+",
+        metavar="FILE",
+        help="positions from the held-out hands of train_shape.py play files instead of self-play",
     )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -113,16 +141,21 @@ def main(argv: list[str] | None = None) -> None:
     rules = resolve_rules(args.rules)
     array = rules.to_tuple()
     started = time.perf_counter()
-    positions = real_positions(rules, args.positions, seed=args.seed, spec=args.agent, pass_probability=0.0)
+    if args.hands:
+        positions = saved_positions(args.hands, args.positions, args.seed)
+        source = f"the held-out hands of {' '.join(args.hands)}"
+    else:
+        positions = real_positions(
+            rules, args.positions, seed=args.seed, spec=args.agent, pass_probability=0.0
+        )
+        source = f"{args.agent} self-play ({rules.describe()})"
     print(
-        f"{len(positions)} positions of {args.agent} self-play ({rules.describe()}), "
-        f"{time.perf_counter() - started:.0f} s; pool {args.pool} worlds",
+        f"{len(positions)} positions of {source}, {time.perf_counter() - started:.0f} s; "
+        f"pool {args.pool} worlds",
         flush=True,
     )
     pool, cumulative = new_pool(args.pool)
-    models = [(trust, 0.0) for trust in args.trust] + [
-        (trust, args.shape) for trust in args.trust if args.shape
-    ]
+    models = [(trust, shape) for shape in [0.0, *args.shape] for trust in args.trust]
     uniform_model = (IGNORE_PLAYS, 0.0)
     scores: dict[tuple[float, float], list[float]] = {m: [] for m in [uniform_model, *models]}
     queens: dict[tuple[float, float], list[float]] = {m: [] for m in scores}  # the queen hidden

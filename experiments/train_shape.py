@@ -110,31 +110,38 @@ def position_rows(state, rules, seat, rng, terms, surprise_counts):  # type: ign
     return rng
 
 
-def training_rows(files: list[str], per_hand: int, pool: int, seed: int):  # type: ignore[no-untyped-def]
-    """(terms, surprises, held-out mask) of every drawn position of the saved hands."""
+def saved_hands(files: list[str]):  # type: ignore[no-untyped-def]
+    """(hand index, the hand's state once everyone has passed, its cards in play order) of every
+    hand saved by ``play``."""
     rules = resolve_rules("standard")
-    chooser = np.random.default_rng(seed)
-    rng = np.uint64(seed)
-    terms, counts, held = [], [], []
     for name in files:
         saved = np.load(name)
         for hand, passed, cards in zip(saved["hands"], saved["passes"], saved["history"], strict=True):
             state = HandState.deal(rules, seed=int(saved["seed"]), hand=int(hand))
-            record, array = state._states[0], state._rules_array
             if state.phase == "pass":
                 for s in range(rules.n_players):
                     state.pass_cards(s, int(passed[s]))
-            last_trick = len(cards) - rules.n_players
-            picks = set(chooser.choice(np.arange(1, last_trick), size=per_hand, replace=False).tolist())
-            for i, card in enumerate(cards):
-                if i in picks:
-                    row = np.zeros((pool + 1, TERMS))
-                    count = np.zeros(pool + 1)
-                    rng = position_rows(record, array, state.current_player, rng, row, count)
-                    terms.append(row.astype(np.float32))
-                    counts.append(count.astype(np.float32))
-                    held.append(int(hand) % HELD_OUT_EVERY == 0)
-                state.play(int(card))
+            yield int(hand), state, cards
+
+
+def training_rows(files: list[str], per_hand: int, pool: int, seed: int):  # type: ignore[no-untyped-def]
+    """(terms, surprises, held-out mask) of every drawn position of the saved hands."""
+    chooser = np.random.default_rng(seed)
+    rng = np.uint64(seed)
+    terms, counts, held = [], [], []
+    for hand, state, cards in saved_hands(files):
+        record, array = state._states[0], state._rules_array
+        last_trick = len(cards) - state.n_players
+        picks = set(chooser.choice(np.arange(1, last_trick), size=per_hand, replace=False).tolist())
+        for i, card in enumerate(cards):
+            if i in picks:
+                row = np.zeros((pool + 1, TERMS))
+                count = np.zeros(pool + 1)
+                rng = position_rows(record, array, state.current_player, rng, row, count)
+                terms.append(row.astype(np.float32))
+                counts.append(count.astype(np.float32))
+                held.append(hand % HELD_OUT_EVERY == 0)
+            state.play(int(card))
     return np.array(terms, dtype=np.float64), np.array(counts, dtype=np.float64), np.array(held)
 
 

@@ -118,6 +118,11 @@ def test_train_shape_plays_and_fits(tmp_path: Path) -> None:
     assert "120 positions (24 held out), 20 uniform worlds each" in run.stdout
     assert "held out: log P(true world) uniform -3.0445, surprises (trust 0.449) -" in run.stdout
     assert sum(line.startswith("  ") for line in run.stdout.splitlines()) == N_FEATURES
+    scored = subprocess.run([sys.executable, str(EXPERIMENTS / "belief_likelihood.py"), "--hands", str(hands),
+                             "--pool", "50", "--trust", "0.5", "--shape", "0.5"],
+                            check=True, capture_output=True, text=True)  # fmt: skip
+    assert f"2 positions of the held-out hands of {hands}" in scored.stdout  # hands 0 and 5 of 10
+    assert "suit lengths, trust 0.50 + shape 0.5: -" in scored.stdout
     bad = subprocess.run([sys.executable, script, "play", "--agent", "nobody", "--out", str(hands)],
                          capture_output=True, text=True)  # fmt: skip
     assert bad.returncode != 0 and bad.stderr.startswith("error:") and "Traceback" not in bad.stderr
