@@ -31,7 +31,7 @@ from agents.shape_weights import WEIGHTS
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import CLUBS, HEARTS, N_RANKS, N_SUITS, SPADES, SUIT_MASKS, popcount, suit_of
 from hearts_sim.core.rules import MAX_PLAYERS, RulesTuple
-from hearts_sim.engine.hand import next_turn
+from hearts_sim.engine.hand import hand_size, next_turn
 from hearts_sim.engine.sampler import unseen_cards
 
 FEATURES = (
@@ -54,9 +54,10 @@ FEATURES = (
     "hidden",  # cards of the suit this seat has not seen, per 13
 )
 N_FEATURES = len(FEATURES)
-PASSED_TO_ME, LED, DISCARDED, FOLLOWED_OVER, PROGRESS = (
-    FEATURES.index(name) for name in ("passed_to_me", "led", "discarded", "followed_over", "progress")
-)
+(
+    BIAS, IS_HEARTS, IS_SPADES, IS_CLUBS, PASSED_TO_ME, PASSED_BY_ME, LED, LED_HIGH, LED_EARLY, DISCARDED,
+    DISCARDED_HIGH, FOLLOWED_OVER, FOLLOWED_UNDER, PROGRESS, OTHER_VOIDS, OWN, HIDDEN,
+) = range(N_FEATURES)  # fmt: skip
 TERMS = 2 * N_FEATURES  # a feature times the length, and times "void"
 HIGH_RANK = 9  # a jack
 EARLY_TRICKS = 4
@@ -73,6 +74,7 @@ def shape_features(state, rules: RulesTuple, seat: np.int64, out) -> None:
     giver = (seat - state.pass_offset + n) % n
     receiver = (seat + state.pass_offset) % n
     unseen = unseen_cards(state, rules, seat)
+    dealt = np.float64(hand_size(rules) * n)
     player = state.trick_leaders[0]
     position = 0
     trick = 0
@@ -86,16 +88,16 @@ def shape_features(state, rules: RulesTuple, seat: np.int64, out) -> None:
             led = suit
             winning = card
             out[player, suit, LED] += 1.0
-            out[player, suit, LED + 1] += high
-            out[player, suit, LED + 2] += trick < EARLY_TRICKS
+            out[player, suit, LED_HIGH] += high
+            out[player, suit, LED_EARLY] += trick < EARLY_TRICKS
         elif suit != led:
             out[player, suit, DISCARDED] += 1.0
-            out[player, suit, DISCARDED + 1] += high
+            out[player, suit, DISCARDED_HIGH] += high
         elif card > winning:
             out[player, suit, FOLLOWED_OVER] += 1.0
             winning = card
         else:
-            out[player, suit, FOLLOWED_OVER + 1] += 1.0
+            out[player, suit, FOLLOWED_UNDER] += 1.0
         player, position, trick = next_turn(state, i, player, position, trick)
     for t in range(n):
         if t == seat:
@@ -103,18 +105,18 @@ def shape_features(state, rules: RulesTuple, seat: np.int64, out) -> None:
             continue
         for k in range(N_SUITS):
             row = out[t, k]
-            row[0] = 1.0  # the bias, then which suit (diamonds: none of the three)
-            row[1] = 1.0 if k == HEARTS else 0.0
-            row[2] = 1.0 if k == SPADES else 0.0
-            row[3] = 1.0 if k == CLUBS else 0.0
+            row[BIAS] = 1.0
+            row[IS_HEARTS] = 1.0 if k == HEARTS else 0.0  # diamonds: none of the three
+            row[IS_SPADES] = 1.0 if k == SPADES else 0.0
+            row[IS_CLUBS] = 1.0 if k == CLUBS else 0.0
             if state.pass_offset != 0 and t == giver:
                 row[PASSED_TO_ME] = popcount(state.received[seat] & SUIT_MASKS[k])
             if state.pass_offset != 0 and t == receiver:
-                row[PASSED_TO_ME + 1] = popcount(state.passed[seat] & SUIT_MASKS[k] & ~state.played)
-            row[PROGRESS] = state.n_played / 52.0
-            row[PROGRESS + 1] = popcount(np.uint64(state.void_suits[t]) & ~np.uint64(1 << k))
-            row[PROGRESS + 2] = popcount(state.hands[seat] & SUIT_MASKS[k]) / 13.0
-            row[PROGRESS + 3] = popcount(unseen & SUIT_MASKS[k]) / 13.0
+                row[PASSED_BY_ME] = popcount(state.passed[seat] & SUIT_MASKS[k] & ~state.played)
+            row[PROGRESS] = state.n_played / dealt
+            row[OTHER_VOIDS] = popcount(np.uint64(state.void_suits[t]) & ~np.uint64(1 << k))
+            row[OWN] = popcount(state.hands[seat] & SUIT_MASKS[k]) / N_RANKS
+            row[HIDDEN] = popcount(unseen & SUIT_MASKS[k]) / N_RANKS
 
 
 @njit
