@@ -142,7 +142,10 @@ def main(argv: list[str] | None = None) -> None:
     array = rules.to_tuple()
     started = time.perf_counter()
     if args.hands:
-        positions = saved_positions(args.hands, args.positions, args.seed)
+        try:
+            positions = saved_positions(args.hands, args.positions, args.seed)
+        except ValueError as error:  # a file not train_shape.py play's
+            sys.exit(f"error: {error}")
         source = f"the held-out hands of {' '.join(args.hands)}"
     else:
         positions = real_positions(

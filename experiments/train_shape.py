@@ -23,6 +23,7 @@ Two steps, so the slow one can run in several processes and be resumed:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -46,6 +47,7 @@ from hearts_sim.game.hand_state import HandState
 WEIGHTS_FILE = Path(__file__).resolve().parents[1] / "agents" / "shape_weights.py"
 SAVE_EVERY = 20  # hands between rewrites of the ``play`` output
 HELD_OUT_EVERY = 5  # one hand in this many is held out
+MAX_PER_HAND = 47  # play decisions after the first card and before the last trick
 
 
 # ---------------------------------------------------------------- play
@@ -115,7 +117,13 @@ def saved_hands(files: list[str]):  # type: ignore[no-untyped-def]
     hand saved by ``play``."""
     rules = resolve_rules("standard")
     for name in files:
-        saved = np.load(name)
+        try:
+            saved = np.load(name)
+            missing = {"seed", "hands", "passes", "history"} - set(saved.files)
+        except (OSError, ValueError) as error:
+            raise ValueError(f"{name}: not a file of train_shape.py play ({error})") from None
+        if missing:
+            raise ValueError(f"{name}: not a file of train_shape.py play (no {', '.join(sorted(missing))})")
         for hand, passed, cards in zip(saved["hands"], saved["passes"], saved["history"], strict=True):
             state = HandState.deal(rules, seed=int(saved["seed"]), hand=int(hand))
             if state.phase == "pass":
@@ -222,9 +230,17 @@ def main(argv: list[str] | None = None) -> None:
     fitting.add_argument("--seed", type=int, default=0)
     fitting.add_argument("--dry-run", action="store_true", help="fit and report; do not write the weights")
     args = parser.parse_args(argv)
+    if args.step == "play" and (args.hands < 1 or args.first_hand < 0 or args.seed < 0):
+        sys.exit("error: --hands must be at least 1, --first-hand and --seed at least 0")
+    if args.step == "play" and not os.access(Path(args.out).resolve().parent, os.W_OK):
+        sys.exit(f"error: cannot write {args.out}: its folder is missing or read-only")
+    if args.step == "fit" and not (
+        1 <= args.per_hand <= MAX_PER_HAND and args.pool >= 1 and 0 <= args.trust < 1
+    ):
+        sys.exit(f"error: --per-hand must be 1 .. {MAX_PER_HAND}, --pool at least 1, --trust in [0, 1)")
     try:
         (play if args.step == "play" else fit)(args)
-    except AgentError as error:
+    except (AgentError, OSError, ValueError) as error:  # an unknown agent, a file not play's
         sys.exit(f"error: {error}")
 
 

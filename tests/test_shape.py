@@ -123,6 +123,14 @@ def test_train_shape_plays_and_fits(tmp_path: Path) -> None:
                             check=True, capture_output=True, text=True)  # fmt: skip
     assert f"2 positions of the held-out hands of {hands}" in scored.stdout  # hands 0 and 5 of 10
     assert "suit lengths, trust 0.50 + shape 0.5: -" in scored.stdout
-    bad = subprocess.run([sys.executable, script, "play", "--agent", "nobody", "--out", str(hands)],
-                         capture_output=True, text=True)  # fmt: skip
-    assert bad.returncode != 0 and bad.stderr.startswith("error:") and "Traceback" not in bad.stderr
+    bad_inputs = (
+        ["play", "--agent", "nobody", "--out", str(hands)],
+        ["play", "--hands", "-3", "--out", str(hands)],
+        ["play", "--out", str(tmp_path / "missing" / "hands.npz")],
+        ["fit", script],  # not a file of play's
+        ["fit", str(hands), "--per-hand", "48"],
+    )
+    for bad_input in bad_inputs:
+        bad = subprocess.run([sys.executable, script, *bad_input], capture_output=True, text=True)
+        assert bad.returncode != 0 and bad.stderr.startswith("error:") and bad.stderr.count("\n") == 1
+    assert np.array_equal(np.load(hands)["history"], saved["history"])  # nothing lost
