@@ -112,11 +112,14 @@ def module_stamp(module: str) -> str:
 
 
 @cache
-def script_stamp(path: str) -> str:
+def script_stamp(path: str) -> str | None:
     """The ``module_stamp`` of a file in the project tree outside the packages (a script of
     ``experiments/``, run as ``__main__`` or imported by a test): one digest of the project
-    modules it imports, transitively. Its own source numba's stamp already covers."""
+    modules it imports, transitively; None if it imports none (a file of another package, where
+    the project is installed beside it). Its own source numba's stamp already covers."""
     _, imports = _source_and_imports(Path(path))
+    if not imports:
+        return None
     return hashlib.sha256(repr(sorted(source_closure(imports).items())).encode()).hexdigest()[:16]
 
 
@@ -135,7 +138,8 @@ class _ProjectStamp:
         if _module_file(self._module):
             return stamp, module_stamp(self._module)
         if Path(self._file).is_relative_to(_PROJECT_ROOT) and self._file.endswith(".py"):
-            return stamp, script_stamp(self._file)
+            script = script_stamp(self._file)
+            return stamp if script is None else (stamp, script)
         return stamp
 
 
