@@ -29,7 +29,7 @@ from agents.kinds import Parameter
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
 from agents.search import budget_count
-from agents.shape import SHAPE_WEIGHTS, new_shape_features, shape_features, shape_log_weight
+from agents.shape import SHAPE_WEIGHTS, TERMS, new_shape_features, shape_features, shape_log_weight
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import QS, QS_BIT, SUIT_MASKS, card_bit, popcount, suit_of
 from hearts_sim.core.rules import RulesTuple
@@ -117,15 +117,16 @@ def belief_pool(
     log_weights = np.zeros(count, dtype=np.float64)
     log_surprise = np.log(1.0 - (min(trust, MAX_TRUST) if trust > 0.0 else 0.0))  # NaN: 0
     features = new_shape_features()
-    tilted = shape > 0.0 and state.phase != PHASE_PASS
-    if tilted:
+    terms = np.empty(TERMS, dtype=np.float64)
+    tilt = min(shape, MAX_SHAPE) if state.phase != PHASE_PASS else 0.0
+    if tilt > 0.0:
         shape_features(state, rules, seat, features)
     for i in range(count):
         rng = sample_world_into(state, rules, seat, rng, pool[i], plan, card_rows)
         if log_surprise < 0.0:
             log_weights[i] = log_surprise * surprises(pool[i], rules, seat, events, n_events)
-        if tilted:
-            log_weights[i] += min(shape, MAX_SHAPE) * shape_log_weight(pool[i], features, seat, SHAPE_WEIGHTS)
+        if tilt > 0.0:
+            log_weights[i] += tilt * shape_log_weight(pool[i], features, seat, SHAPE_WEIGHTS, terms)
     power = temper(log_weights, count, MIN_ESS_FRACTION * count, cumulative)
     return rng, power
 

@@ -136,19 +136,13 @@ def shape_terms(world, features, seat: np.int64, out) -> None:
 
 
 @njit
-def shape_log_weight(world, features, seat: np.int64, weights) -> np.float64:
-    """The model's log-likelihood of ``world`` up to a constant: ``weights . shape_terms``."""
+def shape_log_weight(world, features, seat: np.int64, weights, terms) -> np.float64:
+    """The model's log-likelihood of ``world`` up to a constant: ``weights . shape_terms``
+    (``terms``: scratch of ``TERMS``, left holding the world's terms)."""
+    shape_terms(world, features, seat, terms)
     total = np.float64(0.0)
-    for t in range(world.n_players):
-        if t == seat:
-            continue
-        for k in range(N_SUITS):
-            length = np.float64(popcount(world.hands[t] & SUIT_MASKS[k]))
-            for f in range(N_FEATURES):
-                tilt = weights[f] * length
-                if length == 0.0:
-                    tilt += weights[N_FEATURES + f]
-                total += features[t, k, f] * tilt
+    for i in range(TERMS):
+        total += weights[i] * terms[i]
     return total
 
 

@@ -72,11 +72,13 @@ def test_log_weight_is_the_weights_times_the_terms() -> None:
     weights = generator.normal(size=TERMS)
     world = new_states(1)
     terms = np.zeros(TERMS)
+    scratch = np.zeros(TERMS)
     for i, (state, seat) in enumerate(real_positions(rules, 6, seed=33, spec="rule", pass_probability=0)):
         features = _features(state.record, rules, seat)
         sample_world(state.record, rules.to_tuple(), seat, np.uint64(i), world[0])
         shape_terms(world[0], features, seat, terms)
-        assert shape_log_weight(world[0], features, seat, weights) == pytest.approx(weights @ terms)
+        assert shape_log_weight(world[0], features, seat, weights, scratch) == pytest.approx(weights @ terms)
+        assert np.array_equal(scratch, terms)
         lengths = [
             int(np.bitwise_count(world[0]["hands"][o] & m)) for o in range(4) if o != seat for m in SUIT_MASKS
         ]
