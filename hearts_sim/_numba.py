@@ -108,7 +108,11 @@ def source_closure(modules: Iterable[str]) -> dict[str, str]:
 @cache
 def module_stamp(module: str) -> str:
     """One digest of ``source_closure([module])``."""
-    return hashlib.sha256(repr(sorted(source_closure([module]).items())).encode()).hexdigest()[:16]
+    return _closure_digest([module])
+
+
+def _closure_digest(modules: Iterable[str]) -> str:
+    return hashlib.sha256(repr(sorted(source_closure(modules).items())).encode()).hexdigest()[:16]
 
 
 @cache
@@ -118,9 +122,7 @@ def script_stamp(path: str) -> str | None:
     modules it imports, transitively; None if it imports none (a file of another package, where
     the project is installed beside it). Its own source numba's stamp already covers."""
     _, imports = _source_and_imports(Path(path))
-    if not imports:
-        return None
-    return hashlib.sha256(repr(sorted(source_closure(imports).items())).encode()).hexdigest()[:16]
+    return _closure_digest(imports) if imports else None
 
 
 class _ProjectStamp:
