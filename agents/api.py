@@ -30,7 +30,7 @@ import numpy as np
 
 from agents.dispatch import KindSet, choose_pass, choose_play
 from agents.kinds import AgentError
-from agents.registry import AgentSpec, Policy, parse_agent
+from agents.registry import AgentSpec, parse_agent
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import card_str, cards_of
 from hearts_sim.core.rules import Rules
@@ -55,10 +55,6 @@ def _play_kernel(kinds, code, params, states, rules, seat):
     state = states[0]
     legal = legal_moves(state, rules)
     return choose_play(kinds, code, params, state, rules, seat, legal, decision_seed(state, seat)), legal
-
-
-def _row(policy: Policy) -> tuple[float, ...]:
-    return tuple(float(x) for x in policy.params_array())
 
 
 @dataclass(frozen=True)
@@ -93,7 +89,7 @@ class Agent:
         rules = observation.rules
         policy = self.spec.pass_policy
         kinds = KindSet.of([policy.kind.name])
-        mask = int(_pass_kernel(kinds, policy.code, _row(policy), states, rules.to_tuple(), observation.seat))
+        mask = int(_pass_kernel(kinds, policy.code, policy.row, states, rules.to_tuple(), observation.seat))
         if mask.bit_count() != rules.pass_count or mask & ~observation.dealt.mask:
             raise AgentError(f"agent {self.name} passed {_names(mask)}: not {rules.pass_count} of its cards")
         return cards_of(mask)
@@ -106,7 +102,7 @@ class Agent:
         card, legal = _play_kernel(
             KindSet.of([policy.kind.name]),
             policy.code,
-            _row(policy),
+            policy.row,
             states,
             observation.rules.to_tuple(),
             observation.seat,

@@ -22,8 +22,10 @@ Every policy of a role has one signature (``agents.kinds``)::
     pass_cards(params, state, rules, seat, seed) -> bitboard
     stateless_play(legal, seed) -> card      # reads nothing else (``PolicyKind.reads_state``)
 
-Python callers (``agents.api``, the levels' timing) decide one position with
-``decide_play`` / ``decide_pass``, which compile a one-kind set.
+Python callers decide one position with ``decide_play`` / ``decide_pass`` (a kind's code and
+parameter row, any legal set and seed), which compile a one-kind set; ``loop_play`` /
+``loop_pass`` make the decision the self-play loop makes for a configured ``Policy`` on a real
+record (its legal cards, its ``decision_seed``), as replays, timings and data scripts need.
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ from numba.core import types
 from numba.extending import NativeValue, models, overload, register_model, typeof_impl, unbox
 
 from agents.kinds import PolicyKind
-from agents.registry import CODES, KIND_BY_NAME, KINDS, pass_kind
+from agents.registry import CODES, KIND_BY_NAME, KINDS, Policy, pass_kind
 from hearts_sim._numba import njit, njit_generated, source_closure
+from hearts_sim.engine.hand import decision_seed, legal_moves
 
 _ENGINE_PACKAGES = ("hearts_sim.core", "hearts_sim.engine")  # the engine under every loop
 
@@ -287,3 +290,16 @@ def decide_pass(code: int, params: tuple[float, ...], state: Any, rules: Any, se
     """The cards (a bitboard) policy ``code`` passes, as the self-play loop would."""
     kinds = KindSet.of([KINDS[code].name])
     return int(_decide_pass(kinds, code, params, _one(state), rules, seat, np.uint64(seed)))
+
+
+def loop_play(policy: Policy, state: Any, rules: Any, seat: int) -> int:
+    """The card ``policy`` plays for ``seat`` on the record ``state``, as the self-play loop
+    (``play_out_hand``) would: from the legal cards, with the seat's ``decision_seed``."""
+    legal, seed = legal_moves(state, rules), decision_seed(state, seat)
+    return decide_play(policy.code, policy.row, state, rules, seat, legal, seed)
+
+
+def loop_pass(policy: Policy, state: Any, rules: Any, seat: int) -> int:
+    """The cards (a bitboard) ``policy`` passes for ``seat`` on the record ``state``, as the
+    self-play loop would: with the seat's ``decision_seed``."""
+    return decide_pass(policy.code, policy.row, state, rules, seat, decision_seed(state, seat))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -85,6 +86,12 @@ class Policy:
         for i, (_, v) in enumerate(self.values):
             row[i] = v
         return row
+
+    @cached_property
+    def row(self) -> tuple[float, ...]:
+        """The parameter row the dispatcher takes (``agents.dispatch.decide_play``): the values in
+        declaration order, zero-padded to ``MAX_PARAMS``."""
+        return tuple(float(x) for x in self.params_array())
 
     def __str__(self) -> str:
         if self.external is not None:

@@ -34,9 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.dispatch import decide_pass, decide_play
+from agents.dispatch import loop_pass, loop_play
 from agents.registry import parse_agent
-from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.rng import derive_seed
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.studies.stats import mean_interval
@@ -82,7 +81,6 @@ def play_seating(config: MatchConfig, deal: int, ours: tuple[bool, ...]) -> tupl
     state = HandState.deal("openspiel", seed=config.seed, hand=deal)
     rules = state.rules.to_tuple()
     agent = parse_agent(config.agent).play_policy
-    agent_params = tuple(float(x) for x in agent.params_array())
     ours_pass = parse_agent(config.pass_agent or config.agent).pass_policy
     theirs_pass = parse_agent(config.pass_agent or config.openspiel_pass).pass_policy
     bot_seed = int(derive_seed(np.uint64(config.seed), deal * 64 + SEATINGS.index(ours))) >> 33
@@ -105,9 +103,7 @@ def play_seating(config: MatchConfig, deal: int, ours: tuple[bool, ...]) -> tupl
                 cards = 0  # OpenSpiel's bot passes below, one card at a time
             else:
                 passer = ours_pass if ours[seat] else theirs_pass
-                params = tuple(float(x) for x in passer.params_array())
-                seed = np.uint64(decision_seed(state.record, seat))
-                cards = int(decide_pass(passer.code, params, state.record, rules, seat, seed))
+                cards = loop_pass(passer, state.record, rules, seat)
             passes.append(cards)
             if ours[seat]:
                 timing[0] += time.perf_counter() - start
@@ -135,13 +131,7 @@ def play_seating(config: MatchConfig, deal: int, ours: tuple[bool, ...]) -> tupl
         os_legal = sum(1 << os_to_our(a) for a in os_state.legal_actions())
         assert legal == os_legal, f"legal sets differ: ours {legal:#x}, OpenSpiel {os_legal:#x}"
         start = time.perf_counter()
-        if ours[seat]:
-            seed = np.uint64(decision_seed(state.record, seat))
-            card = int(
-                decide_play(agent.code, agent_params, state.record, rules, seat, np.uint64(legal), seed)
-            )
-        else:
-            card = os_to_our(bot.step(os_state))
+        card = loop_play(agent, state.record, rules, seat) if ours[seat] else os_to_our(bot.step(os_state))
         side = 0 if ours[seat] else 2
         if legal & (legal - 1):  # time only real choices
             timing[side] += time.perf_counter() - start

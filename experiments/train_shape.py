@@ -33,12 +33,11 @@ from scipy.optimize import minimize
 from scipy.special import logsumexp, softmax
 
 from agents.belief import surprises
-from agents.dispatch import decide_pass, decide_play
+from agents.dispatch import loop_pass, loop_play
 from agents.registry import AgentError, parse_agent
 from agents.shape import FEATURES, N_FEATURES, TERMS, new_shape_features, shape_features, shape_terms
 from hearts_sim._numba import njit
 from hearts_sim.core.rules import resolve_rules
-from hearts_sim.engine.hand import decision_seed, legal_moves
 from hearts_sim.engine.inference import new_events, play_events
 from hearts_sim.engine.sampler import new_sampler_scratch, sample_world_into
 from hearts_sim.engine.state import HAND_STATE
@@ -53,9 +52,6 @@ MAX_PER_HAND = 47  # play decisions after the first card and before the last tri
 # ---------------------------------------------------------------- play
 def play(args: argparse.Namespace) -> None:
     agent = parse_agent(args.agent)
-    pass_code, play_code = agent.pass_policy.code, agent.play_policy.code
-    pass_params = tuple(float(x) for x in agent.pass_policy.params_array())
-    play_params = tuple(float(x) for x in agent.play_policy.params_array())
     rules = resolve_rules("standard")
     hands: list[int] = []
     passes: list[np.ndarray] = []
@@ -68,14 +64,11 @@ def play(args: argparse.Namespace) -> None:
         passed = np.zeros(rules.n_players, dtype=np.uint64)
         if state.phase == "pass":
             for s in range(rules.n_players):
-                passed[s] = decide_pass(pass_code, pass_params, record, array, s, decision_seed(record, s))
+                passed[s] = loop_pass(agent.pass_policy, record, array, s)
                 state.pass_cards(s, int(passed[s]))
         cards = []
         while (seat := state.current_player) is not None:
-            legal = np.uint64(legal_moves(record, array))
-            card = decide_play(
-                play_code, play_params, record, array, seat, legal, decision_seed(record, seat)
-            )
+            card = loop_play(agent.play_policy, record, array, seat)
             state.play(card)
             cards.append(card)
         hands.append(hand)

@@ -48,25 +48,16 @@ Decide = Callable[[np.void, tuple[int, ...], int, np.uint64], int]  # (record, r
 
 
 # ---------------------------------------------------------------- deciding through the dispatcher
-def _rows(spec: str | AgentSpec) -> tuple[int, tuple[float, ...], int, tuple[float, ...]]:
-    agent = parse_agent(spec)
-    return (
-        agent.pass_policy.code,
-        tuple(float(x) for x in agent.pass_policy.params_array()),
-        agent.play_policy.code,
-        tuple(float(x) for x in agent.play_policy.params_array()),
-    )
-
-
 def spec_decider(spec: str | AgentSpec) -> Decide:
     """The agent's decision on a raw record: a card while playing, a pass mask while passing."""
-    pass_code, pass_params, play_code, play_params = _rows(spec)
+    agent = parse_agent(spec)
+    passer, player = agent.pass_policy, agent.play_policy
 
     def decide(record: np.void, rules: tuple[int, ...], seat: int, seed: np.uint64) -> int:
         if record["phase"] == PHASE_PASS:
-            return int(decide_pass(pass_code, pass_params, record, rules, seat, seed))
+            return int(decide_pass(passer.code, passer.row, record, rules, seat, seed))
         legal = _legal(record, rules)
-        return int(decide_play(play_code, play_params, record, rules, seat, legal, seed))
+        return int(decide_play(player.code, player.row, record, rules, seat, legal, seed))
 
     return decide
 

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 
 import agents
-from agents.dispatch import decide_pass, decide_play
+from agents.dispatch import loop_pass, loop_play
 from agents.kinds import AgentError
 from agents.registry import parse_agent
 from hearts_sim import simulate
 from hearts_sim.core.cards import CardSet, card_str, cards_of
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules
-from hearts_sim.engine.hand import decision_seed, legal_moves
+from hearts_sim.engine.hand import decision_seed
 from hearts_sim.game.hand_state import HandState, IllegalMoveError
 from hearts_sim.game.observation import HistoryError, Observation
 from hearts_sim.selfplay.simulate import Table, run_hands
@@ -81,10 +81,6 @@ def history(obs: Observation) -> dict[str, Any]:
     }
 
 
-def _row(policy: Any) -> tuple[float, ...]:
-    return tuple(float(x) for x in policy.params_array())
-
-
 def loop_hand(
     rules: Rules, seating: list[str], seed: int, deal: int
 ) -> tuple[HandState, int, list[tuple[Observation, list[int] | int]]]:
@@ -98,18 +94,12 @@ def loop_hand(
     decisions: list[tuple[Observation, list[int] | int]] = []
     if state.phase == "pass":
         for seat in range(rules.n_players):
-            policy = specs[seat].pass_policy
-            record = state.record
-            seed = np.uint64(decision_seed(record, seat))  # numba hands back a Python int
-            mask = decide_pass(policy.code, _row(policy), record, array, seat, seed)
+            mask = loop_pass(specs[seat].pass_policy, state.record, array, seat)
             decisions.append((state.observation(seat), cards_of(int(mask))))
             state.pass_cards(seat, int(mask))
     while state.phase == "play":
         seat = int(state.current_player)  # type: ignore[arg-type]
-        policy = specs[seat].play_policy
-        record = state.record
-        legal, seed = np.uint64(legal_moves(record, array)), np.uint64(decision_seed(record, seat))
-        card = decide_play(policy.code, _row(policy), record, array, seat, legal, seed)
+        card = loop_play(specs[seat].play_policy, state.record, array, seat)
         decisions.append((state.observation(seat), int(card)))
         state.play(int(card))
     return state, hand_seed, decisions

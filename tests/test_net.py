@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from agents import net
-from agents.dispatch import KindSet, decide_play, source_modules
+from agents.dispatch import KindSet, loop_play, source_modules
 from agents.registry import parse_agent
 from hearts_sim.engine.encoding import OBS_SIZE, encode_observation
-from hearts_sim.engine.hand import decision_seed, legal_moves
+from hearts_sim.engine.hand import legal_moves
 
 try:
     from tests.agent_checks import (
@@ -53,7 +53,6 @@ def test_numba_inference_plays_the_numpy_forward_pass() -> None:
     in plain numpy (float64) on the same observation."""
     weights = net.network(0)
     policy = parse_agent(f"net(weights={net.WEIGHT_NAMES[0]})").play_policy
-    row = tuple(float(x) for x in policy.params_array())
     checked = 0
     for state, seat in real_positions("standard", 60, seed=8, pass_probability=0.0):
         record, rules = state.record, state._rules_array
@@ -62,9 +61,7 @@ def test_numba_inference_plays_the_numpy_forward_pass() -> None:
         legal = int(legal_moves(record, rules))
         logits = numpy_logits(x.astype(np.float64), weights)
         ranked = sorted((c for c in range(52) if legal >> c & 1), key=lambda c: -logits[c])
-        card = decide_play(
-            policy.code, row, record, rules, seat, legal, np.uint64(decision_seed(record, seat))
-        )
+        card = loop_play(policy, record, rules, seat)
         if len(ranked) > 1 and logits[ranked[0]] - logits[ranked[1]] < 1e-4:
             continue  # a near tie: float32 and float64 may order it differently
         assert card == ranked[0]

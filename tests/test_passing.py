@@ -41,7 +41,7 @@ def _directions(rules: Rules) -> list[str]:
 
 def _pass_rows(spec: str) -> tuple[int, tuple[float, ...]]:
     policy = parse_agent(spec).pass_policy
-    return policy.code, tuple(float(x) for x in policy.params_array())
+    return policy.code, policy.row
 
 
 @pytest.mark.parametrize("spec", SEARCHERS)

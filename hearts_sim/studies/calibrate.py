@@ -64,23 +64,15 @@ def _timed_hands(
         return _timed_external_hands(agent, rules, hands, seed, engines or EngineOptions())
     rules_tuple = rules.to_tuple()
     pass_policy, play_policy = agent.pass_policy, agent.play_policy
-    pass_params = tuple(float(x) for x in pass_policy.params_array())
-    play_params = tuple(float(x) for x in play_policy.params_array())
     log = []
     for hand in range(hands):
         state = HandState.deal(rules, seed=seed, hand=hand)
         record = state.record
         if state.phase == "pass":
             for seat in range(rules.n_players):
-                start, cpu = time.perf_counter(), time.thread_time()
-                cards = decide_pass(
-                    pass_policy.code,
-                    pass_params,
-                    record,
-                    rules_tuple,
-                    seat,
-                    np.uint64(decision_seed(record, seat)),
-                )
+                decision = decision_seed(record, seat)
+                start, cpu = time.perf_counter(), time.thread_time()  # the policy alone is timed
+                cards = decide_pass(pass_policy.code, pass_policy.row, record, rules_tuple, seat, decision)
                 elapsed, cpu = time.perf_counter() - start, time.thread_time() - cpu
                 log.append((elapsed, cpu, True, int(record["dealt"][seat]).bit_count()))
                 state.pass_cards(seat, int(cards))
@@ -88,17 +80,9 @@ def _timed_hands(
             player = state.current_player
             assert player is not None
             seat = player
-            legal = np.uint64(int(state.legal_moves()))
-            start, cpu = time.perf_counter(), time.thread_time()
-            card = decide_play(
-                play_policy.code,
-                play_params,
-                record,
-                rules_tuple,
-                seat,
-                legal,
-                np.uint64(decision_seed(record, seat)),
-            )
+            legal, decision = np.uint64(int(state.legal_moves())), decision_seed(record, seat)
+            start, cpu = time.perf_counter(), time.thread_time()  # the policy alone is timed
+            card = decide_play(play_policy.code, play_policy.row, record, rules_tuple, seat, legal, decision)
             elapsed, cpu = time.perf_counter() - start, time.thread_time() - cpu
             log.append((elapsed, cpu, False, int(legal).bit_count()))
             state.play(int(card))

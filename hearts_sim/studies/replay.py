@@ -34,12 +34,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agents.dispatch import decide_pass, decide_play
+from agents.dispatch import loop_pass, loop_play
 from agents.kinds import AgentError
 from agents.registry import AgentSpec, Policy, parse_agent
 from hearts_sim.core.cards import N_RANKS, CardSet, card_html, card_str, cards_html, html_table
 from hearts_sim.core.rules import Rules, RulesError, pass_offset
-from hearts_sim.engine.hand import card_points, deal_hand, decision_seed
+from hearts_sim.engine.hand import card_points, deal_hand
 from hearts_sim.engine.state import new_states
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.game.observation import SUIT_NAMES
@@ -246,27 +246,14 @@ def replay(row: Any, rules: Rules | str | None = None) -> Replay:
     array = rules.to_tuple()
     if state.phase == "pass":  # every seat passes in turn, as ``play_out_hand``
         for seat, spec in enumerate(specs):
-            policy = spec.pass_policy
-            cards = decide_pass(
-                policy.code, _params(policy), state.record, array, seat, decision_seed(state.record, seat)
-            )
+            cards = loop_pass(spec.pass_policy, state.record, array, seat)
             state.pass_cards(seat, cards)
     tricks: list[Trick] = []
     cards_in_trick: list[tuple[int, int]] = []
     while state.phase == "play":
         player = state.current_player
         assert player is not None
-        policy = specs[player].play_policy
-        legal = state.legal_moves().mask
-        card = decide_play(
-            policy.code,
-            _params(policy),
-            state.record,
-            array,
-            player,
-            legal,
-            decision_seed(state.record, player),
-        )
+        card = loop_play(specs[player].play_policy, state.record, array, player)
         state.play(card)
         cards_in_trick.append((player, card))
         if len(cards_in_trick) == n:
@@ -376,10 +363,6 @@ def _spec_of(name: str, seat: int) -> AgentSpec:
 
 def _time_budget(policy: Policy) -> float:
     return float(dict(policy.values).get(TIME_BUDGET, 0))
-
-
-def _params(policy: Policy) -> tuple[float, ...]:
-    return tuple(float(x) for x in policy.params_array())
 
 
 def _pass_offset(values: Mapping[str, Any], n: int) -> int:
