@@ -12,6 +12,10 @@ enumeration, ``ROLLOUTS``, the ``rollout`` parameter of every search agent:
 * ``guard``: ``greedy``, except that a seat plays the rule agent's card while one opponent
   holds every point taken (at least the rule agent's ``defend``): greedy players duck and dump
   their points on whoever wins, so in their playouts a moon meets no defence.
+* ``race``: ``greedy``, except that every seat plays the rule agent's card while one seat holds
+  every point taken (at least ``defend``): the holder plays for every trick, the others defend.
+  In ``guard`` playouts the would-be shooter still ducks like a greedy player, so the defence
+  answers a moon nobody is playing for; here the race is run by both sides.
 
 A playout steps a plain ``HAND_STATE`` with the engine's own kernels, so it never
 re-implements a rule. ``pimc`` and ``ismcts`` grow trees of one node layout (``TREE_NODE``:
@@ -53,8 +57,8 @@ from hearts_sim.engine.hand import legal_moves, pass_cards, play_card
 from hearts_sim.engine.rng import next_u64, random_below, random_unit
 from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, PHASE_PLAY
 
-ROLLOUTS = ("random", "greedy", "rule", "guard")
-ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD = range(len(ROLLOUTS))
+ROLLOUTS = ("random", "greedy", "rule", "guard", "race")
+ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD, ROLLOUT_RACE = range(len(ROLLOUTS))
 _RULE_DEFEND = RULE_DEFAULT_PARAMS[rule.P.defend]
 
 NS_PER_MS = 1_000_000.0
@@ -195,6 +199,20 @@ def moon_threat(state, rules: RulesTuple) -> bool:
 
 
 @njit_inline
+def moon_race(state, rules: RulesTuple) -> bool:
+    """Whether one seat holds every point taken, at least the rule agent's ``defend`` (``race``
+    playouts then play the rule agent's card in every seat: the holder shoots, the others defend)."""
+    if rules.moon == MOON_OFF:
+        return False
+    total = np.int64(0)
+    most = np.int64(0)
+    for s in range(state.n_players):
+        total += state.points[s]
+        most = max(most, state.points[s])
+    return total >= _RULE_DEFEND and most == total
+
+
+@njit_inline
 def playout_card(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, rollout: np.int64, epsilon):
     """One playout move by policy ``rollout`` (ROLLOUT_*): (rng, card).
 
@@ -205,7 +223,11 @@ def playout_card(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, rol
     if rollout != ROLLOUT_RANDOM:
         rng, u = random_unit(rng)
         if u >= epsilon and count > 1:
-            if rollout == ROLLOUT_GREEDY or (rollout == ROLLOUT_GUARD and not moon_threat(state, rules)):
+            if (
+                rollout == ROLLOUT_GREEDY
+                or (rollout == ROLLOUT_GUARD and not moon_threat(state, rules))
+                or (rollout == ROLLOUT_RACE and not moon_race(state, rules))
+            ):
                 return greedy_play(state, rules, legal, rng)
             return rng, rule_play(RULE_DEFAULT_PARAMS, state, rules, state.to_play, legal, rng)
     rng, k = random_below(rng, count)
@@ -243,7 +265,7 @@ def pass_and_play_out(state, rules: RulesTuple, kind: np.int64, rng: np.uint64) 
             if not (state.passes_made >> s) & 1:
                 if kind == ROLLOUT_RULE:
                     cards = rule_pass(RULE_DEFAULT_PARAMS, state, rules, s, rng)
-                elif kind in (ROLLOUT_GREEDY, ROLLOUT_GUARD):
+                elif kind in (ROLLOUT_GREEDY, ROLLOUT_GUARD, ROLLOUT_RACE):
                     cards = pass_extremes(state.dealt[s], rules, True)
                 else:
                     rng, bits = next_u64(rng)

@@ -16,7 +16,7 @@ import pytest
 
 # isort: off
 
-from agents import ismcts, mc, pimc, search
+from agents import ismcts, mc, pimc, rule, search
 from agents.kinds import MAX_PARAMS, AgentError
 from agents.registry import KIND_BY_NAME, parse_agent
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULT_PARAMS
@@ -55,6 +55,7 @@ ROLLOUT_VARIANTS = [
     "pimc(iterations=30,worlds=2,rollout=random)",
     "ismcts(iterations=40,rollout=rule,c=1.5)",
     "pimc(iterations=30,worlds=2,rollout=guard)",
+    "ismcts(iterations=40,rollout=race)",
 ]
 # the new hard's pieces at tiny budgets: weighted worlds, time by need, the searched pass
 HARD_PIECES = {
@@ -92,7 +93,8 @@ def test_spec_values_and_round_trip() -> None:
 
 def test_search_agents_share_one_rollout_enumeration() -> None:
     for kind in (mc.KIND, pimc.KIND, ismcts.KIND):
-        assert kind.parameter("rollout").choices == search.ROLLOUTS == ("random", "greedy", "rule", "guard")
+        assert kind.parameter("rollout").choices == search.ROLLOUTS
+    assert search.ROLLOUTS == ("random", "greedy", "rule", "guard", "race")
     assert parse_agent("mc").play_policy.value("rollout") == search.ROLLOUT_RULE
     assert parse_agent("pimc").play_policy.value("rollout") == search.ROLLOUT_GREEDY
 
@@ -105,7 +107,7 @@ def test_search_agents_share_one_rollout_enumeration() -> None:
             "pimc: parameter iterations='many' is not valid: choose an integer in 1 ..",
         ),
         ("pimc(depth=3)", "has no parameter 'depth'"),
-        ("ismcts(rollout=smart)", "choose one of random, greedy, rule, guard"),
+        ("ismcts(rollout=smart)", "choose one of random, greedy, rule, guard, race"),
         ("ismcts(c=wide)", "choose a number in 0 .. 100"),
         ("ismcts(iterations)", "not of the form name=value"),
     ],
@@ -242,3 +244,45 @@ def test_guard_playouts_take_the_trick_from_a_would_be_shooter() -> None:
             card = greedy if rng.random() < 0.8 else rng.choice(cards_of(int(legal)))
             state.play(int(card))
     assert threats > 0 and point_tricks > 0 and ducked > 0
+
+
+def test_race_playouts_run_the_moon_race_on_both_sides() -> None:
+    """``race`` plays the greedy card, except where one seat holds every point taken (at least the
+    rule agent's ``defend``): there every seat plays the rule agent's card, so the holder takes
+    the trick whenever a card of the led suit can (greedy ducks under it) and so do the others
+    when the trick holds points."""
+    rules = Rules()
+    array = rules.to_tuple()
+    rng = np.random.default_rng(6)
+    holder_can_win = holder_wins = defender_can_win = defender_wins = 0
+    for seed in range(200):
+        state = HandState.deal(rules, seed=seed, hand=3)  # the fourth hand: no pass
+        while state.current_player is not None:
+            raw = state.record
+            legal = np.uint64(int(state.legal_moves()))
+            stream = np.uint64(seed)
+            _, race = search.playout_card(raw, array, legal, stream, search.ROLLOUT_RACE, 0.0)
+            _, greedy = search.greedy_play(raw, array, legal, random_unit(stream)[0])
+            points = [int(p) for p in raw["points"]]
+            on = sum(points) >= RULE_DEFAULT_PARAMS[rule.P.defend] and max(points) == sum(points)
+            assert search.moon_race(raw, array) == on
+            if not on:
+                assert race == greedy
+            else:
+                seat = int(raw["to_play"])
+                assert race == rule_play(RULE_DEFAULT_PARAMS, raw, array, seat, legal, stream)
+                trick = state.trick
+                if trick:
+                    led = suit_of(trick[0][1])
+                    top = max(card for _, card in trick if suit_of(card) == led)
+                    if any(suit_of(c) == led and c > top for c in cards_of(int(legal))):
+                        if points[seat] == sum(points):  # the holder: every trick
+                            holder_can_win += 1
+                            holder_wins += race > top
+                        elif any(suit_of(c) == HEARTS or c == QS for _, c in trick):
+                            defender_can_win += 1
+                            defender_wins += race > top
+            card = greedy if rng.random() < 0.8 else rng.choice(cards_of(int(legal)))
+            state.play(int(card))
+    assert holder_can_win > 0 and holder_wins == holder_can_win
+    assert defender_can_win > 0 and defender_wins == defender_can_win
