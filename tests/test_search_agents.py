@@ -208,41 +208,48 @@ def test_stretch_never_changes_a_clear_decision_and_stays_legal() -> None:
     assert decide(state.record, state._rules_array, seat, np.uint64(1)) == QS
 
 
-# ---------------------------------------------------------------- guard playouts
+# ---------------------------------------------------------------- guard and race playouts
+def _noisy_greedy_decisions(seed: int, deals: int = 200):  # type: ignore[no-untyped-def]
+    """Every play decision of ``deals`` standard hands (the fourth of each seed: no pass) played
+    greedily with a random card one time in five, so that points pile up on one seat now and
+    then: yields (state, legal cards, random stream, greedy card) before the card is played."""
+    array = Rules().to_tuple()
+    rng = np.random.default_rng(seed)
+    for deal in range(deals):
+        state = HandState.deal(Rules(), seed=deal, hand=3)
+        while state.current_player is not None:
+            legal = np.uint64(int(state.legal_moves()))
+            stream = np.uint64(deal)
+            # playout_card first draws whether to play at random (never, with epsilon 0)
+            _, greedy = search.greedy_play(state.record, array, legal, random_unit(stream)[0])
+            yield state, legal, stream, greedy
+            card = greedy if rng.random() < 0.8 else rng.choice(cards_of(int(legal)))
+            state.play(int(card))
+
+
 def test_guard_playouts_take_the_trick_from_a_would_be_shooter() -> None:
     """``guard`` plays the greedy card, except where one opponent holds every point taken (at
     least the rule agent's ``defend``): there it plays the rule agent's defence, which takes a
     trick with points in it whenever a card of the led suit can, where greedy ducks under it."""
-    rules = Rules()
-    array = rules.to_tuple()
-    rng = np.random.default_rng(5)
+    array = Rules().to_tuple()
     threats = point_tricks = ducked = 0
-    for seed in range(200):  # 30 defended point tricks, 12 of them ducked by greedy
-        state = HandState.deal(rules, seed=seed, hand=3)  # the fourth hand: no pass
-        while state.current_player is not None:
-            raw = state.record
-            legal = np.uint64(int(state.legal_moves()))
-            stream = np.uint64(seed)
-            _, guard = search.playout_card(raw, array, legal, stream, search.ROLLOUT_GUARD, 0.0)
-            # playout_card first draws whether to play at random (never, with epsilon 0)
-            _, greedy = search.greedy_play(raw, array, legal, random_unit(stream)[0])
-            if not search.moon_threat(raw, array):
-                assert guard == greedy
-            else:
-                threats += 1
-                assert guard == rule_play(RULE_DEFAULT_PARAMS, raw, array, raw["to_play"], legal, stream)
-                trick = state.trick
-                if trick:
-                    led = suit_of(trick[0][1])
-                    follows = [card for seat, card in trick if suit_of(card) == led]
-                    can_beat = any(suit_of(c) == led and c > max(follows) for c in cards_of(int(legal)))
-                    if any(suit_of(c) == HEARTS or c == QS for _, c in trick) and can_beat:
-                        point_tricks += 1
-                        ducked += greedy < max(follows)
-                        assert guard > max(follows)
-            # the trajectory: greedy with some noise, so that points pile up on one seat now and then
-            card = greedy if rng.random() < 0.8 else rng.choice(cards_of(int(legal)))
-            state.play(int(card))
+    for state, legal, stream, greedy in _noisy_greedy_decisions(5):  # 30 defended point tricks,
+        raw = state.record  # 12 of them ducked by greedy
+        _, guard = search.playout_card(raw, array, legal, stream, search.ROLLOUT_GUARD, 0.0)
+        if not search.moon_threat(raw, array):
+            assert guard == greedy
+            continue
+        threats += 1
+        assert guard == rule_play(RULE_DEFAULT_PARAMS, raw, array, raw["to_play"], legal, stream)
+        trick = state.trick
+        if trick:
+            led = suit_of(trick[0][1])
+            follows = [card for seat, card in trick if suit_of(card) == led]
+            can_beat = any(suit_of(c) == led and c > max(follows) for c in cards_of(int(legal)))
+            if any(suit_of(c) == HEARTS or c == QS for _, c in trick) and can_beat:
+                point_tricks += 1
+                ducked += greedy < max(follows)
+                assert guard > max(follows)
     assert threats > 0 and point_tricks > 0 and ducked > 0
 
 
@@ -251,38 +258,29 @@ def test_race_playouts_run_the_moon_race_on_both_sides() -> None:
     rule agent's ``defend``): there every seat plays the rule agent's card, so the holder takes
     the trick whenever a card of the led suit can (greedy ducks under it) and so do the others
     when the trick holds points."""
-    rules = Rules()
-    array = rules.to_tuple()
-    rng = np.random.default_rng(6)
+    array = Rules().to_tuple()
     holder_can_win = holder_wins = defender_can_win = defender_wins = 0
-    for seed in range(200):
-        state = HandState.deal(rules, seed=seed, hand=3)  # the fourth hand: no pass
-        while state.current_player is not None:
-            raw = state.record
-            legal = np.uint64(int(state.legal_moves()))
-            stream = np.uint64(seed)
-            _, race = search.playout_card(raw, array, legal, stream, search.ROLLOUT_RACE, 0.0)
-            _, greedy = search.greedy_play(raw, array, legal, random_unit(stream)[0])
-            points = [int(p) for p in raw["points"]]
-            on = sum(points) >= RULE_DEFAULT_PARAMS[rule.P.defend] and max(points) == sum(points)
-            assert search.moon_race(raw, array) == on
-            if not on:
-                assert race == greedy
-            else:
-                seat = int(raw["to_play"])
-                assert race == rule_play(RULE_DEFAULT_PARAMS, raw, array, seat, legal, stream)
-                trick = state.trick
-                if trick:
-                    led = suit_of(trick[0][1])
-                    top = max(card for _, card in trick if suit_of(card) == led)
-                    if any(suit_of(c) == led and c > top for c in cards_of(int(legal))):
-                        if points[seat] == sum(points):  # the holder: every trick
-                            holder_can_win += 1
-                            holder_wins += race > top
-                        elif any(suit_of(c) == HEARTS or c == QS for _, c in trick):
-                            defender_can_win += 1
-                            defender_wins += race > top
-            card = greedy if rng.random() < 0.8 else rng.choice(cards_of(int(legal)))
-            state.play(int(card))
+    for state, legal, stream, greedy in _noisy_greedy_decisions(6):
+        raw = state.record
+        _, race = search.playout_card(raw, array, legal, stream, search.ROLLOUT_RACE, 0.0)
+        points = [int(p) for p in raw["points"]]
+        on = sum(points) >= RULE_DEFAULT_PARAMS[rule.P.defend] and max(points) == sum(points)
+        assert search.moon_race(raw, array) == on
+        if not on:
+            assert race == greedy
+            continue
+        seat = int(raw["to_play"])
+        assert race == rule_play(RULE_DEFAULT_PARAMS, raw, array, seat, legal, stream)
+        trick = state.trick
+        if trick:
+            led = suit_of(trick[0][1])
+            top = max(card for _, card in trick if suit_of(card) == led)
+            if any(suit_of(c) == led and c > top for c in cards_of(int(legal))):
+                if points[seat] == sum(points):  # the holder: every trick
+                    holder_can_win += 1
+                    holder_wins += race > top
+                elif any(suit_of(c) == HEARTS or c == QS for _, c in trick):
+                    defender_can_win += 1
+                    defender_wins += race > top
     assert holder_can_win > 0 and holder_wins == holder_can_win
     assert defender_can_win > 0 and defender_wins == defender_can_win
