@@ -59,6 +59,7 @@ from agents.search import (
     monotonic_ns,
     new_tree,
     new_worlds,
+    one_pile_points,
     play_out,
     play_tricks,
     ucb,
@@ -130,14 +131,8 @@ def decision_stakes(state, rules: RulesTuple, seat: np.int64) -> float:
     stakes = 0.0
     if not (state.played | state.hands[seat]) & QS_BIT:
         stakes += STAKE_QUEEN
-    if rules.moon != MOON_OFF:
-        total = np.int64(0)
-        most = np.int64(0)
-        for s in range(state.n_players):
-            total += state.points[s]
-            most = max(most, state.points[s])
-        if total > 0 and most == total:
-            stakes += STAKE_MOON
+    if rules.moon != MOON_OFF and one_pile_points(state) > 0:
+        stakes += STAKE_MOON
     return stakes
 
 

@@ -199,17 +199,21 @@ def moon_threat(state, rules: RulesTuple) -> bool:
 
 
 @njit_inline
-def moon_race(state, rules: RulesTuple) -> bool:
-    """Whether one seat holds every point taken, at least the rule agent's ``defend`` (``race``
-    playouts then play the rule agent's card in every seat: the holder shoots, the others defend)."""
-    if rules.moon == MOON_OFF:
-        return False
+def one_pile_points(state) -> np.int64:
+    """The points taken so far if they all lie with one seat (a moon still possible), else 0."""
     total = np.int64(0)
     most = np.int64(0)
     for s in range(state.n_players):
         total += state.points[s]
         most = max(most, state.points[s])
-    return total >= _RULE_DEFEND and most == total
+    return total if most == total else np.int64(0)
+
+
+@njit_inline
+def moon_race(state, rules: RulesTuple) -> bool:
+    """Whether one seat holds every point taken, at least the rule agent's ``defend`` (``race``
+    playouts then play the rule agent's card in every seat: the holder shoots, the others defend)."""
+    return rules.moon != MOON_OFF and one_pile_points(state) >= _RULE_DEFEND
 
 
 @njit_inline
