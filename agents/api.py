@@ -28,33 +28,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.dispatch import KindSet, choose_pass, choose_play
+from agents.dispatch import loop_pass, loop_play
 from agents.kinds import AgentError
 from agents.registry import AgentSpec, parse_agent
-from hearts_sim._numba import njit
 from hearts_sim.core.cards import card_str, cards_of
 from hearts_sim.core.rules import Rules
-from hearts_sim.engine.hand import decision_seed, legal_moves
 from hearts_sim.engine.rng import SeedError, check_seed, derive_seed
 from hearts_sim.engine.state import PHASE_DONE, PHASE_PASS
 from hearts_sim.game.hand_state import HandState, IllegalMoveError
 from hearts_sim.game.observation import Observation
-
-
-@njit
-def _pass_kernel(kinds, code, params, states, rules, seat):
-    """The loop's pass decision on ``states[0]`` (one call into numba: an array argument
-    crosses for ~1 us, a record for ~40 us)."""
-    state = states[0]
-    return choose_pass(kinds, code, params, state, rules, seat, decision_seed(state, seat))
-
-
-@njit
-def _play_kernel(kinds, code, params, states, rules, seat):
-    """The loop's play decision on ``states[0]``, and the legal cards it chose from."""
-    state = states[0]
-    legal = legal_moves(state, rules)
-    return choose_play(kinds, code, params, state, rules, seat, legal, decision_seed(state, seat)), legal
 
 
 @dataclass(frozen=True)
@@ -86,30 +68,15 @@ class Agent:
         """The cards to pass, lowest first. Raises ``IllegalMoveError`` unless the seat is to pass."""
         states = self.state(observation, hand_seed)
         _check_turn(states, observation, want_pass=True)
-        rules = observation.rules
-        policy = self.spec.pass_policy
-        kinds = KindSet.of([policy.kind.name])
-        mask = int(_pass_kernel(kinds, policy.code, policy.row, states, rules.to_tuple(), observation.seat))
-        if mask.bit_count() != rules.pass_count or mask & ~observation.dealt.mask:
-            raise AgentError(f"agent {self.name} passed {_names(mask)}: not {rules.pass_count} of its cards")
-        return cards_of(mask)
+        rules = observation.rules.to_tuple()
+        return cards_of(loop_pass(self.spec.pass_policy, states, rules, observation.seat, self.name))
 
     def choose_play(self, observation: Observation, hand_seed: int | None = None) -> int:
         """The card to play. Raises ``IllegalMoveError`` unless the seat is to play."""
         states = self.state(observation, hand_seed)
         _check_turn(states, observation, want_pass=False)
-        policy = self.spec.play_policy
-        card, legal = _play_kernel(
-            KindSet.of([policy.kind.name]),
-            policy.code,
-            policy.row,
-            states,
-            observation.rules.to_tuple(),
-            observation.seat,
-        )
-        if not 0 <= int(card) < 52 or not int(legal) >> int(card) & 1:
-            raise AgentError(f"agent {self.name} chose {card}, not one of its legal cards")
-        return int(card)
+        rules = observation.rules.to_tuple()
+        return loop_play(self.spec.play_policy, states, rules, observation.seat, self.name)
 
     def act(self, observation: Observation, hand_seed: int | None = None) -> list[int] | int:
         """Whichever decision the observation asks for: a pass (list of cards) or a play (a card)."""
@@ -127,10 +94,6 @@ class Agent:
         leader = state.current_player
         assert leader is not None
         state.play(self.choose_play(state.observation(leader)))
-
-
-def _names(mask: int) -> str:
-    return " ".join(card_str(c) for c in cards_of(mask)) or "nothing"
 
 
 def _check_turn(states: np.ndarray, observation: Observation, want_pass: bool) -> None:

@@ -25,7 +25,8 @@ Every policy of a role has one signature (``agents.kinds``)::
 Python callers decide one position with ``decide_play`` / ``decide_pass`` (a kind's code and
 parameter row, any legal set and seed), which compile a one-kind set; ``loop_play`` /
 ``loop_pass`` make the decision the self-play loop makes for a configured ``Policy`` on a real
-record (its legal cards, its ``decision_seed``), as replays, timings and data scripts need.
+record (its legal cards, its ``decision_seed``) in one call, and check it, as ``agents.api``,
+replays and data scripts need.
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ import numpy as np
 from numba.core import types
 from numba.extending import NativeValue, models, overload, register_model, typeof_impl, unbox
 
-from agents.kinds import PolicyKind
+from agents.kinds import AgentError, PolicyKind
 from agents.registry import CODES, KIND_BY_NAME, KINDS, Policy, pass_kind
 from hearts_sim._numba import njit, njit_generated, source_closure
+from hearts_sim.core.cards import N_CARDS, card_str, cards_of
 from hearts_sim.engine.hand import decision_seed, legal_moves
 
 _ENGINE_PACKAGES = ("hearts_sim.core", "hearts_sim.engine")  # the engine under every loop
@@ -266,6 +268,22 @@ def _decide_pass(kinds, code, params, states, rules, seat, seed):  # type: ignor
     return choose_pass(kinds, code, params, states[0], rules, seat, seed)
 
 
+@njit
+def _loop_play(kinds, code, params, states, rules, seat):  # type: ignore[no-untyped-def]
+    """The loop's play decision on ``states[0]``, and the legal cards it chose from (one call
+    into numba: an array argument crosses for ~1 us, a record for ~40 us)."""
+    state = states[0]
+    legal = legal_moves(state, rules)
+    return choose_play(kinds, code, params, state, rules, seat, legal, decision_seed(state, seat)), legal
+
+
+@njit
+def _loop_pass(kinds, code, params, states, rules, seat):  # type: ignore[no-untyped-def]
+    """The loop's pass decision on ``states[0]``."""
+    state = states[0]
+    return choose_pass(kinds, code, params, state, rules, seat, decision_seed(state, seat))
+
+
 def _one(record: Any) -> np.ndarray:
     """A one-element array holding ``record`` (an array crosses into numba for ~1 us, a record ~40 us)."""
     if isinstance(record, np.ndarray):
@@ -292,14 +310,25 @@ def decide_pass(code: int, params: tuple[float, ...], state: Any, rules: Any, se
     return int(_decide_pass(kinds, code, params, _one(state), rules, seat, np.uint64(seed)))
 
 
-def loop_play(policy: Policy, state: Any, rules: Any, seat: int) -> int:
-    """The card ``policy`` plays for ``seat`` on the record ``state``, as the self-play loop
-    (``play_out_hand``) would: from the legal cards, with the seat's ``decision_seed``."""
-    legal, seed = legal_moves(state, rules), decision_seed(state, seat)
-    return decide_play(policy.code, policy.row, state, rules, seat, legal, seed)
+def loop_play(policy: Policy, state: Any, rules: Any, seat: int, name: str | None = None) -> int:
+    """The card ``policy`` plays for ``seat`` on the record (or one-element array) ``state``, as
+    the self-play loop (``play_out_hand``) would: from the legal cards, with the seat's
+    ``decision_seed``. Raises ``AgentError`` (naming ``name``, else the policy) for a card that
+    is not legal: a policy's bug, never the caller's."""
+    kinds = KindSet.of([policy.kind.name])
+    card, legal = _loop_play(kinds, policy.code, policy.row, _one(state), rules, seat)
+    if not 0 <= card < N_CARDS or not legal >> card & 1:
+        raise AgentError(f"agent {name or policy} chose {card}, not one of its legal cards")
+    return int(card)
 
 
-def loop_pass(policy: Policy, state: Any, rules: Any, seat: int) -> int:
-    """The cards (a bitboard) ``policy`` passes for ``seat`` on the record ``state``, as the
-    self-play loop would: with the seat's ``decision_seed``."""
-    return decide_pass(policy.code, policy.row, state, rules, seat, decision_seed(state, seat))
+def loop_pass(policy: Policy, state: Any, rules: Any, seat: int, name: str | None = None) -> int:
+    """The cards (a bitboard) ``policy`` passes for ``seat`` on the record (or one-element array)
+    ``state``, as the self-play loop would: with the seat's ``decision_seed``. Raises
+    ``AgentError`` (naming ``name``, else the policy) unless they are ``pass_count`` of its cards."""
+    states = _one(state)
+    mask = int(_loop_pass(KindSet.of([policy.kind.name]), policy.code, policy.row, states, rules, seat))
+    if mask.bit_count() != rules.pass_count or mask & ~int(states[0]["dealt"][seat]):
+        names = " ".join(card_str(c) for c in cards_of(mask)) or "nothing"
+        raise AgentError(f"agent {name or policy} passed {names}: not {rules.pass_count} of its cards")
+    return mask
