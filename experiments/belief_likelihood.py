@@ -45,7 +45,7 @@ from hearts_sim.studies.stats import mean_interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from agent_checks import real_positions  # noqa: E402
-from train_shape import HELD_OUT_EVERY, saved_hands  # noqa: E402
+from train_shape import HELD_OUT_EVERY, SavedHandsError, saved_hands  # noqa: E402
 
 SMOOTHING = 0.5  # worlds added to every possible place of a card before taking the log
 LENGTHS = 14  # a seat holds 0 to 13 cards of a suit
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.hands:
         try:
             positions = saved_positions(args.hands, args.positions, args.seed)
-        except ValueError as error:  # a file not train_shape.py play's
+        except SavedHandsError as error:  # a file not train_shape.py play's
             sys.exit(f"error: {error}")
         source = f"the held-out hands of {' '.join(args.hands)}"
     else:

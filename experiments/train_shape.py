@@ -34,9 +34,10 @@ from scipy.special import logsumexp, softmax
 
 from agents.belief import surprises
 from agents.dispatch import loop_pass, loop_play
-from agents.registry import AgentError, parse_agent
+from agents.registry import parse_agent
 from agents.shape import FEATURES, N_FEATURES, TERMS, new_shape_features, shape_features, shape_terms
 from hearts_sim._numba import njit
+from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.inference import new_events, play_events
 from hearts_sim.engine.sampler import new_sampler_scratch, sample_world_into
@@ -105,18 +106,23 @@ def position_rows(state, rules, seat, rng, terms, surprise_counts):  # type: ign
     return rng
 
 
+class SavedHandsError(InputError):
+    """A file given to ``fit`` (or to ``belief_likelihood.py --hands``) that ``play`` did not write."""
+
+
 def saved_hands(files: list[str]):  # type: ignore[no-untyped-def]
     """(hand index, the hand's state once everyone has passed, its cards in play order) of every
-    hand saved by ``play``."""
+    hand saved by ``play``; ``SavedHandsError`` for a file that is not one of ``play``'s."""
     rules = resolve_rules("standard")
     for name in files:
         try:
             saved = np.load(name)
             missing = {"seed", "hands", "passes", "history"} - set(saved.files)
         except (OSError, ValueError) as error:
-            raise ValueError(f"{name}: not a file of train_shape.py play ({error})") from None
+            raise SavedHandsError(f"{name}: not a file of train_shape.py play ({error})") from None
         if missing:
-            raise ValueError(f"{name}: not a file of train_shape.py play (no {', '.join(sorted(missing))})")
+            absent = ", ".join(sorted(missing))
+            raise SavedHandsError(f"{name}: not a file of train_shape.py play (no {absent})")
         for hand, passed, cards in zip(saved["hands"], saved["passes"], saved["history"], strict=True):
             state = HandState.deal(rules, seed=int(saved["seed"]), hand=int(hand))
             if state.phase == "pass":
@@ -233,7 +239,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"error: --per-hand must be 1 .. {MAX_PER_HAND}, --pool at least 1, --trust in [0, 1)")
     try:
         (play if args.step == "play" else fit)(args)
-    except (AgentError, OSError, ValueError) as error:  # an unknown agent, a file not play's
+    except (InputError, OSError) as error:  # an unknown agent, a file not play's, an unwritable path
         sys.exit(f"error: {error}")
 
 
