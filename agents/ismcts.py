@@ -43,7 +43,6 @@ from agents.search import (
     MAX_EXPLORATION,
     MAX_ITERATIONS,
     NO_NODE,
-    OBJECTIVE,
     PLAYOUT_EPSILON,
     ROLLOUT_GREEDY,
     ROLLOUTS,
@@ -99,7 +98,6 @@ PARAMETERS = (
         high=MAX_STRETCH,
     ),
     PASS_ROLLOUTS,
-    OBJECTIVE,
     Parameter(
         "cutoff",
         0,
@@ -166,7 +164,6 @@ def ismcts_play(
     c = np.float64(params[P.c])
     rollout = np.int64(params[P.rollout])
     epsilon = np.float64(params[P.epsilon])
-    objective = np.int64(params[P.objective])
     deadline = budget_deadline(np.float64(params[P.ms]))
     stretch = min(np.float64(params[P.stretch]), MAX_STRETCH) if params[P.stretch] > 1.0 else 1.0  # NaN: 1
     cutoff = budget_count(params[P.cutoff], np.int64(0), np.int64(MAX_CUTOFF))
@@ -260,10 +257,10 @@ def ismcts_play(
             rng = play_tricks(work, rules, rng, rollout, epsilon, cutoff)
             if work.phase == PHASE_PLAY:
                 evaluate(work, rules, features, values)
-                backup(tree, path, depth, values, n, objective)
+                backup(tree, path, depth, values, n)
                 continue
         rng = play_out(work, rules, rng, rollout, epsilon)
-        backup(tree, path, depth, work.scores, n, objective)
+        backup(tree, path, depth, work.scores, n)
     # the most visited root card (ties: the lower mean score)
     best = lowest_card(legal)
     best_visits = np.int64(-1)
@@ -283,8 +280,7 @@ def ismcts_play(
 @njit
 def ismcts_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
     """The searched pass (``agents.passing``) with ``pass_rollouts`` playouts."""
-    rollouts = budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS)
-    return searched_pass(state, rules, seat, seed, rollouts, np.int64(params[P.objective]))
+    return searched_pass(state, rules, seat, seed, budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS))
 
 
 KIND = PolicyKind(

@@ -37,7 +37,7 @@ from agents.baseline import pass_extremes
 from agents.kinds import Parameter, Params
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
-from agents.search import MAX_ITERATIONS, ROLLOUT_RULE, new_worlds, objective_shift, pass_and_play_out
+from agents.search import MAX_ITERATIONS, ROLLOUT_RULE, new_worlds, pass_and_play_out
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import (
     AS,
@@ -220,13 +220,10 @@ def passes_to_neighbour(state) -> bool:
 
 
 @njit
-def searched_pass(
-    state, rules: RulesTuple, seat: np.int64, seed: np.uint64, rollouts: np.int64, objective: np.int64
-) -> np.uint64:
-    """The candidate pass with the lowest mean final score of ``seat`` (by ``objective``,
-    ``agents.search.OBJECTIVES``) after sequential halving with ``rollouts`` playouts in all; the
-    rule agent's pass with no rollouts, and across (where the searched pass lost to it: see the
-    module's note)."""
+def searched_pass(state, rules: RulesTuple, seat: np.int64, seed: np.uint64, rollouts: np.int64) -> np.uint64:
+    """The candidate pass with the lowest mean final score of ``seat`` after sequential halving
+    with ``rollouts`` playouts in all; the rule agent's pass with no rollouts, and across
+    (where the searched pass lost to it: see the module's note)."""
     if rollouts <= 0 or not passes_to_neighbour(state):
         return rule_pass(PASS_VARIANTS[0], state, rules, seat, seed)
     candidates = np.zeros(MAX_CANDIDATES, dtype=np.uint64)
@@ -252,9 +249,7 @@ def searched_pass(
                 copy_state(worlds[WORLD], trial)
                 pass_cards(trial, rules, seat, candidates[alive[i]])
                 pass_and_play_out(trial, rules, ROLLOUT_RULE, stream)
-                totals[alive[i]] += trial.scores[seat] - objective_shift(
-                    trial.scores, trial.n_players, objective
-                )
+                totals[alive[i]] += trial.scores[seat]
         # every survivor has seen the same deals: keep the half with the lowest totals
         order = np.argsort(totals[alive[:n_alive]], kind="mergesort")
         kept = alive[:n_alive][order]

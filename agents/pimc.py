@@ -35,7 +35,6 @@ from agents.search import (
     MAX_SAMPLES,
     NO_NODE,
     NS_PER_MS,
-    OBJECTIVE,
     PLAYOUT_EPSILON,
     ROLLOUT_GREEDY,
     ROLLOUTS,
@@ -79,7 +78,6 @@ PARAMETERS = (
     TIMED_SEARCH,
     *BELIEF_PARAMETERS,
     PASS_ROLLOUTS,
-    OBJECTIVE,
 )
 P = param_indices(PARAMETERS)
 
@@ -96,7 +94,6 @@ def _uct_world(
     c: np.float64,
     rollout: np.int64,
     epsilon: np.float64,
-    objective: np.int64,
     rng: np.uint64,
     tree,
     root_value,
@@ -160,7 +157,7 @@ def _uct_world(
             depth += 1
             path[depth] = child
             rng = play_out(work, rules, rng, rollout, epsilon)
-        backup(tree, path, depth, work.scores, n, objective)
+        backup(tree, path, depth, work.scores, n)
     child = tree[0].first_child
     while child != NO_NODE:
         root_value[tree[child].card] += mean_score(tree, child, root_seat)
@@ -207,7 +204,6 @@ def pimc_play(
             c,
             rollout,
             epsilon,
-            np.int64(params[P.objective]),
             rng,
             tree,
             root_value,
@@ -230,8 +226,7 @@ def pimc_play(
 @njit
 def pimc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
     """The searched pass (``agents.passing``) with ``pass_rollouts`` playouts."""
-    rollouts = budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS)
-    return searched_pass(state, rules, seat, seed, rollouts, np.int64(params[P.objective]))
+    return searched_pass(state, rules, seat, seed, budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS))
 
 
 KIND = PolicyKind(

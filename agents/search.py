@@ -72,20 +72,6 @@ MAX_SAMPLES = 1_000_000  # sampled worlds or deals per decision
 MAX_MS = 60_000.0  # one minute per decision
 MAX_EXPLORATION = 100.0  # UCB's c; values are scaled to about [-1, 0]
 
-# What a search minimises for each seat (``objective``): its own hand score, or its score less the
-# table's mean. The two order every hand alike but a moon: the table's 26 points become 78, so
-# shooting is worth more and a moon suffered costs less than in own points. The relative measure
-# is what a duplicate match scores (an agent's points less its opponents', each other seat a team
-# mate or an opponent) and what a game to 100 rewards (the lowest total wins).
-OBJECTIVES = ("own", "relative")
-OBJECTIVE_OWN, OBJECTIVE_RELATIVE = range(len(OBJECTIVES))
-OBJECTIVE = Parameter(
-    "objective",
-    OBJECTIVE_OWN,
-    "what each seat minimises: its own points, or its points less the table's mean",
-    OBJECTIVES,
-)
-
 # the tree searches' (pimc, ismcts) playout noise and clock, declared once
 PLAYOUT_EPSILON = Parameter(
     "epsilon", 0.1, "playouts: chance of a uniformly random card instead of the policy's", low=0, high=1
@@ -347,27 +333,13 @@ def ucb(tree, child: np.int64, mover: np.int64, log_count: np.float64, c: np.flo
 
 
 @njit_inline
-def objective_shift(scores, n: np.int64, objective: np.int64) -> np.float64:
-    """What ``objective`` subtracts from every seat's hand ``scores``: 0 (own points), or the
-    table's mean (relative)."""
-    if objective != OBJECTIVE_RELATIVE:
-        return 0.0
-    total = 0.0
-    for s in range(n):
-        total += scores[s]
-    return total / n
-
-
-@njit_inline
-def backup(tree, path, depth: np.int64, scores, n: np.int64, objective: np.int64) -> None:
-    """Count a playout whose final hand ``scores`` came through ``path[0..depth]``, each seat's
-    score measured by ``objective``."""
-    shift = objective_shift(scores, n, objective)
+def backup(tree, path, depth: np.int64, scores, n: np.int64) -> None:
+    """Count a playout whose final hand ``scores`` came through ``path[0..depth]``."""
     for d in range(depth + 1):
         node = path[d]
         tree[node].visits += 1
         for s in range(n):
-            tree[node].sums[s] += np.float64(scores[s]) - shift
+            tree[node].sums[s] += np.float64(scores[s])
 
 
 @njit_inline

@@ -56,8 +56,6 @@ ROLLOUT_VARIANTS = [
     "ismcts(iterations=40,rollout=rule,c=1.5)",
     "pimc(iterations=30,worlds=2,rollout=guard)",
     "ismcts(iterations=40,rollout=race)",
-    "ismcts(iterations=40,objective=relative,pass_rollouts=60)",
-    "pimc(iterations=30,worlds=2,objective=relative,pass_rollouts=60)",
 ]
 # the new hard's pieces at tiny budgets: weighted worlds, time by need, the searched pass
 HARD_PIECES = {
@@ -97,8 +95,6 @@ def test_search_agents_share_one_rollout_enumeration() -> None:
     for kind in (mc.KIND, pimc.KIND, ismcts.KIND):
         assert kind.parameter("rollout").choices == search.ROLLOUTS
     assert search.ROLLOUTS == ("random", "greedy", "rule", "guard", "race")
-    for kind in (pimc.KIND, ismcts.KIND):
-        assert kind.parameter("objective") is search.OBJECTIVE
     assert parse_agent("mc").play_policy.value("rollout") == search.ROLLOUT_RULE
     assert parse_agent("pimc").play_policy.value("rollout") == search.ROLLOUT_GREEDY
 
@@ -288,34 +284,3 @@ def test_race_playouts_run_the_moon_race_on_both_sides() -> None:
                     defender_wins += race > top
     assert holder_can_win > 0 and holder_wins == holder_can_win
     assert defender_can_win > 0 and defender_wins == defender_can_win
-
-
-# ---------------------------------------------------------------- the objective
-def test_relative_objective_measures_a_seat_against_the_table() -> None:
-    """``backup`` adds each seat's hand score (own points) or its score less the table's mean
-    (relative): a plain hand shifts every seat alike, a moon's 78 points shift them by 19.5."""
-    for scores, relative in (
-        ([3, 13, 10, 0], [-3.5, 6.5, 3.5, -6.5]),
-        ([0, 26, 26, 26], [-19.5, 6.5, 6.5, 6.5]),
-    ):
-        for objective, expected in ((search.OBJECTIVE_OWN, scores), (search.OBJECTIVE_RELATIVE, relative)):
-            tree = search.new_tree(2)
-            search.init_node(tree, 0, -1, np.uint64(0), 4)
-            search.init_node(tree, 1, 5, np.uint64(0), 4)
-            path = np.array([0, 1], dtype=np.int64)
-            search.backup(tree, path, 1, np.array(scores, dtype=np.int64), 4, objective)
-            assert tree["visits"].tolist() == [1, 1]
-            assert tree["sums"][:, :4].tolist() == [expected, expected]
-
-
-@pytest.mark.parametrize("name", ["ismcts", "pimc"])
-def test_relative_objective_differs_from_own_points_only_through_moons(name: str) -> None:
-    """With the moon off every hand deals out the same 26 points, so the relative objective only
-    shifts every value alike: the searches (play and searched pass) make the same decisions. With
-    the moon on, the same hands go otherwise."""
-    budget = "iterations=150" if name == "ismcts" else "iterations=120,worlds=3"
-    own = f"{name}({budget},pass_rollouts=60)"
-    relative = f"{name}({budget},pass_rollouts=60,objective=relative)"
-    for rules, alike in ((Rules(moon="off"), True), (Rules(), False)):
-        records = [run_hands(Table.build(rules, [[s, "rule", s, "rule"]]), 3, 0, 6) for s in (own, relative)]
-        assert (records[0].tobytes() == records[1].tobytes()) == alike
