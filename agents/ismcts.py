@@ -67,7 +67,7 @@ from agents.search import (
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import N_CARDS, NO_CARD, QS_BIT, card_bit, lowest_card, select_bit
 from hearts_sim.core.rules import MAX_PLAYERS, MOON_OFF, RulesTuple
-from hearts_sim.engine.hand import hand_size, legal_moves, moon_shooter, moon_total, play_card
+from hearts_sim.engine.hand import hand_size, legal_moves, moon_total, play_card
 from hearts_sim.engine.rng import random_below
 from hearts_sim.engine.sampler import new_sampler_scratch
 from hearts_sim.engine.state import PHASE_PLAY
@@ -98,7 +98,6 @@ PARAMETERS = (
         high=MAX_STRETCH,
     ),
     PASS_ROLLOUTS,
-    Parameter("moon_hope", 1.0, "experiment: weight of the deciding seat's own moons in its playouts", low=0, high=1),
     Parameter(
         "cutoff",
         0,
@@ -165,7 +164,6 @@ def ismcts_play(
     c = np.float64(params[P.c])
     rollout = np.int64(params[P.rollout])
     epsilon = np.float64(params[P.epsilon])
-    hope = np.float64(params[P.moon_hope])
     deadline = budget_deadline(np.float64(params[P.ms]))
     stretch = min(np.float64(params[P.stretch]), MAX_STRETCH) if params[P.stretch] > 1.0 else 1.0  # NaN: 1
     cutoff = budget_count(params[P.cutoff], np.int64(0), np.int64(MAX_CUTOFF))
@@ -262,11 +260,7 @@ def ismcts_play(
                 backup(tree, path, depth, values, n)
                 continue
         rng = play_out(work, rules, rng, rollout, epsilon)
-        for s in range(n):
-            values[s] = work.scores[s]
-        if moon_shooter(work.points, n, rules) == seat:  # its own moon: worth hope x the points it saved
-            values[seat] = (1.0 - hope) * work.points[seat]
-        backup(tree, path, depth, values, n)
+        backup(tree, path, depth, work.scores, n)
     # the most visited root card (ties: the lower mean score)
     best = lowest_card(legal)
     best_visits = np.int64(-1)
