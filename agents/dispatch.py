@@ -45,7 +45,7 @@ from numba.extending import NativeValue, models, overload, register_model, typeo
 from agents.kinds import AgentError, PolicyKind
 from agents.registry import CODES, KIND_BY_NAME, KINDS, Policy, pass_kind
 from hearts_sim._numba import njit, njit_generated, source_closure
-from hearts_sim.core.cards import N_CARDS, card_str, cards_of
+from hearts_sim.core.cards import N_CARDS, cards_str
 from hearts_sim.engine.hand import decision_seed, legal_moves
 
 _ENGINE_PACKAGES = ("hearts_sim.core", "hearts_sim.engine")  # the engine under every loop
@@ -329,6 +329,6 @@ def loop_pass(policy: Policy, state: Any, rules: Any, seat: int, name: str | Non
     states = _one(state)
     mask = int(_loop_pass(KindSet.of([policy.kind.name]), policy.code, policy.row, states, rules, seat))
     if mask.bit_count() != rules.pass_count or mask & ~int(states[0]["dealt"][seat]):
-        names = " ".join(card_str(c) for c in cards_of(mask)) or "nothing"
-        raise AgentError(f"agent {name or policy} passed {names}: not {rules.pass_count} of its cards")
+        passed = cards_str(mask) or "nothing"
+        raise AgentError(f"agent {name or policy} passed {passed}: not {rules.pass_count} of its cards")
     return mask

@@ -21,7 +21,7 @@ import numpy as np
 
 from agents.dispatch import decide_pass, decide_play
 from agents.registry import AgentSpec, parse_agent
-from hearts_sim.core.cards import CLUBS_MASK, N_RANKS, NO_CARD, SUIT_MASKS, card_str
+from hearts_sim.core.cards import CLUBS_MASK, N_RANKS, NO_CARD, SUIT_MASKS, card_str, cards_str
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.hand import card_points, decision_seed, deck_cards, legal_moves
 from hearts_sim.engine.sampler import copy_state, sample_world
@@ -227,7 +227,7 @@ def _hidden_differs(a: np.void, b: np.void, seat: int, n: int) -> bool:
 
 def _describe(move: int, state: HandState) -> str:
     if state.phase == "pass":
-        return " ".join(card_str(c) for c in range(52) if move >> c & 1)
+        return cards_str(move)
     return card_str(move)
 
 

@@ -138,6 +138,15 @@ def cards_of(mask: int) -> list[int]:
     return out
 
 
+def cards_str(mask: int) -> str:
+    """A bitboard's cards, lowest first, space separated (empty for none).
+
+    >>> cards_str(parse_cards("QS 2C"))
+    '2C QS'
+    """
+    return " ".join(card_str(c) for c in cards_of(mask))
+
+
 class CardSet:
     """A bitboard with set operators and a readable repr, for notebooks and tests.
 

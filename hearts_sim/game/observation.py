@@ -70,6 +70,7 @@ from hearts_sim.core.cards import (
     card_str,
     cards_html,
     cards_of,
+    cards_str,
     html_table,
     parse_card,
 )
@@ -411,10 +412,6 @@ def _cards(cards: Any, what: str) -> int:
     return mask
 
 
-def _names(mask: int) -> str:
-    return " ".join(card_str(c) for c in cards_of(mask))
-
-
 def _lowest(mask: int) -> int:
     return (mask & -mask).bit_length() - 1
 
@@ -484,7 +481,7 @@ def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -
         if rules.kitty_size == 0:
             raise HistoryError("kitty given, but these rules have no kitty")
         if kitty.bit_count() != rules.kitty_size or kitty & ~deck or kitty & start:
-            raise HistoryError(f"kitty: {_names(kitty) or 'nothing'} cannot be the kitty of this deal")
+            raise HistoryError(f"kitty: {cards_str(kitty) or 'nothing'} cannot be the kitty of this deal")
     if obs.plays and not exchanged:
         raise HistoryError("cards were played before the pass was complete: give the received cards")
     if kitty_given and not exchanged:
@@ -533,7 +530,7 @@ def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -
         known, left = int(record["hands"][s]), rules.hand_size - sum(who == s for who, _ in plays)
         if known.bit_count() > left:
             raise HistoryError(
-                f"seat {s} is known to hold {_names(known)}, more than the {left} cards it has left"
+                f"seat {s} is known to hold {cards_str(known)}, more than the {left} cards it has left"
             )
 
     # --- the points: the engine's, but a kitty taken by another seat is public only as points
