@@ -43,7 +43,9 @@ from hearts_sim.core.cards import (
     AS_BIT,
     HEARTS_MASK,
     KS_BIT,
+    QS,
     QS_BIT,
+    SPADES_MASK,
     SUIT_MASKS,
     highest_card,
     highest_ranked_card,
@@ -57,8 +59,8 @@ from hearts_sim.engine.hand import legal_moves, pass_cards, play_card
 from hearts_sim.engine.rng import next_u64, random_below, random_unit
 from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, PHASE_PLAY
 
-ROLLOUTS = ("random", "greedy", "rule", "guard", "race")
-ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD, ROLLOUT_RACE = range(len(ROLLOUTS))
+ROLLOUTS = ("random", "greedy", "rule", "guard", "race", "safe")
+ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD, ROLLOUT_RACE, ROLLOUT_SAFE = range(len(ROLLOUTS))
 _RULE_DEFEND = RULE_DEFAULT_PARAMS[rule.P.defend]
 
 NS_PER_MS = 1_000_000.0
@@ -153,7 +155,7 @@ def new_worlds(count: np.int64):
 
 # ---------------------------------------------------------------- playout policies
 @njit_inline
-def greedy_play(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64):
+def greedy_play(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, safe=False):
     """A cheap card-play heuristic for playouts: returns (rng, card).
 
     Leads the lowest card of a suit picked at random (weighted by length); follows with
@@ -161,10 +163,15 @@ def greedy_play(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64):
     but the queen, else the lowest; when void, discards QS (KS, AS under Black Maria),
     then the highest heart, then the highest card.
     """
+    queen_out = safe and (state.played & QS_BIT) == _ZERO
     if state.n_in_trick == 0:
-        rng, k = random_below(rng, card_count(legal))
-        suit = suit_of(select_bit(legal, k))
-        return rng, lowest_card(legal & SUIT_MASKS[suit])
+        leads = legal
+        spades = legal & SPADES_MASK
+        if queen_out and spades != _ZERO and lowest_card(spades) >= QS and legal != spades:
+            leads = legal & ~SPADES_MASK  # never lead into the queen with the queen or above
+        rng, k = random_below(rng, card_count(leads))
+        suit = suit_of(select_bit(leads, k))
+        return rng, lowest_card(leads & SUIT_MASKS[suit])
     led = suit_of(state.trick_cards[state.leader])
     follow = legal & SUIT_MASKS[led]
     if follow != _ZERO:
@@ -178,6 +185,8 @@ def greedy_play(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64):
         return rng, lowest_card(follow)
     if legal & QS_BIT:
         return rng, highest_card(legal & QS_BIT)
+    if queen_out and legal & (KS_BIT | AS_BIT):
+        return rng, highest_card(legal & (KS_BIT | AS_BIT))  # the spades that catch the queen
     if rules.black_maria:
         if legal & KS_BIT:
             return rng, highest_card(legal & KS_BIT)
@@ -233,6 +242,8 @@ def playout_card(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, rol
                 or (rollout == ROLLOUT_RACE and not moon_race(state, rules))
             ):
                 return greedy_play(state, rules, legal, rng)
+            if rollout == ROLLOUT_SAFE:
+                return greedy_play(state, rules, legal, rng, True)
             return rng, rule_play(RULE_DEFAULT_PARAMS, state, rules, state.to_play, legal, rng)
     rng, k = random_below(rng, count)
     return rng, select_bit(legal, k)
@@ -269,7 +280,7 @@ def pass_and_play_out(state, rules: RulesTuple, kind: np.int64, rng: np.uint64) 
             if not (state.passes_made >> s) & 1:
                 if kind == ROLLOUT_RULE:
                     cards = rule_pass(RULE_DEFAULT_PARAMS, state, rules, s, rng)
-                elif kind in (ROLLOUT_GREEDY, ROLLOUT_GUARD, ROLLOUT_RACE):
+                elif kind in (ROLLOUT_GREEDY, ROLLOUT_GUARD, ROLLOUT_RACE, ROLLOUT_SAFE):
                     cards = pass_extremes(state.dealt[s], rules, True)
                 else:
                     rng, bits = next_u64(rng)
