@@ -42,11 +42,8 @@ from hearts_sim._numba import njit, njit_inline
 from hearts_sim.core.cards import (
     AS_BIT,
     HEARTS_MASK,
-    HEARTS_AND_QS,
     KS_BIT,
-    QS,
     QS_BIT,
-    SPADES_MASK,
     SUIT_MASKS,
     highest_card,
     highest_ranked_card,
@@ -60,11 +57,9 @@ from hearts_sim.engine.hand import legal_moves, pass_cards, play_card
 from hearts_sim.engine.rng import next_u64, random_below, random_unit
 from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, PHASE_PLAY
 
-ROLLOUTS = ("random", "greedy", "rule", "guard", "race", "safe", "short", "high", "free", "calm", "still")
-ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD, ROLLOUT_RACE, ROLLOUT_SAFE, ROLLOUT_SHORT, ROLLOUT_HIGH, ROLLOUT_FREE, ROLLOUT_CALM, ROLLOUT_STILL = range(len(ROLLOUTS))
+ROLLOUTS = ("random", "greedy", "rule", "guard", "race")
+ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD, ROLLOUT_RACE = range(len(ROLLOUTS))
 _RULE_DEFEND = RULE_DEFAULT_PARAMS[rule.P.defend]
-_CALM_PARAMS = tuple(0.0 if i == rule.P.commit else v for i, v in enumerate(RULE_DEFAULT_PARAMS))
-_STILL_PARAMS = tuple(0.0 if i in (rule.P.commit, rule.P.defend) else v for i, v in enumerate(RULE_DEFAULT_PARAMS))
 
 NS_PER_MS = 1_000_000.0
 TIME_CHECK_EVERY = 8  # iterations between clock reads in timed searches (a read costs ~25 ns)
@@ -158,7 +153,7 @@ def new_worlds(count: np.int64):
 
 # ---------------------------------------------------------------- playout policies
 @njit_inline
-def greedy_play(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, safe=False, variant=0):
+def greedy_play(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64):
     """A cheap card-play heuristic for playouts: returns (rng, card).
 
     Leads the lowest card of a suit picked at random (weighted by length); follows with
@@ -166,51 +161,23 @@ def greedy_play(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, safe
     but the queen, else the lowest; when void, discards QS (KS, AS under Black Maria),
     then the highest heart, then the highest card.
     """
-    queen_out = safe and (state.played & QS_BIT) == _ZERO
     if state.n_in_trick == 0:
-        leads = legal
-        spades = legal & SPADES_MASK
-        if queen_out and spades != _ZERO and lowest_card(spades) >= QS and legal != spades:
-            leads = legal & ~SPADES_MASK  # never lead into the queen with the queen or above
-        if variant == 6:
-            shortest = np.int64(99)
-            for su in range(4):
-                m = leads & SUIT_MASKS[su]
-                if m != _ZERO and card_count(m) < shortest:
-                    shortest = card_count(m)
-            short = _ZERO
-            for su in range(4):
-                m = leads & SUIT_MASKS[su]
-                if m != _ZERO and card_count(m) == shortest:
-                    short |= m
-            leads = short
-        rng, k = random_below(rng, card_count(leads))
-        suit = suit_of(select_bit(leads, k))
-        return rng, lowest_card(leads & SUIT_MASKS[suit])
+        rng, k = random_below(rng, card_count(legal))
+        suit = suit_of(select_bit(legal, k))
+        return rng, lowest_card(legal & SUIT_MASKS[suit])
     led = suit_of(state.trick_cards[state.leader])
     follow = legal & SUIT_MASKS[led]
     if follow != _ZERO:
         winning = highest_card(state.trick_mask & SUIT_MASKS[led])
         below = follow & ((_ONE << np.uint64(winning)) - _ONE)
-        last = state.n_in_trick == state.n_players - 1
-        if variant == 8 and last and (state.trick_mask & HEARTS_AND_QS) == _ZERO:
-            safe_take = follow & ~QS_BIT
-            if safe_take != _ZERO:
-                return rng, highest_card(safe_take)
         if below != _ZERO:
             return rng, highest_card(below)
-        if variant == 7 and not last:
-            safe_high = follow & ~QS_BIT
-            if safe_high != _ZERO:
-                return rng, highest_card(safe_high)
         if state.n_in_trick == state.n_players - 1:
             safe = follow & ~QS_BIT
             return rng, highest_card(safe if safe != _ZERO else follow)
         return rng, lowest_card(follow)
     if legal & QS_BIT:
         return rng, highest_card(legal & QS_BIT)
-    if queen_out and legal & (KS_BIT | AS_BIT):
-        return rng, highest_card(legal & (KS_BIT | AS_BIT))  # the spades that catch the queen
     if rules.black_maria:
         if legal & KS_BIT:
             return rng, highest_card(legal & KS_BIT)
@@ -266,14 +233,6 @@ def playout_card(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, rol
                 or (rollout == ROLLOUT_RACE and not moon_race(state, rules))
             ):
                 return greedy_play(state, rules, legal, rng)
-            if rollout == ROLLOUT_SAFE:
-                return greedy_play(state, rules, legal, rng, True)
-            if rollout == ROLLOUT_CALM:
-                return rng, rule_play(_CALM_PARAMS, state, rules, state.to_play, legal, rng)
-            if rollout == ROLLOUT_STILL:
-                return rng, rule_play(_STILL_PARAMS, state, rules, state.to_play, legal, rng)
-            if rollout >= ROLLOUT_SHORT:
-                return greedy_play(state, rules, legal, rng, False, rollout)
             return rng, rule_play(RULE_DEFAULT_PARAMS, state, rules, state.to_play, legal, rng)
     rng, k = random_below(rng, count)
     return rng, select_bit(legal, k)
@@ -310,7 +269,7 @@ def pass_and_play_out(state, rules: RulesTuple, kind: np.int64, rng: np.uint64) 
             if not (state.passes_made >> s) & 1:
                 if kind == ROLLOUT_RULE:
                     cards = rule_pass(RULE_DEFAULT_PARAMS, state, rules, s, rng)
-                elif kind in (ROLLOUT_GREEDY, ROLLOUT_GUARD, ROLLOUT_RACE) or kind >= ROLLOUT_SAFE:
+                elif kind in (ROLLOUT_GREEDY, ROLLOUT_GUARD, ROLLOUT_RACE):
                     cards = pass_extremes(state.dealt[s], rules, True)
                 else:
                     rng, bits = next_u64(rng)
