@@ -44,9 +44,7 @@ from agents.search import (
     MAX_ITERATIONS,
     NO_NODE,
     PLAYOUT_EPSILON,
-    ROLLOUT_DOUBT,
     ROLLOUT_GREEDY,
-    ROLLOUT_SURE,
     ROLLOUTS,
     TIME_CHECK_EVERY,
     TIMED_NODE_CAPACITY,
@@ -165,10 +163,6 @@ def ismcts_play(
     iterations = budget_count(params[P.iterations], 1, MAX_ITERATIONS)
     c = np.float64(params[P.c])
     rollout = np.int64(params[P.rollout])
-    if rollout == ROLLOUT_SURE:
-        rollout = 16 + seat
-    elif rollout == ROLLOUT_DOUBT:
-        rollout = 32 + seat
     epsilon = np.float64(params[P.epsilon])
     deadline = budget_deadline(np.float64(params[P.ms]))
     stretch = min(np.float64(params[P.stretch]), MAX_STRETCH) if params[P.stretch] > 1.0 else 1.0  # NaN: 1

@@ -57,8 +57,8 @@ from hearts_sim.engine.hand import legal_moves, pass_cards, play_card
 from hearts_sim.engine.rng import next_u64, random_below, random_unit
 from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, PHASE_PLAY
 
-ROLLOUTS = ("random", "greedy", "rule", "guard", "race", "sure", "doubt")
-ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD, ROLLOUT_RACE, ROLLOUT_SURE, ROLLOUT_DOUBT = range(len(ROLLOUTS))
+ROLLOUTS = ("random", "greedy", "rule", "guard", "race")
+ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD, ROLLOUT_RACE = range(len(ROLLOUTS))
 _RULE_DEFEND = RULE_DEFAULT_PARAMS[rule.P.defend]
 
 NS_PER_MS = 1_000_000.0
@@ -224,11 +224,6 @@ def playout_card(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, rol
     to play a uniformly random card instead (chance ``epsilon``, or a forced card): that
     keeps the playouts of a deterministic policy diverse."""
     count = card_count(legal)
-    if rollout >= 16:  # experiment: greedy, the noise only at the deciding seat (32+) or only elsewhere (16+)
-        mine = state.to_play == (rollout & 15)
-        noisy = (not mine) if rollout < 32 else mine
-        epsilon = epsilon if noisy else 0.0
-        rollout = ROLLOUT_GREEDY
     if rollout != ROLLOUT_RANDOM:
         rng, u = random_unit(rng)
         if u >= epsilon and count > 1:
