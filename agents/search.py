@@ -54,14 +54,11 @@ from hearts_sim.core.cards import (
 )
 from hearts_sim.core.rules import MAX_PLAYERS, MOON_OFF, RulesTuple
 from hearts_sim.engine.hand import legal_moves, pass_cards, play_card
-from hearts_sim.core.cards import card_bit
-from hearts_sim.engine.sampler import copy_state
 from hearts_sim.engine.rng import next_u64, random_below, random_unit
 from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, PHASE_PLAY
 
-ROLLOUTS = ("random", "greedy", "rule", "guard", "race", "solve", "solve3")
-ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD, ROLLOUT_RACE, ROLLOUT_SOLVE, ROLLOUT_SOLVE3 = range(len(ROLLOUTS))
-MAX_SOLVE_PLAYS = 3 * MAX_PLAYERS  # the deepest exact endgame: three tricks
+ROLLOUTS = ("random", "greedy", "rule", "guard", "race")
+ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD, ROLLOUT_RACE = range(len(ROLLOUTS))
 _RULE_DEFEND = RULE_DEFAULT_PARAMS[rule.P.defend]
 
 NS_PER_MS = 1_000_000.0
@@ -232,7 +229,6 @@ def playout_card(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, rol
         if u >= epsilon and count > 1:
             if (
                 rollout == ROLLOUT_GREEDY
-                or rollout >= ROLLOUT_SOLVE
                 or (rollout == ROLLOUT_GUARD and not moon_threat(state, rules))
                 or (rollout == ROLLOUT_RACE and not moon_race(state, rules))
             ):
@@ -242,65 +238,10 @@ def playout_card(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, rol
     return rng, select_bit(legal, k)
 
 
-@njit
-def solve_end(state, rules: RulesTuple) -> None:
-    """Play the rest of the hand by exact max^n (every seat minimises its own score, every hand
-    known): a depth-first search over copies of the state, then the principal line is played."""
-    depth_max = MAX_SOLVE_PLAYS + 1
-    stack = np.empty(depth_max + 1, dtype=HAND_STATE)
-    left = np.zeros(depth_max + 1, dtype=np.uint64)
-    value = np.zeros((depth_max + 1, MAX_PLAYERS), dtype=np.int64)
-    have = np.zeros(depth_max + 1, dtype=np.bool_)
-    line = np.zeros((depth_max + 1, depth_max + 1), dtype=np.int64)
-    line_end = np.zeros(depth_max + 1, dtype=np.int64)
-    current = np.zeros(depth_max + 1, dtype=np.int64)
-    copy_state(state, stack[0])
-    left[0] = legal_moves(stack[0], rules)
-    d = 0
-    while True:
-        if stack[d].phase != PHASE_PLAY or left[d] == _ZERO:
-            if stack[d].phase != PHASE_PLAY:
-                for s in range(MAX_PLAYERS):
-                    value[d, s] = stack[d].scores[s]
-                line_end[d] = d
-            if d == 0:
-                break
-            p = d - 1
-            mover = stack[p].to_play
-            if not have[p] or value[d, mover] < value[p, mover]:
-                have[p] = True
-                for s in range(MAX_PLAYERS):
-                    value[p, s] = value[d, s]
-                line[p, p] = current[p]
-                for k in range(p + 1, line_end[d]):
-                    line[p, k] = line[d, k]
-                line_end[p] = line_end[d]
-            d = p
-            continue
-        card = lowest_card(left[d])
-        left[d] &= ~card_bit(card)
-        current[d] = card
-        copy_state(stack[d], stack[d + 1])
-        play_card(stack[d + 1], rules, card)
-        d += 1
-        have[d] = False
-        left[d] = legal_moves(stack[d], rules) if stack[d].phase == PHASE_PLAY else _ZERO
-    for k in range(line_end[0]):
-        play_card(state, rules, line[0, k])
-
-
 @njit_inline
 def play_out(state, rules: RulesTuple, rng: np.uint64, rollout: np.int64, epsilon: np.float64) -> np.uint64:
     """Play the world to the end of the hand with the playout policy; returns the rng."""
-    solve_tricks = 2 if rollout == ROLLOUT_SOLVE else 3
     while state.phase == PHASE_PLAY:
-        if (
-            rollout >= ROLLOUT_SOLVE
-            and state.n_in_trick == 0
-            and card_count(state.hands[state.to_play]) <= solve_tricks
-        ):
-            solve_end(state, rules)
-            break
         legal = legal_moves(state, rules)
         rng, card = playout_card(state, rules, legal, rng, rollout, epsilon)
         play_card(state, rules, card)
@@ -328,7 +269,7 @@ def pass_and_play_out(state, rules: RulesTuple, kind: np.int64, rng: np.uint64) 
             if not (state.passes_made >> s) & 1:
                 if kind == ROLLOUT_RULE:
                     cards = rule_pass(RULE_DEFAULT_PARAMS, state, rules, s, rng)
-                elif kind in (ROLLOUT_GREEDY, ROLLOUT_GUARD, ROLLOUT_RACE, ROLLOUT_SOLVE, ROLLOUT_SOLVE3):
+                elif kind in (ROLLOUT_GREEDY, ROLLOUT_GUARD, ROLLOUT_RACE):
                     cards = pass_extremes(state.dealt[s], rules, True)
                 else:
                     rng, bits = next_u64(rng)

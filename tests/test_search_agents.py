@@ -94,7 +94,7 @@ def test_spec_values_and_round_trip() -> None:
 def test_search_agents_share_one_rollout_enumeration() -> None:
     for kind in (mc.KIND, pimc.KIND, ismcts.KIND):
         assert kind.parameter("rollout").choices == search.ROLLOUTS
-    assert search.ROLLOUTS == ("random", "greedy", "rule", "guard", "race", "solve", "solve3")
+    assert search.ROLLOUTS == ("random", "greedy", "rule", "guard", "race")
     assert parse_agent("mc").play_policy.value("rollout") == search.ROLLOUT_RULE
     assert parse_agent("pimc").play_policy.value("rollout") == search.ROLLOUT_GREEDY
 
