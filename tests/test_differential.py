@@ -27,37 +27,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hearts_sim import PRESETS, HandState, Rules, RulesError, simulate
+from hearts_sim import HandState, Rules, RulesError, simulate
 
 try:
     from tests.reference_engine import ReferenceHand, card_name, deal_random
+    from tests.rule_variants import RULE_VARIANTS
 except ImportError:  # tests/ itself on sys.path (rootdir-less import mode)
     from reference_engine import ReferenceHand, card_name, deal_random  # type: ignore[no-redef]
+    from rule_variants import RULE_VARIANTS  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parents[1]
 QS, JD = 36, 22
-
-# Every preset plus variants that reach the switches the presets leave at their defaults.
-VARIANTS: dict[str, Rules] = {
-    **PRESETS,
-    "kitty3": Rules(n_players=3, deck_mode="kitty"),
-    "kitty5_any_club": Rules(n_players=5, deck_mode="kitty", first_lead="any_club"),
-    "any_lead_self_minus": Rules(first_lead="any", lead_hearts_instead_of_qs=True, moon="self_minus"),
-    "loose_no_moon": Rules(no_points_first_trick=False, must_break_hearts=False, moon="off"),
-    "everything5": Rules(
-        n_players=5,
-        deck_mode="kitty",
-        black_maria=True,
-        jd_bonus=-10,
-        avoid_all_tricks_bonus=-5,
-        qs_breaks_hearts=True,
-        first_lead="any",
-    ),
-    "openspiel_bonus": Rules.preset("openspiel", avoid_all_tricks_bonus=-5, jd_bonus=-10),
-    "black_maria_kitty_across": Rules(black_maria=True, pass_cycle="across", jd_bonus=-10),
-}
-# The 5-player variants also guard the regression of test_simulate_labels_five_player_hands
-# (test_invariants.py): simulate() once failed for every 5-player table.
 
 
 # ---------------------------------------------------------------- helpers
@@ -173,9 +153,9 @@ def differential_hands(rules: Rules, seed: int, hands: Iterable[int], rng: rando
 HANDS_PER_VARIANT = 80
 
 
-@pytest.mark.parametrize("name", sorted(VARIANTS))
+@pytest.mark.parametrize("name", sorted(RULE_VARIANTS))
 def test_handstate_matches_reference_step_by_step(name):
-    rules = VARIANTS[name]
+    rules = RULE_VARIANTS[name]
     rng = random.Random(f"differential-{name}")
     # hand indices 0.. walk the pass cycle and rotate the dealer; the large seed exercises
     # hand seeds above 2**63
@@ -183,10 +163,10 @@ def test_handstate_matches_reference_step_by_step(name):
     differential_hands(rules, 2**64 - 99, range(10**6, 10**6 + HANDS_PER_VARIANT // 2), rng)
 
 
-@pytest.mark.parametrize("name", sorted(VARIANTS))
+@pytest.mark.parametrize("name", sorted(RULE_VARIANTS))
 def test_from_deal_matches_reference_step_by_step(name):
     """The same comparison on deals shuffled by Python (HandState.from_deal, not HandState.deal)."""
-    rules = VARIANTS[name]
+    rules = RULE_VARIANTS[name]
     n = rules.n_players
     directions = ["none"] if rules.pass_count == 0 else list(rules.pass_directions)
     rng = random.Random(f"from-deal-{name}")
@@ -360,9 +340,9 @@ REPLAYED_ROWS = 45
 REPLAYED_MOONS = 10
 
 
-@pytest.mark.parametrize("name", sorted(VARIANTS))
+@pytest.mark.parametrize("name", sorted(RULE_VARIANTS))
 def test_simulate_deterministic_agents_match_reference(name):
-    rules = VARIANTS[name]
+    rules = RULE_VARIANTS[name]
     for k, seats in enumerate(seatings(rules.n_players).values()):
         frame = simulate(rules, seats, hands=SIM_HANDS, seed=1000 + k, chunk_size=97)
         assert len(frame) == SIM_HANDS
@@ -382,9 +362,9 @@ def assert_deal_is_row(state: HandState, row: dict, rules: Rules, where: str) ->
     assert int(state.record["hand_seed"]) == row["seed"], where
 
 
-@pytest.mark.parametrize("name", sorted(VARIANTS))
+@pytest.mark.parametrize("name", sorted(RULE_VARIANTS))
 def test_handstate_deal_is_simulate_row(name):
-    rules = VARIANTS[name]
+    rules = RULE_VARIANTS[name]
     n = rules.n_players
     for seed, first_hand, count in ((7, 0, 40), (2**64 - 3, 5000, 20)):
         frame = simulate(rules, "lowest", hands=count, seed=seed, first_hand=first_hand)

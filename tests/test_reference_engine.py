@@ -38,6 +38,7 @@ try:
         point_cards,
         reference_game_winners,
     )
+    from tests.rule_variants import RULE_VARIANTS
 except ImportError:  # tests/ itself on sys.path (pytest's rootdir-less import mode)
     from reference_engine import (  # type: ignore[no-redef]
         ReferenceHand,
@@ -48,8 +49,9 @@ except ImportError:  # tests/ itself on sys.path (pytest's rootdir-less import m
         point_cards,
         reference_game_winners,
     )
+    from rule_variants import RULE_VARIANTS  # type: ignore[no-redef]
 
-from hearts_sim.core.rules import PRESETS, Rules
+from hearts_sim.core.rules import Rules
 
 # The class under test. test_golden_handstate.py collects the tests that build hands a second
 # time with ENGINE patched to an adapter over the fast HandState, so every script here must
@@ -696,23 +698,6 @@ def test_pass_direction_for_hand():
 
 
 # ------------------------------------------------- random hands, every preset
-VARIANTS = {
-    **{name: rules for name, rules in PRESETS.items()},
-    "kitty3": Rules(n_players=3, deck_mode="kitty"),
-    "kitty5": Rules(n_players=5, deck_mode="kitty", first_lead="any_club"),
-    "any_lead": Rules(first_lead="any", lead_hearts_instead_of_qs=True, moon="self_minus"),
-    "loose": Rules(no_points_first_trick=False, must_break_hearts=False, moon="off"),
-    "everything": Rules(
-        n_players=5,
-        deck_mode="kitty",
-        black_maria=True,
-        jd_bonus=-10,
-        avoid_all_tricks_bonus=-5,
-        qs_breaks_hearts=True,
-        first_lead="any",
-    ),
-    "openspiel_bonus": Rules.preset("openspiel", avoid_all_tricks_bonus=-5, jd_bonus=-10),
-}
 
 
 def check_legal_set(rules: Rules, h, trick: list[int]) -> None:
@@ -764,9 +749,9 @@ def check_score_pattern(rules: Rules, h) -> None:
     assert base == points
 
 
-@pytest.mark.parametrize("name", sorted(VARIANTS))
+@pytest.mark.parametrize("name", sorted(RULE_VARIANTS))
 def test_random_hands_invariants(name):
-    rules = VARIANTS[name]
+    rules = RULE_VARIANTS[name]
     n = rules.n_players
     rng = random.Random(f"reference-{name}")
     for hand_number in range(1, 41):
