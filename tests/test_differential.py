@@ -24,17 +24,29 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from hearts_sim import HandState, Rules, RulesError, simulate
+from hearts_sim import HandState, Rules, simulate
 
 try:
     from tests.reference_engine import ReferenceHand, card_name, deal_random
-    from tests.rule_variants import RULE_VARIANTS
+    from tests.rule_variants import (
+        RULE_VARIANTS,
+        SWITCH_SETTINGS,
+        SWITCH_VALUES,
+        rules_or_none,
+        rules_strategy,
+    )
 except ImportError:  # tests/ itself on sys.path (rootdir-less import mode)
     from reference_engine import ReferenceHand, card_name, deal_random  # type: ignore[no-redef]
-    from rule_variants import RULE_VARIANTS  # type: ignore[no-redef]
+    from rule_variants import (  # type: ignore[no-redef]
+        RULE_VARIANTS,
+        SWITCH_SETTINGS,
+        SWITCH_VALUES,
+        rules_or_none,
+        rules_strategy,
+    )
 
 ROOT = Path(__file__).resolve().parents[1]
 QS, JD = 36, 22
@@ -179,50 +191,6 @@ def test_from_deal_matches_reference_step_by_step(name):
         play_both(eng, ref, rng, Log(rules, ref, "HandState.from_deal"))
 
 
-# Every value docs/rules.md lists for every switch; invalid combinations are filtered out below.
-SWITCH_VALUES: dict[str, tuple] = {
-    "n_players": (3, 4, 5),
-    "deck_mode": ("remove", "kitty"),
-    "pass_count": (3, 0),
-    "pass_cycle": ("cycle", "left", "right", "across", "none", "random"),
-    "first_lead": ("two_clubs", "any_club", "any"),
-    "no_points_first_trick": (True, False),
-    "must_break_hearts": (True, False),
-    "qs_breaks_hearts": (False, True),
-    "lead_hearts_instead_of_qs": (False, True),
-    "moon": ("others_plus", "self_minus", "off"),
-    "jd_bonus": (0, -10),
-    "black_maria": (False, True),
-    "avoid_all_tricks_bonus": (0, -5),
-    "target_score": (100, 50),
-    "tie_rule": ("continue", "share"),
-}
-
-
-def _rules_or_none(switches: dict) -> Rules | None:
-    try:
-        return Rules(**switches)
-    except RulesError:  # e.g. kitty with 4 players, across with 3 or 5
-        return None
-
-
-rules_strategy = (
-    st.fixed_dictionaries({k: st.sampled_from(v) for k, v in SWITCH_VALUES.items()})
-    .map(_rules_or_none)
-    .filter(lambda r: r is not None)
-)
-
-
-# Reproducible hypothesis runs over generated rule sets (also used by test_selfplay.py).
-SWITCH_SETTINGS = settings(
-    max_examples=150,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
-
-
 @SWITCH_SETTINGS
 @given(
     rules=rules_strategy,
@@ -240,7 +208,7 @@ def test_switch_strategy_reaches_every_value():
     for switch, values in SWITCH_VALUES.items():
         for value in values:
             base = {"n_players": 3} if switch == "deck_mode" else {"n_players": 4}
-            assert _rules_or_none({**base, switch: value}) is not None, (switch, value)
+            assert rules_or_none({**base, switch: value}) is not None, (switch, value)
 
 
 # ---------------------------------------------------------------- (b) simulate vs Python policies

@@ -31,9 +31,9 @@ from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.state import HAND_STATE, new_states
 
 try:
-    from tests.test_differential import SWITCH_SETTINGS, VARIANTS, rules_strategy
+    from tests.rule_variants import RULE_VARIANTS, SWITCH_SETTINGS, rules_strategy
 except ImportError:  # tests/ itself on sys.path (rootdir-less import mode)
-    from test_differential import SWITCH_SETTINGS, VARIANTS, rules_strategy  # type: ignore[no-redef]
+    from rule_variants import RULE_VARIANTS, SWITCH_SETTINGS, rules_strategy  # type: ignore[no-redef]
 
 from hearts_sim._numba import max_threads
 from hearts_sim.selfplay.loops import (
@@ -108,9 +108,9 @@ def _tables(n: int) -> list[list[int]]:
     return [[code] * n for code in PLAYS] + [mixed, mixed[::-1]]
 
 
-@pytest.mark.parametrize("name", sorted(VARIANTS))
+@pytest.mark.parametrize("name", sorted(RULE_VARIANTS))
 def test_stateless_playout_leaves_the_card_by_card_record(name: str) -> None:
-    rules = VARIANTS[name]
+    rules = RULE_VARIANTS[name]
     for hand in range(12):
         for seat_codes in _tables(rules.n_players):
             assert_stateless_playout_is_card_by_card(rules, 17, hand, seat_codes)
