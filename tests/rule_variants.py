@@ -53,6 +53,7 @@ SWITCH_VALUES: dict[str, tuple] = {
 
 
 def rules_or_none(switches: dict) -> Rules | None:
+    """The rules these switch values make, or None where they do not combine."""
     try:
         return Rules(**switches)
     except RulesError:  # e.g. kitty with 4 players, across with 3 or 5
