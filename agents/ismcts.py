@@ -22,14 +22,6 @@ plays (iterations early in a hand play more cards, so cost more). A search also 
 soon as no other card can overtake the most visited one within the budget left, which changes
 no decision. Every budget counts iterations, so a decision is reproducible from its seed.
 
-Opponents in the tree (``prior`` > 0). The tree is keyed by the public card sequence, so an
-opponent's node pools the worlds in which it holds different hands: by its statistics alone it
-plays as if it did not know its own cards. ``prior`` adds, at an opponent's node, a PUCT-style
-bonus ``prior * sqrt(availability) / (1 + visits)`` to the card the rule agent would play there
-with that opponent's hand in this world, so the tree leans towards what a sensible player
-holding those cards does (a progressive bias, Chaslot et al. 2008, with a one-hot prior that
-changes from world to world). The deciding seat's own nodes are not biased.
-
 With ``cutoff`` > 0 a playout stops after that many tricks and the learned evaluation
 (``agents.evaluation``) scores the world instead. The pass is searched (``agents.passing``,
 ``pass_rollouts`` playouts; 0: the rule agent's pass).
@@ -48,7 +40,6 @@ from agents.evaluation import N_FEATURES, evaluate
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.passing import PASS_ROLLOUTS, searched_pass
 from agents.search import (
-    greedy_play,
     MAX_EXPLORATION,
     MAX_ITERATIONS,
     NO_NODE,
@@ -83,7 +74,6 @@ from hearts_sim.engine.state import PHASE_PLAY
 
 MAX_STRETCH = 100.0  # the card-play ceiling (STRETCH_CARDS) binds long before
 MAX_CUTOFF = 52  # tricks: anything at or above the tricks left plays to the end
-MAX_PRIOR = 100.0  # values are scaled to about [-1, 0]: far past this the prior alone decides
 
 PARAMETERS = (
     Parameter(
@@ -108,13 +98,6 @@ PARAMETERS = (
         high=MAX_STRETCH,
     ),
     PASS_ROLLOUTS,
-    Parameter(
-        "prior",
-        0.0,
-        "opponents' nodes: weight of a bonus for the greedy playout's card in the world (0: off)",
-        low=0,
-        high=MAX_PRIOR,
-    ),
     Parameter(
         "cutoff",
         0,
@@ -184,7 +167,6 @@ def ismcts_play(
     deadline = budget_deadline(np.float64(params[P.ms]))
     stretch = min(np.float64(params[P.stretch]), MAX_STRETCH) if params[P.stretch] > 1.0 else 1.0  # NaN: 1
     cutoff = budget_count(params[P.cutoff], np.int64(0), np.int64(MAX_CUTOFF))
-    prior = min(np.float64(params[P.prior]), MAX_PRIOR) if params[P.prior] > 0.0 else 0.0  # NaN: off
     features = np.empty(N_FEATURES, dtype=np.float64)
     values = np.zeros(MAX_PLAYERS, dtype=np.float64)
     n = state.n_players
@@ -252,22 +234,15 @@ def ismcts_play(
                 depth += 1
                 path[depth] = child
                 break
-            # selection among the children legal in this world, by availability-UCB (plus, at an
-            # opponent's node, the prior's bonus for the rule agent's card with its hand here)
+            # selection among the children legal in this world, by availability-UCB
             mover = work.to_play
-            hint = np.int64(NO_CARD)
-            if prior > 0.0 and mover != seat:
-                rng, hint = greedy_play(work, rules, here, rng)
             best_child = np.int64(NO_NODE)
             best_value = -np.inf
             child = tree[node].first_child
             while child != NO_NODE:
                 if (here >> np.uint64(tree[child].card)) & _ONE:
                     tree[child].available += 1
-                    available = np.float64(tree[child].available)
-                    value = ucb(tree, child, mover, np.log(available), c, scale)
-                    if tree[child].card == hint:
-                        value += prior * np.sqrt(available) / (1.0 + tree[child].visits)
+                    value = ucb(tree, child, mover, np.log(np.float64(tree[child].available)), c, scale)
                     if value > best_value:
                         best_value = value
                         best_child = child
