@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from hearts_sim import PRESETS, Rules, RulesError
 
 # The 5-player variants also guard the regression of test_simulate_labels_five_player_hands
-# (test_invariants.py): simulate() once failed for every 5-player table.
+# (test_invariants.py): simulate() once failed for every 5-player table. Swept by test_differential,
+# test_reference_engine, test_selfplay and test_invariants.
 RULE_VARIANTS: dict[str, Rules] = {
     **PRESETS,
     "kitty3": Rules(n_players=3, deck_mode="kitty"),
@@ -29,6 +30,10 @@ RULE_VARIANTS: dict[str, Rules] = {
     ),
     "openspiel_bonus": Rules.preset("openspiel", avoid_all_tricks_bonus=-5, jd_bonus=-10),
     "black_maria_kitty_across": Rules(black_maria=True, pass_cycle="across", jd_bonus=-10),
+    "kitty5_any_lead": Rules(n_players=5, deck_mode="kitty", first_lead="any", jd_bonus=-10),
+    "self_minus_omnibus": Rules(moon="self_minus", jd_bonus=-10, pass_cycle="across"),
+    "no_moon_avoid_bonus": Rules(moon="off", avoid_all_tricks_bonus=-5, pass_cycle="right"),
+    "no_passing_any_club": Rules(n_players=3, pass_count=0, first_lead="any_club", black_maria=True),
 }
 
 
