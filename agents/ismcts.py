@@ -61,9 +61,6 @@ from agents.search import (
     new_worlds,
     one_pile_points,
     play_out,
-    play_out_mast,
-    ROLLOUT_MAST,
-    ROLLOUT_MASTALL,
     play_tricks,
     ucb,
 )
@@ -191,9 +188,6 @@ def ismcts_play(
         state, rules, seat, rng, params[P.belief], params[P.trust], params[P.shape]
     )
     plan, card_rows = new_sampler_scratch()
-    mast_sum = np.zeros((MAX_PLAYERS, N_CARDS), dtype=np.float64)
-    mast_n = np.zeros((MAX_PLAYERS, N_CARDS), dtype=np.float64)
-    held = np.zeros(MAX_PLAYERS, dtype=np.uint64)
     iteration = 0
     while True:
         if deadline > 0:
@@ -218,8 +212,6 @@ def ismcts_play(
         node = np.int64(0)
         depth = 0
         path[0] = 0
-        for s in range(n):
-            held[s] = work.hands[s]
         while work.phase == PHASE_PLAY:
             here = legal_moves(work, rules)
             untried = here & ~tree[node].cards
@@ -267,15 +259,7 @@ def ismcts_play(
                 evaluate(work, rules, features, values)
                 backup(tree, path, depth, values, n)
                 continue
-        if rollout >= ROLLOUT_MAST:
-            rng = play_out_mast(work, rules, rng, epsilon, mast_sum, mast_n, rollout == ROLLOUT_MASTALL)
-            for s in range(n):
-                for card in range(N_CARDS):
-                    if (held[s] >> np.uint64(card)) & _ONE:
-                        mast_sum[s, card] += work.scores[s]
-                        mast_n[s, card] += 1.0
-        else:
-            rng = play_out(work, rules, rng, rollout, epsilon)
+        rng = play_out(work, rules, rng, rollout, epsilon)
         backup(tree, path, depth, work.scores, n)
     # the most visited root card (ties: the lower mean score)
     best = lowest_card(legal)

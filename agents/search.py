@@ -57,8 +57,8 @@ from hearts_sim.engine.hand import legal_moves, pass_cards, play_card
 from hearts_sim.engine.rng import next_u64, random_below, random_unit
 from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, PHASE_PLAY
 
-ROLLOUTS = ("random", "greedy", "rule", "guard", "race", "mast", "mastall")
-ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD, ROLLOUT_RACE, ROLLOUT_MAST, ROLLOUT_MASTALL = range(len(ROLLOUTS))
+ROLLOUTS = ("random", "greedy", "rule", "guard", "race")
+ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD, ROLLOUT_RACE = range(len(ROLLOUTS))
 _RULE_DEFEND = RULE_DEFAULT_PARAMS[rule.P.defend]
 
 NS_PER_MS = 1_000_000.0
@@ -229,7 +229,6 @@ def playout_card(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, rol
         if u >= epsilon and count > 1:
             if (
                 rollout == ROLLOUT_GREEDY
-                or rollout >= ROLLOUT_MAST
                 or (rollout == ROLLOUT_GUARD and not moon_threat(state, rules))
                 or (rollout == ROLLOUT_RACE and not moon_race(state, rules))
             ):
@@ -347,52 +346,3 @@ def backup(tree, path, depth: np.int64, scores, n: np.int64) -> None:
 def mean_score(tree, node: np.int64, seat: np.int64) -> np.float64:
     """``seat``'s mean hand score over the playouts through ``node`` (0 before any)."""
     return tree[node].sums[seat] / np.float64(max(tree[node].visits, np.int64(1)))
-
-
-MAST_TAU = 2.0  # points: the Gibbs temperature of MAST's lead choice
-
-
-@njit_inline
-def mast_play(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, epsilon, mast_sum, mast_n, everywhere):
-    """Greedy playout move, but a lead (every move with ``everywhere``) drawn by Gibbs over the
-    search's move averages (MAST): each card's mean points for the mover over the iterations in
-    which that seat played it, a pseudo-visit at the table mean."""
-    count = card_count(legal)
-    rng, u = random_unit(rng)
-    if u < epsilon or count == 1:
-        rng, k = random_below(rng, count)
-        return rng, select_bit(legal, k)
-    if state.n_in_trick != 0 and not everywhere:
-        return greedy_play(state, rules, legal, rng)
-    seat = state.to_play
-    prior = 26.0 / state.n_players
-    best = np.inf
-    for card in range(52):
-        if (legal >> np.uint64(card)) & _ONE:
-            m = (mast_sum[seat, card] + prior) / (mast_n[seat, card] + 1.0)
-            best = min(best, m)
-    total = 0.0
-    for card in range(52):
-        if (legal >> np.uint64(card)) & _ONE:
-            m = (mast_sum[seat, card] + prior) / (mast_n[seat, card] + 1.0)
-            total += np.exp((best - m) / MAST_TAU)
-    rng, v = random_unit(rng)
-    v *= total
-    last = np.int64(0)
-    for card in range(52):
-        if (legal >> np.uint64(card)) & _ONE:
-            m = (mast_sum[seat, card] + prior) / (mast_n[seat, card] + 1.0)
-            v -= np.exp((best - m) / MAST_TAU)
-            last = card
-            if v <= 0.0:
-                return rng, np.int64(card)
-    return rng, last
-
-
-@njit_inline
-def play_out_mast(state, rules: RulesTuple, rng: np.uint64, epsilon, mast_sum, mast_n, everywhere):
-    while state.phase == PHASE_PLAY:
-        legal = legal_moves(state, rules)
-        rng, card = mast_play(state, rules, legal, rng, epsilon, mast_sum, mast_n, everywhere)
-        play_card(state, rules, card)
-    return rng
