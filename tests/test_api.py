@@ -11,17 +11,19 @@ import numpy as np
 import pytest
 
 import agents
-from agents.dispatch import loop_pass, loop_play
 from agents.kinds import AgentError
-from agents.registry import parse_agent
 from hearts_sim import simulate
-from hearts_sim.core.cards import CardSet, card_str, cards_of
+from hearts_sim.core.cards import CardSet, card_str
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.game.hand_state import HandState, IllegalMoveError
 from hearts_sim.game.observation import HistoryError, Observation
-from hearts_sim.selfplay.simulate import Table, run_hands
+
+try:
+    from tests.hand_checks import assert_matches_loop, history, loop_hand
+except ImportError:  # tests/ itself on sys.path
+    from hand_checks import assert_matches_loop, history, loop_hand  # type: ignore[no-redef]
 
 # Every table size, both deck modes, every first-lead rule.
 RULES = {
@@ -61,63 +63,6 @@ PUBLIC = (
     "hand_seed",
 )
 PRIVATE = ("hands", "dealt", "passed", "received")
-
-
-# ---------------------------------------------------------------- helpers shared with test_server
-def history(obs: Observation) -> dict[str, Any]:
-    """The keyword arguments of ``Observation.from_history`` that describe ``obs``."""
-    return {
-        "rules": obs.rules,
-        "seat": obs.seat,
-        "hand": obs.dealt,
-        "pass_direction": obs.pass_direction,
-        "passed": obs.passed,
-        "received": obs.received,
-        "plays": obs.plays,
-        "scores": obs.game_scores,
-        "points": obs.points,
-        "kitty": obs.kitty if obs.kitty else None,
-        "dealer": obs.dealer,
-    }
-
-
-def loop_hand(
-    rules: Rules, seating: list[str], seed: int, deal: int
-) -> tuple[HandState, int, list[tuple[Observation, list[int] | int]]]:
-    """Deal ``deal`` of a run with ``seed`` stepped exactly as ``selfplay.play_out_hand`` does:
-    every decision from the dispatcher on the real record with ``decision_seed``. Returns the
-    finished hand, its hand seed and every decision as (observation of the decider, move)."""
-    state = HandState.deal(rules, seed=seed, hand=deal)
-    hand_seed = int(state.record["hand_seed"])
-    specs = [parse_agent(s) for s in seating]
-    array = rules.to_tuple()
-    decisions: list[tuple[Observation, list[int] | int]] = []
-    if state.phase == "pass":
-        for seat in range(rules.n_players):
-            mask = loop_pass(specs[seat].pass_policy, state.record, array, seat)
-            decisions.append((state.observation(seat), cards_of(int(mask))))
-            state.pass_cards(seat, int(mask))
-    while state.phase == "play":
-        seat = int(state.current_player)  # type: ignore[arg-type]
-        card = loop_play(specs[seat].play_policy, state.record, array, seat)
-        decisions.append((state.observation(seat), int(card)))
-        state.play(int(card))
-    return state, hand_seed, decisions
-
-
-def assert_matches_loop(state: HandState, rules: Rules, seating: list[str], seed: int, deal: int) -> None:
-    """The stepped hand is the one ``run_hands`` (the batched loop) plays for the same deal."""
-    assert_record_is_hand(run_hands(Table.build(rules, [seating]), seed, deal, 1)[0], state, rules)
-
-
-def assert_record_is_hand(record: np.ndarray, state: HandState, rules: Rules) -> None:
-    """A HAND_RECORD of the batched loop describes the stepped hand ``state``."""
-    n = rules.n_players
-    assert record["hand_seed"] == state.record["hand_seed"]
-    assert list(record["passed"][:n]) == list(state.record["passed"][:n])
-    assert list(record["points"][:n]) == list(state.points())
-    assert list(record["score"][:n]) == list(state.scores())
-    assert list(record["trick_winners"]) == list(state.record["trick_winners"])
 
 
 # ---------------------------------------------------------------- observations

@@ -24,9 +24,9 @@ from hearts_sim.core.rules import PRESETS, Rules
 from hearts_sim.selfplay.simulate import Table, run_hands
 
 try:  # the stepping helpers of the agent API tests
-    from tests.test_api import assert_record_is_hand, loop_hand
+    from tests.hand_checks import assert_record_is_hand, loop_hand
 except ImportError:  # tests/ on sys.path instead of the repository root
-    from test_api import assert_record_is_hand, loop_hand  # type: ignore[no-redef]
+    from hand_checks import assert_record_is_hand, loop_hand  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parent.parent
 

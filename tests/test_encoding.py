@@ -18,7 +18,6 @@ from hearts_sim.engine.encoding import (
     FIELD_OFFSETS,
     OBS_SIZE,
     OBSERVATION_FIELDS,
-    action_cards,
     encode_observation,
 )
 from hearts_sim.engine.state import new_states
@@ -26,21 +25,12 @@ from hearts_sim.game.hand_state import HandState
 
 try:
     from tests.agent_checks import CHECK_RULES, hidden_alternatives
+    from tests.hand_checks import encode
 except ImportError:  # tests/ itself on sys.path
     from agent_checks import CHECK_RULES, hidden_alternatives  # type: ignore[no-redef]
+    from hand_checks import encode  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def encode(
-    state: HandState, seat: int, pending: int = 0, records: np.ndarray | None = None
-) -> tuple[np.ndarray, int]:
-    """(observation, action cards) of ``seat`` on ``state``'s record, or on ``records[0]`` (a
-    one-record array under the same rules)."""
-    records = state._states if records is None else records
-    out = np.zeros(OBS_SIZE, dtype=np.float32)
-    encode_observation(records[0], state._rules_array, seat, np.uint64(pending), out)
-    return out, int(action_cards(records[0], state._rules_array, seat, np.uint64(pending)))
 
 
 def reference(state: HandState, seat: int, pending: int = 0) -> np.ndarray:

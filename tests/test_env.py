@@ -18,10 +18,10 @@ from hearts_sim.selfplay.simulate import simulate
 
 try:
     from tests.agent_checks import CHECK_RULES, spec_decider
-    from tests.test_encoding import encode
+    from tests.hand_checks import encode
 except ImportError:  # tests/ itself on sys.path
     from agent_checks import CHECK_RULES, spec_decider  # type: ignore[no-redef]
-    from test_encoding import encode  # type: ignore[no-redef]
+    from hand_checks import encode  # type: ignore[no-redef]
 
 pettingzoo = pytest.importorskip("pettingzoo", reason="pip install -e '.[dev]' (pettingzoo)")
 gymnasium = pytest.importorskip("gymnasium", reason="pip install -e '.[dev]' (gymnasium)")

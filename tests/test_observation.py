@@ -21,10 +21,10 @@ from hearts_sim.game.observation import HistoryError, Observation
 
 try:
     from tests.agent_checks import check_world
-    from tests.test_api import assert_matches_loop, history, loop_hand
+    from tests.hand_checks import assert_matches_loop, history, loop_hand
 except ImportError:  # tests/ on sys.path instead of the repository root
     from agent_checks import check_world  # type: ignore[no-redef]
-    from test_api import assert_matches_loop, history, loop_hand  # type: ignore[no-redef]
+    from hand_checks import assert_matches_loop, history, loop_hand  # type: ignore[no-redef]
 
 RULES: dict[str, Rules] = {
     **{name: Rules.preset(name) for name in PRESETS},

@@ -28,9 +28,9 @@ from hearts_sim.core.rules import Rules
 from hearts_sim.game.observation import Observation
 
 try:
-    from tests.test_api import assert_matches_loop, loop_hand
+    from tests.hand_checks import assert_matches_loop, loop_hand
 except ImportError:  # tests/ on sys.path instead of the repository root
-    from test_api import assert_matches_loop, loop_hand  # type: ignore[no-redef]
+    from hand_checks import assert_matches_loop, loop_hand  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parents[1]
 SEATING = ["rule", "random", "lowest", "highest"]
