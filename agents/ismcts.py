@@ -45,7 +45,6 @@ from agents.search import (
     NO_NODE,
     PLAYOUT_EPSILON,
     ROLLOUT_GREEDY,
-    ROLLOUT_GREEDY_MEAN,
     ROLLOUTS,
     TIME_CHECK_EVERY,
     TIMED_NODE_CAPACITY,
@@ -262,18 +261,6 @@ def ismcts_play(
                 continue
         rng = play_out(work, rules, rng, rollout, epsilon)
         backup(tree, path, depth, work.scores, n)
-    if rollout == ROLLOUT_GREEDY_MEAN:  # experiment: the lowest mean among cards with half the top visits
-        top, _ = root_leaders(tree)
-        best = lowest_card(legal)
-        best_score = np.inf
-        child = tree[0].first_child
-        while child != NO_NODE:
-            score = mean_score(tree, child, seat)
-            if 2 * tree[child].visits >= top and score < best_score:
-                best_score = score
-                best = tree[child].card
-            child = tree[child].next
-        return best
     # the most visited root card (ties: the lower mean score)
     best = lowest_card(legal)
     best_visits = np.int64(-1)
