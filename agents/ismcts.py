@@ -20,7 +20,13 @@ spades still out and not in hand, a moon still possible) or that is close (the t
 visited cards within ``CLOSE`` of each other), never past the cost of ``STRETCH_CARDS`` card
 plays (iterations early in a hand play more cards, so cost more). A search also stops as
 soon as no other card can overtake the most visited one within the budget left, which changes
-no decision. Every budget counts iterations, so a decision is reproducible from its seed.
+no decision under ``final=visits``. Every budget counts iterations, so a decision is
+reproducible from its seed.
+
+The card played is the most visited at the root (``final=visits``), or (``final=mean``) the one
+with the lowest mean score among the cards with at least half the top visits: UCB spreads
+its visits by the exploration term as much as by the scores, so among well-explored cards the
+mean is the better estimate (a max-robust child in the MCTS literature).
 
 With ``cutoff`` > 0 a playout stops after that many tricks and the learned evaluation
 (``agents.evaluation``) scores the world instead. The pass is searched (``agents.passing``,
@@ -72,6 +78,8 @@ from hearts_sim.engine.rng import random_below
 from hearts_sim.engine.sampler import new_sampler_scratch
 from hearts_sim.engine.state import PHASE_PLAY
 
+FINALS = ("visits", "mean")  # how the root card is chosen (``final``)
+FINAL_VISITS, FINAL_MEAN = range(len(FINALS))
 MAX_STRETCH = 100.0  # the card-play ceiling (STRETCH_CARDS) binds long before
 MAX_CUTOFF = 52  # tricks: anything at or above the tricks left plays to the end
 
@@ -104,6 +112,12 @@ PARAMETERS = (
         "playouts: tricks played before the learned evaluation (0: to the end)",
         low=0,
         high=MAX_CUTOFF,
+    ),
+    Parameter(
+        "final",
+        FINAL_VISITS,
+        "the root card: the most visited, or the lowest mean score among those with half the top visits",
+        FINALS,
     ),
 )
 P = param_indices(PARAMETERS)
@@ -154,10 +168,28 @@ def root_leaders(tree) -> tuple[np.int64, np.int64]:
 
 
 @njit
+def root_card(tree, legal: np.uint64, seat: np.int64, final: np.int64) -> np.int64:
+    """The card to play after the search (``final``: FINAL_*): the most visited root card (ties:
+    the lower mean score), or the lowest mean score among the cards with half the top visits."""
+    top, _ = root_leaders(tree)
+    least = top if final == FINAL_VISITS else (top + 1) // 2
+    best = lowest_card(legal)
+    best_score = np.inf
+    child = tree[0].first_child
+    while child != NO_NODE:
+        score = mean_score(tree, child, seat)
+        if tree[child].visits >= least and score < best_score:
+            best_score = score
+            best = tree[child].card
+        child = tree[child].next
+    return best
+
+
+@njit
 def ismcts_play(
     params: Params, state, rules: RulesTuple, seat: np.int64, legal: np.uint64, seed: np.uint64
 ) -> np.int64:
-    """The most visited root card of an SO-ISMCTS search over ``seat``'s information set."""
+    """The root card (``final``) of an SO-ISMCTS search over ``seat``'s information set."""
     if card_count(legal) == 1:
         return lowest_card(legal)
     iterations = budget_count(params[P.iterations], 1, MAX_ITERATIONS)
@@ -261,20 +293,7 @@ def ismcts_play(
                 continue
         rng = play_out(work, rules, rng, rollout, epsilon)
         backup(tree, path, depth, work.scores, n)
-    # the most visited root card (ties: the lower mean score)
-    best = lowest_card(legal)
-    best_visits = np.int64(-1)
-    best_score = np.inf
-    child = tree[0].first_child
-    while child != NO_NODE:
-        visits = tree[child].visits
-        score = mean_score(tree, child, seat)
-        if visits > best_visits or (visits == best_visits and score < best_score):
-            best_visits = visits
-            best_score = score
-            best = tree[child].card
-        child = tree[child].next
-    return best
+    return root_card(tree, legal, seat, np.int64(params[P.final]))
 
 
 @njit

@@ -63,6 +63,7 @@ HARD_PIECES = {
     "pimc": "pimc(iterations=48,worlds=3,belief=12,shape=2,pass_rollouts=150)",
     "mc": "mc(samples=3,pass_samples=2,belief=12)",
     "ismcts_cutoff": "ismcts(iterations=60,cutoff=2)",
+    "ismcts_mean": "ismcts(iterations=60,final=mean)",
 }
 
 
@@ -109,6 +110,7 @@ def test_search_agents_share_one_rollout_enumeration() -> None:
         ("pimc(depth=3)", "has no parameter 'depth'"),
         ("ismcts(rollout=smart)", "choose one of random, greedy, rule, guard, race"),
         ("ismcts(c=wide)", "choose a number in 0 .. 100"),
+        ("ismcts(final=best)", "choose one of visits, mean"),
         ("ismcts(iterations)", "not of the form name=value"),
     ],
 )
@@ -184,6 +186,36 @@ def test_beats_random_in_duplicate(spec: str) -> None:
 
 def test_search_kinds_declared_in_registry() -> None:
     assert KIND_BY_NAME["pimc"] is pimc.KIND and KIND_BY_NAME["ismcts"] is ismcts.KIND
+
+
+# ---------------------------------------------------------------- the root card
+def _root(visits_and_means: list[tuple[int, float]], seat: int = 2) -> np.ndarray:
+    """A searched root whose children are the cards 0, 1, ... with these visits and mean scores
+    for ``seat``, linked in that order."""
+    tree = np.zeros(len(visits_and_means) + 1, dtype=search.TREE_NODE)
+    tree["next"] = search.NO_NODE
+    tree[0]["first_child"] = 1
+    for card, (visits, mean) in enumerate(visits_and_means):
+        node = tree[card + 1]
+        node["card"], node["visits"], node["first_child"] = card, visits, search.NO_NODE
+        node["sums"][seat] = visits * mean
+        if card + 1 < len(visits_and_means):
+            node["next"] = card + 2
+    return tree
+
+
+def test_root_card_by_visits_or_by_mean_among_the_well_visited() -> None:
+    legal = np.uint64(0b111)
+    tree = _root([(100, 5.0), (60, 3.0), (40, 1.0)])
+    assert ismcts.root_card(tree, legal, 2, ismcts.FINAL_VISITS) == 0  # the most visited
+    # the lowest mean among the cards with half the top visits: not 2, with only 40 of 100
+    assert ismcts.root_card(tree, legal, 2, ismcts.FINAL_MEAN) == 1
+    assert ismcts.root_card(_root([(100, 5.0), (49, 3.0), (40, 1.0)]), legal, 2, ismcts.FINAL_MEAN) == 0
+    assert ismcts.root_card(_root([(100, 5.0), (50, 3.0)]), legal, 2, ismcts.FINAL_MEAN) == 1
+    # ties in visits go to the lower mean under both rules
+    tied = _root([(70, 4.0), (70, 2.0)])
+    assert ismcts.root_card(tied, legal, 2, ismcts.FINAL_VISITS) == 1
+    assert ismcts.root_card(tied, legal, 2, ismcts.FINAL_MEAN) == 1
 
 
 # ---------------------------------------------------------------- time by need
