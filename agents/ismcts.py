@@ -26,7 +26,9 @@ reproducible from its seed.
 The card played is the most visited at the root (``final=visits``), or (``final=mean``) the one
 with the lowest mean score among the cards with at least half the top visits: UCB spreads
 its visits by the exploration term as much as by the scores, so among well-explored cards the
-mean is the better estimate (a max-robust child in the MCTS literature).
+mean is the better estimate. In Chaslot et al.'s names for the final-move rules, ``visits`` is
+the robust child and ``mean`` the max child restricted to well-visited cards. ``mean`` pays in small
+searches (2,000 iterations), not at ``hard``'s budget (the README's figures).
 
 With ``cutoff`` > 0 a playout stops after that many tricks and the learned evaluation
 (``agents.evaluation``) scores the world instead. The pass is searched (``agents.passing``,
