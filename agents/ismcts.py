@@ -53,7 +53,6 @@ from agents.search import (
     NO_NODE,
     PLAYOUT_EPSILON,
     ROLLOUT_GREEDY,
-    ROLLOUT_MODEL,
     ROLLOUTS,
     TIME_CHECK_EVERY,
     TIMED_NODE_CAPACITY,
@@ -71,7 +70,6 @@ from agents.search import (
     one_pile_points,
     play_out,
     play_tricks,
-    playout_card,
     ucb,
 )
 from hearts_sim._numba import njit
@@ -250,24 +248,6 @@ def ismcts_play(
         path[0] = 0
         while work.phase == PHASE_PLAY:
             here = legal_moves(work, rules)
-            if rollout == ROLLOUT_MODEL and work.to_play != seat:
-                # the other seats play the playout policy's card with their hand in this world
-                rng, card = playout_card(work, rules, here, rng, rollout, epsilon)
-                child = tree[node].first_child
-                while child != NO_NODE and tree[child].card != card:
-                    child = tree[child].next
-                play_card(work, rules, card)
-                depth += 1
-                if child == NO_NODE:
-                    child = n_nodes
-                    n_nodes += 1
-                    add_child(tree, node, child, card, n)
-                    tree[node].cards |= card_bit(card)
-                    path[depth] = child
-                    break
-                node = child
-                path[depth] = node
-                continue
             untried = here & ~tree[node].cards
             if untried != _ZERO:
                 # expansion: a legal card with no child yet, at random

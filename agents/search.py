@@ -57,10 +57,8 @@ from hearts_sim.engine.hand import legal_moves, pass_cards, play_card
 from hearts_sim.engine.rng import next_u64, random_below, random_unit
 from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, PHASE_PLAY
 
-ROLLOUTS = ("random", "greedy", "rule", "guard", "race", "model")
-ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD, ROLLOUT_RACE, ROLLOUT_MODEL = range(
-    len(ROLLOUTS)
-)
+ROLLOUTS = ("random", "greedy", "rule", "guard", "race")
+ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD, ROLLOUT_RACE = range(len(ROLLOUTS))
 _RULE_DEFEND = RULE_DEFAULT_PARAMS[rule.P.defend]
 
 NS_PER_MS = 1_000_000.0
@@ -230,8 +228,7 @@ def playout_card(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, rol
         rng, u = random_unit(rng)
         if u >= epsilon and count > 1:
             if (
-                rollout == ROLLOUT_GREEDY  # noqa: SIM109 (numba: no tuple membership here)
-                or rollout == ROLLOUT_MODEL
+                rollout == ROLLOUT_GREEDY
                 or (rollout == ROLLOUT_GUARD and not moon_threat(state, rules))
                 or (rollout == ROLLOUT_RACE and not moon_race(state, rules))
             ):

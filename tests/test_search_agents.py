@@ -95,7 +95,7 @@ def test_spec_values_and_round_trip() -> None:
 def test_search_agents_share_one_rollout_enumeration() -> None:
     for kind in (mc.KIND, pimc.KIND, ismcts.KIND):
         assert kind.parameter("rollout").choices == search.ROLLOUTS
-    assert search.ROLLOUTS == ("random", "greedy", "rule", "guard", "race", "model")
+    assert search.ROLLOUTS == ("random", "greedy", "rule", "guard", "race")
     assert parse_agent("mc").play_policy.value("rollout") == search.ROLLOUT_RULE
     assert parse_agent("pimc").play_policy.value("rollout") == search.ROLLOUT_GREEDY
 
@@ -108,7 +108,7 @@ def test_search_agents_share_one_rollout_enumeration() -> None:
             "pimc: parameter iterations='many' is not valid: choose an integer in 1 ..",
         ),
         ("pimc(depth=3)", "has no parameter 'depth'"),
-        ("ismcts(rollout=smart)", "choose one of random, greedy, rule, guard, race, model"),
+        ("ismcts(rollout=smart)", "choose one of random, greedy, rule, guard, race"),
         ("ismcts(c=wide)", "choose a number in 0 .. 100"),
         ("ismcts(final=best)", "choose one of visits, mean"),
         ("ismcts(iterations)", "not of the form name=value"),
