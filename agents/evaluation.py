@@ -25,7 +25,7 @@ from agents.evaluation_weights import WEIGHTS
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import HEARTS_MASK, JACK, QS_BIT, RANK_COLUMN, SPADES_MASK, SUIT_MASKS, popcount
 from hearts_sim.core.rules import RulesTuple
-from hearts_sim.engine.hand import card_points, moon_total, point_cards
+from hearts_sim.engine.hand import card_points, moon_total, point_cards, point_holder
 
 FEATURES = (
     "bias",
@@ -62,10 +62,9 @@ def seat_features(state, rules: RulesTuple, seat: np.int64, out) -> None:
     n = state.n_players
     hand = state.hands[seat]
     points = point_cards(rules)
-    taken = np.int64(0)
+    holder, taken = point_holder(state)
     unplayed_high = _ZERO
     for s in range(n):
-        taken += state.points[s]
         unplayed_high |= state.hands[s] & _HIGH
     unplayed = moon_total(rules) - taken
     queen_elsewhere = not hand & QS_BIT and not state.played & QS_BIT
@@ -88,7 +87,7 @@ def seat_features(state, rules: RulesTuple, seat: np.int64, out) -> None:
             voids += 1.0
     out[F.voids] = voids / 4.0
     out[F.on_lead] = 1.0 if state.to_play == seat else 0.0
-    moon_open = 1.0 if taken > 0 and state.points[seat] == taken else 0.0
+    moon_open = 1.0 if holder == seat else 0.0
     out[F.moon_open] = moon_open
     out[F.moon_points] = moon_open * state.points[seat] * scale
     out[F.tricks_left] = np.float64(popcount(hand)) / 13.0

@@ -67,7 +67,6 @@ from agents.search import (
     monotonic_ns,
     new_tree,
     new_worlds,
-    one_pile_points,
     play_out,
     play_tricks,
     ucb,
@@ -75,10 +74,10 @@ from agents.search import (
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import N_CARDS, NO_CARD, QS_BIT, card_bit, lowest_card, select_bit
 from hearts_sim.core.rules import MAX_PLAYERS, MOON_OFF, RulesTuple
-from hearts_sim.engine.hand import hand_size, legal_moves, moon_total, play_card
+from hearts_sim.engine.hand import hand_size, legal_moves, moon_total, play_card, point_holder
 from hearts_sim.engine.rng import random_below
 from hearts_sim.engine.sampler import new_sampler_scratch
-from hearts_sim.engine.state import PHASE_PLAY
+from hearts_sim.engine.state import NO_SEAT, PHASE_PLAY
 
 FINALS = ("visits", "mean")  # how the root card is chosen (``final``)
 FINAL_VISITS, FINAL_MEAN = range(len(FINALS))
@@ -147,7 +146,7 @@ def decision_stakes(state, rules: RulesTuple, seat: np.int64) -> float:
     stakes = 0.0
     if not (state.played | state.hands[seat]) & QS_BIT:
         stakes += STAKE_QUEEN
-    if rules.moon != MOON_OFF and one_pile_points(state) > 0:
+    if rules.moon != MOON_OFF and point_holder(state)[0] != NO_SEAT:
         stakes += STAKE_MOON
     return stakes
 

@@ -65,8 +65,9 @@ from hearts_sim.core.cards import (
     suit_of,
 )
 from hearts_sim.core.rules import MAX_POINTS, MOON_OFF, RulesTuple
-from hearts_sim.engine.hand import deck_cards, point_cards
+from hearts_sim.engine.hand import deck_cards, point_cards, point_holder
 from hearts_sim.engine.rng import random_unit
+from hearts_sim.engine.state import NO_SEAT
 
 PARAMETERS = (
     Parameter(
@@ -190,19 +191,14 @@ def moon_status(state, seat: np.int64, shoot: np.float64, commit: np.float64, de
     dealt hand or ``commit`` points, and nobody else has scored); the seat of an opponent
     holding every point taken, at least ``defend`` of them; else ``NO_MOON``."""
     mine = state.points[seat]
-    total = np.int64(0)
-    holder = np.int64(-1)
-    for o in range(state.n_players):
-        if state.points[o] > 0:
-            total += state.points[o]
-            holder = np.int64(o)
+    holder, total = point_holder(state)
     if total == mine:  # nobody else has scored
         if (commit > 0 and mine >= commit) or (
             shoot <= MAX_MOON_STRENGTH and moon_strength(state.dealt[seat]) >= shoot
         ):
             return np.int64(SHOOTING)
         return np.int64(NO_MOON)
-    if defend > 0 and mine == 0 and total >= defend and state.points[holder] == total:
+    if defend > 0 and mine == 0 and total >= defend and holder != NO_SEAT:
         return holder
     return np.int64(NO_MOON)
 

@@ -53,9 +53,9 @@ from hearts_sim.core.cards import (
     suit_of,
 )
 from hearts_sim.core.rules import MAX_PLAYERS, MOON_OFF, RulesTuple
-from hearts_sim.engine.hand import legal_moves, pass_cards, play_card
+from hearts_sim.engine.hand import legal_moves, pass_cards, play_card, point_holder
 from hearts_sim.engine.rng import next_u64, random_below, random_unit
-from hearts_sim.engine.state import HAND_STATE, PHASE_PASS, PHASE_PLAY
+from hearts_sim.engine.state import HAND_STATE, NO_SEAT, PHASE_PASS, PHASE_PLAY
 
 ROLLOUTS = ("random", "greedy", "rule", "guard", "race")
 ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD, ROLLOUT_RACE = range(len(ROLLOUTS))
@@ -199,21 +199,11 @@ def moon_threat(state, rules: RulesTuple) -> bool:
 
 
 @njit_inline
-def one_pile_points(state) -> np.int64:
-    """The points taken so far if they all lie with one seat (a moon still possible), else 0."""
-    total = np.int64(0)
-    most = np.int64(0)
-    for s in range(state.n_players):
-        total += state.points[s]
-        most = max(most, state.points[s])
-    return total if most == total else np.int64(0)
-
-
-@njit_inline
 def moon_race(state, rules: RulesTuple) -> bool:
     """Whether one seat holds every point taken, at least the rule agent's ``defend`` (``race``
     playouts then play the rule agent's card in every seat: the holder shoots, the others defend)."""
-    return rules.moon != MOON_OFF and one_pile_points(state) >= _RULE_DEFEND
+    holder, taken = point_holder(state)
+    return rules.moon != MOON_OFF and holder != NO_SEAT and taken >= _RULE_DEFEND
 
 
 @njit_inline

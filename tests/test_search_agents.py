@@ -23,7 +23,9 @@ from agents.rule import DEFAULT_PARAMS as RULE_DEFAULT_PARAMS
 from agents.rule import rule_play
 from hearts_sim.core.cards import HEARTS, QS, cards_of, suit_of
 from hearts_sim.core.rules import Rules
+from hearts_sim.engine.hand import point_holder
 from hearts_sim.engine.rng import random_unit
+from hearts_sim.engine.state import NO_SEAT
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import Table, run_hands
 
@@ -257,6 +259,21 @@ def _noisy_greedy_decisions(seed: int, deals: int = 200):  # type: ignore[no-unt
             yield state, legal, stream, greedy
             card = greedy if rng.random() < 0.8 else rng.choice(cards_of(int(legal)))
             state.play(int(card))
+
+
+def test_point_holder_names_the_one_seat_with_every_point_taken() -> None:
+    """``point_holder``, which the rule agent's moon play, ``guard``/``race`` playouts, the stakes of
+    a decision and the learned evaluation share: the seat holding every point taken so far, else
+    ``NO_SEAT``, and the points taken, at every decision of noisy greedy hands (some piled on one
+    seat, some shared, some none)."""
+    seen = set()
+    for state, *_ in _noisy_greedy_decisions(7, deals=60):
+        points = [int(p) for p in state.record["points"]]
+        total = sum(points)
+        holder = points.index(total) if total > 0 and max(points) == total else NO_SEAT
+        assert point_holder(state.record) == (holder, total)
+        seen.add("none" if total == 0 else "shared" if holder == NO_SEAT else "one pile")
+    assert seen == {"none", "shared", "one pile"}
 
 
 def test_guard_playouts_take_the_trick_from_a_would_be_shooter() -> None:

@@ -422,6 +422,20 @@ def take_trick(state, rules: RulesTuple, winner: np.int64, cards: np.uint64) -> 
         state.trick_leaders[state.trick_number] = winner
 
 
+@njit_inline
+def point_holder(state) -> tuple[np.int64, np.int64]:
+    """(seat, points taken so far): the seat holding every point taken so far, a moon still open
+    to it, or ``NO_SEAT`` when none is taken or they are shared. Mid-hand, what ``moon_shooter``
+    is at its end."""
+    total = np.int64(0)
+    holder = np.int64(NO_SEAT)
+    for s in range(state.n_players):
+        if state.points[s] > 0:
+            holder = np.int64(s) if total == 0 else np.int64(NO_SEAT)
+            total += state.points[s]
+    return holder, total
+
+
 @njit
 def moon_shooter(points, n: np.int64, rules: RulesTuple) -> np.int64:
     """The seat that took every point card (rule 8), or ``NO_SEAT``: raw points come only
