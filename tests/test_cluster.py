@@ -169,6 +169,7 @@ def test_a_worker_killed_mid_run_loses_nothing(
         if killed:
             return
         futures = [future for _, future in runner.in_flight]
+        # running first, then holding: a chunk that finishes between the two queries is in the second
         busy = {w for w, keys in client.processing().items() if keys}
         busy |= {w for ws in client.who_has(futures).values() for w in ws}
         if not busy:
