@@ -54,8 +54,10 @@ def client() -> Iterator[Any]:
     import distributed
 
     with (
+        # ":0", not None: with None the scheduler still serves its HTTP routes on 8787, and
+        # two xdist workers running this module both reach for that port
         distributed.LocalCluster(
-            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0"
         ) as cluster,
         distributed.Client(cluster, set_as_default=False) as connected,
     ):
