@@ -12,10 +12,15 @@ clubs while keeping the bare queen). So candidates come from two heuristics:
 ``searched_pass`` scores the candidates by sequential halving (Karnin, Koren and Somekh 2013,
 best-arm identification for a fixed budget): each round samples fresh deals of the unseen
 cards (the engine's one sampler), lets the other seats pass by the rule agent's pass (the
-model of how they pass), plays every surviving candidate's hand out with the rule agent in
-every seat, and keeps the better half; the rounds share the ``rollouts`` budget equally. All
-candidates of a round see the same deals and playout streams (common random numbers), so
-what separates them is the pass, not the deal.
+model of how they pass), plays every surviving candidate's hand out with the searching agent's
+own playout policy (its ``rollout``, greedy for ``hard``) in every seat, and keeps the better
+half; the rounds share the ``rollouts`` budget equally. All candidates of a round see the same
+deals and playout streams (common random numbers), so what separates them is the pass, not the
+deal. The playouts were the rule agent's until 2026-12-03: the rule agent commits to moons its
+greedy opponents never stop, so passes that keep points looked good, and the search kept the
+queen of spades and high cards it should have passed. With greedy playouts, in duplicate at
+2,000 iterations of play against the same search passing by rule playouts (200 deals each):
+-0.32 [-0.75, +0.11] points per hand passing left, -1.15 [-1.53, -0.77] passing right.
 
 Only to a neighbour. Passing across, the searched pass lost to the rule agent's pass in all
 three measurements with play fixed to ``hard`` (points per hand, searched minus rule pass, 95%
@@ -23,9 +28,10 @@ over deals): the pass study +0.68 +- 1.58 (7 across deals in 24 seatings), ``har
 ``hard`` with the rule pass +1.49 +- 1.46 (17 across deals in 14 seatings), the previous
 ``hard`` with and without a searched pass +0.44 +- 1.40 (13 deals); pooled by inverse
 variance +0.87 +- 0.85. Passing left (-1.49, -0.18, -0.51) and right (-2.14, -0.65, +0.20) it
-mostly gained. Why is not established (the playouts
-model every other seat as the rule agent; across, the seat that receives the pass is also the
-one that passes to us). So across, the search agents pass like ``rule``.
+mostly gained. Those were rule playouts; with greedy ones the searched pass across is no longer
+worse, and not measurably better: -0.14 [-0.54, +0.26] (200 across deals, the screen above).
+Why across differs is not established (there the seat that receives the pass is also the one
+that passes to us). So across, the search agents still pass like ``rule``.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from agents.baseline import pass_extremes
 from agents.kinds import Parameter, Params
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
-from agents.search import MAX_ITERATIONS, ROLLOUT_RULE, new_worlds, pass_and_play_out
+from agents.search import MAX_ITERATIONS, new_worlds, play_out
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import (
     AS,
@@ -220,10 +226,13 @@ def passes_to_neighbour(state) -> bool:
 
 
 @njit
-def searched_pass(state, rules: RulesTuple, seat: np.int64, seed: np.uint64, rollouts: np.int64) -> np.uint64:
+def searched_pass(
+    state, rules: RulesTuple, seat: np.int64, seed: np.uint64, rollouts: np.int64, playout: np.int64
+) -> np.uint64:
     """The candidate pass with the lowest mean final score of ``seat`` after sequential halving
-    with ``rollouts`` playouts in all; the rule agent's pass with no rollouts, and across
-    (where the searched pass lost to it: see the module's note)."""
+    with ``rollouts`` playouts in all, each played out by the playout policy ``playout``
+    (ROLLOUT_*, the searching agent's own) once the other seats have passed like the rule agent;
+    the rule agent's pass with no rollouts, and across (see the module's note)."""
     if rollouts <= 0 or not passes_to_neighbour(state):
         return rule_pass(PASS_VARIANTS[0], state, rules, seat, seed)
     candidates = np.zeros(MAX_CANDIDATES, dtype=np.uint64)
@@ -248,7 +257,10 @@ def searched_pass(state, rules: RulesTuple, seat: np.int64, seed: np.uint64, rol
                 trial = worlds[TRIAL]
                 copy_state(worlds[WORLD], trial)
                 pass_cards(trial, rules, seat, candidates[alive[i]])
-                pass_and_play_out(trial, rules, ROLLOUT_RULE, stream)
+                for other in range(trial.n_players):
+                    if other != seat:
+                        pass_cards(trial, rules, other, rule_pass(RULE_DEFAULTS, trial, rules, other, stream))
+                play_out(trial, rules, stream, playout, 0.0)
                 totals[alive[i]] += trial.scores[seat]
         # every survivor has seen the same deals: keep the half with the lowest totals
         order = np.argsort(totals[alive[:n_alive]], kind="mergesort")

@@ -225,8 +225,9 @@ def pimc_play(
 
 @njit
 def pimc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
-    """The searched pass (``agents.passing``) with ``pass_rollouts`` playouts."""
-    return searched_pass(state, rules, seat, seed, budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS))
+    """The searched pass (``agents.passing``): ``pass_rollouts`` playouts of this agent's ``rollout``."""
+    rollouts = budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS)
+    return searched_pass(state, rules, seat, seed, rollouts, np.int64(params[P.rollout]))
 
 
 KIND = PolicyKind(

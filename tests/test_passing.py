@@ -17,10 +17,13 @@ from agents.passing import MAX_CANDIDATES, card_dangers, pass_candidates, search
 from agents.registry import parse_agent
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
+from agents.search import ROLLOUT_GREEDY, ROLLOUTS
 from hearts_sim.core.cards import QS, CardSet
 from hearts_sim.core.rules import Rules, pass_direction_cycle
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.game.hand_state import HandState
+
+GREEDY = np.int64(ROLLOUT_GREEDY)  # hard's playout policy, which its searched pass plays out
 
 try:
     from tests.agent_checks import CHECK_RULES, assert_no_peeking, assert_plays_legally, real_positions
@@ -117,9 +120,9 @@ def test_zero_rollouts_is_the_rule_pass_and_a_budget_is_reproducible() -> None:
     for state, seat in real_positions(rules, 12, seed=5, pass_probability=1.0):
         seed = np.uint64(decision_seed(state.record, seat))
         rule_cards = int(rule_pass(RULE_DEFAULTS, state.record, array, seat, seed))
-        assert int(searched_pass(state.record, array, seat, seed, 0)) == rule_cards
-        searched = int(searched_pass(state.record, array, seat, seed, 600))
-        assert searched == int(searched_pass(state.record, array, seat, seed, 600))
+        assert int(searched_pass(state.record, array, seat, seed, 0, GREEDY)) == rule_cards
+        searched = int(searched_pass(state.record, array, seat, seed, 600, GREEDY))
+        assert searched == int(searched_pass(state.record, array, seat, seed, 600, GREEDY))
         differs += searched != rule_cards
     assert differs > 0, "the search never departs from the rule pass: it decides nothing"
 
@@ -137,7 +140,7 @@ def test_across_the_search_agents_pass_like_rule() -> None:
             assert state.pass_direction == direction
             seed = np.uint64(decision_seed(state.record, 0))
             rule_cards = int(rule_pass(RULE_DEFAULTS, state.record, array, 0, seed))
-            searched = int(searched_pass(state.record, array, 0, seed, 600))
+            searched = int(searched_pass(state.record, array, 0, seed, 600, GREEDY))
             if direction == "across":
                 assert searched == rule_cards, (hand, CardSet(searched), CardSet(rule_cards))
             else:
@@ -145,8 +148,10 @@ def test_across_the_search_agents_pass_like_rule() -> None:
     assert departs["left"] > 0 and departs["right"] > 0, departs
 
 
-def test_searched_pass_sheds_the_bare_queen_and_aces() -> None:
-    """Holding QS with no guard, and AS KS: passing three low clubs would be a blunder."""
+@pytest.mark.parametrize("playout", ["greedy", "rule"])
+def test_searched_pass_sheds_the_bare_queen_and_aces(playout: str) -> None:
+    """Holding QS with no guard, and AS KS: passing three low clubs would be a blunder, whichever
+    policy plays the candidates out."""
     state = HandState.from_deal(
         "standard",
         [
@@ -158,8 +163,9 @@ def test_searched_pass_sheds_the_bare_queen_and_aces() -> None:
         pass_direction="left",
     )
     array = state.rules.to_tuple()
+    kind = np.int64(ROLLOUTS.index(playout))
     for seed in range(3):
-        cards = int(searched_pass(state.record, array, 0, np.uint64(seed), 2000))
+        cards = int(searched_pass(state.record, array, 0, np.uint64(seed), 2000, kind))
         assert cards & CardSet("QS").mask, CardSet(cards)
         assert cards & CardSet("2C 3C 4C").mask == 0, CardSet(cards)
 
