@@ -72,7 +72,7 @@ from hearts_sim.engine.sampler import copy_state, new_sampler_scratch, sample_wo
 PASS_ROLLOUTS = Parameter(
     "pass_rollouts",
     0,
-    "searched pass to a neighbour: playouts over all candidates (0, and across: the rule pass)",
+    "searched pass to a neighbour: playouts (its rollout policy) over all candidates (0, across: rule pass)",
     low=0,
     high=MAX_ITERATIONS,
 )
