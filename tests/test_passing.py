@@ -127,6 +127,24 @@ def test_zero_rollouts_is_the_rule_pass_and_a_budget_is_reproducible() -> None:
     assert differs > 0, "the search never departs from the rule pass: it decides nothing"
 
 
+@pytest.mark.parametrize("searcher", ["ismcts(iterations=40", "pimc(iterations=30,worlds=2"])
+def test_the_searched_pass_plays_out_the_agents_own_rollout(searcher: str) -> None:
+    """An agent's pass is ``searched_pass`` with its own ``rollout`` as the playout policy, and
+    the policy matters: greedy and rule playouts pick different passes somewhere."""
+    rules = Rules()
+    array = rules.to_tuple()
+    picks: dict[str, list[int]] = {"greedy": [], "rule": []}
+    for rollout, chosen in picks.items():
+        code, params = _pass_rows(f"{searcher},pass_rollouts=600,rollout={rollout})")
+        kind = np.int64(ROLLOUTS.index(rollout))
+        for state, seat in real_positions(rules, 12, seed=5, pass_probability=1.0):
+            seed = np.uint64(decision_seed(state.record, seat))
+            cards = decide_pass(code, params, state.record, array, seat, seed)
+            assert cards == int(searched_pass(state.record, array, seat, seed, 600, kind))
+            chosen.append(cards)
+    assert picks["greedy"] != picks["rule"], "the playout policy never changes the pass"
+
+
 def test_across_the_search_agents_pass_like_rule() -> None:
     """Passing across the searched pass lost to the rule pass (agents/passing.py's note): every
     across pass is the rule agent's, whatever the budget, while left and right passes are
