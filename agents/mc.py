@@ -241,7 +241,7 @@ def mc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.u
             copy_state(worlds[WORLD], trial)
             if not (trial.passes_made >> seat) & 1:
                 pass_cards(trial, rules, seat, candidates[i])
-            pass_and_play_out(trial, rules, kind, stream)
+            pass_and_play_out(trial, rules, kind, kind, stream)
             if i == 0:
                 reference = np.float64(trial.scores[seat])
             gain = reference - trial.scores[seat]

@@ -43,7 +43,7 @@ from agents.baseline import pass_extremes
 from agents.kinds import Parameter, Params
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
-from agents.search import MAX_ITERATIONS, new_worlds, play_out
+from agents.search import MAX_ITERATIONS, ROLLOUT_RULE, new_worlds, pass_and_play_out
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import (
     AS,
@@ -257,10 +257,7 @@ def searched_pass(
                 trial = worlds[TRIAL]
                 copy_state(worlds[WORLD], trial)
                 pass_cards(trial, rules, seat, candidates[alive[i]])
-                for other in range(trial.n_players):
-                    if other != seat:
-                        pass_cards(trial, rules, other, rule_pass(RULE_DEFAULTS, trial, rules, other, stream))
-                play_out(trial, rules, stream, playout, 0.0)
+                pass_and_play_out(trial, rules, ROLLOUT_RULE, playout, stream)
                 totals[alive[i]] += trial.scores[seat]
         # every survivor has seen the same deals: keep the half with the lowest totals
         order = np.argsort(totals[alive[:n_alive]], kind="mergesort")

@@ -251,21 +251,24 @@ def play_tricks(state, rules: RulesTuple, rng: np.uint64, rollout: np.int64, eps
 
 
 @njit
-def pass_and_play_out(state, rules: RulesTuple, kind: np.int64, rng: np.uint64) -> np.uint64:
-    """Play ``state`` to the end with playout policy ``kind`` (ROLLOUT_*) in every seat; the
-    seats still to pass pass first (the rule agent's pass, the highest cards, or random)."""
+def pass_and_play_out(
+    state, rules: RulesTuple, passing: np.int64, playing: np.int64, rng: np.uint64
+) -> np.uint64:
+    """Play ``state`` to the end with playout policy ``playing`` (ROLLOUT_*) in every seat; the
+    seats still to pass pass first as playout policy ``passing`` would (the rule agent's pass,
+    the highest cards, or random)."""
     if state.phase == PHASE_PASS:
         for s in range(state.n_players):
             if not (state.passes_made >> s) & 1:
-                if kind == ROLLOUT_RULE:
+                if passing == ROLLOUT_RULE:
                     cards = rule_pass(RULE_DEFAULT_PARAMS, state, rules, s, rng)
-                elif kind in (ROLLOUT_GREEDY, ROLLOUT_GUARD, ROLLOUT_RACE):
+                elif passing in (ROLLOUT_GREEDY, ROLLOUT_GUARD, ROLLOUT_RACE):
                     cards = pass_extremes(state.dealt[s], rules, True)
                 else:
                     rng, bits = next_u64(rng)
                     cards = random_pass(state.dealt[s], rules, bits)
                 pass_cards(state, rules, s, cards)
-    return play_out(state, rules, rng, kind, 0.0)
+    return play_out(state, rules, rng, playing, 0.0)
 
 
 # ---------------------------------------------------------------- the search tree (pimc, ismcts)
