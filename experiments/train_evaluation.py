@@ -10,7 +10,6 @@ of the variance of the final score the evaluation explains, against the features
 the points already taken (what a search knows without any model).
 
     python experiments/train_evaluation.py                          # 1,000,000 hands, standard
-                                                                    # (then recompiles the agents)
     python experiments/train_evaluation.py --hands 200000 --dry-run # fit and report, write nothing
 """
 
@@ -124,11 +123,7 @@ def main(argv: list[str] | None = None) -> None:
         '"""\n\n'
         f"WEIGHTS = (\n{lines})\n"
     )
-    # numba caches each kernel by its own file: ismcts_play would not notice new weights
-    stale = list((WEIGHTS_FILE.parent / "__pycache__").glob("*.nb[ic]"))
-    for path in stale:
-        path.unlink()
-    print(f"wrote {WEIGHTS_FILE}; deleted {len(stale)} cached agent kernels (they recompile on next use)")
+    print(f"wrote {WEIGHTS_FILE} (the agents that use it recompile on their next run)")
 
 
 if __name__ == "__main__":
