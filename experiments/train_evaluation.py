@@ -7,21 +7,30 @@ at its start every seat's features (``seat_features``) are recorded with the sea
 score of the hand, in units of the moon total. A ridge regression (scikit-learn; ``pip install
 -e ".[learn]"``) fits one weight per feature; the held-out share of the hands reports how much
 of the variance of the final score the evaluation explains, against the features' baseline of
-the points already taken (what a search knows without any model).
+the points already taken (what a search knows without any model), and of the weights shipped now.
+
+With ``--saved FILE ...`` the hands are instead those a search agent played against itself and
+``experiments/train_shape.py play`` saved: the evaluation then predicts the outcome under that
+agent's play, not the playouts' (the value step of expert iteration). Every trick start after
+the first is recorded (these hands are dear), and one hand in five is held out.
 
     python experiments/train_evaluation.py                          # 1,000,000 hands, standard
     python experiments/train_evaluation.py --hands 200000 --dry-run # fit and report, write nothing
+    python experiments/train_shape.py play --agent "ismcts(iterations=2000)" --hands 6000 --out runs/ev.npz
+    python experiments/train_evaluation.py --saved runs/ev.npz --dry-run
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 from agents.evaluation import FEATURES, N_FEATURES, seat_features
+from agents.evaluation_weights import WEIGHTS
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
 from agents.search import ROLLOUTS, playout_card
@@ -38,6 +47,9 @@ from hearts_sim.engine.hand import (
 )
 from hearts_sim.engine.rng import derive_seed, random_below
 from hearts_sim.engine.state import PHASE_PASS, PHASE_PLAY, new_states
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # train_shape.py beside it, also when imported
+from train_shape import HELD_OUT_EVERY, saved_hands  # noqa: E402
 
 WEIGHTS_FILE = Path(__file__).resolve().parents[1] / "agents" / "evaluation_weights.py"
 
@@ -75,6 +87,36 @@ def _samples(rules, rollout, epsilon, seed, hands, states, features, targets):  
     return row
 
 
+@njit
+def _trick_start_rows(state, rules, out):  # type: ignore[no-untyped-def]
+    """Every seat's features (one row a seat of ``out``) in ``state``, at the start of a trick."""
+    for s in range(state.n_players):
+        seat_features(state, rules, s, out[s])
+
+
+def saved_samples(files: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(features, targets, held-out mask) at every trick start after the first of the hands that
+    ``train_shape.py play`` saved in ``files``: each seat's row with its final score of the hand,
+    in units of the moon total; the rows of one hand in ``HELD_OUT_EVERY`` held out."""
+    features, targets, held = [], [], []
+    for hand, state, cards in saved_hands(files):
+        record, array = state._states[0], state._rules_array
+        n = state.rules.n_players
+        snapshots = []
+        for card in cards:
+            if record["n_in_trick"] == 0 and record["trick_number"] >= 1:
+                rows = np.zeros((n, N_FEATURES))
+                _trick_start_rows(record, array, rows)
+                snapshots.append(rows)
+            state.play(int(card))
+        final = state.scores() / state.rules.moon_total
+        for rows in snapshots:
+            features.append(rows)
+            targets.append(final)
+            held += [hand % HELD_OUT_EVERY == 0] * n
+    return np.concatenate(features), np.concatenate(targets), np.array(held)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hands", type=int, default=1_000_000)
@@ -83,31 +125,44 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--epsilon", type=float, default=0.086, help="the playouts' random-card chance")
     parser.add_argument("--alpha", type=float, default=1.0, help="ridge penalty")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--saved",
+        nargs="+",
+        metavar="FILE",
+        help="fit to the hands train_shape.py play saved (a search agent's self-play), not to playouts",
+    )
     parser.add_argument("--dry-run", action="store_true", help="fit and report; do not write the weights")
     args = parser.parse_args(argv)
     from sklearn.linear_model import Ridge  # the optional `train` extra
 
-    rules = resolve_rules(args.rules)
+    rules = resolve_rules("standard" if args.saved else args.rules)
     n = rules.n_players
     started = time.perf_counter()
-    features = np.zeros((args.hands * n, N_FEATURES), dtype=np.float64)
-    targets = np.zeros(args.hands * n, dtype=np.float64)
-    rollout = ROLLOUTS.index(args.rollout)
-    array = rules.to_tuple()
-    rows = _samples(array, rollout, args.epsilon, args.seed, args.hands, new_states(1), features, targets)
-    features, targets = features[:rows], targets[:rows]
-    print(f"{rows:,} rows from {args.hands:,} hands in {time.perf_counter() - started:.1f} s", flush=True)
-    held_out = rows // 10 // n * n  # whole hands
-    model = Ridge(alpha=args.alpha, fit_intercept=False).fit(features[held_out:], targets[held_out:])
-    test_x, test_y = features[:held_out], targets[:held_out]
+    if args.saved:
+        features, targets, held = saved_samples(args.saved)
+        source = f"{len(targets) // n:,} trick starts of {', '.join(args.saved)}"
+    else:
+        features = np.zeros((args.hands * n, N_FEATURES), dtype=np.float64)
+        targets = np.zeros(args.hands * n, dtype=np.float64)
+        rollout = ROLLOUTS.index(args.rollout)
+        array = rules.to_tuple()
+        rows = _samples(array, rollout, args.epsilon, args.seed, args.hands, new_states(1), features, targets)
+        features, targets = features[:rows], targets[:rows]
+        held = np.arange(rows) < rows // 10 // n * n  # whole hands
+        source = f"{args.hands:,} hands"
+    print(f"{len(targets):,} rows from {source} in {time.perf_counter() - started:.1f} s", flush=True)
+    model = Ridge(alpha=args.alpha, fit_intercept=False).fit(features[~held], targets[~held])
+    test_x, test_y = features[held], targets[held]
     residual = float(np.mean((model.predict(test_x) - test_y) ** 2))
-    baseline = Ridge(alpha=args.alpha).fit(features[held_out:, 1:2], targets[held_out:])
+    baseline = Ridge(alpha=args.alpha).fit(features[~held, 1:2], targets[~held])
     base_residual = float(np.mean((baseline.predict(test_x[:, 1:2]) - test_y) ** 2))
+    shipped_residual = float(np.mean((test_x @ np.array(WEIGHTS) - test_y) ** 2))
     variance = float(np.var(test_y))
     total = rules.moon_total
     print(
-        f"held out ({held_out:,} rows): R^2 {1 - residual / variance:.3f} "
-        f"(points taken alone: {1 - base_residual / variance:.3f}); RMSE {np.sqrt(residual) * total:.2f} "
+        f"held out ({len(test_y):,} rows): R^2 {1 - residual / variance:.3f} "
+        f"(points taken alone: {1 - base_residual / variance:.3f}; the shipped weights: "
+        f"{1 - shipped_residual / variance:.3f}); RMSE {np.sqrt(residual) * total:.2f} "
         f"points (alone: {np.sqrt(base_residual) * total:.2f})"
     )
     for name, weight in zip(FEATURES, model.coef_, strict=True):
@@ -115,11 +170,15 @@ def main(argv: list[str] | None = None) -> None:
     if args.dry_run:
         return
     lines = "".join(f"    {w:+.6f},  # {name}\n" for name, w in zip(FEATURES, model.coef_, strict=True))
+    if args.saved:
+        command = f"--saved {' '.join(args.saved)} --alpha {args.alpha}"
+    else:
+        command = f"--hands {args.hands} --rules {args.rules}\n--rollout {args.rollout} "
+        command += f"--epsilon {args.epsilon} --alpha {args.alpha} --seed {args.seed}"
     WEIGHTS_FILE.write_text(
         '"""Weights of the learned evaluation (agents/evaluation.py), one per ``FEATURES`` entry.\n\n'
-        f"Written by ``python experiments/train_evaluation.py --hands {args.hands} --rules {args.rules}\n"
-        f"--rollout {args.rollout} --epsilon {args.epsilon} --alpha {args.alpha} --seed {args.seed}``:\n"
-        f"held-out R^2 {1 - residual / variance:.3f} over {held_out:,} rows.\n"
+        f"Written by ``python experiments/train_evaluation.py {command}``:\n"
+        f"held-out R^2 {1 - residual / variance:.3f} over {len(test_y):,} rows.\n"
         '"""\n\n'
         f"WEIGHTS = (\n{lines})\n"
     )

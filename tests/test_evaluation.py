@@ -72,8 +72,25 @@ def test_training_script_fits_and_reports() -> None:
         text=True,
         check=True,
     )
-    r2, alone = map(
-        float, re.search(r"R\^2 ([\d.-]+) \(points taken alone: ([\d.-]+)\)", run.stdout).groups()
-    )
+    r2, alone = map(float, re.search(r"R\^2 ([\d.-]+) \(points taken alone: ([\d.-]+);", run.stdout).groups())
     assert r2 > alone
     assert all(name in run.stdout for name in FEATURES)
+
+
+def test_saved_hands_give_every_trick_start_with_the_final_scores(tmp_path: Path) -> None:
+    """``--saved``: the rows of a search agent's saved self-play (here the rule agent's, which is
+    quick), one per seat at the start of tricks 2 to 13, each with that hand's final score."""
+    from train_evaluation import saved_samples
+
+    saved = tmp_path / "rule.npz"
+    play = [sys.executable, str(EXPERIMENTS / "train_shape.py"), "play", "--agent", "rule"]
+    subprocess.run([*play, "--hands", "10", "--out", str(saved)], check=True, capture_output=True)
+    features, targets, held = saved_samples([str(saved)])
+    assert features.shape == (10 * 12 * 4, N_FEATURES)
+    by_hand = targets.reshape(10, 12, 4)
+    assert (by_hand == by_hand[:, :1]).all()  # the same final score at every trick start
+    assert set(np.round(by_hand[:, 0].sum(axis=1) * 26).astype(int)) <= {26, 78}  # points, or a moon
+    rows = features.reshape(10, 12, 4, N_FEATURES)
+    assert np.allclose(rows[:, :, :, F.tricks_left], (12 - np.arange(12))[None, :, None] / 13)
+    assert (rows[:, 0, :, F.own_points] <= rows[:, -1, :, F.own_points]).all()  # points only grow
+    assert held.tolist() == [hand % 5 == 0 for hand in range(10) for _ in range(48)]
