@@ -49,7 +49,7 @@ from hearts_sim.engine.rng import derive_seed, random_below
 from hearts_sim.engine.state import PHASE_PASS, PHASE_PLAY, new_states
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # train_shape.py beside it, also when imported
-from train_shape import HELD_OUT_EVERY, saved_hands  # noqa: E402
+from train_shape import HELD_OUT_EVERY, SavedHandsError, saved_hands  # noqa: E402
 
 WEIGHTS_FILE = Path(__file__).resolve().parents[1] / "agents" / "evaluation_weights.py"
 
@@ -114,6 +114,8 @@ def saved_samples(files: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
             features.append(rows)
             targets.append(final)
             held += [hand % HELD_OUT_EVERY == 0] * n
+    if not features:
+        raise SavedHandsError(f"{', '.join(files)}: no hands saved")
     return np.concatenate(features), np.concatenate(targets), np.array(held)
 
 
@@ -133,13 +135,18 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--dry-run", action="store_true", help="fit and report; do not write the weights")
     args = parser.parse_args(argv)
+    if args.saved and args.rules != "standard":
+        parser.error("--saved: train_shape.py play saves hands of the standard rules only; drop --rules")
     from sklearn.linear_model import Ridge  # the optional `train` extra
 
     rules = resolve_rules("standard" if args.saved else args.rules)
     n = rules.n_players
     started = time.perf_counter()
     if args.saved:
-        features, targets, held = saved_samples(args.saved)
+        try:
+            features, targets, held = saved_samples(args.saved)
+        except SavedHandsError as error:  # a file not train_shape.py play's
+            sys.exit(f"error: {error}")
         source = f"{len(targets) // n:,} trick starts of {', '.join(args.saved)}"
     else:
         features = np.zeros((args.hands * n, N_FEATURES), dtype=np.float64)

@@ -94,3 +94,18 @@ def test_saved_hands_give_every_trick_start_with_the_final_scores(tmp_path: Path
     assert np.allclose(rows[:, :, :, F.tricks_left], (12 - np.arange(12))[None, :, None] / 13)
     assert (rows[:, 0, :, F.own_points] <= rows[:, -1, :, F.own_points]).all()  # points only grow
     assert held.tolist() == [hand % 5 == 0 for hand in range(10) for _ in range(48)]
+
+
+def test_saved_rejects_a_file_that_play_did_not_write(tmp_path: Path) -> None:
+    stray = tmp_path / "stray.npz"
+    np.savez(stray, x=np.zeros(3))
+    run = subprocess.run(
+        [sys.executable, str(EXPERIMENTS / "train_evaluation.py"), "--saved", str(stray), "--dry-run"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert (
+        run.stderr.strip()
+        == f"error: {stray}: not a file of train_shape.py play (no hands, history, passes, seed)"
+    )
