@@ -55,6 +55,13 @@ WEIGHTS_FILE = Path(__file__).resolve().parents[1] / "agents" / "evaluation_weig
 
 
 @njit
+def _trick_start_rows(state, rules, out):  # type: ignore[no-untyped-def]
+    """Every seat's features (one row a seat of ``out``) in ``state``, at the start of a trick."""
+    for s in range(state.n_players):
+        seat_features(state, rules, s, out[s])
+
+
+@njit
 def _samples(rules, rollout, epsilon, seed, hands, states, features, targets):  # type: ignore[no-untyped-def]
     """Fill ``features`` (hands * n rows) and ``targets`` from ``hands`` self-play hands (``states``:
     one scratch record); returns the rows written."""
@@ -75,8 +82,7 @@ def _samples(rules, rollout, epsilon, seed, hands, states, features, targets):  
         first_row = row
         while state.phase == PHASE_PLAY:
             if state.n_in_trick == 0 and state.trick_number == snapshot:
-                for s in range(n):
-                    seat_features(state, rules, s, features[row + s])
+                _trick_start_rows(state, rules, features[row : row + n])
                 row += n
             legal = legal_moves(state, rules)
             rng, card = playout_card(state, rules, legal, rng, rollout, epsilon)
@@ -85,13 +91,6 @@ def _samples(rules, rollout, epsilon, seed, hands, states, features, targets):  
             if row > first_row:
                 targets[first_row + s] = state.scores[s] / total
     return row
-
-
-@njit
-def _trick_start_rows(state, rules, out):  # type: ignore[no-untyped-def]
-    """Every seat's features (one row a seat of ``out``) in ``state``, at the start of a trick."""
-    for s in range(state.n_players):
-        seat_features(state, rules, s, out[s])
 
 
 def saved_samples(files: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -139,7 +138,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--saved: train_shape.py play saves hands of the standard rules only; drop --rules")
     from sklearn.linear_model import Ridge  # the optional `train` extra
 
-    rules = resolve_rules("standard" if args.saved else args.rules)
+    rules = resolve_rules(args.rules)
     n = rules.n_players
     started = time.perf_counter()
     if args.saved:

@@ -29,7 +29,7 @@ except ImportError:  # tests/ itself on sys.path
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 sys.path.insert(0, str(EXPERIMENTS))
-from train_evaluation import _samples  # noqa: E402
+from train_evaluation import _samples, saved_samples  # noqa: E402
 
 
 def test_weights_match_the_features() -> None:
@@ -80,8 +80,6 @@ def test_training_script_fits_and_reports() -> None:
 def test_saved_hands_give_every_trick_start_with_the_final_scores(tmp_path: Path) -> None:
     """``--saved``: the rows of a search agent's saved self-play (here the rule agent's, which is
     quick), one per seat at the start of tricks 2 to 13, each with that hand's final score."""
-    from train_evaluation import saved_samples
-
     saved = tmp_path / "rule.npz"
     play = [sys.executable, str(EXPERIMENTS / "train_shape.py"), "play", "--agent", "rule"]
     subprocess.run([*play, "--hands", "10", "--out", str(saved)], check=True, capture_output=True)
