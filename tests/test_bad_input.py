@@ -255,6 +255,13 @@ CASES: list[tuple[list[str], str]] = [
     (["report", "{run:deleted}"], "is missing"),
     (["report", "{run:garbage}"], "SHA-256 differs"),
     (["report", "{run:edited}"], "chunks_done is 1 but 2 parts are listed"),
+    (["combine"], "combine needs at least one run directory"),
+    (["combine", "/nonexistent-run"], "holds no tournament run"),
+    (["combine", "{run:garbage_manifest}"], "cannot read"),
+    (["combine", "{run:truncated}"], "bytes, not the"),
+    (["combine", "{run:interrupted}"], "is unfinished (2 of 4 chunks)"),
+    (["combine", "{run:good}", "{run:good}"], "their deals would count twice"),
+    (["combine", "{run:good}", "--json", "--nosuch"], "unrecognized arguments: --nosuch"),
     # ---- serve (each is refused before the server reads its first request)
     (["serve"], "serve needs --agent"),
     (["serve", "--agent", "nosuch"], "unknown agent 'nosuch'"),
@@ -426,7 +433,18 @@ def _misbehaving(cases: list[tuple[list[str], str]], outcomes: list[Outcome]) ->
 def test_there_are_enough_cases_for_every_subcommand() -> None:
     counts = Counter(subcommand(args) for args, _ in CASES)
     assert len(CASES) >= 150
-    for command in ("tournament", "match", "bench", "levels", "tune", "play", "report", "serve", "agents"):
+    for command in (
+        "tournament",
+        "match",
+        "bench",
+        "levels",
+        "tune",
+        "play",
+        "report",
+        "combine",
+        "serve",
+        "agents",
+    ):
         assert counts[command] >= 1, command
 
 

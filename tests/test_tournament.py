@@ -20,6 +20,7 @@ from hearts_sim.studies.tournament import (
     Interrupted,
     TournamentConfig,
     TournamentError,
+    combine_runs,
     interrupts_deferred,
     make_config,
     resume_tournament,
@@ -159,6 +160,72 @@ def test_tournament_table_and_json(tmp_path: Path) -> None:
     assert data["deals"] == 100 and "n_players=3" in data["rules"]
     for agent in data["agents"]:
         assert {"name", "points_per_hand", "ci95", "moon_rate"} <= set(agent)
+
+
+def _per_deal_differences(out: Path, a: str) -> np.ndarray:
+    """Agent ``a``'s mean score in each deal of a two-agent run's records less the other's."""
+    records = pd.read_parquet(out / "records")
+    seats = [c[len("agent_") :] for c in records.columns if c.startswith("agent_")]
+    long = pd.concat(
+        pd.DataFrame(
+            {"deal": records["deal"], "mine": records[f"agent_{s}"] == a, "score": records[f"score_{s}"]}
+        )
+        for s in seats
+    )
+    means = long.groupby(["deal", "mine"])["score"].mean().unstack()
+    return (means[True] - means[False]).to_numpy()
+
+
+def test_combined_runs_pool_every_deal_of_every_run(tmp_path: Path) -> None:
+    from scipy import stats
+
+    for seed, deals in ((1, 60), (2, 40)):
+        run_tournament(
+            make_config(["lowest", "random"], deals=deals, seed=seed), tmp_path / f"s{seed}", progress=False
+        )
+    summary = combine_runs([tmp_path / "s1", tmp_path / "s2"])
+    assert (summary["deals"], summary["hands"], summary["seed"]) == (100, 1400, [1, 2])
+    # the pooled interval is the t-interval over all 100 deals' paired differences in the records
+    differences = np.concatenate([_per_deal_differences(tmp_path / d, "lowest") for d in ("s1", "s2")])
+    mean, se = differences.mean(), differences.std(ddof=1) / np.sqrt(len(differences))
+    half = stats.t.ppf(0.975, len(differences) - 1) * se
+    (pair,) = summary["pairs"]
+    assert pair["a_minus_b"] == pytest.approx(mean, abs=1e-4)
+    assert pair["ci95"] == pytest.approx([mean - half, mean + half], abs=1e-4)
+    assert pair["p_value"] == pytest.approx(2 * stats.t.sf(abs(mean) / se, len(differences) - 1), rel=1e-3)
+    scores = pd.concat(pd.read_parquet(tmp_path / d / "records") for d in ("s1", "s2"))
+    lowest = np.concatenate([scores.loc[scores[f"agent_{s}"] == "lowest", f"score_{s}"] for s in range(4)])
+    assert summary["agents"][0]["points_per_hand"] == pytest.approx(lowest.mean(), abs=1e-4)
+    # one run alone: its own summary
+    alone = json.loads((tmp_path / "s1" / "manifest.json").read_text())["summary"]
+    assert combine_runs([tmp_path / "s1"]) == {**alone, "seed": [1]}
+
+
+def test_runs_that_do_not_pool_are_refused(tmp_path: Path) -> None:
+    run_tournament(make_config(["lowest", "random"], deals=10, seed=1), tmp_path / "a", progress=False)
+    run_tournament(make_config(["lowest", "highest"], deals=10, seed=2), tmp_path / "other", progress=False)
+    run_tournament(
+        make_config(["lowest", "random"], rules="quick", deals=6, seed=3, games=True),
+        tmp_path / "games",
+        progress=False,
+    )
+    config = TournamentConfig(("lowest", "random"), deals=30, seed=4, chunk_deals=10)
+    with pytest.raises(Interrupted):
+        run_tournament(config, tmp_path / "half", progress=False, stop_after_chunks=1)
+    for dirs, message in (
+        (["a", "a"], "both played seed 1: their deals would count twice"),
+        (["a", "other"], "runs of different agents"),
+        (["a", "games"], "runs of games are not combined"),
+        (["a", "half"], r"unfinished \(1 of 3 chunks\)"),
+    ):
+        with pytest.raises(TournamentError, match=message):
+            combine_runs([tmp_path / d for d in dirs])
+    refused = _cli("combine", str(tmp_path / "a"), str(tmp_path / "other"))
+    assert (
+        refused.returncode == 2 and refused.stderr.count("\n") == 1 and "different agents" in refused.stderr
+    )
+    pooled = _cli("combine", str(tmp_path / "a"), "--json")
+    assert pooled.returncode == 0 and json.loads(pooled.stdout)["deals"] == 10
 
 
 def test_existing_output_directory_is_refused(tmp_path: Path) -> None:

@@ -373,6 +373,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_combine(args: argparse.Namespace) -> int:
+    from hearts_sim.studies.stats import format_summary
+    from hearts_sim.studies.tournament import combine_runs
+
+    summary = combine_runs(args.dirs)
+    print(json.dumps(summary) if args.json else format_summary(summary))
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from hearts_sim.apps.server import serve_command
 
@@ -613,6 +622,14 @@ def build_parser() -> argparse.ArgumentParser:
             Option("out", TEXT, "output directory (default DIR/report)", flags=("--out",), metavar="PATH"),
             MIN_POINTS,
         ),
+    )
+
+    _command(
+        commands,
+        "combine",
+        "one summary of finished runs of the same agents on other seeds",
+        cmd_combine,
+        (Option("dirs", TEXTS, "tournament or match --out directories", metavar="DIR"), JSON),
     )
 
     from hearts_sim.apps.server import SERVE_OPTIONS

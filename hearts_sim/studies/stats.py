@@ -17,8 +17,20 @@ from typing import Any
 
 import numpy as np
 
-
 # ---------------------------------------------------------------------------- statistics
+# Tally's lists of one integer sum per agent
+_PER_AGENT_SUMS = (
+    "score_sum",
+    "score_square_sum",
+    "moons_made",
+    "moons_suffered",
+    "qs_taken",
+    "tricks",
+    "games_hands",
+    "wins",
+)
+
+
 @dataclass
 class Tally:
     """Exact integer sums over deals, per agent and per pair of agents (JSON-serialisable).
@@ -46,16 +58,7 @@ class Tally:
 
     def __post_init__(self) -> None:
         k = self.n_agents
-        for name in (
-            "score_sum",
-            "score_square_sum",
-            "moons_made",
-            "moons_suffered",
-            "qs_taken",
-            "tricks",
-            "games_hands",
-            "wins",
-        ):
+        for name in _PER_AGENT_SUMS:
             if not getattr(self, name):
                 setattr(self, name, [0] * k)
         for name in ("pair_sum", "pair_square_sum"):
@@ -74,6 +77,24 @@ class Tally:
                 diff = sums[:, a] * c[b] - sums[:, b] * c[a]
                 self.pair_sum[a][b] += int(diff.sum())
                 self.pair_square_sum[a][b] += int((diff * diff).sum())
+
+    def add(self, other: Tally) -> None:
+        """Fold in the tally of a run of the same agents and seatings over other deals: every
+        figure is a sum over deals, so the pooled tally is the sum. Not for games, whose ratings
+        depend on the order of every game."""
+        if self.ratings or other.ratings:
+            raise ValueError("the tallies of games hold ratings, which do not add")
+        if (self.n_agents, self.slots_per_deal) != (other.n_agents, other.slots_per_deal):
+            raise ValueError("the tallies are of other agents or seatings")
+        self.deals += other.deals
+        self.hands += other.hands
+        for name in _PER_AGENT_SUMS:
+            setattr(
+                self, name, [x + y for x, y in zip(getattr(self, name), getattr(other, name), strict=True)]
+            )
+        for name in ("pair_sum", "pair_square_sum"):
+            rows = zip(getattr(self, name), getattr(other, name), strict=True)
+            setattr(self, name, [[x + y for x, y in zip(r, q, strict=True)] for r, q in rows])
 
     # ------------------------------------------------------------------ derived figures
     def _mean_ci(self, total: int, square: int, scale: int) -> tuple[float, list[float], float]:
@@ -139,9 +160,10 @@ def format_p_value(p: float | None) -> str:
 
 
 def summarize(
-    tally: Tally, names: Sequence[str], *, games: bool, seatings: int, rules: str, seed: int
+    tally: Tally, names: Sequence[str], *, games: bool, seatings: int, rules: str, seed: int | list[int]
 ) -> dict[str, Any]:
-    """The summary as plain JSON data: per agent (named ``names``), and per pair of agents."""
+    """The summary as plain JSON data: per agent (named ``names``), and per pair of agents
+    (``seed``: a list for runs combined)."""
     per_agent = []
     for a, name in enumerate(names):
         slots = tally.deals * tally.slots_per_deal[a]
@@ -311,7 +333,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     unit = "games" if games else "deals"
     out = [
         f"{summary['deals']:,} {unit} x {summary['seatings']} seatings = {summary['hands']:,} hands; "
-        f"rules: {summary['rules']}; seed {summary['seed']}",
+        f"rules: {summary['rules']}; {_seeds(summary['seed'])}",
         "",
         line(header),
         line(["-" * w for w in widths]),
@@ -330,6 +352,13 @@ def format_summary(summary: dict[str, Any]) -> str:
             )
         out.append("(points are penalties: negative means the first agent did better)")
     return "\n".join(out)
+
+
+def _seeds(seed: int | list[int]) -> str:
+    """``seed 7``, or ``seeds 34, 35`` for runs combined."""
+    if isinstance(seed, list):
+        return ("seed " if len(seed) == 1 else "seeds ") + ", ".join(map(str, seed))
+    return f"seed {seed}"
 
 
 def match_json(summary: dict[str, Any]) -> dict[str, Any]:

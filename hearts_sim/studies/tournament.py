@@ -52,6 +52,7 @@ from hearts_sim.selfplay.records import (
     part_problem,
     parts_problem,
     repair_hint,
+    verified_parts,
 )
 from hearts_sim.selfplay.simulate import (
     SimulationError,
@@ -548,6 +549,67 @@ def resume_tournament(out: str | Path, **options: Any) -> TournamentResult:
     re-playing whatever does not match the manifest)."""
     config = manifest_config(Path(out), load_manifest(Path(out)))
     return run_tournament(config, out, resume=True, **options)
+
+
+def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
+    """The summary of finished runs of the same agents and rules on other seeds, as if one run
+    had played all their deals: their manifests' exact tallies summed, so every interval is over
+    the deals of every run (seeds 34 and 35 of a match, or halves run on two machines).
+
+    A one-line ``TournamentError`` for a run that is unfinished or whose manifest cannot be
+    trusted (a ``RecordsError`` for one whose records were damaged), a run of other agents or
+    rules, a seed given twice (its deals would count twice), and runs of whole games (their
+    ratings follow the order of every game: play one longer run). Agents are matched by their
+    specs as written, so combine runs of one version of the code.
+    """
+    if not outs:
+        raise TournamentError("combine needs at least one run directory")
+    first: tuple[Path, TournamentConfig] | None = None
+    seeds: dict[int, Path] = {}
+    total: Tally | None = None
+    for out in map(Path, outs):
+        manifest = load_manifest(out)
+        config = manifest_config(out, manifest)
+        problem = manifest_problem(config, manifest)
+        if problem is not None:
+            raise TournamentError(f"{out / MANIFEST} cannot be trusted: {problem}; {repair_hint(out)}")
+        verified_parts(out, manifest)  # a run whose records were damaged is repaired first
+        if manifest["chunks_done"] < config.n_chunks:
+            raise TournamentError(
+                f"{out} is unfinished ({manifest['chunks_done']} of {config.n_chunks} chunks): "
+                f"finish it with hearts-sim tournament --resume {out}"
+            )
+        if config.games:
+            raise TournamentError(
+                f"{out} plays whole games, whose ratings follow the order of every game: "
+                "runs of games are not combined (play one longer run)"
+            )
+        if first is None:
+            first = (out, config)
+        elif config.agents != first[1].agents or config.rules != first[1].rules:
+            what = "agents" if config.agents != first[1].agents else "rules"
+            raise TournamentError(f"{out} and {first[0]} are runs of different {what}: they do not combine")
+        if config.seed in seeds:
+            raise TournamentError(
+                f"{seeds[config.seed]} and {out} both played seed {config.seed}: "
+                "their deals would count twice (give each run its own --seed)"
+            )
+        seeds[config.seed] = out
+        tally = Tally(**manifest["tally"])
+        if total is None:
+            total = tally
+        else:
+            total.add(tally)
+    assert first is not None and total is not None
+    config = first[1]
+    return summarize(
+        total,
+        [spec.name for spec in config.specs()],
+        games=False,
+        seatings=len(config.seatings()),
+        rules=config.rules.describe(),
+        seed=list(seeds),
+    )
 
 
 def make_config(
