@@ -93,26 +93,34 @@ def _samples(rules, rollout, epsilon, seed, hands, states, features, targets):  
     return row
 
 
+@njit
+def _saved_hand_rows(states, rules, cards, out):  # type: ignore[no-untyped-def]
+    """Play a saved hand's ``cards`` on ``states[0]`` (its passes made), writing every seat's
+    features at each trick start after the first into the rows of ``out``; returns how many."""
+    state = states[0]
+    n = state.n_players
+    row = 0
+    for card in cards:
+        if state.n_in_trick == 0 and state.trick_number >= 1:
+            _trick_start_rows(state, rules, out[row : row + n])
+            row += n
+        play_card(state, rules, card)
+    return row
+
+
 def saved_samples(files: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(features, targets, held-out mask) at every trick start after the first of the hands that
     ``train_shape.py play`` saved in ``files``: each seat's row with its final score of the hand,
     in units of the moon total; the rows of one hand in ``HELD_OUT_EVERY`` held out."""
     features, targets, held = [], [], []
     for hand, state, cards in saved_hands(files):
-        record, array = state._states[0], state._rules_array
         n = state.rules.n_players
-        snapshots = []
-        for card in cards:
-            if record["n_in_trick"] == 0 and record["trick_number"] >= 1:
-                rows = np.zeros((n, N_FEATURES))
-                _trick_start_rows(record, array, rows)
-                snapshots.append(rows)
-            state.play(int(card))
+        rows = np.zeros((len(cards), N_FEATURES))  # at most a row per seat and trick: fewer than cards
+        count = _saved_hand_rows(state._states, state._rules_array, cards.astype(np.int64), rows)
         final = state.scores() / state.rules.moon_total
-        for rows in snapshots:
-            features.append(rows)
-            targets.append(final)
-            held += [hand % HELD_OUT_EVERY == 0] * n
+        features.append(rows[:count])
+        targets.append(np.tile(final, count // n))
+        held += [hand % HELD_OUT_EVERY == 0] * count
     if not features:
         raise SavedHandsError(f"{', '.join(files)}: no hands saved")
     return np.concatenate(features), np.concatenate(targets), np.array(held)
