@@ -205,6 +205,9 @@ def test_runs_that_do_not_pool_are_refused(tmp_path: Path) -> None:
     run_tournament(make_config(["lowest", "random"], deals=10, seed=1), tmp_path / "a", progress=False)
     run_tournament(make_config(["lowest", "highest"], deals=10, seed=2), tmp_path / "other", progress=False)
     run_tournament(
+        make_config(["lowest", "random"], rules="qdan3", deals=10, seed=5), tmp_path / "three", progress=False
+    )
+    run_tournament(
         make_config(["lowest", "random"], rules="quick", deals=6, seed=3, games=True),
         tmp_path / "games",
         progress=False,
@@ -215,6 +218,7 @@ def test_runs_that_do_not_pool_are_refused(tmp_path: Path) -> None:
     for dirs, message in (
         (["a", "a"], "both played seed 1: their deals would count twice"),
         (["a", "other"], "runs of different agents"),
+        (["a", "three"], "runs of different rules"),
         (["a", "games"], "runs of games are not combined"),
         (["a", "half"], r"unfinished \(1 of 3 chunks\)"),
     ):

@@ -573,7 +573,7 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
         problem = manifest_problem(config, manifest)
         if problem is not None:
             raise TournamentError(f"{out / MANIFEST} cannot be trusted: {problem}; {repair_hint(out)}")
-        verified_parts(out, manifest)  # a run whose records were damaged is repaired first
+        verified_parts(out, manifest)  # damaged records: a RecordsError that says how to repair them
         if manifest["chunks_done"] < config.n_chunks:
             raise TournamentError(
                 f"{out} is unfinished ({manifest['chunks_done']} of {config.n_chunks} chunks): "
