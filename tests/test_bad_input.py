@@ -255,7 +255,7 @@ CASES: list[tuple[list[str], str]] = [
     (["report", "{run:deleted}"], "is missing"),
     (["report", "{run:garbage}"], "SHA-256 differs"),
     (["report", "{run:edited}"], "chunks_done is 1 but 2 parts are listed"),
-    (["combine"], "combine needs at least one run directory"),
+    (["combine"], "the following arguments are required: DIR"),
     (["combine", "/nonexistent-run"], "holds no tournament run"),
     (["combine", "{run:garbage_manifest}"], "cannot read"),
     (["combine", "{run:truncated}"], "bytes, not the"),

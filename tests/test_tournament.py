@@ -224,6 +224,8 @@ def test_runs_that_do_not_pool_are_refused(tmp_path: Path) -> None:
     ):
         with pytest.raises(TournamentError, match=message):
             combine_runs([tmp_path / d for d in dirs])
+    with pytest.raises(TournamentError, match="at least one run directory"):
+        combine_runs([])
     refused = _cli("combine", str(tmp_path / "a"), str(tmp_path / "other"))
     assert (
         refused.returncode == 2 and refused.stderr.count("\n") == 1 and "different agents" in refused.stderr

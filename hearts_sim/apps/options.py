@@ -138,8 +138,8 @@ class Option:
         if self.kind == TEXTS:
             if self.flags:
                 options.update(action="append", default=[] if stored is None else list(stored))
-            else:
-                options.update(nargs="*")
+            else:  # a positional list without a default needs at least one value
+                options.update(nargs="*" if stored is not None else "+")
         else:
             options.update(type=self.parse, default=stored)
         if self.flags:
