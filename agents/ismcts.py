@@ -137,9 +137,6 @@ STAKE_MOON = 0.5  # ... and when a moon is still possible
 
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
-# screen build: with cutoff=52 (otherwise the same as 0), a node where another seat is to play
-# uses the exploration constant c * OTHER_EXPLORATION (screened: 0, 0.4, 2, 6)
-OTHER_EXPLORATION = 0.4
 
 
 @njit
@@ -203,10 +200,6 @@ def ismcts_play(
     deadline = budget_deadline(np.float64(params[P.ms]))
     stretch = min(np.float64(params[P.stretch]), MAX_STRETCH) if params[P.stretch] > 1.0 else 1.0  # NaN: 1
     cutoff = budget_count(params[P.cutoff], np.int64(0), np.int64(MAX_CUTOFF))
-    c_other = c
-    if cutoff == MAX_CUTOFF:
-        cutoff = np.int64(0)
-        c_other = c * OTHER_EXPLORATION
     features = np.empty(N_FEATURES, dtype=np.float64)
     values = np.zeros(MAX_PLAYERS, dtype=np.float64)
     n = state.n_players
@@ -282,8 +275,7 @@ def ismcts_play(
             while child != NO_NODE:
                 if (here >> np.uint64(tree[child].card)) & _ONE:
                     tree[child].available += 1
-                    explore = c if mover == seat else c_other
-                    value = ucb(tree, child, mover, np.log(np.float64(tree[child].available)), explore, scale)
+                    value = ucb(tree, child, mover, np.log(np.float64(tree[child].available)), c, scale)
                     if value > best_value:
                         best_value = value
                         best_child = child
