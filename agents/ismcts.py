@@ -137,11 +137,6 @@ STAKE_MOON = 0.5  # ... and when a moon is still possible
 
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
-# screen build: with cutoff=52 (otherwise the same as 0), a seat other than the deciding one
-# values a child by OWN_WEIGHT times its own mean value (-score) plus AGAINST_WEIGHT times the
-# deciding seat's mean score (screened: paranoid 0 and 1, soft 1 and 0.5; max^n is 1 and 0)
-OWN_WEIGHT = 0.0
-AGAINST_WEIGHT = 1.0
 
 
 @njit
@@ -205,9 +200,6 @@ def ismcts_play(
     deadline = budget_deadline(np.float64(params[P.ms]))
     stretch = min(np.float64(params[P.stretch]), MAX_STRETCH) if params[P.stretch] > 1.0 else 1.0  # NaN: 1
     cutoff = budget_count(params[P.cutoff], np.int64(0), np.int64(MAX_CUTOFF))
-    paranoid = cutoff == MAX_CUTOFF
-    if paranoid:
-        cutoff = np.int64(0)
     features = np.empty(N_FEATURES, dtype=np.float64)
     values = np.zeros(MAX_PLAYERS, dtype=np.float64)
     n = state.n_players
@@ -284,11 +276,6 @@ def ismcts_play(
                 if (here >> np.uint64(tree[child].card)) & _ONE:
                     tree[child].available += 1
                     value = ucb(tree, child, mover, np.log(np.float64(tree[child].available)), c, scale)
-                    if paranoid and mover != seat:
-                        visits = np.float64(tree[child].visits)
-                        own = -tree[child].sums[mover] / visits * scale
-                        against = tree[child].sums[seat] / visits * scale
-                        value += (OWN_WEIGHT - 1.0) * own + AGAINST_WEIGHT * against
                     if value > best_value:
                         best_value = value
                         best_child = child
