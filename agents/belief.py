@@ -76,13 +76,6 @@ BELIEF_PARAMETERS = (
 def surprises(world, rules: RulesTuple, seat: np.int64, events, count: np.int64) -> np.int64:
     """How many of the other seats' observed plays (``events``, from ``play_events``) and of the
     pass this seat received break the model in ``world``."""
-    plays, passes = surprise_counts(world, rules, seat, events, count)
-    return plays + passes
-
-
-@njit
-def surprise_counts(world, rules: RulesTuple, seat: np.int64, events, count: np.int64):
-    """Screen build: (the plays' surprises, the pass's) in ``world``."""
     found = np.int64(0)
     for e in range(count):
         card = np.int64(events[e, EVENT_CARD])
@@ -99,8 +92,8 @@ def surprise_counts(world, rules: RulesTuple, seat: np.int64, events, count: np.
         n = world.n_players
         giver = (seat - world.pass_offset + n) % n
         expected = rule_pass(RULE_DEFAULTS, world, rules, giver, np.uint64(0))
-        return found, np.int64(popcount(world.received[seat] & ~expected))  # passed, not as rule would
-    return found, np.int64(0)
+        found += np.int64(popcount(world.received[seat] & ~expected))  # passed, not as rule would
+    return found
 
 
 @njit
@@ -126,20 +119,11 @@ def belief_pool(
     features = new_shape_features()
     terms = np.empty(TERMS, dtype=np.float64)
     tilt = min(shape, MAX_SHAPE) if state.phase != PHASE_PASS else 0.0
-    # screen build: shape=4 means no tilt, and the pass received trusted as the rule agent's at
-    # the trust's ceiling (the plays at ``trust`` as before)
-    exact_pass = shape == MAX_SHAPE
-    if exact_pass:
-        tilt = 0.0
-    log_exact = np.log(1.0 - MAX_TRUST)
     if tilt > 0.0:
         shape_features(state, rules, seat, features)
     for i in range(count):
         rng = sample_world_into(state, rules, seat, rng, pool[i], plan, card_rows)
-        if exact_pass:
-            plays, passes = surprise_counts(pool[i], rules, seat, events, n_events)
-            log_weights[i] = log_surprise * plays + log_exact * passes
-        elif log_surprise < 0.0:
+        if log_surprise < 0.0:
             log_weights[i] = log_surprise * surprises(pool[i], rules, seat, events, n_events)
         if tilt > 0.0:
             log_weights[i] += tilt * shape_log_weight(pool[i], features, seat, SHAPE_WEIGHTS, terms)
