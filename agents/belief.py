@@ -26,7 +26,6 @@ from __future__ import annotations
 import numpy as np
 
 from agents.kinds import Parameter
-from agents.playout_model import MAX_LEGAL, N_MOVE_FEATURES, policy_log_likelihood
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
 from agents.search import budget_count
@@ -120,11 +119,6 @@ def belief_pool(
     features = new_shape_features()
     terms = np.empty(TERMS, dtype=np.float64)
     tilt = min(shape, MAX_SHAPE) if state.phase != PHASE_PASS else 0.0
-    learned = shape == MAX_SHAPE  # screen build: shape=4 means the learned policy's likelihood, no tilt
-    if learned:
-        tilt = 0.0
-    scratch = np.empty(1, dtype=pool.dtype)
-    move_rows = np.empty((MAX_LEGAL, N_MOVE_FEATURES), dtype=np.float64)
     if tilt > 0.0:
         shape_features(state, rules, seat, features)
     for i in range(count):
@@ -133,8 +127,6 @@ def belief_pool(
             log_weights[i] = log_surprise * surprises(pool[i], rules, seat, events, n_events)
         if tilt > 0.0:
             log_weights[i] += tilt * shape_log_weight(pool[i], features, seat, SHAPE_WEIGHTS, terms)
-        if learned and state.phase != PHASE_PASS:
-            log_weights[i] += policy_log_likelihood(state, pool[i], scratch, rules, seat, move_rows)
     power = temper(log_weights, count, MIN_ESS_FRACTION * count, cumulative)
     return rng, power
 
