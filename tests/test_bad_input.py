@@ -259,6 +259,7 @@ CASES: list[tuple[list[str], str]] = [
     (["combine", "/nonexistent-run"], "holds no tournament run"),
     (["combine", "{run:garbage_manifest}"], "cannot read"),
     (["combine", "{run:truncated}"], "bytes, not the"),
+    (["combine", "{run:edited}"], "2 parts are listed; re-play the damaged chunks with"),
     (["combine", "{run:interrupted}"], "is unfinished (2 of 4 chunks)"),
     (["combine", "{run:good}", "{run:good}"], "their deals would count twice"),
     (["combine", "{run:good}", "--json", "--nosuch"], "unrecognized arguments: --nosuch"),

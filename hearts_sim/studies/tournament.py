@@ -264,6 +264,13 @@ def manifest_config(out: Path, manifest: dict[str, Any]) -> TournamentConfig:
         ) from None
 
 
+def _untrusted_manifest(out: Path, problem: str) -> TournamentError:
+    """The refusal of a run whose manifest's counts cannot be trusted (``manifest_problem``)."""
+    return TournamentError(
+        f"{out / MANIFEST} cannot be trusted: {problem}; {repair_hint(out)} (re-plays the whole run)"
+    )
+
+
 def _expected_rows(config: TournamentConfig, chunk: int) -> int:
     return min(config.chunk_deals, config.deals - chunk * config.chunk_deals) * len(config.seatings())
 
@@ -477,9 +484,7 @@ def _checked_for_resume(
     problem = manifest_problem(config, manifest)
     if problem is not None:
         if not repair:
-            raise TournamentError(
-                f"{out / MANIFEST} cannot be trusted: {problem}; {repair_hint(out)} (re-plays the whole run)"
-            )
+            raise _untrusted_manifest(out, problem)
         report(f"hearts-sim: repair: {out / MANIFEST}: {problem}; re-playing the run from its first chunk")
         manifest.pop("summary", None)
         _reset_progress(config, manifest)
@@ -572,7 +577,7 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
         config = manifest_config(out, manifest)
         problem = manifest_problem(config, manifest)
         if problem is not None:
-            raise TournamentError(f"{out / MANIFEST} cannot be trusted: {problem}; {repair_hint(out)}")
+            raise _untrusted_manifest(out, problem)
         verified_parts(out, manifest)  # damaged records: a RecordsError that says how to repair them
         if manifest["chunks_done"] < config.n_chunks:
             raise TournamentError(
