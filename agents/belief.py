@@ -16,9 +16,15 @@ A model that asks for a player's exact card (the rule agent's, trusted with some
 was measured too: it predicts rule players' hands far better, strong players' worse than this
 one (the README's inference figures).
 
-``trust = 0`` ignores the plays (every world weighs the same: the uniform sampler's law, which
-the tests check). The search agents take their worlds from a pool of ``belief`` worlds weighted
-so (``belief = 0``: straight from the uniform sampler, one world per draw).
+Two learned terms can be added to that log-likelihood, each with its weight: ``plays`` times
+the learned play model's log-probability of every card the other seats chose in that world
+(``agents.play_model``: what a strong player would have played, not only whether a rule was
+broken), and ``shape`` times the learned suit-length tilt (``agents.shape``).
+
+``trust = 0`` with both weights 0 ignores the plays (every world weighs the same: the uniform
+sampler's law, which the tests check). The search agents take their worlds from a pool of
+``belief`` worlds weighted so (``belief = 0``: straight from the uniform sampler, one world per
+draw).
 """
 
 from __future__ import annotations
@@ -26,13 +32,14 @@ from __future__ import annotations
 import numpy as np
 
 from agents.kinds import Parameter
+from agents.play_model import new_play_scratch, played_by, plays_log_likelihood
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
 from agents.search import budget_count
 from agents.shape import SHAPE_WEIGHTS, TERMS, new_shape_features, shape_features, shape_log_weight
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import QS, QS_BIT, SUIT_MASKS, card_bit, popcount, suit_of
-from hearts_sim.core.rules import RulesTuple
+from hearts_sim.core.rules import MAX_PLAYERS, RulesTuple
 from hearts_sim.engine.inference import (
     EVENT_CARD,
     EVENT_LED,
@@ -53,6 +60,7 @@ IGNORE_PLAYS = 0.0  # the ``trust`` of a model under which every world is as lik
 MAX_TRUST = 0.999  # a surprise is never impossible: a world keeps some weight
 MAX_POOL = 100_000  # worlds in a pool: 133 MB of HAND_STATE rows
 MAX_SHAPE = 4.0  # the learned tilt's weight (1: as fitted)
+MAX_PLAYS = 4.0  # the learned play model's weight (1: as fitted)
 
 # the search agents' inference knobs, declared once (mc, pimc and ismcts each take all three)
 BELIEF_PARAMETERS = (
@@ -68,6 +76,13 @@ BELIEF_PARAMETERS = (
         "belief model: weight of the learned suit-length tilt (agents.shape)",
         low=0,
         high=MAX_SHAPE,
+    ),
+    Parameter(
+        "plays",
+        0.0,
+        "belief model: weight of the learned play model's likelihood of the other seats' cards",
+        low=0,
+        high=MAX_PLAYS,
     ),
 )
 
@@ -106,10 +121,12 @@ def belief_pool(
     cumulative,
     trust: np.float64,
     shape: np.float64,
+    plays: np.float64,
 ):
     """Fill ``pool`` with worlds from the sampler and ``cumulative`` with their tempered weights
-    under the model (the surprises' ``trust``, and ``shape`` times the learned suit-length tilt
-    of ``agents.shape``); returns (rng, tempering power)."""
+    under the model (the surprises' ``trust``, ``shape`` times the learned suit-length tilt of
+    ``agents.shape``, ``plays`` times the play model's log-likelihood of ``agents.play_model``);
+    returns (rng, tempering power)."""
     count = np.int64(pool.shape[0])
     plan, card_rows = new_sampler_scratch()
     events = new_events()
@@ -121,12 +138,20 @@ def belief_pool(
     tilt = min(shape, MAX_SHAPE) if state.phase != PHASE_PASS else 0.0
     if tilt > 0.0:
         shape_features(state, rules, seat, features)
+    imitation = min(plays, MAX_PLAYS) if state.phase != PHASE_PASS else 0.0
+    played = np.zeros(MAX_PLAYERS, dtype=np.uint64)
+    played_by(state, played)
+    rows, logits, replay = new_play_scratch()
     for i in range(count):
         rng = sample_world_into(state, rules, seat, rng, pool[i], plan, card_rows)
         if log_surprise < 0.0:
             log_weights[i] = log_surprise * surprises(pool[i], rules, seat, events, n_events)
         if tilt > 0.0:
             log_weights[i] += tilt * shape_log_weight(pool[i], features, seat, SHAPE_WEIGHTS, terms)
+        if imitation > 0.0:
+            log_weights[i] += imitation * plays_log_likelihood(
+                state, pool[i], played, replay, rules, seat, rows, logits
+            )
     power = temper(log_weights, count, MIN_ESS_FRACTION * count, cumulative)
     return rng, power
 
@@ -140,6 +165,7 @@ def weighted_pool(
     belief: np.float64,
     trust: np.float64,
     shape: np.float64,
+    plays: np.float64,
 ):
     """A search decision's worlds: (rng, pool, cumulative weights, pool size) for ``draw_world``.
     The size is ``belief`` clamped to ``0 .. MAX_POOL``, and 0 (draw from the uniform sampler)
@@ -149,7 +175,7 @@ def weighted_pool(
         size = budget_count(belief, np.int64(0), np.int64(MAX_POOL))
     pool, cumulative = new_pool(max(size, np.int64(1)))
     if size > 0:
-        rng, _ = belief_pool(state, rules, seat, rng, pool, cumulative, trust, shape)
+        rng, _ = belief_pool(state, rules, seat, rng, pool, cumulative, trust, shape, plays)
     return rng, pool, cumulative, size
 
 

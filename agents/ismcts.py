@@ -218,7 +218,7 @@ def ismcts_play(
     worlds = new_worlds(1)
     rng = seed
     rng, pool, cumulative, pool_size = weighted_pool(
-        state, rules, seat, rng, params[P.belief], params[P.trust], params[P.shape]
+        state, rules, seat, rng, params[P.belief], params[P.trust], params[P.shape], params[P.plays]
     )
     plan, card_rows = new_sampler_scratch()
     iteration = 0

@@ -33,7 +33,7 @@ import numpy as np
 
 from hearts_sim.core.errors import InputError
 
-MAX_PARAMS = 12  # width of the parameter row a kernel receives (selfplay.loops spells it out)
+MAX_PARAMS = 16  # width of the parameter row a kernel receives (selfplay.loops spells it out)
 Params = tuple[float, ...]  # one policy's parameter row, as kernels receive it
 
 

@@ -184,7 +184,7 @@ def mc_play(
     plan, card_rows = new_sampler_scratch()
     rng = seed
     rng, pool, cumulative, pool_size = weighted_pool(
-        state, rules, seat, rng, params[P.belief], params[P.trust], params[P.shape]
+        state, rules, seat, rng, params[P.belief], params[P.trust], params[P.shape], params[P.plays]
     )
     for sample in range(samples):
         if deadline > 0 and sample > 0 and monotonic_ns() >= deadline:

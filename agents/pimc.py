@@ -188,7 +188,7 @@ def pimc_play(
     worlds = new_worlds(2)
     rng = seed
     rng, pool, cumulative, pool_size = weighted_pool(
-        state, rules, seat, rng, params[P.belief], params[P.trust], params[P.shape]
+        state, rules, seat, rng, params[P.belief], params[P.trust], params[P.shape], params[P.plays]
     )
     plan, card_rows = new_sampler_scratch()
     for w in range(n_worlds):

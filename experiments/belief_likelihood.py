@@ -14,15 +14,18 @@ true place, and the gain in its log-probability (the README sets it beside what 
 queen's place is worth to ``hard``'s search); and the suit lengths: the sum over the other seats
 and the suits of the log-probability of the seat's true number of cards in the suit. With
 ``--shape W ...`` every trust value is scored again with the learned suit-length tilt
-(``agents/shape.py``) at each weight ``W`` on top. ``--hands FILE ...`` takes the positions from
-the hands ``experiments/train_shape.py play`` saved, the ones its fit holds out (one position a
-hand; far faster than playing ``hard`` again).
+(``agents/shape.py``) at each weight ``W`` on top, and with ``--plays W ...`` with the learned
+play model's likelihood (``agents/play_model.py``) at each weight ``W`` on top. ``--hands FILE ...``
+takes the positions from the hands ``experiments/train_shape.py play`` saved, the ones its fit
+holds out (one position a hand; far faster than playing ``hard`` again).
 
     python experiments/belief_likelihood.py --positions 300 --agent rule
     python experiments/belief_likelihood.py --agent "ismcts(iterations=1500)" --positions 200
     python experiments/belief_likelihood.py --agent hard --positions 100 --pool 1000 --trust 0.449 --shape 1
     python experiments/belief_likelihood.py --hands runs/shape_hard_a.npz runs/shape_hard_b.npz \
         --positions 300 --pool 1000 --trust 0.449 --shape 0.25 0.5 0.75 1
+    python experiments/belief_likelihood.py --hands runs/hard_play1.npz --positions 300 --pool 1000 \
+        --trust 0.449 --shape 0.5 --plays 0.5 1
 """
 
 from __future__ import annotations
@@ -108,9 +111,16 @@ def saved_positions(files: list[str], count: int, seed: int) -> list[tuple[HandS
     return positions
 
 
-def _name(model: tuple[float, float]) -> str:
-    trust, shape = model
-    return f"trust {trust:.2f}" + (f" + shape {shape:g}" if shape else "")
+Model = tuple[float, float, float]  # the belief model's (trust, shape, plays)
+
+
+def _name(model: Model) -> str:
+    trust, shape, plays = model
+    return (
+        f"trust {trust:.2f}"
+        + (f" + shape {shape:g}" if shape else "")
+        + (f" + plays {plays:g}" if plays else "")
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -128,6 +138,13 @@ def main(argv: list[str] | None = None) -> None:
         nargs="+",
         default=[],
         help="also score each trust with the learned shape tilt at each of these weights",
+    )
+    parser.add_argument(
+        "--plays",
+        type=float,
+        nargs="+",
+        default=[],
+        help="also score each trust with the learned play model at each of these weights",
     )
     parser.add_argument(
         "--hands",
@@ -158,12 +175,13 @@ def main(argv: list[str] | None = None) -> None:
         flush=True,
     )
     pool, cumulative = new_pool(args.pool)
-    models = [(trust, shape) for shape in [0.0, *args.shape] for trust in args.trust]
-    uniform_model = (IGNORE_PLAYS, 0.0)
-    scores: dict[tuple[float, float], list[float]] = {m: [] for m in [uniform_model, *models]}
-    queens: dict[tuple[float, float], list[float]] = {m: [] for m in scores}  # the queen hidden
-    powers: dict[tuple[float, float], list[float]] = {m: [] for m in models}
-    shapes: dict[tuple[float, float], list[float]] = {m: [] for m in scores}  # the suit lengths
+    models: list[Model] = [(trust, shape, 0.0) for shape in [0.0, *args.shape] for trust in args.trust]
+    models += [(trust, 0.0, plays) for plays in args.plays for trust in args.trust]
+    uniform_model = (IGNORE_PLAYS, 0.0, 0.0)
+    scores: dict[Model, list[float]] = {m: [] for m in [uniform_model, *models]}
+    queens: dict[Model, list[float]] = {m: [] for m in scores}  # the queen hidden
+    powers: dict[Model, list[float]] = {m: [] for m in models}
+    shapes: dict[Model, list[float]] = {m: [] for m in scores}  # the suit lengths
     hidden_cards = 0
     for state, seat in positions:
         seed = np.uint64(decision_seed(state.record, seat))

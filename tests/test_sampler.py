@@ -370,22 +370,32 @@ def test_the_opening_club_stays_hidden_with_any_club_and_a_kitty() -> None:
 
 # ---------------------------------------------------------------- the weighted sampler (inference)
 def _weighted_pool(
-    record: np.void, rules: Rules, seat: int, rng: int, size: int, trust: float, shape: float = 0.0
+    record: np.void,
+    rules: Rules,
+    seat: int,
+    rng: int,
+    size: int,
+    trust: float,
+    shape: float = 0.0,
+    plays: float = 0.0,
 ):  # type: ignore[no-untyped-def]
     pool, cumulative = new_pool(size)
-    rng, power = belief_pool(record, rules.to_tuple(), seat, np.uint64(rng), pool, cumulative, trust, shape)
+    array = rules.to_tuple()
+    rng, power = belief_pool(record, array, seat, np.uint64(rng), pool, cumulative, trust, shape, plays)
     return pool, cumulative, int(rng), float(power)
 
 
 @pytest.mark.parametrize("label", list(CHECK_RULES))
 def test_weighted_worlds_are_consistent_and_playable(label: str) -> None:
     """Every world of a weighted pool, and every world drawn from it, agrees with what the seat
-    knows: the weights only choose among the sampler's worlds."""
+    knows: the weights only choose among the sampler's worlds (the surprises alone, with the
+    shape tilt, with the play model)."""
     rules = CHECK_RULES[label]
     positions = real_positions(rules, 12, seed=17, spec="rule") + real_positions(rules, 8, seed=18)
     rng = 5
     for i, (state, seat) in enumerate(positions):
-        pool, cumulative, rng, _ = _weighted_pool(state.record, rules, seat, rng, 8, 0.5, shape=float(i % 2))
+        shape, plays = float(i % 3 == 1), float(i % 3 == 2)
+        pool, cumulative, rng, _ = _weighted_pool(state.record, rules, seat, rng, 8, 0.5, shape, plays)
         assert np.all(np.diff(cumulative) >= 0) and cumulative[-1] == pytest.approx(1.0)
         for world in pool:
             check_world(state.record, world, rules, seat)
@@ -399,7 +409,7 @@ def test_weighted_worlds_are_consistent_and_playable(label: str) -> None:
 def _ignoring_plays(record, rules, seat, rng, world):  # type: ignore[no-untyped-def]
     """One draw of the weighted sampler whose model ignores the plays (a fresh pool of 4)."""
     pool, cumulative = new_pool(4)
-    rng, _ = belief_pool(record, rules, seat, rng, pool, cumulative, IGNORE_PLAYS, 0.0)
+    rng, _ = belief_pool(record, rules, seat, rng, pool, cumulative, IGNORE_PLAYS, 0.0, 0.0)
     return draw_world(pool, cumulative, 4, np.uint64(rng), world)
 
 

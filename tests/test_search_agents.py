@@ -61,9 +61,9 @@ ROLLOUT_VARIANTS = [
 ]
 # the new hard's pieces at tiny budgets: weighted worlds, time by need, the searched pass
 HARD_PIECES = {
-    "ismcts": "ismcts(iterations=60,belief=12,trust=0.3,shape=1,stretch=3,pass_rollouts=150)",
+    "ismcts": "ismcts(iterations=60,belief=12,trust=0.3,shape=1,plays=1,stretch=3,pass_rollouts=150)",
     "pimc": "pimc(iterations=48,worlds=3,belief=12,shape=2,pass_rollouts=150)",
-    "mc": "mc(samples=3,pass_samples=2,belief=12)",
+    "mc": "mc(samples=3,pass_samples=2,belief=12,plays=0.5)",
     "ismcts_cutoff": "ismcts(iterations=60,cutoff=2)",
     "ismcts_mean": "ismcts(iterations=60,final=mean)",
 }

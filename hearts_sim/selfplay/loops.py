@@ -72,14 +72,16 @@ def _seat_codes(codes, seating: np.int64):
     )
 
 
-assert MAX_PARAMS == 12, "_param_row spells out one entry per parameter slot"
+assert MAX_PARAMS == 16, "_param_row spells out one entry per parameter slot"
 
 
 @njit_inline
 def _param_row(params, seating: np.int64, seat: np.int64):
     """One seat's parameter row as a tuple of ``MAX_PARAMS`` floats (numba needs the length spelt out)."""
     p = params[seating, seat]
-    return (p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11])
+    return (
+        p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14], p[15],
+    )  # fmt: skip
 
 
 @njit_inline
