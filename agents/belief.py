@@ -62,7 +62,7 @@ MAX_POOL = 100_000  # worlds in a pool: 133 MB of HAND_STATE rows
 MAX_SHAPE = 4.0  # the learned tilt's weight (1: as fitted)
 MAX_PLAYS = 4.0  # the learned play model's weight (1: as fitted)
 
-# the search agents' inference knobs, declared once (mc, pimc and ismcts each take all three)
+# the search agents' inference knobs, declared once (mc, pimc and ismcts each take all four)
 BELIEF_PARAMETERS = (
     Parameter(
         "belief", 0, "worlds in the pool weighted by the plays (0: the uniform sampler)", low=0, high=MAX_POOL
