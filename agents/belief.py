@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.kinds import Parameter
-from agents.play_model import new_play_scratch, played_by, plays_log_likelihood
+from agents.play_model import new_play_scratch, plays_log_likelihood
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
 from agents.search import budget_count
@@ -52,7 +52,7 @@ from hearts_sim.engine.inference import (
     play_events,
     temper,
 )
-from hearts_sim.engine.sampler import new_sampler_scratch, sample_world_into
+from hearts_sim.engine.sampler import cards_played_by, new_sampler_scratch, sample_world_into
 from hearts_sim.engine.state import PHASE_PASS
 
 MIN_ESS_FRACTION = 0.1  # the weights are tempered until the pool is worth this share of its size
@@ -140,7 +140,8 @@ def belief_pool(
         shape_features(state, rules, seat, features)
     imitation = min(plays, MAX_PLAYS) if state.phase != PHASE_PASS else 0.0
     played = np.zeros(MAX_PLAYERS, dtype=np.uint64)
-    played_by(state, played)
+    if imitation > 0.0:
+        cards_played_by(state, played)
     rows, logits, replay = new_play_scratch()
     for i in range(count):
         rng = sample_world_into(state, rules, seat, rng, pool[i], plan, card_rows)

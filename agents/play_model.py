@@ -41,7 +41,6 @@ from hearts_sim.engine.hand import (
     deck_cards,
     legal_moves,
     moon_total,
-    next_turn,
     play_card,
     point_holder,
     start_hand,
@@ -185,16 +184,6 @@ def new_play_scratch():
 
 
 @njit
-def played_by(state, out) -> None:
-    """``out[s]``: the cards seat ``s`` has played this hand (public)."""
-    out[:] = _ZERO
-    player, position, trick = state.trick_leaders[0], 0, 0
-    for i in range(state.n_played):
-        out[player] |= _ONE << np.uint64(state.history[i])
-        player, position, trick = next_turn(state, i, player, position, trick)
-
-
-@njit
 def card_log_probability(state, rules: RulesTuple, legal: np.uint64, card: np.int64, rows, logits) -> float:
     """log P(``card`` | the seat to play in ``state``, choosing among ``legal``) under the model
     (``rows``, ``logits``: scratch from ``new_play_scratch``)."""
@@ -219,7 +208,7 @@ def plays_log_likelihood(
     state, world, played, replay, rules: RulesTuple, seat: np.int64, rows, logits
 ) -> float:
     """log P(the other seats' plays so far | their hands as in ``world``) under the model: the
-    hand replayed from the start of play (``played``: ``played_by(state)``; ``replay``: a state
+    hand replayed from the start of play (``played``: ``sampler.cards_played_by(state)``; ``replay``: a state
     record to replay in), every card another seat chose among two or more adding its
     log-probability."""
     replay[0] = world

@@ -19,14 +19,13 @@ from agents.play_model import (
     PLAY_WEIGHTS,
     move_features,
     new_play_scratch,
-    played_by,
     plays_log_likelihood,
 )
 from hearts_sim.core.cards import SUIT_MASKS
 from hearts_sim.core.rules import MAX_PLAYERS, Rules
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.inference import new_pool
-from hearts_sim.engine.sampler import sample_world
+from hearts_sim.engine.sampler import cards_played_by, sample_world
 from hearts_sim.engine.state import new_states
 from hearts_sim.game.hand_state import HandState
 
@@ -83,10 +82,10 @@ def test_likelihood_of_the_true_hands_replays_the_real_hand(label: str) -> None:
     (kitty, three and five players, any first lead): its sum equals the independent one."""
     rules = CHECK_RULES[label]
     rows, logits, replay = new_play_scratch()
-    played = np.zeros(MAX_PLAYERS, dtype=np.uint64)
     checked = 0
     for state, seat in real_positions(rules, 8, seed=42, spec="rule", pass_probability=0, stage=(0.3, 1.0)):
-        played_by(state.record, played)
+        played = np.zeros(MAX_PLAYERS, dtype=np.uint64)
+        cards_played_by(state.record, played)
         value = plays_log_likelihood(
             state.record, state.record, played, replay, rules.to_tuple(), seat, rows, logits
         )
