@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.kinds import Parameter
-from agents.play_model import new_play_scratch, plays_log_likelihood
+from agents.play_model import new_play_scratch, new_plays_replay, plays_log_likelihood, replay_plays
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
 from agents.search import budget_count
@@ -139,19 +139,21 @@ def belief_pool(
     if tilt > 0.0:
         shape_features(state, rules, seat, features)
     imitation = min(plays, MAX_PLAYS) if state.phase != PHASE_PASS else 0.0
-    played = np.zeros(MAX_PLAYERS, dtype=np.uint64)
-    if imitation > 0.0:
-        cards_played_by(state, played)
-    rows, logits, replay = new_play_scratch()
     for i in range(count):
         rng = sample_world_into(state, rules, seat, rng, pool[i], plan, card_rows)
         if log_surprise < 0.0:
             log_weights[i] = log_surprise * surprises(pool[i], rules, seat, events, n_events)
         if tilt > 0.0:
             log_weights[i] += tilt * shape_log_weight(pool[i], features, seat, SHAPE_WEIGHTS, terms)
-        if imitation > 0.0:
+    if imitation > 0.0:  # the hand replayed once, then each world's hands put into its records
+        played = np.zeros(MAX_PLAYERS, dtype=np.uint64)
+        cards_played_by(state, played)
+        before, cards, rest = new_plays_replay(state)
+        kept = replay_plays(state, pool[0], played, rules, seat, before, cards, rest)
+        rows, logits = new_play_scratch()
+        for i in range(count):
             log_weights[i] += imitation * plays_log_likelihood(
-                state, pool[i], played, replay, rules, seat, rows, logits
+                pool[i], rules, before, cards, rest, kept, rows, logits
             )
     power = temper(log_weights, count, MIN_ESS_FRACTION * count, cumulative)
     return rng, power

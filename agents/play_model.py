@@ -10,10 +10,11 @@ logit (McFadden): each legal card gets ``N_MOVE_FEATURES`` features of what the 
 
 with one weight vector ``w`` fitted by maximum likelihood to ``hard``'s own cards in self-play
 (``experiments/train_play_model.py``, which writes ``agents/play_model_weights.py``). In a world
-the other seats' hands at the start of play are known, so the hand is replayed card by card and
-every card another seat chose among two or more adds its log-probability
-(``plays_log_likelihood``). The features are defined at every table; the weights are fitted on
-the standard game.
+the other seats' hands at the start of play are known, so every card another seat chose among two
+or more adds its log-probability (``plays_log_likelihood``). The course of the hand (who played
+when, the tricks, the points) is public, so it is replayed once per pool (``replay_plays``) and
+each world only puts its hands into the records of that replay. The features are defined at every
+table; the weights are fitted on the standard game.
 """
 
 from __future__ import annotations
@@ -177,10 +178,9 @@ def move_features(state, rules: RulesTuple, legal: np.uint64, out) -> int:
 
 @njit
 def new_play_scratch():
-    """Scratch for ``plays_log_likelihood``, allocated once per pool: (feature rows, logits,
-    a one-record state array to replay in)."""
+    """Scratch for ``card_log_probability``, allocated once per pool: (feature rows, logits)."""
     rows = np.empty((MAX_LEGAL, N_MOVE_FEATURES), dtype=np.float64)
-    return rows, np.empty(MAX_LEGAL, dtype=np.float64), np.empty(1, dtype=HAND_STATE)
+    return rows, np.empty(MAX_LEGAL, dtype=np.float64)
 
 
 @njit
@@ -204,24 +204,57 @@ def card_log_probability(state, rules: RulesTuple, legal: np.uint64, card: np.in
 
 
 @njit
-def plays_log_likelihood(
-    state, world, played, replay, rules: RulesTuple, seat: np.int64, rows, logits
-) -> float:
-    """log P(the other seats' plays so far | their hands as in ``world``) under the model: the
-    hand replayed from the start of play (``played``: ``sampler.cards_played_by(state)``; ``replay``: a state
-    record to replay in), every card another seat chose among two or more adding its
-    log-probability."""
-    replay[0] = world
-    hand = replay[0]
+def new_plays_replay(state):
+    """The other seats' plays so far, to weigh many worlds by (``replay_plays`` fills it):
+    (``before``: the record just before each play, ``cards``: the card, ``rest``: the cards its
+    seat played from then on, that one included)."""
+    size = state.n_played + 1  # and one to replay in
+    return np.empty(size, dtype=HAND_STATE), np.empty(size, dtype=np.int64), np.empty(size, dtype=np.uint64)
+
+
+@njit
+def replay_plays(state, world, played, rules: RulesTuple, seat: np.int64, before, cards, rest) -> np.int64:
+    """Replay the hand from the start of play in ``world`` (``played``:
+    ``sampler.cards_played_by(state)``) and keep every play by a seat other than ``seat`` in
+    ``before``, ``cards`` and ``rest`` (``new_plays_replay``); returns how many. Who plays when,
+    the tricks and the points are public, the same in every world ``seat`` cannot tell from the
+    truth, so ``plays_log_likelihood`` puts each world's hands into these records instead of
+    replaying every world."""
+    remaining = played.copy()  # each seat's cards still to be played
+    before[0] = world
+    live = before[0]  # the replay: moves one slot on at each kept play, leaving its record behind
     for s in range(state.n_players):
-        hand.hands[s] = world.hands[s] | played[s]
-    start_hand(hand, rules, np.int64(0), world.dealer, world.hand_seed)
-    total = 0.0
+        live.hands[s] = world.hands[s] | played[s]
+    start_hand(live, rules, np.int64(0), world.dealer, world.hand_seed)
+    count = np.int64(0)
     for i in range(state.n_played):
         card = np.int64(state.history[i])
-        if hand.to_play != seat:
-            legal = legal_moves(hand, rules)
-            if legal & (legal - _ONE):  # a choice
-                total += card_log_probability(hand, rules, legal, card, rows, logits)
-        play_card(hand, rules, card)
+        player = live.to_play
+        if player != seat:
+            before[count + 1] = live
+            live = before[count + 1]
+            cards[count] = card
+            rest[count] = remaining[player]
+            count += 1
+        remaining[player] &= ~(_ONE << np.uint64(card))
+        play_card(live, rules, card)
+    return count
+
+
+@njit
+def plays_log_likelihood(
+    world, rules: RulesTuple, before, cards, rest, count: np.int64, rows, logits
+) -> float:
+    """log P(the other seats' plays so far | their hands as in ``world``) under the model: every
+    card another seat chose among two or more (the ``count`` plays of ``replay_plays``) adds its
+    log-probability, the seat's hand then being its hand in ``world`` and the cards it has
+    played since."""
+    total = 0.0
+    for k in range(count):
+        then = before[k]
+        player = then.to_play
+        then.hands[player] = world.hands[player] | rest[k]
+        legal = legal_moves(then, rules)
+        if legal & (legal - _ONE):  # a choice
+            total += card_log_probability(then, rules, legal, cards[k], rows, logits)
     return total

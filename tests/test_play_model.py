@@ -19,7 +19,9 @@ from agents.play_model import (
     PLAY_WEIGHTS,
     move_features,
     new_play_scratch,
+    new_plays_replay,
     plays_log_likelihood,
+    replay_plays,
 )
 from hearts_sim.core.cards import SUIT_MASKS
 from hearts_sim.core.rules import MAX_PLAYERS, Rules
@@ -54,16 +56,15 @@ def test_features_are_public(label: str) -> None:
             assert np.array_equal(_rows(world[0], rules, legal), truth)
 
 
-def _independent_log_likelihood(state: HandState, seat: int) -> float:
+def _independent_log_likelihood(state: HandState, seat: int, world: np.void) -> float:
     """The sum over the other seats' plays with a choice of log softmax(features . weights) at
-    the card played, replaying the true hand through the public ``HandState`` API."""
+    the card played, replaying the hand in ``world`` through the public ``HandState`` API."""
     rules = state.rules
-    record = state.record
-    start = [int(record["hands"][s]) for s in range(rules.n_players)]
+    start = [int(world["hands"][s]) for s in range(rules.n_players)]
     for player, card in state.plays:
         start[player] |= 1 << card
     replay = HandState.from_deal(
-        rules, start, kitty=int(record["kitty"]), dealer=int(record["dealer"]), seed=int(record["hand_seed"])
+        rules, start, kitty=int(world["kitty"]), dealer=int(world["dealer"]), seed=int(world["hand_seed"])
     )
     total = 0.0
     for player, card in state.plays:
@@ -77,22 +78,30 @@ def _independent_log_likelihood(state: HandState, seat: int) -> float:
 
 
 @pytest.mark.parametrize("label", list(CHECK_RULES))
-def test_likelihood_of_the_true_hands_replays_the_real_hand(label: str) -> None:
-    """In the true world the kernel's replay meets every decision the other seats really faced
-    (kitty, three and five players, any first lead): its sum equals the independent one."""
+def test_likelihood_of_each_world_equals_its_own_replay(label: str) -> None:
+    """The kernel replays the hand once, in one world, and puts every other world's hands into
+    its records: in the true world and in sampled ones alike (kitty, three and five players, any
+    first lead) its sum equals an independent replay of the hand in that world."""
     rules = CHECK_RULES[label]
-    rows, logits, replay = new_play_scratch()
+    array = rules.to_tuple()
+    rows, logits = new_play_scratch()
+    worlds = new_states(4)
     checked = 0
-    for state, seat in real_positions(rules, 8, seed=42, spec="rule", pass_probability=0, stage=(0.3, 1.0)):
+    positions = real_positions(rules, 8, seed=42, spec="rule", pass_probability=0, stage=(0.3, 1.0))
+    for i, (state, seat) in enumerate(positions):
         played = np.zeros(MAX_PLAYERS, dtype=np.uint64)
         cards_played_by(state.record, played)
-        value = plays_log_likelihood(
-            state.record, state.record, played, replay, rules.to_tuple(), seat, rows, logits
-        )
-        expected = _independent_log_likelihood(state, seat)
-        assert value == pytest.approx(expected, abs=1e-9)
-        checked += expected < 0.0
-    assert checked >= 6
+        for w in range(1, len(worlds)):
+            sample_world(state.record, array, seat, np.uint64(100 * i + w), worlds[w])
+        worlds[0] = state.record
+        before, cards, rest = new_plays_replay(state.record)
+        kept = replay_plays(state.record, worlds[1], played, array, seat, before, cards, rest)
+        for world in worlds:
+            value = plays_log_likelihood(world, array, before, cards, rest, kept, rows, logits)
+            expected = _independent_log_likelihood(state, seat, world)
+            assert value == pytest.approx(expected, abs=1e-9)
+            checked += expected < 0.0
+    assert checked >= 24
 
 
 def test_the_play_model_predicts_where_the_hidden_cards_are() -> None:
