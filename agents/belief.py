@@ -39,7 +39,7 @@ from agents.search import budget_count
 from agents.shape import SHAPE_WEIGHTS, TERMS, new_shape_features, shape_features, shape_log_weight
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import QS, QS_BIT, SUIT_MASKS, card_bit, popcount, suit_of
-from hearts_sim.core.rules import MAX_PLAYERS, RulesTuple
+from hearts_sim.core.rules import RulesTuple
 from hearts_sim.engine.inference import (
     EVENT_CARD,
     EVENT_LED,
@@ -52,7 +52,7 @@ from hearts_sim.engine.inference import (
     play_events,
     temper,
 )
-from hearts_sim.engine.sampler import cards_played_by, new_sampler_scratch, sample_world_into
+from hearts_sim.engine.sampler import new_sampler_scratch, sample_world_into
 from hearts_sim.engine.state import PHASE_PASS
 
 MIN_ESS_FRACTION = 0.1  # the weights are tempered until the pool is worth this share of its size
@@ -146,10 +146,8 @@ def belief_pool(
         if tilt > 0.0:
             log_weights[i] += tilt * shape_log_weight(pool[i], features, seat, SHAPE_WEIGHTS, terms)
     if imitation > 0.0:  # the hand replayed once, then each world's hands put into its records
-        played = np.zeros(MAX_PLAYERS, dtype=np.uint64)
-        cards_played_by(state, played)
         before, cards, rest = new_plays_replay(state)
-        kept = replay_plays(state, pool[0], played, rules, seat, before, cards, rest)
+        kept = replay_plays(state, pool[0], rules, seat, before, cards, rest)
         rows, logits = new_play_scratch()
         for i in range(count):
             log_weights[i] += imitation * plays_log_likelihood(

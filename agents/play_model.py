@@ -36,7 +36,7 @@ from hearts_sim.core.cards import (
     rank_of,
     suit_of,
 )
-from hearts_sim.core.rules import MOON_OFF, RulesTuple
+from hearts_sim.core.rules import MAX_PLAYERS, MOON_OFF, RulesTuple
 from hearts_sim.engine.hand import (
     card_points,
     deck_cards,
@@ -46,6 +46,7 @@ from hearts_sim.engine.hand import (
     point_holder,
     start_hand,
 )
+from hearts_sim.engine.sampler import cards_played_by
 from hearts_sim.engine.state import HAND_STATE, MAX_TRICKS, NO_SEAT
 
 MOVE_FEATURES = (
@@ -213,13 +214,14 @@ def new_plays_replay(state):
 
 
 @njit
-def replay_plays(state, world, played, rules: RulesTuple, seat: np.int64, before, cards, rest) -> np.int64:
-    """Replay the hand from the start of play in ``world`` (``played``:
-    ``sampler.cards_played_by(state)``) and keep every play by a seat other than ``seat`` in
-    ``before``, ``cards`` and ``rest`` (``new_plays_replay``); returns how many. Who plays when,
-    the tricks and the points are public, the same in every world ``seat`` cannot tell from the
-    truth, so ``plays_log_likelihood`` puts each world's hands into these records instead of
-    replaying every world."""
+def replay_plays(state, world, rules: RulesTuple, seat: np.int64, before, cards, rest) -> np.int64:
+    """Replay the hand from the start of play in ``world`` and keep every play by a seat other
+    than ``seat`` in ``before``, ``cards`` and ``rest`` (``new_plays_replay``); returns how many.
+    Who plays when, the tricks and the points are public, the same in every world ``seat`` cannot
+    tell from the truth, so ``plays_log_likelihood`` puts each world's hands into these records
+    instead of replaying every world."""
+    played = np.zeros(MAX_PLAYERS, dtype=np.uint64)
+    cards_played_by(state, played)
     remaining = played.copy()  # each seat's cards still to be played
     before[0] = world
     live = before[0]  # the replay: moves one slot on at each kept play, leaving its record behind

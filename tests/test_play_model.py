@@ -24,10 +24,10 @@ from agents.play_model import (
     replay_plays,
 )
 from hearts_sim.core.cards import SUIT_MASKS
-from hearts_sim.core.rules import MAX_PLAYERS, Rules
+from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.inference import new_pool
-from hearts_sim.engine.sampler import cards_played_by, sample_world
+from hearts_sim.engine.sampler import sample_world
 from hearts_sim.engine.state import new_states
 from hearts_sim.game.hand_state import HandState
 
@@ -89,13 +89,11 @@ def test_likelihood_of_each_world_equals_its_own_replay(label: str) -> None:
     checked = 0
     positions = real_positions(rules, 8, seed=42, spec="rule", pass_probability=0, stage=(0.3, 1.0))
     for i, (state, seat) in enumerate(positions):
-        played = np.zeros(MAX_PLAYERS, dtype=np.uint64)
-        cards_played_by(state.record, played)
         for w in range(1, len(worlds)):
             sample_world(state.record, array, seat, np.uint64(100 * i + w), worlds[w])
         worlds[0] = state.record
         before, cards, rest = new_plays_replay(state.record)
-        kept = replay_plays(state.record, worlds[1], played, array, seat, before, cards, rest)
+        kept = replay_plays(state.record, worlds[1], array, seat, before, cards, rest)
         for world in worlds:
             value = plays_log_likelihood(world, array, before, cards, rest, kept, rows, logits)
             expected = _independent_log_likelihood(state, seat, world)
