@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,6 +52,41 @@ def test_report_out_must_be_writable(
     blocker.write_text("")
     assert main(["report", str(run_dir), "--out", str(blocker / "report")]) == 2
     assert "cannot create the report directory" in capsys.readouterr().err
+
+
+def test_report_pools_runs_on_other_seeds(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "seed4"
+    run_tournament(make_config(AGENTS, deals=100, seed=4), other, progress=False)  # 600 hands
+    out = tmp_path / "pooled"
+    assert main(["report", str(run_dir), str(other / "records"), "--out", str(out)]) == 0
+    summary = (out / SUMMARY_FILE).read_text()
+    assert "3,000 hands" in summary and f"`{run_dir}`, `{other / 'records'}`" in summary
+    pooled = RecordSummary.from_records([run_dir, other]).moon_rates("moons")
+    apart = [RecordSummary.from_records(path).moon_rates("moons") for path in (run_dir, other)]
+    assert pooled["hands"].tolist() == (apart[0]["hands"] + apart[1]["hands"]).tolist()
+    assert pooled["moons"].tolist() == (apart[0]["moons"] + apart[1]["moons"]).tolist()
+    assert {p.name for p in out.iterdir()} == FIGURES | {SUMMARY_FILE}
+    assert "summary.md" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("other", "message"),
+    [
+        (make_config(AGENTS, deals=50, seed=3), "runs of the same agents on seed 3"),  # the same hands
+        (make_config(AGENTS, deals=50, seed=4, rule_overrides=["moon=self_minus"]), "under different rules"),
+    ],
+)
+def test_report_refuses_runs_that_do_not_pool(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], other: Any, message: str
+) -> None:
+    run_tournament(other, tmp_path / "other", progress=False)
+    out = tmp_path / "pooled"
+    assert main(["report", str(run_dir), str(tmp_path / "other"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not out.exists()  # refused before anything is written
 
 
 def test_report_figures_match_the_in_memory_analysis(run_dir: Path) -> None:

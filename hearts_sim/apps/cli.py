@@ -368,7 +368,7 @@ MIN_POINTS = Option(
 def cmd_report(args: argparse.Namespace) -> int:
     from hearts_sim.studies.report import write_report
 
-    written = write_report(args.dir, args.out, min_points=args.min_points)
+    written = write_report(args.dirs, args.out, min_points=args.min_points)
     print(f"wrote {len(written)} files to {written[-1].parent} (summary: {written[-1]})")
     return 0
 
@@ -615,11 +615,22 @@ def build_parser() -> argparse.ArgumentParser:
     _command(
         commands,
         "report",
-        "moon-shot figures and summary.md from tournament records",
+        "moon-shot figures and summary.md from tournament records (one run or several pooled)",
         cmd_report,
         (
-            Option("dir", TEXT, "a tournament --out directory (or its records/)", metavar="DIR"),
-            Option("out", TEXT, "output directory (default DIR/report)", flags=("--out",), metavar="PATH"),
+            Option(
+                "dirs",
+                TEXTS,
+                "tournament --out directories (or their records/); several are pooled",
+                metavar="DIR",
+            ),
+            Option(
+                "out",
+                TEXT,
+                "output directory (default DIR/report; needed for several runs)",
+                flags=("--out",),
+                metavar="PATH",
+            ),
             MIN_POINTS,
         ),
     )

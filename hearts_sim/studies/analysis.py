@@ -571,18 +571,58 @@ def records_path(path: str | Path) -> Path:
     return directory
 
 
-def run_rules(directory: Path) -> Rules | None:
-    """The rules of the run whose records are in ``directory`` (or that is ``directory``), from
-    its manifest; None when no readable manifest goes with the records."""
+def _run_config(directory: Path) -> dict[str, Any] | None:
+    """The config of the run whose records are in ``directory`` (or that is ``directory``), from
+    its manifest, with its rules as ``Rules``; None when no readable manifest goes with them."""
     import json
 
     for manifest in (directory / MANIFEST, directory.parent / MANIFEST):
         if manifest.is_file():
             try:
-                return Rules.from_dict(json.loads(manifest.read_text())["config"]["rules"])
+                config = dict(json.loads(manifest.read_text())["config"])
+                config["rules"] = Rules.from_dict(config["rules"])
+                return config
             except (OSError, ValueError, KeyError, TypeError):
                 return None
     return None
+
+
+def run_rules(directory: Path) -> Rules | None:
+    """The rules of the run whose records are in ``directory`` (or that is ``directory``), from
+    its manifest; None when no readable manifest goes with the records."""
+    config = _run_config(directory)
+    return None if config is None else config["rules"]
+
+
+def pooled_rules(paths: Sequence[str | Path]) -> Rules | None:
+    """The rules of the runs whose records are pooled (``RecordSummary.from_records`` of several
+    runs, ``hearts-sim report A B``); None when no manifest names them. ``AnalysisError`` for a
+    path that holds no records, a run given twice, runs under other rules (their rates do not
+    pool) and two runs of the same agents and seed (they played the same hands)."""
+    seen: dict[Path, Path] = {}
+    runs: list[tuple[Path, dict[str, Any]]] = []
+    for path in map(Path, paths):
+        directory = records_path(path)
+        if directory.resolve() in seen:
+            given = seen[directory.resolve()]
+            raise AnalysisError(f"{path} and {given} are the same run: its hands would count twice")
+        seen[directory.resolve()] = path
+        config = _run_config(directory)
+        if config is None:
+            continue
+        for other, known in runs:
+            if known["rules"] != config["rules"]:
+                raise AnalysisError(
+                    f"{path} and {other} are runs under different rules: their rates do not pool"
+                )
+            same_seed = config.get("seed") is not None and known.get("seed") == config.get("seed")
+            if same_seed and known.get("agents") == config.get("agents"):
+                raise AnalysisError(
+                    f"{path} and {other} are runs of the same agents on seed {config.get('seed')}: "
+                    "they played the same hands, which would count twice (give each run its own --seed)"
+                )
+        runs.append((path, config))
+    return runs[0][1]["rules"] if runs else None
 
 
 def run_parts(directory: Path) -> list[Path]:
@@ -701,12 +741,22 @@ class RecordSummary:
         return summary
 
     @classmethod
-    def from_records(cls, path: str | Path, batch_size: int = DEFAULT_BATCH, **options: Any) -> RecordSummary:
+    def from_records(
+        cls, paths: str | Path | Sequence[str | Path], batch_size: int = DEFAULT_BATCH, **options: Any
+    ) -> RecordSummary:
+        """Stream the records of one run, or pool several (runs on other seeds, or of other
+        agents under the same rules; ``pooled_rules`` says which pool)."""
+        runs = [paths] if isinstance(paths, (str, Path)) else list(paths)
+        if not runs:
+            raise AnalysisError("no run given: name at least one run directory")
+        if len(runs) > 1:
+            pooled_rules(runs)
         summary = cls(**options)
-        for batch in iter_records(path, batch_size=batch_size):
-            summary.add(batch)
+        for path in runs:
+            for batch in iter_records(path, batch_size=batch_size):
+                summary.add(batch)
         if summary.hands == 0:
-            raise AnalysisError(f"{path} holds no hands")
+            raise AnalysisError(f"{', '.join(map(str, runs))} holds no hands")
         return summary
 
     def _counts(self, name: str) -> pd.DataFrame:

@@ -1,4 +1,5 @@
-"""``hearts-sim report DIR``: moon-shot figures (PNG) and a Markdown summary of a tournament's records.
+"""``hearts-sim report DIR [DIR ...]``: moon-shot figures (PNG) and a Markdown summary of a
+tournament's records, or of several runs' records pooled.
 
 The records are streamed through ``analysis.RecordSummary`` in batches, so a run of
 millions of hands is reported in bounded memory. The plotting helpers take the tables of
@@ -24,7 +25,7 @@ from hearts_sim.studies.analysis import (
     AnalysisError,
     RecordSummary,
     per_thousand,
-    run_rules,
+    pooled_rules,
 )
 
 REPORT_DIR = "report"
@@ -298,30 +299,32 @@ def summary_markdown(summary: RecordSummary, source: str, figures: Sequence[str]
 
 
 def write_report(
-    path: str | Path,
+    paths: str | Path | Sequence[str | Path],
     out: str | Path | None = None,
     *,
     min_points: int = DEFAULT_FAILED_POINTS,
     batch_size: int = DEFAULT_BATCH,
 ) -> list[Path]:
-    """Read a tournament's records (``path``: the ``--out`` directory or its ``records/``) and
-    write the figures and ``summary.md`` into ``out`` (default ``path/report``); returns the
-    files written. Raises ``ReportError`` with a one-line reason when it cannot."""
-    source = Path(path)
-    rules = run_rules(source) if source.is_dir() else None
-    most = rules.moon_total if rules is not None else MAX_POINTS
-    if isinstance(min_points, bool) or not isinstance(min_points, int) or not 1 <= min_points <= most:
-        raise ReportError(
-            f"--min-points {min_points!r} is not valid: a hand under these rules has {most} points; "
-            f"choose 1 .. {most}"
-        )
+    """Read a tournament's records (a path: the ``--out`` directory or its ``records/``), or pool
+    those of several runs under the same rules, and write the figures and ``summary.md`` into
+    ``out`` (default ``path/report``; several runs need it); returns the files written. Raises
+    ``ReportError`` with a one-line reason when it cannot."""
+    sources = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+    if not sources:
+        raise ReportError("report needs at least one run directory")
+    if len(sources) > 1 and out is None:
+        raise ReportError(f"a report of {len(sources)} runs needs --out DIR: where to write it")
+    _check_min_points(min_points, MAX_POINTS, "a hand has at most")  # before the records are read
     try:
-        summary = RecordSummary.from_records(source, batch_size=batch_size, min_points=min_points)
+        rules = pooled_rules(sources)
+        if rules is not None:
+            _check_min_points(min_points, rules.moon_total, "a hand under these rules has")
+        summary = RecordSummary.from_records(sources, batch_size=batch_size, min_points=min_points)
     except ReportError:
         raise
     except AnalysisError as error:
         raise ReportError(str(error)) from None
-    target = Path(out) if out is not None else _base_dir(source) / REPORT_DIR
+    target = Path(out) if out is not None else _base_dir(sources[0]) / REPORT_DIR
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -332,6 +335,13 @@ def write_report(
         ax.figure.savefig(target / name, dpi=100)
         written.append(target / name)
     markdown = target / SUMMARY_FILE
-    markdown.write_text(summary_markdown(summary, str(source), list(figures)))
+    markdown.write_text(summary_markdown(summary, "`, `".join(map(str, sources)), list(figures)))
     written.append(markdown)
     return written
+
+
+def _check_min_points(min_points: Any, most: int, limit: str) -> None:
+    if isinstance(min_points, bool) or not isinstance(min_points, int) or not 1 <= min_points <= most:
+        raise ReportError(
+            f"--min-points {min_points!r} is not valid: {limit} {most} points; choose 1 .. {most}"
+        )
