@@ -15,24 +15,37 @@ import shlex
 import sys
 import time
 
+from tqdm import tqdm
+
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.selfplay.simulate import simulate
 from hearts_sim.studies.analysis import per_thousand, wilson_interval
 
 AGENTS = ["random", "lowest", "highest", "rule"]
 PRESETS = ["standard", "qdan3", "qdan5"]
-CHUNK = 250_000
+CHUNK = 250_000  # the most hands per simulate call: bounds memory
+FIRST_CHUNK = 16
+CHUNK_SECONDS = 5.0
 
 
 def moon_count(preset: str, agent: str, hands: int, seed: int, threads: int | None) -> int:
-    """Hands with a moon among ``hands`` self-play hands, played ``CHUNK`` at a time."""
-    moons = 0
-    for start in range(0, hands, CHUNK):
-        count = min(CHUNK, hands - start)
-        df = simulate(
-            preset, agent, hands=count, seed=seed, first_hand=start, threads=threads, progress=False
-        )
-        moons += int((df["moon_shooter"].to_numpy() >= 0).sum())
+    """Hands with a moon among ``hands`` self-play hands, with a progress bar. Chunks start at
+    ``FIRST_CHUNK`` hands and double while one takes under ``CHUNK_SECONDS``, up to ``CHUNK``:
+    a search agent's cell (an hour of ``hard``) shows its progress, a fast agent's runs in large
+    chunks. Hand i is the same hand for any chunking (``first_hand``), so the counts are too."""
+    moons, start, chunk = 0, 0, FIRST_CHUNK
+    with tqdm(total=hands, unit="hand", desc=f"{agent} {preset}", leave=False, smoothing=0.1) as bar:
+        while start < hands:
+            count = min(chunk, hands - start)
+            started = time.perf_counter()
+            df = simulate(
+                preset, agent, hands=count, seed=seed, first_hand=start, threads=threads, progress=False
+            )
+            moons += int((df["moon_shooter"].to_numpy() >= 0).sum())
+            start += count
+            bar.update(count)
+            if time.perf_counter() - started < CHUNK_SECONDS:
+                chunk = min(2 * chunk, CHUNK)
     return moons
 
 

@@ -94,3 +94,18 @@ def test_external_agents_bench_prints_every_figure() -> None:
     )
     shares = re.findall(r"\((\d+)% of their own speed", run.stdout)
     assert len(shares) == 2 and all(int(share) > 0 for share in shares)  # rule seats, then mc seats
+
+
+def test_moon_table_counts_the_same_hands_in_any_chunking() -> None:
+    sys.path.insert(0, str(EXPERIMENTS))
+    try:
+        import moon_table
+    finally:
+        sys.path.remove(str(EXPERIMENTS))
+    from hearts_sim.selfplay.simulate import simulate
+
+    # 600 hands of rule self-play: chunks of 16, 32, ... (each under CHUNK_SECONDS) against one call
+    whole = simulate("standard", "rule", hands=600, seed=5, progress=False)
+    expected = int((whole["moon_shooter"].to_numpy() >= 0).sum())
+    assert expected > 0  # the check means something only if some hand is a moon
+    assert moon_table.moon_count("standard", "rule", 600, 5, None) == expected
