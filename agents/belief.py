@@ -14,7 +14,7 @@ each surprise multiplies the world's likelihood by ``1 - trust``:
 
 A model that asks for a player's exact card (the rule agent's, trusted with some probability)
 was measured too: it predicts rule players' hands far better, strong players' worse than this
-one (the README's inference figures).
+one (the inference figures in docs/hard.md).
 
 Two learned terms can be added to that log-likelihood, each with its weight: ``plays`` times
 the learned play model's log-probability of every card the other seats chose in that world

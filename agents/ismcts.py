@@ -28,7 +28,7 @@ with the lowest mean score among the cards with at least half the top visits: UC
 its visits by the exploration term as much as by the scores, so among well-explored cards the
 mean is the better estimate. In Chaslot et al.'s names for the final-move rules, ``visits`` is
 the robust child and ``mean`` the max child restricted to well-visited cards. ``mean`` pays in small
-searches (2,000 iterations), not at ``hard``'s budget (the README's figures).
+searches (2,000 iterations), not at ``hard``'s budget (docs/hard.md).
 
 With ``cutoff`` > 0 a playout stops after that many tricks and the learned evaluation
 (``agents.evaluation``) scores the world instead. The pass is searched (``agents.passing``,

@@ -2,7 +2,7 @@
 
 Design note. The hands' shape is what the hidden cards are worth to ``hard``'s search: told
 every other seat's true suit lengths (cards dealt at random within them), it gains 0.64 points
-per hand, where told the queen of spades' place it gains nothing (the README's diagnostics).
+per hand, where told the queen of spades' place it gains nothing (the diagnostics in docs/hard.md).
 This model guesses the shape from public facts: for another seat ``t`` and a suit ``k``, a
 few counts (cards of ``k`` that ``t`` led, discarded, followed above or below the winning card,
 passed to this seat; the cards of ``k`` this seat passed to ``t``; ...) form the features

@@ -10,7 +10,7 @@ position is the sum over its hidden cards of the log-probability of the card's t
 mean score per position and per hidden card, and the mean gain over the uniform sampler with
 a 95% interval over positions (paired: the same pool, only the weights differ); and the queen
 of spades alone, over the positions where it is hidden: the mean probability the pool gives its
-true place, and the gain in its log-probability (the README sets it beside what knowing the
+true place, and the gain in its log-probability (docs/hard.md sets it beside what knowing the
 queen's place is worth to ``hard``'s search); and the suit lengths: the sum over the other seats
 and the suits of the log-probability of the seat's true number of cards in the suit. With
 ``--shape W ...`` every trust value is scored again with the learned suit-length tilt
