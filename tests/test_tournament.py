@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hearts_sim.studies.stats import format_summary, match_json
 from hearts_sim.studies.tournament import (
     Interrupted,
     TournamentConfig,
@@ -123,6 +124,7 @@ def test_games_report_win_rates_and_ratings() -> None:
     assert rows["lowest"]["win_rate"] > rows["highest"]["win_rate"]
     assert rows["lowest"]["rating"]["mu"] > rows["highest"]["rating"]["mu"]
     assert rows["lowest"]["mean_final_score"] < rows["highest"]["mean_final_score"]
+    assert "by_pass_direction" not in summary["pairs"][0]  # a game passes every way
 
 
 def test_a_different_run_cannot_be_resumed_into(tmp_path: Path) -> None:
@@ -162,9 +164,12 @@ def test_tournament_table_and_json(tmp_path: Path) -> None:
         assert {"name", "points_per_hand", "ci95", "moon_rate"} <= set(agent)
 
 
-def _per_deal_differences(out: Path, a: str) -> np.ndarray:
-    """Agent ``a``'s mean score in each deal of a two-agent run's records less the other's."""
+def _per_deal_differences(out: Path, a: str, direction: str | None = None) -> np.ndarray:
+    """Agent ``a``'s mean score in each deal of a two-agent run's records less the other's (in
+    the deals passed ``direction`` only, where one is given)."""
     records = pd.read_parquet(out / "records")
+    if direction is not None:
+        records = records[records["pass_direction"] == direction]
     seats = [c[len("agent_") :] for c in records.columns if c.startswith("agent_")]
     long = pd.concat(
         pd.DataFrame(
@@ -174,6 +179,61 @@ def _per_deal_differences(out: Path, a: str) -> np.ndarray:
     )
     means = long.groupby(["deal", "mine"])["score"].mean().unstack()
     return (means[True] - means[False]).to_numpy()
+
+
+def _t_interval(differences: np.ndarray) -> tuple[float, list[float]]:
+    from scipy import stats
+
+    mean, se = differences.mean(), differences.std(ddof=1) / np.sqrt(len(differences))
+    half = stats.t.ppf(0.975, len(differences) - 1) * se
+    return mean, [mean - half, mean + half]
+
+
+def test_differences_by_pass_direction_match_the_records(tmp_path: Path) -> None:
+    result = run_tournament(
+        TournamentConfig(("rule", "random"), deals=60, seed=7, chunk_deals=25),
+        tmp_path / "run",
+        progress=False,
+    )
+    (pair,) = result.summary["pairs"]
+    rows = pair["by_pass_direction"]
+    assert [row["direction"] for row in rows] == ["left", "right", "across", "none"]
+    assert sum(row["deals"] for row in rows) == 60
+    for row in rows:  # every direction's paired t-interval over its own deals, from the records
+        differences = _per_deal_differences(tmp_path / "run", "rule", row["direction"])
+        mean, ci = _t_interval(differences)
+        assert row["deals"] == len(differences)
+        assert row["a_minus_b"] == pytest.approx(mean, abs=1e-4)
+        assert row["ci95"] == pytest.approx(ci, abs=1e-4)
+    shown = format_summary(result.summary)
+    assert "  by pass direction: left " in shown and f"none {rows[3]['a_minus_b']:+.3f}" in shown
+    assert match_json(result.summary)["by_pass_direction"] == rows
+    # runs combined: the directions pool too
+    run_tournament(make_config(["rule", "random"], deals=20, seed=8), tmp_path / "more", progress=False)
+    pooled = combine_runs([tmp_path / "run", tmp_path / "more"])["pairs"][0]["by_pass_direction"]
+    assert sum(row["deals"] for row in pooled) == 80
+    across = np.concatenate([_per_deal_differences(tmp_path / d, "rule", "across") for d in ("run", "more")])
+    assert pooled[2]["a_minus_b"] == pytest.approx(_t_interval(across)[0], abs=1e-4)
+
+
+def test_a_run_without_direction_tallies_shows_none(tmp_path: Path) -> None:
+    """A run whose manifest predates the tallies by direction (or holds only part of its deals in
+    them) combines and resumes without a split, rather than a split of some of its deals."""
+    config = TournamentConfig(("lowest", "random"), deals=30, seed=4, chunk_deals=10)
+    with pytest.raises(Interrupted):
+        run_tournament(config, tmp_path / "old", progress=False, stop_after_chunks=1)
+    manifest_file = tmp_path / "old" / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    del manifest["tally"]["by_direction"]
+    manifest_file.write_text(json.dumps(manifest))
+    resumed = resume_tournament(tmp_path / "old", progress=False).summary
+    assert resumed["deals"] == 30 and "by_pass_direction" not in resumed["pairs"][0]
+    assert "by_pass_direction" not in combine_runs([tmp_path / "old"])["pairs"][0]
+    manifest = json.loads(manifest_file.read_text())
+    manifest["tally"]["by_direction"] = ["left"]
+    manifest_file.write_text(json.dumps(manifest))
+    with pytest.raises(TournamentError, match="holds no readable tally"):
+        combine_runs([tmp_path / "old"])
 
 
 def test_combined_runs_pool_every_deal_of_every_run(tmp_path: Path) -> None:

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from hearts_sim.core.rules import PASS_DIRECTIONS, pass_direction_name
+
 # ---------------------------------------------------------------------------- statistics
 # Tally's lists of one integer sum per agent
 _PER_AGENT_SUMS = (
@@ -55,6 +57,8 @@ class Tally:
     games_hands: list[int] = field(default_factory=list)  # --games: hands played per slot, summed
     wins: list[int] = field(default_factory=list)
     ratings: list[list[float]] = field(default_factory=list)  # --games: OpenSkill (mu, sigma)
+    # hands: the same sums over the deals passed each way, by pass_direction_name (``left``, ...)
+    by_direction: dict[str, Tally] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         k = self.n_agents
@@ -64,6 +68,22 @@ class Tally:
         for name in ("pair_sum", "pair_square_sum"):
             if not getattr(self, name):
                 setattr(self, name, [[0] * k for _ in range(k)])
+        if not isinstance(self.by_direction, dict):
+            raise TypeError("by_direction is not a mapping of pass directions to tallies")
+        self.by_direction = {
+            str(d): t if isinstance(t, Tally) else Tally(**t) for d, t in self.by_direction.items()
+        }
+
+    def direction(self, name: str) -> Tally:
+        """The tally of the deals passed ``name`` (empty until one is added)."""
+        if name not in self.by_direction:
+            self.by_direction[name] = Tally(n_agents=self.n_agents, slots_per_deal=list(self.slots_per_deal))
+        return self.by_direction[name]
+
+    def directions_complete(self) -> bool:
+        """Whether the tallies by pass direction hold every deal (a run begun before they were
+        kept, or of whole games, has none or only some)."""
+        return bool(self.by_direction) and sum(t.deals for t in self.by_direction.values()) == self.deals
 
     def add_deal_sums(self, per_deal: np.ndarray) -> None:
         """Fold in a (deals, agents) int64 array of per-deal score sums S_a(d)."""
@@ -95,6 +115,8 @@ class Tally:
         for name in ("pair_sum", "pair_square_sum"):
             rows = zip(getattr(self, name), getattr(other, name), strict=True)
             setattr(self, name, [[x + y for x, y in zip(r, q, strict=True)] for r, q in rows])
+        for name, tally in other.by_direction.items():
+            self.direction(name).add(tally)
 
     # ------------------------------------------------------------------ derived figures
     def _mean_ci(self, total: int, square: int, scale: int) -> tuple[float, list[float], float]:
@@ -134,6 +156,17 @@ def mean_interval(values: np.ndarray) -> tuple[float, float]:
     if len(values) < 2:
         return float(values.mean()) if len(values) else float("nan"), float("nan")
     return float(values.mean()), float(1.96 * values.std(ddof=1) / np.sqrt(len(values)))
+
+
+def _direction_row(direction: str, tally: Tally, a: int, b: int) -> dict[str, Any]:
+    diff, ci, p = tally.difference(a, b)
+    return {
+        "direction": direction,
+        "deals": tally.deals,
+        "a_minus_b": _round(diff),
+        "ci95": [_round(x) for x in ci],
+        "p_value": _round_p(p),
+    }
 
 
 def _round(x: float) -> float | None:
@@ -187,6 +220,12 @@ def summarize(
             row["rating"] = {"mu": _round(mu), "sigma": _round(sigma), "ordinal": _round(mu - 3 * sigma)}
         per_agent.append(row)
     pairs = []
+    # hands: the difference in the deals passed each way (games span every direction)
+    directions = [
+        (d, tally.by_direction[d])
+        for d in PASS_DIRECTIONS
+        if not games and tally.directions_complete() and d in tally.by_direction
+    ]
     for a, b in itertools.combinations(range(len(names)), 2):
         diff, ci, p = tally.difference(a, b)
         if games:  # per game -> per hand, using the mean game length of both
@@ -194,15 +233,16 @@ def summarize(
                 tally.deals * (tally.slots_per_deal[a] + tally.slots_per_deal[b])
             )
             diff, ci = diff / per_game, [x / per_game for x in ci]
-        pairs.append(
-            {
-                "a": names[a],
-                "b": names[b],
-                "a_minus_b": _round(diff),
-                "ci95": [_round(x) for x in ci],
-                "p_value": _round_p(p),
-            }
-        )
+        pair: dict[str, Any] = {
+            "a": names[a],
+            "b": names[b],
+            "a_minus_b": _round(diff),
+            "ci95": [_round(x) for x in ci],
+            "p_value": _round_p(p),
+        }
+        if directions:
+            pair["by_pass_direction"] = [_direction_row(d, t, a, b) for d, t in directions]
+        pairs.append(pair)
     return {
         "agents": per_agent,
         "pairs": pairs,
@@ -217,37 +257,49 @@ def summarize(
 
 # ---------------------------------------------------------------------------- folding records in
 def tally_hands(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n_seatings: int) -> None:
-    """Fold a chunk of HAND_RECORDs (ordered by deal, then seating) into the tally."""
+    """Fold a chunk of HAND_RECORDs (ordered by deal, then seating) into the tally, and each
+    deal into the tally of its pass direction (every seating of a deal passes the same way)."""
     n = seating_agents.shape[1]
     k = tally.n_agents
     deals = len(records) // n_seatings
+    offsets, direction_of_deal = np.unique(records["pass_offset"][::n_seatings], return_inverse=True)
+    g = len(offsets)
     agent = seating_agents[records["seating"]]  # (rows, seats)
     score = records["score"][:, :n].astype(np.int64)
     deal_index = np.repeat(np.arange(deals), n_seatings)[:, None] * k + agent
     per_deal = np.bincount(deal_index.ravel(), weights=score.ravel(), minlength=deals * k)
-    tally.add_deal_sums(np.rint(per_deal).astype(np.int64).reshape(deals, k))
-    tally.hands += len(records)
+    per_deal = np.rint(per_deal).astype(np.int64).reshape(deals, k)
     shooter = records["moon_shooter"].astype(np.int64)[:, None]
     seats = np.arange(n)[None, :]
     made = seats == shooter  # never true without a moon (shooter -1)
     suffered = (seats != shooter) & (shooter >= 0)
     qs = seats == records["qs_taker"].astype(np.int64)[:, None]
+    # a row's agents, numbered within its deal's direction: one bincount gives every direction
+    direction_agent = np.repeat(direction_of_deal, n_seatings)[:, None] * k + agent
 
-    def per_agent(selected: np.ndarray, weights: np.ndarray | None = None) -> list[int]:
+    def per_agent(selected: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         w = None if weights is None else weights[selected]
-        return np.rint(np.bincount(agent[selected], weights=w, minlength=k)).astype(np.int64).tolist()
+        counts = np.bincount(direction_agent[selected], weights=w, minlength=g * k)
+        return np.rint(counts).astype(np.int64).reshape(g, k)
 
-    everyone = np.ones_like(made)
-    tricks = records["tricks"][:, :n].astype(np.int64)
-    for name, counts in (
-        ("moons_made", per_agent(made)),
-        ("moons_suffered", per_agent(suffered)),
-        ("qs_taken", per_agent(qs)),
-        ("tricks", per_agent(everyone, tricks)),
-    ):
-        totals = getattr(tally, name)
-        for a in range(k):
-            totals[a] += counts[a]
+    counts = {
+        "moons_made": per_agent(made),
+        "moons_suffered": per_agent(suffered),
+        "qs_taken": per_agent(qs),
+        "tricks": per_agent(np.ones_like(made), records["tricks"][:, :n].astype(np.int64)),
+    }
+    targets = [(tally, np.ones(deals, dtype=bool), slice(None))]
+    targets += [
+        (tally.direction(pass_direction_name(int(offset), n)), direction_of_deal == i, slice(i, i + 1))
+        for i, offset in enumerate(offsets)
+    ]
+    for target, its_deals, its_direction in targets:
+        target.add_deal_sums(per_deal[its_deals])
+        target.hands += int(its_deals.sum()) * n_seatings
+        for name, by_direction in counts.items():
+            totals = getattr(target, name)
+            for a, count in enumerate(by_direction[its_direction].sum(axis=0).tolist()):
+                totals[a] += count
 
 
 def tally_games(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n_seatings: int) -> None:
@@ -350,8 +402,17 @@ def format_summary(summary: dict[str, Any]) -> str:
                 if p["p_value"] is not None
                 else f"{p['a']} - {p['b']}: {p['a_minus_b']:+.3f} points/hand"
             )
+            if len(p.get("by_pass_direction", ())) > 1:
+                out.append("  by pass direction: " + "; ".join(map(_direction_text, p["by_pass_direction"])))
         out.append("(points are penalties: negative means the first agent did better)")
     return "\n".join(out)
+
+
+def _direction_text(row: dict[str, Any]) -> str:
+    """``left -0.980 [-1.770, -0.190] (50 deals)``; no interval from a single deal."""
+    low, high = row["ci95"]
+    ci = "" if low is None else f" [{low:+.3f}, {high:+.3f}]"
+    return f"{row['direction']} {row['a_minus_b']:+.3f}{ci} ({row['deals']} deals)"
 
 
 def _seeds(seed: int | list[int]) -> str:
@@ -373,6 +434,7 @@ def match_json(summary: dict[str, Any]) -> dict[str, Any]:
         "a_minus_b": pair["a_minus_b"],
         "ci95": pair["ci95"],
         "p_value": pair["p_value"],
+        "by_pass_direction": pair.get("by_pass_direction", []),
         "rules": summary["rules"],
         "seed": summary["seed"],
         "unit": summary["unit"],
