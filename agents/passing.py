@@ -29,9 +29,11 @@ over deals): the pass study +0.68 +- 1.58 (7 across deals in 24 seatings), ``har
 ``hard`` with and without a searched pass +0.44 +- 1.40 (13 deals); pooled by inverse
 variance +0.87 +- 0.85. Passing left (-1.49, -0.18, -0.51) and right (-2.14, -0.65, +0.20) it
 mostly gained. Those were rule playouts; with greedy ones the searched pass across is no longer
-worse, and not measurably better: -0.14 [-0.54, +0.26] (200 across deals, the screen above).
-Why across differs is not established (there the seat that receives the pass is also the one
-that passes to us). So across, the search agents still pass like ``rule``.
+worse, and not measurably better: -0.14 [-0.54, +0.26] (200 across deals, the screen above);
+nor with ``hard``'s play since it took the learned play model: +0.16 [-0.26, +0.58] against
+``hard`` over 120 deals all passed across (2026-12-04). Why across differs is not established
+(there the seat that receives the pass is also the one that passes to us). So across, the
+search agents still pass like ``rule``.
 """
 
 from __future__ import annotations
