@@ -46,7 +46,7 @@ import numpy as np
 from agents.belief import BELIEF_PARAMETERS, next_world, weighted_pool
 from agents.evaluation import N_FEATURES, evaluate
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
-from agents.passing import PASS_PLAYOUT, PASS_ROLLOUTS, pass_playout_policy, searched_pass
+from agents.passing import PASS_ROLLOUTS, searched_pass
 from agents.search import (
     MAX_EXPLORATION,
     MAX_ITERATIONS,
@@ -107,7 +107,6 @@ PARAMETERS = (
         high=MAX_STRETCH,
     ),
     PASS_ROLLOUTS,
-    PASS_PLAYOUT,
     Parameter(
         "cutoff",
         0,
@@ -300,10 +299,9 @@ def ismcts_play(
 
 @njit
 def ismcts_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
-    """The searched pass (``agents.passing``): ``pass_rollouts`` playouts of ``pass_playout``."""
+    """The searched pass (``agents.passing``): ``pass_rollouts`` playouts of this agent's ``rollout``."""
     rollouts = budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS)
-    playout = pass_playout_policy(params[P.pass_playout], params[P.rollout])
-    return searched_pass(state, rules, seat, seed, rollouts, playout)
+    return searched_pass(state, rules, seat, seed, rollouts, np.int64(params[P.rollout]))
 
 
 KIND = PolicyKind(

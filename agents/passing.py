@@ -45,8 +45,8 @@ from agents.baseline import pass_extremes
 from agents.kinds import Parameter, Params
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
-from agents.search import MAX_ITERATIONS, ROLLOUT_RULE, ROLLOUTS, new_worlds, pass_and_play_out
-from hearts_sim._numba import njit, njit_inline
+from agents.search import MAX_ITERATIONS, ROLLOUT_RULE, new_worlds, pass_and_play_out
+from hearts_sim._numba import njit
 from hearts_sim.core.cards import (
     AS,
     HEARTS,
@@ -77,10 +77,6 @@ PASS_ROLLOUTS = Parameter(
     "searched pass to a neighbour: playouts (its rollout policy) over all candidates (0, across: rule pass)",
     low=0,
     high=MAX_ITERATIONS,
-)
-PASS_PLAYOUTS = ("own", *ROLLOUTS)  # own: the searching agent's ``rollout``
-PASS_PLAYOUT = Parameter(
-    "pass_playout", 0, "searched pass: the playout policy (own: the agent's rollout)", PASS_PLAYOUTS
 )
 
 MAX_RULE_CANDIDATES = 8  # distinct passes of the rule variants and the highest cards
@@ -229,13 +225,6 @@ def pass_candidates(state, rules: RulesTuple, seat: np.int64, seed: np.uint64, o
 def passes_to_neighbour(state) -> bool:
     """Whether this hand's pass goes to the seat on the left or right (not across)."""
     return state.pass_offset == 1 or state.pass_offset == state.n_players - 1
-
-
-@njit_inline
-def pass_playout_policy(pass_playout: float, rollout: float) -> np.int64:
-    """The ROLLOUT_* a searched pass plays out with: ``pass_playout``'s (PASS_PLAYOUTS), or the
-    agent's own ``rollout``."""
-    return np.int64(rollout) if pass_playout == 0 else np.int64(pass_playout) - 1
 
 
 @njit

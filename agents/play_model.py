@@ -34,7 +34,6 @@ from hearts_sim.core.cards import (
     lowest_card,
     popcount,
     rank_of,
-    select_bit,
     suit_of,
 )
 from hearts_sim.core.rules import MAX_PLAYERS, MOON_OFF, RulesTuple
@@ -203,23 +202,6 @@ def card_log_probability(state, rules: RulesTuple, legal: np.uint64, card: np.in
     for k in range(count):
         norm += np.exp(logits[k] - top)
     return logits[chosen] - top - np.log(norm)
-
-
-@njit_inline
-def likeliest_card(state, rules: RulesTuple, legal: np.uint64) -> np.int64:
-    """The card of ``legal`` the model gives the highest probability (the first of equals): a
-    playout policy that plays like ``hard`` more often than greedy does (``model`` in
-    ``agents.search.ROLLOUTS``)."""
-    rows = np.empty((MAX_LEGAL, N_MOVE_FEATURES), dtype=np.float64)
-    count = move_features(state, rules, legal, rows)
-    best, top = 0, -np.inf
-    for k in range(count):
-        logit = 0.0
-        for f in range(N_MOVE_FEATURES):
-            logit += rows[k, f] * PLAY_WEIGHTS[f]
-        if logit > top:
-            best, top = k, logit
-    return select_bit(legal, np.int64(best))
 
 
 @njit

@@ -16,9 +16,6 @@ enumeration, ``ROLLOUTS``, the ``rollout`` parameter of every search agent:
   every point taken (at least ``defend``): the holder plays for every trick, the others defend.
   In ``guard`` playouts the would-be shooter still ducks like a greedy player, so the defence
   answers a moon nobody is playing for; here the race is run by both sides.
-* ``model``: the learned play model's likeliest card (``agents.play_model.likeliest_card``),
-  fitted to ``hard``'s own cards: it picks ``hard``'s card more often than ``greedy`` does (49%
-  of its plays with a choice against 42%), at several times the cost of a card.
 
 A playout steps a plain ``HAND_STATE`` with the engine's own kernels, so it never
 re-implements a rule. ``pimc`` and ``ismcts`` grow trees of one node layout (``TREE_NODE``:
@@ -39,7 +36,6 @@ from numba.extending import intrinsic
 from agents import rule
 from agents.baseline import pass_extremes, random_pass
 from agents.kinds import Parameter
-from agents.play_model import likeliest_card
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULT_PARAMS
 from agents.rule import moon_status, rule_pass, rule_play
 from hearts_sim._numba import njit, njit_inline
@@ -61,10 +57,8 @@ from hearts_sim.engine.hand import legal_moves, pass_cards, play_card, point_hol
 from hearts_sim.engine.rng import next_u64, random_below, random_unit
 from hearts_sim.engine.state import HAND_STATE, NO_SEAT, PHASE_PASS, PHASE_PLAY
 
-ROLLOUTS = ("random", "greedy", "rule", "guard", "race", "model")
-(
-    ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD, ROLLOUT_RACE, ROLLOUT_MODEL,
-) = range(len(ROLLOUTS))  # fmt: skip
+ROLLOUTS = ("random", "greedy", "rule", "guard", "race")
+ROLLOUT_RANDOM, ROLLOUT_GREEDY, ROLLOUT_RULE, ROLLOUT_GUARD, ROLLOUT_RACE = range(len(ROLLOUTS))
 _RULE_DEFEND = RULE_DEFAULT_PARAMS[rule.P.defend]
 
 NS_PER_MS = 1_000_000.0
@@ -223,8 +217,6 @@ def playout_card(state, rules: RulesTuple, legal: np.uint64, rng: np.uint64, rol
     if rollout != ROLLOUT_RANDOM:
         rng, u = random_unit(rng)
         if u >= epsilon and count > 1:
-            if rollout == ROLLOUT_MODEL:
-                return rng, likeliest_card(state, rules, legal)
             if (
                 rollout == ROLLOUT_GREEDY
                 or (rollout == ROLLOUT_GUARD and not moon_threat(state, rules))
@@ -270,7 +262,7 @@ def pass_and_play_out(
             if not (state.passes_made >> s) & 1:
                 if passing == ROLLOUT_RULE:
                     cards = rule_pass(RULE_DEFAULT_PARAMS, state, rules, s, rng)
-                elif passing in (ROLLOUT_GREEDY, ROLLOUT_GUARD, ROLLOUT_RACE, ROLLOUT_MODEL):
+                elif passing in (ROLLOUT_GREEDY, ROLLOUT_GUARD, ROLLOUT_RACE):
                     cards = pass_extremes(state.dealt[s], rules, True)
                 else:
                     rng, bits = next_u64(rng)

@@ -19,7 +19,6 @@ import pytest
 from agents import ismcts, mc, pimc, rule, search
 from agents.kinds import MAX_PARAMS, AgentError
 from agents.registry import KIND_BY_NAME, parse_agent
-from agents.play_model import card_log_probability, new_play_scratch
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULT_PARAMS
 from agents.rule import rule_play
 from hearts_sim.core.cards import HEARTS, QS, cards_of, suit_of
@@ -59,7 +58,6 @@ ROLLOUT_VARIANTS = [
     "ismcts(iterations=40,rollout=rule,c=1.5)",
     "pimc(iterations=30,worlds=2,rollout=guard)",
     "ismcts(iterations=40,rollout=race)",
-    "pimc(iterations=30,worlds=2,rollout=model)",
 ]
 # the new hard's pieces at tiny budgets: weighted worlds, time by need, the searched pass
 HARD_PIECES = {
@@ -99,7 +97,7 @@ def test_spec_values_and_round_trip() -> None:
 def test_search_agents_share_one_rollout_enumeration() -> None:
     for kind in (mc.KIND, pimc.KIND, ismcts.KIND):
         assert kind.parameter("rollout").choices == search.ROLLOUTS
-    assert search.ROLLOUTS == ("random", "greedy", "rule", "guard", "race", "model")
+    assert search.ROLLOUTS == ("random", "greedy", "rule", "guard", "race")
     assert parse_agent("mc").play_policy.value("rollout") == search.ROLLOUT_RULE
     assert parse_agent("pimc").play_policy.value("rollout") == search.ROLLOUT_GREEDY
 
@@ -112,7 +110,7 @@ def test_search_agents_share_one_rollout_enumeration() -> None:
             "pimc: parameter iterations='many' is not valid: choose an integer in 1 ..",
         ),
         ("pimc(depth=3)", "has no parameter 'depth'"),
-        ("ismcts(rollout=smart)", "choose one of random, greedy, rule, guard, race, model"),
+        ("ismcts(rollout=smart)", "choose one of random, greedy, rule, guard, race"),
         ("ismcts(c=wide)", "choose a number in 0 .. 100"),
         ("ismcts(final=best)", "choose one of visits, mean"),
         ("ismcts(iterations)", "not of the form name=value"),
@@ -261,24 +259,6 @@ def _noisy_greedy_decisions(seed: int, deals: int = 200):  # type: ignore[no-unt
             yield state, legal, stream, greedy
             card = greedy if rng.random() < 0.8 else rng.choice(cards_of(int(legal)))
             state.play(int(card))
-
-
-def test_model_playouts_play_the_play_models_likeliest_card() -> None:
-    """``model`` plays the card the learned play model gives the highest probability, and no other
-    card has a higher one; it is the model's choice, not greedy's under another name (they differ
-    somewhere), and it is legal."""
-    array = Rules().to_tuple()
-    rows, logits = new_play_scratch()
-    differs = 0
-    for state, legal, stream, greedy in _noisy_greedy_decisions(8, deals=30):
-        raw = state.record
-        _, card = search.playout_card(raw, array, legal, stream, search.ROLLOUT_MODEL, 0.0)
-        assert legal >> np.uint64(card) & np.uint64(1)
-        chosen = card_log_probability(raw, array, legal, card, rows, logits)
-        for other in cards_of(int(legal)):
-            assert card_log_probability(raw, array, legal, other, rows, logits) <= chosen + 1e-12
-        differs += card != greedy
-    assert differs > 0
 
 
 def test_point_holder_names_the_one_seat_with_every_point_taken() -> None:
