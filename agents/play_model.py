@@ -4,15 +4,11 @@ Design note. ``agents.belief`` weighs a sampled world by how likely the other se
 plays are had they held that world's hands. Its surprises ask only whether a play broke a rule
 every player keeps; this model asks what a strong player would have played. It is a conditional
 logit (McFadden): each legal card gets ``N_MOVE_FEATURES`` features of what the seat to play sees
-(its hand, the trick, the cards out, the points taken; ``move_features``), a score
+(its hand, the trick, the cards out, the points taken; ``move_features``) and the probability
 
-    f(x) = w . x + sum over hidden units h of v[h] tanh(W[h] . x + b[h])
+    P(card | what the seat saw) = exp(w . x[card]) / sum over legal c of exp(w . x[c])
 
-and the probability
-
-    P(card | what the seat saw) = exp(f(x[card])) / sum over legal c of exp(f(x[c]))
-
-with the weights fitted by maximum likelihood to ``hard``'s own cards in self-play
+with one weight vector ``w`` fitted by maximum likelihood to ``hard``'s own cards in self-play
 (``experiments/train_play_model.py``, which writes ``agents/play_model_weights.py``). In a world
 the other seats' hands at the start of play are known, so every card another seat chose among two
 or more adds its log-probability (``plays_log_likelihood``). The course of the hand (who played
@@ -25,17 +21,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.play_model_weights import HIDDEN, HIDDEN_OUT, WEIGHTS
+from agents.play_model_weights import WEIGHTS
 from hearts_sim._numba import njit, njit_inline
 from hearts_sim.core.cards import (
     AS_BIT,
-    HEARTS,
     HEARTS_MASK,
     KS_BIT,
-    N_SUITS,
-    QS,
     QS_BIT,
-    SPADES,
     SPADES_MASK,
     SUIT_MASKS,
     highest_card,
@@ -84,31 +76,6 @@ MOVE_FEATURES = (
     "defend_wins",  # another seat holds every point taken: following over the trick's best
     "defend_gives_points",  # ... discarding points on a trick that seat is winning / 13
     "points_taken_rank",  # the seat's own points / 26, times rank / 12
-    # what the rest of the seat's hand says (what lets the model tell one world from another)
-    "lead_shortest_suit",  # leading from its shortest suit (of those it holds)
-    "lead_singleton",  # leading the last card of its suit
-    "lead_surely_wins",  # leading: no unseen card of its suit is higher, and some are out
-    "lead_spade_holding_queen",  # leading another spade while holding the queen
-    "lead_rank_length",  # leading: rank / 12 times cards held in its suit / 13
-    "lead_lowest_of_suit",  # leading the lowest card it holds in that suit
-    "lead_suit_unseen",  # leading: unseen cards of its suit / 13
-    "lead_suit_void_elsewhere",  # leading a suit another seat is known to be void in
-    "follow_highest_duck",  # following under the trick's best with the highest card that does
-    "follow_lowest",  # following with its lowest card of the suit
-    "follow_highest",  # following with its highest card of the suit
-    "follow_wins_last_rank",  # taking the trick as the last to play: rank / 12
-    "follow_lowest_winner",  # taking the trick with the lowest card that does
-    "follow_duck_points",  # following under the trick's best: the points in the trick / 13
-    "follow_wins_length",  # taking the trick so far: cards held in the suit / 13
-    "discard_highest_of_suit",  # discarding the highest card it holds in that suit
-    "discard_shortest_suit",  # discarding from its shortest suit
-    "discard_rank_length",  # discarding: rank / 12 times cards held in its suit / 13
-    "discard_heart_holding_queen",  # discarding a heart while holding the queen
-    "discard_points_on_points",  # discarding a point card: the points in the trick / 13
-    "trick_rank",  # the trick's number / 12 times the rank / 12
-    "lead_highest_of_suit",  # leading the highest card it holds in that suit
-    "discard_lowest_of_suit",  # discarding the lowest card it holds in that suit
-    "follow_duck_length",  # following under the trick's best: cards held in the suit / 13
 )
 N_MOVE_FEATURES = len(MOVE_FEATURES)
 (
@@ -117,23 +84,12 @@ N_MOVE_FEATURES = len(MOVE_FEATURES)
     FOLLOW_DUCK_RANK, FOLLOW_WIN_RANK, FOLLOW_QUEEN, FOLLOW_HIGH_SPADE, DISCARD_QUEEN,
     DISCARD_HEART_RANK, DISCARD_HEART, DISCARD_HIGH_SPADE, DISCARD_RANK, DISCARD_VOIDS,
     DISCARD_SUIT_LENGTH, SHOOTING_RANK, DEFEND_WINS, DEFEND_GIVES_POINTS, POINTS_TAKEN_RANK,
-    LEAD_SHORTEST_SUIT, LEAD_SINGLETON, LEAD_SURELY_WINS, LEAD_SPADE_HOLDING_QUEEN, LEAD_RANK_LENGTH,
-    LEAD_LOWEST_OF_SUIT, LEAD_SUIT_UNSEEN, LEAD_SUIT_VOID_ELSEWHERE, FOLLOW_HIGHEST_DUCK,
-    FOLLOW_LOWEST, FOLLOW_HIGHEST, FOLLOW_WINS_LAST_RANK, FOLLOW_LOWEST_WINNER, FOLLOW_DUCK_POINTS,
-    FOLLOW_WINS_LENGTH, DISCARD_HIGHEST_OF_SUIT, DISCARD_SHORTEST_SUIT, DISCARD_RANK_LENGTH,
-    DISCARD_HEART_HOLDING_QUEEN, DISCARD_POINTS_ON_POINTS, TRICK_RANK, LEAD_HIGHEST_OF_SUIT,
-    DISCARD_LOWEST_OF_SUIT, FOLLOW_DUCK_LENGTH,
 ) = range(N_MOVE_FEATURES)  # fmt: skip
 MAX_LEGAL = MAX_TRICKS  # a seat never holds more cards than there are tricks
 assert len(WEIGHTS) == N_MOVE_FEATURES, (
     "agents/play_model_weights.py does not fit MOVE_FEATURES: re-run train_play_model.py"
 )
 PLAY_WEIGHTS = np.array(WEIGHTS, dtype=np.float64)
-# The hidden layer: each unit's weights on the features, its bias last; and its weight in the logit.
-HIDDEN_WEIGHTS = np.array(HIDDEN, dtype=np.float64).reshape(len(HIDDEN), N_MOVE_FEATURES + 1)
-HIDDEN_OUT_WEIGHTS = np.array(HIDDEN_OUT, dtype=np.float64)
-assert len(HIDDEN_OUT) == len(HIDDEN), "agents/play_model_weights.py: one output weight per hidden unit"
-N_HIDDEN = len(HIDDEN)
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
@@ -158,16 +114,8 @@ def move_features(state, rules: RulesTuple, legal: np.uint64, out) -> int:
     shooting = moon_open and holder == seat
     threat = moon_open and holder != seat
     own_points = np.float64(state.points[seat]) / np.float64(moon_total(rules))
-    holds_queen = (hand & QS_BIT) != _ZERO
-    shortest = MAX_TRICKS  # the length of its shortest suit, of those it holds
-    for s in range(N_SUITS):
-        held = popcount(hand & SUIT_MASKS[s])
-        if 0 < held < shortest:
-            shortest = held
-    trick_rank = np.float64(state.trick_number) / 12.0
     leading = state.n_in_trick == 0
     led, best, best_seat, last, trick_points = -1, -1, state.leader, False, 0.0
-    ducks, winners = _ZERO, _ZERO  # its cards of the suit led under and over the trick's best
     if not leading:
         led = suit_of(state.trick_cards[state.leader])
         best = highest_card(state.trick_mask & SUIT_MASKS[led])
@@ -176,8 +124,6 @@ def move_features(state, rules: RulesTuple, legal: np.uint64, out) -> int:
                 best_seat = s
         last = state.n_in_trick == state.n_players - 1
         trick_points = np.float64(card_points(state.trick_mask, rules)) / 13.0
-        ducks = hand & SUIT_MASKS[led] & ((_ONE << np.uint64(best)) - _ONE)
-        winners = hand & SUIT_MASKS[led] & ~ducks
     count = 0
     remaining = legal
     while remaining != _ZERO:
@@ -188,11 +134,7 @@ def move_features(state, rules: RulesTuple, legal: np.uint64, out) -> int:
         bit = _ONE << np.uint64(card)
         suit, rank = suit_of(card), np.float64(rank_of(card)) / 12.0
         suit_mask = SUIT_MASKS[suit]
-        held = hand & suit_mask
-        held_count = popcount(held)
-        length = np.float64(held_count)
-        lowest_of_suit = 1.0 if card == lowest_card(held) else 0.0
-        highest_of_suit = 1.0 if card == highest_card(held) else 0.0
+        length = np.float64(popcount(hand & suit_mask))
         high_spade = _is_set(bit & (KS_BIT | AS_BIT))
         if leading:
             below = unseen & suit_mask & (bit - _ONE)
@@ -207,17 +149,6 @@ def move_features(state, rules: RulesTuple, legal: np.uint64, out) -> int:
             row[LEAD_QUEEN] = _is_set(bit & QS_BIT)
             row[LEAD_HIGH_SPADE] = high_spade if queen_out else 0.0
             row[LEAD_SUIT_LENGTH] = length / 13.0
-            row[LEAD_SHORTEST_SUIT] = 1.0 if held_count == shortest else 0.0
-            row[LEAD_SINGLETON] = 1.0 if held_count == 1 else 0.0
-            row[LEAD_SURELY_WINS] = 1.0 if above == _ZERO and below != _ZERO else 0.0
-            row[LEAD_SPADE_HOLDING_QUEEN] = 1.0 if suit == SPADES and card != QS and holds_queen else 0.0
-            row[LEAD_RANK_LENGTH] = rank * length / 13.0
-            row[LEAD_LOWEST_OF_SUIT] = lowest_of_suit
-            row[LEAD_SUIT_UNSEEN] = np.float64(popcount(unseen & suit_mask)) / 13.0
-            for s in range(state.n_players):
-                if s != seat and (state.void_suits[s] >> suit) & 1:
-                    row[LEAD_SUIT_VOID_ELSEWHERE] = 1.0
-            row[LEAD_HIGHEST_OF_SUIT] = highest_of_suit
         elif suit == led:
             if card > best:  # it takes the trick so far
                 row[FOLLOW_WINS] = 1.0
@@ -225,20 +156,11 @@ def move_features(state, rules: RulesTuple, legal: np.uint64, out) -> int:
                 row[FOLLOW_WINS_LAST] = 1.0 if last else 0.0
                 row[FOLLOW_WIN_RANK] = rank
                 row[DEFEND_WINS] = 1.0 if threat else 0.0
-                row[FOLLOW_WINS_LAST_RANK] = rank if last else 0.0
-                row[FOLLOW_LOWEST_WINNER] = 1.0 if card == lowest_card(winners) else 0.0
-                row[FOLLOW_WINS_LENGTH] = length / 13.0
             else:
                 row[FOLLOW_DUCK_RANK] = rank
-                row[FOLLOW_HIGHEST_DUCK] = 1.0 if card == highest_card(ducks) else 0.0
-                row[FOLLOW_DUCK_POINTS] = trick_points
-                row[FOLLOW_DUCK_LENGTH] = length / 13.0
             row[FOLLOW_QUEEN] = _is_set(bit & QS_BIT)
             row[FOLLOW_HIGH_SPADE] = high_spade if queen_out else 0.0
-            row[FOLLOW_LOWEST] = lowest_of_suit
-            row[FOLLOW_HIGHEST] = highest_of_suit
         else:
-            points = np.float64(card_points(bit, rules)) / 13.0
             row[DISCARD_QUEEN] = _is_set(bit & QS_BIT)
             row[DISCARD_HEART_RANK] = rank if (bit & HEARTS_MASK) != _ZERO else 0.0
             row[DISCARD_HEART] = _is_set(bit & HEARTS_MASK)
@@ -247,35 +169,12 @@ def move_features(state, rules: RulesTuple, legal: np.uint64, out) -> int:
             row[DISCARD_VOIDS] = 1.0 if length == 1.0 else 0.0
             row[DISCARD_SUIT_LENGTH] = length / 13.0
             if threat and best_seat == holder:
-                row[DEFEND_GIVES_POINTS] = points
-            row[DISCARD_HIGHEST_OF_SUIT] = highest_of_suit
-            row[DISCARD_SHORTEST_SUIT] = 1.0 if held_count == shortest else 0.0
-            row[DISCARD_RANK_LENGTH] = rank * length / 13.0
-            row[DISCARD_HEART_HOLDING_QUEEN] = 1.0 if suit == HEARTS and holds_queen else 0.0
-            row[DISCARD_POINTS_ON_POINTS] = trick_points if points != 0.0 else 0.0
-            row[DISCARD_LOWEST_OF_SUIT] = lowest_of_suit
+                row[DEFEND_GIVES_POINTS] = np.float64(card_points(bit, rules)) / 13.0
         if shooting:
             row[SHOOTING_RANK] = rank
         row[POINTS_TAKEN_RANK] = rank * own_points
-        row[TRICK_RANK] = trick_rank * rank
         count += 1
     return count
-
-
-@njit_inline
-def card_logit(row) -> float:
-    """The model's score of one card from its features: linear in them, plus a small hidden layer
-    (``tanh`` units) that lets one feature's weight depend on the others. Plain loops: a BLAS call
-    costs more than a few short dot products."""
-    logit = 0.0
-    for f in range(N_MOVE_FEATURES):
-        logit += row[f] * PLAY_WEIGHTS[f]
-    for h in range(N_HIDDEN):
-        unit = HIDDEN_WEIGHTS[h, N_MOVE_FEATURES]
-        for f in range(N_MOVE_FEATURES):
-            unit += row[f] * HIDDEN_WEIGHTS[h, f]
-        logit += HIDDEN_OUT_WEIGHTS[h] * np.tanh(unit)
-    return logit
 
 
 @njit
@@ -292,9 +191,12 @@ def card_log_probability(state, rules: RulesTuple, legal: np.uint64, card: np.in
     count = move_features(state, rules, legal, rows)
     top = -np.inf
     below = legal & ((_ONE << np.uint64(card)) - _ONE)
-    for k in range(count):
-        logits[k] = card_logit(rows[k])
-        top = max(top, logits[k])
+    for k in range(count):  # a plain loop: a BLAS call costs more than a few short dot products
+        logit = 0.0
+        for f in range(N_MOVE_FEATURES):
+            logit += rows[k, f] * PLAY_WEIGHTS[f]
+        logits[k] = logit
+        top = max(top, logit)
     chosen = popcount(below)  # the rows go lowest card first
     norm = 0.0
     for k in range(count):

@@ -1,105 +1,36 @@
-"""Weights of the learned play model (agents/play_model.py): WEIGHTS, one per feature of
-MOVE_FEATURES; HIDDEN, one row per hidden unit (a weight per feature, then its bias);
-HIDDEN_OUT, each unit's weight in a card's score.
+"""Weights of the learned play model (agents/play_model.py), one per feature of MOVE_FEATURES.
 
-Written by ``python experiments/train_play_model.py runs/hard1_play1.npz runs/hard1_play2.npz
-runs/hard1_play11.npz runs/hard1_play12.npz --ridge 0.001 --hidden 4 --seed 0``: 41,756
-decisions (8,322 held out): log-likelihood of the chosen card -1.085 nats against -1.409
-uniform; likeliest card the chosen one 52.2%, greedy's 42.1%; a linear model: -1.161 nats.
+Written by
+``python experiments/train_play_model.py runs/hard_play0.npz --ridge 0.001``:
+8,368 decisions (1,664 held out): log-likelihood of the chosen card -1.235 nats against -1.443
+uniform; likeliest card the chosen one 48.0%, greedy's 42.0%.
 """
 
 WEIGHTS: tuple[float, ...] = (
-    +0.251305,  # lead_rank
-    -0.001383,  # lead_surely_loses
-    +0.051679,  # lead_higher_out
-    +0.158202,  # lead_heart
-    +0.116161,  # lead_spade_under_queen
-    -0.090294,  # lead_queen
-    -0.128738,  # lead_high_spade
-    -0.236139,  # lead_suit_length
-    +0.225459,  # follow_wins
-    -0.253440,  # follow_wins_points
-    -0.023526,  # follow_wins_last
-    +0.240921,  # follow_duck_rank
-    +0.183672,  # follow_win_rank
-    -0.109308,  # follow_queen
-    +0.051743,  # follow_high_spade
-    +0.098943,  # discard_queen
-    -0.023841,  # discard_heart_rank
-    -0.142357,  # discard_heart
-    -0.056769,  # discard_high_spade
-    +0.104734,  # discard_rank
-    -0.022057,  # discard_voids
-    -0.344562,  # discard_suit_length
-    +0.075428,  # shooting_rank
-    +0.114160,  # defend_wins
-    -0.089014,  # defend_gives_points
-    +0.076242,  # points_taken_rank
-    +0.095461,  # lead_shortest_suit
-    +0.100521,  # lead_singleton
-    +0.226409,  # lead_surely_wins
-    -0.094777,  # lead_spade_holding_queen
-    -0.261948,  # lead_rank_length
-    -0.076850,  # lead_lowest_of_suit
-    -0.093979,  # lead_suit_unseen
-    +0.163487,  # lead_suit_void_elsewhere
-    -0.074479,  # follow_highest_duck
-    +0.102003,  # follow_lowest
-    +0.039235,  # follow_highest
-    +0.203053,  # follow_wins_last_rank
-    +0.179552,  # follow_lowest_winner
-    +0.253440,  # follow_duck_points
-    -0.120289,  # follow_wins_length
-    -0.176672,  # discard_highest_of_suit
-    -0.048526,  # discard_shortest_suit
-    -0.151853,  # discard_rank_length
-    -0.057700,  # discard_heart_holding_queen
-    -0.047706,  # discard_points_on_points
-    -0.103992,  # trick_rank
-    +0.245622,  # lead_highest_of_suit
-    +0.015066,  # discard_lowest_of_suit
-    +0.120289,  # follow_duck_length
+    -0.558223,  # lead_rank
+    +0.094199,  # lead_surely_loses
+    +0.780588,  # lead_higher_out
+    +0.273529,  # lead_heart
+    +0.869225,  # lead_spade_under_queen
+    -0.755656,  # lead_queen
+    -0.480799,  # lead_high_spade
+    -3.879946,  # lead_suit_length
+    -0.781517,  # follow_wins
+    -1.628545,  # follow_wins_points
+    +0.812008,  # follow_wins_last
+    +2.572598,  # follow_duck_rank
+    +1.034260,  # follow_win_rank
+    -1.356429,  # follow_queen
+    +0.387074,  # follow_high_spade
+    +1.475688,  # discard_queen
+    +1.089608,  # discard_heart_rank
+    +0.190225,  # discard_heart
+    +0.310456,  # discard_high_spade
+    +1.544081,  # discard_rank
+    +0.529109,  # discard_voids
+    -2.360250,  # discard_suit_length
+    +0.371942,  # shooting_rank
+    -0.203435,  # defend_wins
+    +0.045941,  # defend_gives_points
+    -0.806780,  # points_taken_rank
 )
-# fmt: off
-HIDDEN: tuple[tuple[float, ...], ...] = (
-    (
-        +0.237482, -0.118624, -0.005441, -0.759559, -0.453459, -0.021364, +0.044980, +0.083125,
-        -0.263936, +0.412605, +0.158278, -0.395377, -0.140038, +0.200561, -0.044425, -0.171901,
-        -0.095254, +0.087014, +0.002686, -0.321856, -0.003602, +0.511778, -0.123060, -0.082722,
-        +0.124265, -0.198393, +0.287168, +0.108629, -0.121800, +0.062579, +0.256773, +0.016163,
-        +0.719687, -0.054185, +0.076366, -0.240375, +0.061903, -0.212562, -0.178576, -0.421921,
-        +0.249693, +0.091576, -0.115397, +0.198122, +0.081741, +0.059392, +0.379869, +0.352215,
-        -0.070005, -0.200080, +0.168188,
-    ),
-    (
-        +0.353141, -0.491836, +0.221145, +0.112285, -0.034769, -0.429698, -0.236798, -0.402504,
-        +0.502467, -0.781563, -0.149523, +0.605074, +0.409998, -0.244289, -0.133049, +0.611978,
-        +0.437228, +0.151912, +0.289422, +0.654366, +0.057710, -0.894943, -0.563247, -0.467456,
-        -0.142583, -0.261276, +0.372723, +0.290839, -0.324029, -0.371735, -0.396059, +0.062270,
-        +0.134574, -0.103697, +0.061136, -0.032151, -0.075775, +0.373058, -0.133311, +0.669577,
-        -0.217308, +0.071147, +0.217528, -0.436709, -0.064160, -0.082275, -1.694697, +0.026846,
-        -0.166868, +0.335608, -0.427265,
-    ),
-    (
-        -0.225833, -0.219644, -0.183729, +0.437888, -0.082928, +0.289670, +0.270948, +0.595022,
-        +0.287833, +0.591500, +0.039459, -0.532816, -0.252680, +0.119338, -0.098067, -0.779971,
-        -0.015773, -0.197144, +0.029261, -0.522820, -0.096102, +0.674876, -0.125991, -0.058341,
-        +0.027042, -0.006904, -0.028108, -0.254507, -0.121590, +0.089296, +0.507600, +0.309638,
-        +0.045331, -0.150520, +0.033450, -0.062178, -0.095824, -0.393235, -0.111641, -0.479566,
-        +0.510384, -0.270936, -0.272109, +0.297337, +0.227334, -0.017571, -0.888273, -0.310567,
-        -0.229857, -0.280781, +0.449942,
-    ),
-    (
-        -0.006787, -0.234967, -1.027840, +0.203084, -0.336921, +0.205149, +0.235583, +0.366996,
-        +0.116038, +0.483106, +0.161122, -0.400854, -0.005567, +0.614323, +0.210311, +0.178251,
-        -0.166579, +0.150076, +0.103933, -0.758658, +0.118436, +0.409272, -0.523183, -0.406950,
-        +0.150691, -0.039084, +0.243092, +0.253400, +0.131661, -0.193380, +0.529966, -0.362610,
-        -0.602705, +0.159136, -0.460574, +0.275378, -0.163522, -0.327667, +0.090287, -0.357552,
-        +0.290867, +0.001649, +0.490143, +0.033993, -0.183263, +0.084851, +0.605589, +0.169279,
-        +0.008214, -0.251201, -0.514682,
-    ),
-)
-HIDDEN_OUT: tuple[float, ...] = (
-    -1.639830, +2.836590, -2.128153, -2.124140,
-)
-# fmt: on
