@@ -47,7 +47,6 @@ from agents.belief import BELIEF_PARAMETERS, next_world, weighted_pool
 from agents.evaluation import N_FEATURES, evaluate
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.passing import PASS_ROLLOUTS, searched_pass
-from agents.play_model import card_log_probability, new_play_scratch
 from agents.search import (
     MAX_EXPLORATION,
     MAX_ITERATIONS,
@@ -76,7 +75,7 @@ from hearts_sim._numba import njit
 from hearts_sim.core.cards import N_CARDS, NO_CARD, QS_BIT, card_bit, lowest_card, select_bit
 from hearts_sim.core.rules import MAX_PLAYERS, MOON_OFF, RulesTuple
 from hearts_sim.engine.hand import hand_size, legal_moves, moon_total, play_card, point_holder
-from hearts_sim.engine.rng import random_below, random_unit
+from hearts_sim.engine.rng import random_below
 from hearts_sim.engine.sampler import new_sampler_scratch
 from hearts_sim.engine.state import NO_SEAT, PHASE_PLAY
 
@@ -84,7 +83,6 @@ FINALS = ("visits", "mean")  # how the root card is chosen (``final``)
 FINAL_VISITS, FINAL_MEAN = range(len(FINALS))
 MAX_STRETCH = 100.0  # the card-play ceiling (STRETCH_CARDS) binds long before
 MAX_CUTOFF = 52  # tricks: anything at or above the tricks left plays to the end
-MAX_TRACK = 64  # worlds followed down the tree in one iteration
 
 PARAMETERS = (
     Parameter(
@@ -115,14 +113,6 @@ PARAMETERS = (
         "playouts: tricks played before the learned evaluation (0: to the end)",
         low=0,
         high=MAX_CUTOFF,
-    ),
-    Parameter(
-        "track",
-        1,
-        "worlds drawn per iteration and followed down the tree, re-weighted by the play model "
-        "at each other seat's card (1: one world)",
-        low=1,
-        high=MAX_TRACK,
     ),
     Parameter(
         "final",
@@ -197,51 +187,6 @@ def root_card(tree, legal: np.uint64, seat: np.int64, final: np.int64) -> np.int
 
 
 @njit
-def follow_card(
-    worlds, alive, log_weights, rules: RulesTuple, seat: np.int64, card: np.int64, rows, logits
-) -> None:
-    """Play ``card`` in every live world of an iteration's particles. Where another seat plays it,
-    each world is weighted by how likely that seat, with its hand there, chooses it under the play
-    model, and a world in which it is not legal drops out (the one being searched always keeps it)."""
-    for j in range(len(alive)):
-        if not alive[j]:
-            continue
-        world = worlds[j]
-        if world.to_play != seat:
-            legal = legal_moves(world, rules)
-            if not (legal >> np.uint64(card)) & _ONE:
-                alive[j] = False
-                continue
-            if legal & (legal - _ONE):  # a choice
-                log_weights[j] += card_log_probability(world, rules, legal, card, rows, logits)
-        play_card(world, rules, card)
-
-
-@njit
-def pick_world(alive, log_weights, rng: np.uint64) -> tuple[np.uint64, np.int64]:
-    """A live world drawn by its weight: the posterior, given the other seats' cards on this
-    path, over the iteration's particles (drawn from the decision's posterior at the root)."""
-    top = -np.inf
-    for j in range(len(alive)):
-        if alive[j]:
-            top = max(top, log_weights[j])
-    total = 0.0
-    for j in range(len(alive)):
-        if alive[j]:
-            total += np.exp(log_weights[j] - top)
-    rng, u = random_unit(rng)
-    u *= total
-    last = np.int64(0)
-    for j in range(len(alive)):
-        if alive[j]:
-            last = np.int64(j)
-            u -= np.exp(log_weights[j] - top)
-            if u < 0.0:
-                return rng, np.int64(j)
-    return rng, last
-
-
-@njit
 def ismcts_play(
     params: Params, state, rules: RulesTuple, seat: np.int64, legal: np.uint64, seed: np.uint64
 ) -> np.int64:
@@ -270,11 +215,7 @@ def ismcts_play(
     path = np.empty(N_CARDS + 1, dtype=np.int64)
     # a record taken from an array does not keep the array alive: index ``worlds`` afresh
     # in every iteration, or numba frees it after its last use and the record dangles
-    track = budget_count(params[P.track], np.int64(1), np.int64(MAX_TRACK))
-    worlds = new_worlds(track)
-    alive = np.zeros(track, dtype=np.bool_)
-    log_weights = np.zeros(track, dtype=np.float64)
-    rows, logits = new_play_scratch()
+    worlds = new_worlds(1)
     rng = seed
     rng, pool, cumulative, pool_size = weighted_pool(
         state, rules, seat, rng, params[P.belief], params[P.trust], params[P.shape], params[P.plays]
@@ -299,12 +240,8 @@ def ismcts_play(
         if n_nodes + 1 >= capacity:
             break
         iteration += 1
-        for j in range(track):
-            rng = next_world(state, rules, seat, rng, pool, cumulative, pool_size, worlds[j], plan, card_rows)
-        alive[:] = True
-        log_weights[:] = 0.0
-        current = np.int64(0)
-        work = worlds[current]
+        work = worlds[0]
+        rng = next_world(state, rules, seat, rng, pool, cumulative, pool_size, work, plan, card_rows)
         node = np.int64(0)
         depth = 0
         path[0] = 0
@@ -326,12 +263,7 @@ def ismcts_play(
                     sibling = tree[sibling].next
                     while sibling != NO_NODE and not (here >> np.uint64(tree[sibling].card)) & _ONE:
                         sibling = tree[sibling].next
-                if track > 1:
-                    follow_card(worlds, alive, log_weights, rules, seat, card, rows, logits)
-                    rng, current = pick_world(alive, log_weights, rng)
-                    work = worlds[current]
-                else:
-                    play_card(work, rules, card)
+                play_card(work, rules, card)
                 depth += 1
                 path[depth] = child
                 break
@@ -351,12 +283,7 @@ def ismcts_play(
             if best_child == NO_NODE:  # no value compares (an exploration constant of NaN)
                 break
             node = best_child
-            if track > 1:
-                follow_card(worlds, alive, log_weights, rules, seat, tree[node].card, rows, logits)
-                rng, current = pick_world(alive, log_weights, rng)
-                work = worlds[current]
-            else:
-                play_card(work, rules, tree[node].card)
+            play_card(work, rules, tree[node].card)
             depth += 1
             path[depth] = node
         if cutoff > 0:

@@ -66,7 +66,6 @@ HARD_PIECES = {
     "mc": "mc(samples=3,pass_samples=2,belief=12,plays=0.5)",
     "ismcts_cutoff": "ismcts(iterations=60,cutoff=2)",
     "ismcts_mean": "ismcts(iterations=60,final=mean)",
-    "ismcts_track": "ismcts(iterations=60,belief=12,track=4)",
 }
 
 
