@@ -9,6 +9,11 @@ clubs while keeping the bare queen). So candidates come from two heuristics:
 * every subset ranked by an additive danger score (``subset_danger``: high cards, hearts, an
   unguarded QS or its guards, suits the pass voids), the best ``MAX_HEURISTIC`` kept.
 
+Every subset as a candidate (286, with twice the rollouts) gained nothing on these at most 33:
++0.03 [-0.09, +0.15] points per hand over 400 deals passed to a neighbour at 2,000 iterations of
+play (docs/hard_experiments.md): where a wider search differed, it often picked a pass the
+greedy playouts favour among many, low cards passed and high ones kept.
+
 ``searched_pass`` scores the candidates by sequential halving (Karnin, Koren and Somekh 2013,
 best-arm identification for a fixed budget): each round samples fresh deals of the unseen
 cards (the engine's one sampler), lets the other seats pass by the rule agent's pass (the
