@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hearts_sim.studies.stats import format_summary, match_json
+from hearts_sim.studies.stats import SPRT_MIN_DEALS, Sprt, Tally, format_summary, match_json
 from hearts_sim.studies.tournament import (
     Interrupted,
     TournamentConfig,
@@ -137,6 +137,103 @@ def test_a_different_run_cannot_be_resumed_into(tmp_path: Path) -> None:
         )
 
 
+# ------------------------------------------------------------------------------ sequential test
+def _simulated_sprt(
+    sprt: Sprt, truth: float, rng: np.random.Generator, cap: int = 3000
+) -> tuple[str | None, int]:
+    """(verdict, deals) of the test on a match whose per-deal differences are normal around
+    ``truth`` with a spread of 1.3 points per hand (2,000-iteration screens of ``hard`` show 1.2
+    to 1.9), checked every 4 deals as a search agent's chunks are."""
+    tally = Tally(n_agents=2, slots_per_deal=[10, 10])  # differences in tenths of a point
+    while tally.deals < cap:
+        tenths = np.rint(10 * rng.normal(truth, 1.3, 4)).astype(np.int64)
+        tally.add_deal_sums(np.stack([tenths, np.zeros_like(tenths)], axis=1))
+        if (verdict := sprt.verdict(tally)) is not None:
+            return verdict, tally.deals
+    return None, tally.deals
+
+
+def test_sprt_keeps_its_error_rates_and_needs_fewer_deals_than_a_fixed_match() -> None:
+    sprt = Sprt(0.3)
+    rng = np.random.default_rng(7)
+    trials = 400
+    null = [_simulated_sprt(sprt, 0.0, rng) for _ in range(trials)]
+    gain = [_simulated_sprt(sprt, -0.3, rng) for _ in range(trials)]
+    false_gain = sum(v == "H1" for v, _ in null) / trials
+    missed = sum(v == "H0" for v, _ in gain) / trials
+    assert false_gain < 0.085 and missed < 0.085  # alpha = beta = 0.05, 400 trials each
+    assert all(v is not None for v, _ in null + gain)  # every test decided well before the cap
+    # a fixed-length match with the same error rates needs ((1.645 + 1.645) * 1.3 / 0.3)^2 = 203 deals
+    assert np.mean([d for _, d in null]) < 150 and np.mean([d for _, d in gain]) < 150
+    assert min(d for _, d in null + gain) >= SPRT_MIN_DEALS
+
+
+def test_sprt_llr_is_the_normal_likelihood_ratio_of_the_deals() -> None:
+    from scipy import stats
+
+    differences = np.array([-3.0, 1.0, 0.0, -2.0, 0.5, -1.5])
+    tally = Tally(n_agents=2, slots_per_deal=[2, 2])  # a deal's difference: (S_a - S_b) / 2
+    tally.add_deal_sums(np.stack([np.rint(2 * differences), np.zeros(6)], axis=1).astype(np.int64))
+    sprt = Sprt(0.8)
+    scale = differences.std(ddof=1)
+    expected = (
+        stats.norm.logpdf(differences, -0.8, scale).sum() - stats.norm.logpdf(differences, 0.0, scale).sum()
+    )
+    assert sprt.llr(tally) == pytest.approx(expected)
+    shifted = Sprt(0.8, null=0.3)  # H0: a gain of 0.3 instead of none
+    expected = (
+        stats.norm.logpdf(differences, -0.8, scale).sum() - stats.norm.logpdf(differences, -0.3, scale).sum()
+    )
+    assert shifted.llr(tally) == pytest.approx(expected)
+    assert sprt.bounds == pytest.approx((np.log(0.05 / 0.95), np.log(0.95 / 0.05)))
+    assert sprt.verdict(tally) is None  # fewer deals than the test stops on
+
+
+def test_a_decided_sprt_match_is_the_match_of_the_deals_it_played(tmp_path: Path) -> None:
+    config = TournamentConfig(("lowest", "random"), deals=2000, seed=5, chunk_deals=10, sprt=Sprt(1.0))
+    stopped = run_tournament(config, tmp_path / "sprt", progress=False)
+    deals = stopped.summary["deals"]
+    assert deals == SPRT_MIN_DEALS  # lowest is far better than random: H1 at the first look
+    assert stopped.summary["sprt"]["verdict"] == "H1" and stopped.summary["sprt"]["deals_cap"] == 2000
+    manifest = json.loads((tmp_path / "sprt" / "manifest.json").read_text())
+    assert manifest["config"]["deals"] == deals and manifest["chunks_done"] == manifest["chunks_total"] == 3
+    fixed = run_tournament(
+        TournamentConfig(("lowest", "random"), deals=deals, seed=5, chunk_deals=10),
+        tmp_path / "fixed",
+        progress=False,
+    )
+    assert {k: v for k, v in stopped.summary.items() if k != "sprt"} == fixed.summary
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "sprt" / "records"), pd.read_parquet(tmp_path / "fixed" / "records")
+    )
+    assert combine_runs([tmp_path / "sprt"])["deals"] == deals  # a finished run
+    assert resume_tournament(tmp_path / "sprt", progress=False).summary == stopped.summary
+    assert "H1 accepted after 30 of at most 2,000 deals" in format_summary(
+        stopped.summary
+    )
+
+
+def test_an_interrupted_sprt_match_resumes_to_the_same_verdict(tmp_path: Path) -> None:
+    # rule and normal differ by about 0.1 points per hand: H0 (no gain of 1) after about a hundred deals
+    config = TournamentConfig(("rule", "normal"), deals=1000, seed=3, chunk_deals=10, sprt=Sprt(1.0))
+    whole = run_tournament(config, tmp_path / "whole", progress=False)
+    assert whole.summary["sprt"]["verdict"] == "H0" and SPRT_MIN_DEALS < whole.summary["deals"] < 1000
+    with pytest.raises(Interrupted):
+        run_tournament(config, tmp_path / "parts", progress=False, stop_after_chunks=2)
+    resumed = resume_tournament(tmp_path / "parts", progress=False)
+    assert json.dumps(resumed.summary, sort_keys=True) == json.dumps(whole.summary, sort_keys=True)
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "whole" / "records"), pd.read_parquet(tmp_path / "parts" / "records")
+    )
+
+
+def test_an_undecided_sprt_match_plays_every_deal() -> None:
+    config = TournamentConfig(("rule", "normal"), deals=40, seed=3, chunk_deals=10, sprt=Sprt(0.1))
+    summary = run_tournament(config, progress=False).summary
+    assert summary["deals"] == 40 and summary["sprt"]["verdict"] is None
+    assert "undecided after all 40 deals" in format_summary(summary)
+
+
 # ------------------------------------------------------------------------------ command line
 def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
@@ -150,6 +247,19 @@ def test_match_json_has_the_documented_keys() -> None:
         assert key in data
     assert data["agents"] == ["lowest", "highest"] and data["deals"] == 200
     assert data["ci95"][0] < data["a_minus_b"] < data["ci95"][1] < 0
+    assert data["sprt"] is None
+
+
+def test_match_sprt_on_the_command_line_stops_before_deals(tmp_path: Path) -> None:
+    result = _cli(
+        "match", "lowest", "random", "--deals", "9000", "--sprt", "2", "--sprt-alpha", "0.01", "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["sprt"]["verdict"] == "H1" and data["sprt"]["alpha"] == 0.01 and data["sprt"]["beta"] == 0.05
+    assert data["deals"] < 9000 and data["sprt"]["deals_cap"] == 9000  # one chunk of fast agents
+    text = _cli("match", "lowest", "random", "--deals", "9000", "--sprt", "2", "--quiet")
+    assert "H1 accepted" in text.stdout
 
 
 def test_tournament_table_and_json(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,7 @@ from hearts_sim.core.rules import MAX_PLAYERS, MAX_POINTS, PRESETS, SWITCHES, Ru
 from hearts_sim.engine.rng import MAX_DEALS
 
 if TYPE_CHECKING:
+    from hearts_sim.studies.stats import Sprt
     from hearts_sim.studies.tournament import TournamentConfig, TournamentResult
 
 # The studies (pandas, pyarrow, scipy) are imported by the commands that run them, so that
@@ -264,11 +266,60 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+SPRT = Option(
+    "sprt",
+    NUMBER,
+    "stop as soon as a sequential test (SPRT) decides between H0, no gain, and H1, a gain of GAIN "
+    "points per hand for the first agent; --deals is then the most it plays",
+    None,
+    0,
+    MAX_POINTS,  # no agent gains more points per hand than any rules deal out
+    ("--sprt",),
+    metavar="GAIN",
+)
+SPRT_NULL = Option(
+    "sprt_null",
+    NUMBER,
+    "the gain H0 says instead of 0 (below GAIN: --sprt 1 --sprt-null 0.75 asks whether the gain reaches 1)",
+    None,
+    -MAX_POINTS,
+    MAX_POINTS,
+    ("--sprt-null",),
+    metavar="GAIN0",
+)
+SPRT_ALPHA = Option(
+    "sprt_alpha", NUMBER, "the SPRT's chance of accepting H1 where H0 holds", None, 0, 0.5, ("--sprt-alpha",)
+)
+SPRT_BETA = Option(
+    "sprt_beta", NUMBER, "the SPRT's chance of accepting H0 where H1 holds", None, 0, 0.5, ("--sprt-beta",)
+)
+SPRT_OPTIONS = (SPRT, SPRT_NULL, SPRT_ALPHA, SPRT_BETA)
+
+
+def _sprt(args: argparse.Namespace) -> Sprt | None:
+    """The sequential test ``--sprt GAIN`` asks for (``--sprt-null``: 0; ``--sprt-alpha`` and
+    ``--sprt-beta``: 0.05)."""
+    from hearts_sim.studies.stats import Sprt
+
+    given = [option.flag for option in SPRT_OPTIONS if getattr(args, option.name) is not None]
+    if given and args.resume:
+        raise UsageError(
+            f"--resume continues {args.resume} with the test it was started with: drop {given[0]}"
+        )
+    if given and args.sprt is None:
+        raise UsageError(f"{given[0]} sets up a sequential test: give --sprt GAIN too")
+    if args.sprt is None:
+        return None
+    settings = {name: getattr(args, f"sprt_{name}") for name in ("null", "alpha", "beta")}
+    return Sprt(args.sprt, **{name: value for name, value in settings.items() if value is not None})
+
+
 def cmd_match(args: argparse.Namespace) -> int:
     from hearts_sim.studies.stats import format_summary, match_json
 
     _check_resume(args)
-    config = None if args.resume else _tournament_config(args, n_agents=2)
+    sprt = _sprt(args)
+    config = None if args.resume else replace(_tournament_config(args, n_agents=2), sprt=sprt)
     result = _run(args, config)
     if len(result.summary["agents"]) != 2:
         raise UsageError(
@@ -605,6 +656,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="two agents in duplicate: A minus B with CI and p-value",
     )
     _add_tournament_options(match, "exactly two agent specs")
+    for option in SPRT_OPTIONS:
+        option.add_to(match)
     match.set_defaults(run=cmd_match)
 
     _command(commands, "agents", "list the agents, their parameters and defaults", cmd_agents, (JSON,))

@@ -36,7 +36,6 @@ import re
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +43,7 @@ import numpy as np
 
 from agents.external import EngineOptions
 from hearts_sim.studies.tournament import (
+    PlayedChunks,
     TournamentConfig,
     TournamentError,
     TournamentResult,
@@ -257,7 +257,7 @@ class DaskRunner:
         info: dict[str, dict[str, Any]] = self.client.run(worker_info)
         return info
 
-    def chunks(self, config: TournamentConfig, chunks: range) -> Iterator[tuple[int, np.ndarray]]:
+    def chunks(self, config: TournamentConfig, chunks: range) -> PlayedChunks:
         """Submit up to ``max_in_flight`` chunks, yield the oldest as soon as it is done, submit
         the next: records arrive in chunk order, whatever order the workers finish in."""
         if not len(chunks):

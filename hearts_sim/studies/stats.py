@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from hearts_sim.core.rules import PASS_DIRECTIONS, pass_direction_name
+from hearts_sim.core.errors import InputError
+from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS, pass_direction_name
 
 # ---------------------------------------------------------------------------- statistics
 # Tally's lists of one integer sum per agent
@@ -119,16 +120,23 @@ class Tally:
             self.direction(name).add(tally)
 
     # ------------------------------------------------------------------ derived figures
+    def _moments(self, total: int, square: int, scale: int) -> tuple[float, float]:
+        """Mean per deal / scale and the sample variance over deals (NaN below two deals)."""
+        n = self.deals
+        mean = total / n / scale
+        if n < 2:
+            return mean, float("nan")
+        return mean, max((square - total * total / n) / (n - 1) / (scale * scale), 0.0)
+
     def _mean_ci(self, total: int, square: int, scale: int) -> tuple[float, list[float], float]:
         """Mean per deal / scale, its 95% t-interval, and the two-sided p-value against 0."""
         n = self.deals
-        mean = total / n / scale
+        mean, variance = self._moments(total, square, scale)
         if n < 2:
             return mean, [float("nan"), float("nan")], float("nan")
         from scipy import stats  # imported when needed: it is most of the command line's start-up
 
-        variance = (square - total * total / n) / (n - 1) / (scale * scale)
-        se = math.sqrt(max(variance, 0.0) / n)
+        se = math.sqrt(variance / n)
         half = float(stats.t.ppf(0.975, n - 1)) * se
         p = (
             1.0
@@ -148,6 +156,101 @@ class Tally:
         """Agent a's points per deal-slot minus agent b's, with 95% CI and p-value."""
         scale = self.slots_per_deal[a] * self.slots_per_deal[b]
         return self._mean_ci(self.pair_sum[a][b], self.pair_square_sum[a][b], scale)
+
+    def difference_moments(self, a: int, b: int) -> tuple[float, float]:
+        """The mean and the sample variance over deals of agent a's points per deal-slot minus b's."""
+        scale = self.slots_per_deal[a] * self.slots_per_deal[b]
+        return self._moments(self.pair_sum[a][b], self.pair_square_sum[a][b], scale)
+
+
+# ---------------------------------------------------------------------------- sequential test
+SPRT_MIN_DEALS = 30  # the variance estimate of fewer deals is too rough to stop on
+SPRT_ACCEPT_H1 = "H1"
+SPRT_ACCEPT_H0 = "H0"
+
+
+@dataclass(frozen=True)
+class Sprt:
+    """Wald's sequential probability ratio test of a match, on the paired difference per deal.
+
+    H0: the first agent gains ``null`` points per hand on the second (0: they are level); H1: it
+    gains ``gain`` (points are penalties, so a gain of g is a difference of -g). Each deal's
+    difference is taken as normal with the variance of the deals so far (the generalised SPRT
+    engine testers use), so after ``n`` deals of mean difference ``m`` and variance ``v`` the
+    log-likelihood ratio is
+
+        LLR = n * (gain - null) * (-m - (gain + null) / 2) / v
+
+    and the match stops at the first check (after each chunk of deals, from ``SPRT_MIN_DEALS``
+    on) where it leaves ``(log(beta / (1 - alpha)), log((1 - beta) / alpha))``: above, H1 is
+    accepted, below, H0, with error rates of about ``alpha`` (H1 accepted when H0 holds) and
+    ``beta`` (H0 accepted when H1 holds). On the same noise it needs about half the deals of a
+    fixed-length match with that power, fewer still where the truth lies far from halfway.
+    """
+
+    gain: float
+    alpha: float = 0.05
+    beta: float = 0.05
+    null: float = 0.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.gain, bool) or not (
+            isinstance(self.gain, int | float) and 0 < self.gain <= MAX_POINTS
+        ):
+            raise InputError(
+                f"sprt gain={self.gain!r} is not valid: the points per hand H1 says the first agent "
+                f"gains, in (0, {MAX_POINTS:g}]"
+            )
+        if isinstance(self.null, bool) or not (
+            isinstance(self.null, int | float) and -MAX_POINTS <= self.null < self.gain
+        ):
+            raise InputError(
+                f"sprt null={self.null!r} is not valid: the gain H0 says, "
+                f"in -{MAX_POINTS:g} .. below gain={self.gain:g}"
+            )
+        for name in ("alpha", "beta"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not (isinstance(value, int | float) and 0 < value < 0.5):
+                raise InputError(f"sprt {name}={value!r} is not valid: an error rate in (0, 0.5)")
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The LLR below which H0 is accepted and above which H1 is."""
+        return math.log(self.beta / (1 - self.alpha)), math.log((1 - self.beta) / self.alpha)
+
+    def llr(self, tally: Tally) -> float:
+        """The log-likelihood ratio of H1 to H0 after the tally's deals (NaN below two deals);
+        with no spread at all, +-inf as the mean lies nearer H1 or H0 (0 halfway)."""
+        if tally.deals < 2:
+            return math.nan
+        mean, variance = tally.difference_moments(0, 1)
+        margin = -mean - (self.gain + self.null) / 2  # > 0: the mean lies nearer H1
+        if variance == 0:
+            return math.copysign(math.inf, margin) if margin else 0.0
+        return tally.deals * (self.gain - self.null) * margin / variance
+
+    def verdict(self, tally: Tally) -> str | None:
+        """``SPRT_ACCEPT_H1``, ``SPRT_ACCEPT_H0``, or None while the test goes on."""
+        if tally.deals < SPRT_MIN_DEALS:
+            return None
+        llr = self.llr(tally)
+        low, high = self.bounds
+        return SPRT_ACCEPT_H1 if llr >= high else SPRT_ACCEPT_H0 if llr <= low else None
+
+    def summary(self, tally: Tally, deals_cap: int) -> dict[str, Any]:
+        """The test's figures for a run's summary (JSON data)."""
+        low, high = self.bounds
+        llr = self.llr(tally)
+        return {
+            "gain": self.gain,
+            "null": self.null,
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "llr": _round(llr) if math.isfinite(llr) else None,  # no spread: the verdict says it
+            "bounds": [_round(low), _round(high)],
+            "verdict": self.verdict(tally),
+            "deals_cap": deals_cap,
+        }
 
 
 def mean_interval(values: np.ndarray) -> tuple[float, float]:
@@ -405,7 +508,24 @@ def format_summary(summary: dict[str, Any]) -> str:
             if len(p.get("by_pass_direction", ())) > 1:
                 out.append("  by pass direction: " + "; ".join(map(_direction_text, p["by_pass_direction"])))
         out.append("(points are penalties: negative means the first agent did better)")
+    if "sprt" in summary:
+        out.append(sprt_text(summary["sprt"], summary["deals"]))
     return "\n".join(out)
+
+
+def sprt_text(sprt: dict[str, Any], deals: int) -> str:
+    """The sequential test's line: its hypotheses, error rates, LLR and verdict."""
+    low, high = sprt["bounds"]
+    llr = "inf" if sprt["llr"] is None else f"{sprt['llr']:+.2f}"
+    null = "no gain" if sprt["null"] == 0 else f"a gain of {sprt['null']:g}"
+    test = (
+        f"SPRT, H0: {null}, H1: a gain of {sprt['gain']:g} points/hand for the first agent "
+        f"(alpha {sprt['alpha']:g}, beta {sprt['beta']:g}): LLR {llr} in [{low:+.2f}, {high:+.2f}]"
+    )
+    verdict = sprt["verdict"]
+    if verdict is None:
+        return f"{test}; undecided after all {deals:,} deals (--deals)"
+    return f"{test}; {verdict} accepted after {deals:,} of at most {sprt['deals_cap']:,} deals"
 
 
 def _direction_text(row: dict[str, Any]) -> str:
@@ -438,4 +558,5 @@ def match_json(summary: dict[str, Any]) -> dict[str, Any]:
         "rules": summary["rules"],
         "seed": summary["seed"],
         "unit": summary["unit"],
+        "sprt": summary.get("sprt"),
     }

@@ -26,9 +26,9 @@ import shlex
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import closing, contextmanager
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -62,7 +62,7 @@ from hearts_sim.selfplay.simulate import (
     run_hands,
     set_threads,
 )
-from hearts_sim.studies.stats import Tally, new_tally, summarize, tally_games, tally_hands
+from hearts_sim.studies.stats import Sprt, Tally, new_tally, summarize, tally_games, tally_hands
 
 FAST_CHUNK_HANDS = 1 << 16
 SLOW_CHUNK_HANDS = 64  # a search agent plays: small chunks, frequent progress
@@ -115,6 +115,8 @@ class TournamentConfig:
     seed: int = 0
     games: bool = False
     chunk_deals: int = 0  # 0: chosen from the agents' speed
+    # a match stopped by a sequential test: when it decides, ``deals`` becomes the deals played
+    sprt: Sprt | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.deals, bool) or not isinstance(self.deals, int) or not 0 < self.deals <= MAX_DEALS:
@@ -135,6 +137,14 @@ class TournamentConfig:
             raise SimulationError(
                 f"chunk_deals={self.chunk_deals!r} is not valid: a whole number, 0 for automatic"
             )
+        if self.sprt is not None:
+            if not isinstance(self.sprt, Sprt):
+                raise SimulationError(f"sprt={self.sprt!r} is not valid: a Sprt or None")
+            if len(self.agents) != 2 or self.games:
+                raise SimulationError(
+                    "a sequential test (--sprt) stops a match of two agents over hands, "
+                    f"not {'whole games' if self.games else f'{len(self.agents)} agents'}"
+                )
         specs = self.specs()  # validates every agent spec
         if self.chunk_deals <= 0:
             per_chunk = FAST_CHUNK_HANDS
@@ -177,6 +187,8 @@ class TournamentConfig:
         values = dict(values)
         values["agents"] = tuple(values["agents"])
         values["rules"] = Rules.from_dict(values["rules"])
+        if isinstance(values.get("sprt"), dict):
+            values["sprt"] = Sprt(**values["sprt"])
         return cls(**values)
 
 
@@ -380,20 +392,36 @@ def run_tournament(
         seconds = compile_seconds(table, games=config.games)
         if seconds is not None:
             report(f"hearts-sim: compiling the kernels for these agents (one time, about {seconds:.0f} s)")
-    with tqdm(total=total_jobs, initial=done_jobs, unit=unit, disable=not show, smoothing=0.05) as bar:
+    deals_cap = int(manifest.get("deals_cap", config.deals))
+    with (
+        tqdm(total=total_jobs, initial=done_jobs, unit=unit, disable=not show, smoothing=0.05) as bar,
+        closing(runner.chunks(config, range(first_chunk, last_chunk))) as played,
+    ):
         try:
-            for chunk, records in runner.chunks(config, range(first_chunk, last_chunk)):
+            for chunk, records in played:
                 if config.games:
                     tally_games(tally, records, seating_agents, n_seatings)
                 else:
                     tally_hands(tally, records, seating_agents, n_seatings)
+                decided = config.sprt is not None and config.sprt.verdict(tally) is not None
+                if decided:  # the run becomes the one ``--deals <deals played>`` gives, finished
+                    config = replace(config, deals=tally.deals)
+                    last_chunk = config.n_chunks
+                    if out_path is not None:
+                        manifest.update(
+                            config=config.to_dict(), chunks_total=config.n_chunks, deals_cap=deals_cap
+                        )
                 if out_path is not None:
                     data = _part_bytes(_columns(config, table, records))
                     with interrupts_deferred():
                         _commit(out_path, manifest, chunk, data, len(records), tally, config.n_chunks)
                 bar.update(len(records))
+                if config.sprt is not None:
+                    bar.set_postfix_str(f"LLR {config.sprt.llr(tally):+.2f}", refresh=False)
                 if on_chunk is not None:
                     on_chunk(chunk)
+                if decided:
+                    break
         except KeyboardInterrupt:
             done = int(manifest.get("chunks_done", chunk)) if out_path is not None else chunk
             raise Interrupted(done, config.n_chunks, out_path) from None
@@ -415,6 +443,8 @@ def run_tournament(
         rules=config.rules.describe(),
         seed=config.seed,
     )
+    if config.sprt is not None:
+        summary["sprt"] = config.sprt.summary(tally, deals_cap)
     if out_path is not None:
         manifest["summary"] = summary
         _save_manifest(out_path, manifest, config.n_chunks, config.n_chunks)
@@ -532,10 +562,14 @@ def chunk_records(config: TournamentConfig, chunk: int, engines: EngineOptions |
     return run_hands(table, config.seed, start, count, engines=engines)
 
 
-class ChunkRunner(Protocol):
-    """Plays chunks of a tournament and yields them in order, as (chunk index, records)."""
+PlayedChunks = Generator[tuple[int, np.ndarray], None, None]  # (chunk index, records), in order
 
-    def chunks(self, config: TournamentConfig, chunks: range) -> Iterator[tuple[int, np.ndarray]]: ...
+
+class ChunkRunner(Protocol):
+    """Plays chunks of a tournament and yields them in order, as (chunk index, records); a
+    generator, which a run that stops early (a sequential test decided) closes."""
+
+    def chunks(self, config: TournamentConfig, chunks: range) -> PlayedChunks: ...
 
 
 class LocalRunner:
@@ -544,7 +578,7 @@ class LocalRunner:
     def __init__(self, engines: EngineOptions | None = None):
         self.engines = engines
 
-    def chunks(self, config: TournamentConfig, chunks: range) -> Iterator[tuple[int, np.ndarray]]:
+    def chunks(self, config: TournamentConfig, chunks: range) -> PlayedChunks:
         for chunk in chunks:
             yield chunk, chunk_records(config, chunk, self.engines)
 
