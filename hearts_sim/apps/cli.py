@@ -288,10 +288,24 @@ SPRT_NULL = Option(
     metavar="GAIN0",
 )
 SPRT_ALPHA = Option(
-    "sprt_alpha", NUMBER, "the SPRT's chance of accepting H1 where H0 holds", None, 0, 0.5, ("--sprt-alpha",)
+    "sprt_alpha",
+    NUMBER,
+    "the SPRT's chance of accepting H1 where H0 holds (default 0.05)",
+    None,
+    0,
+    0.5,
+    ("--sprt-alpha",),
+    metavar="RATE",
 )
 SPRT_BETA = Option(
-    "sprt_beta", NUMBER, "the SPRT's chance of accepting H0 where H1 holds", None, 0, 0.5, ("--sprt-beta",)
+    "sprt_beta",
+    NUMBER,
+    "the SPRT's chance of accepting H0 where H1 holds (default 0.05)",
+    None,
+    0,
+    0.5,
+    ("--sprt-beta",),
+    metavar="RATE",
 )
 SPRT_OPTIONS = (SPRT, SPRT_NULL, SPRT_ALPHA, SPRT_BETA)
 
