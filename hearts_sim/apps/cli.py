@@ -16,7 +16,6 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -178,7 +177,9 @@ def _engines(args: argparse.Namespace) -> Any:
 RUN_SETTINGS = ("agents", "deals", "rules", "rule", "seed", "games", "out", "config")
 
 
-def _tournament_config(args: argparse.Namespace, n_agents: int | None = None) -> TournamentConfig:
+def _tournament_config(
+    args: argparse.Namespace, n_agents: int | None = None, sprt: Sprt | None = None
+) -> TournamentConfig:
     """Command-line options over the config file's values over the options' defaults."""
     from hearts_sim.studies.tournament import make_config
 
@@ -202,6 +203,7 @@ def _tournament_config(args: argparse.Namespace, n_agents: int | None = None) ->
         deals=value("deals"),
         seed=value("seed"),
         games=value("games"),
+        sprt=sprt,
     )
 
 
@@ -333,7 +335,7 @@ def cmd_match(args: argparse.Namespace) -> int:
 
     _check_resume(args)
     sprt = _sprt(args)
-    config = None if args.resume else replace(_tournament_config(args, n_agents=2), sprt=sprt)
+    config = None if args.resume else _tournament_config(args, n_agents=2, sprt=sprt)
     result = _run(args, config)
     if len(result.summary["agents"]) != 2:
         raise UsageError(

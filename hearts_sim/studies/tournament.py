@@ -658,9 +658,13 @@ def make_config(
     deals: int = 20_000,
     seed: int = 0,
     games: bool = False,
+    sprt: Sprt | None = None,
 ) -> TournamentConfig:
-    """A config from command-line style values (preset name, ``key=value`` overrides)."""
+    """A config from command-line style values (preset name, ``key=value`` overrides); ``sprt``:
+    a match that stops once the sequential test decides (``--deals``: the most it plays)."""
     resolved = resolve_rules(rules)
     if rule_overrides:
         resolved = resolved.with_strings(list(rule_overrides))
-    return TournamentConfig(agents=tuple(agents), rules=resolved, deals=deals, seed=seed, games=games)
+    return TournamentConfig(
+        agents=tuple(agents), rules=resolved, deals=deals, seed=seed, games=games, sprt=sprt
+    )
