@@ -112,6 +112,20 @@ def test_shard_size_and_workers_do_not_change_the_results(
 
 
 @needs_dask
+def test_a_sequential_match_stops_on_the_cluster_as_it_does_here(client: Any, tmp_path: Path) -> None:
+    from hearts_sim.studies.stats import Sprt
+
+    config = TournamentConfig(("lowest", "random"), deals=400, seed=11, chunk_deals=10, sprt=Sprt(1.0))
+    local = run_tournament(config, tmp_path / "local", progress=False)
+    assert local.summary["deals"] < 400  # decided early: chunks were still in flight on the workers
+    with DaskRunner(client, max_in_flight=4) as runner:
+        result = run_tournament(config, tmp_path / "run", runner=runner, progress=False)
+        assert not runner.in_flight  # the early stop cancelled the chunks it no longer needs
+    assert result.summary == local.summary
+    pd.testing.assert_frame_equal(_records(tmp_path / "run"), _records(tmp_path / "local"))
+
+
+@needs_dask
 def test_games_on_the_cluster_rate_in_the_same_order(client: Any) -> None:
     config = TournamentConfig(("lowest", "random", "highest"), deals=6, seed=2, games=True, chunk_deals=1)
     local = run_tournament(config, progress=False).summary
