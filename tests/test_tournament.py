@@ -208,9 +208,7 @@ def test_a_decided_sprt_match_is_the_match_of_the_deals_it_played(tmp_path: Path
     )
     assert combine_runs([tmp_path / "sprt"])["deals"] == deals  # a finished run
     assert resume_tournament(tmp_path / "sprt", progress=False).summary == stopped.summary
-    assert "H1 accepted after 30 of at most 2,000 deals" in format_summary(
-        stopped.summary
-    )
+    assert "H1 accepted after 30 of at most 2,000 deals" in format_summary(stopped.summary)
 
 
 def test_an_interrupted_sprt_match_resumes_to_the_same_verdict(tmp_path: Path) -> None:
