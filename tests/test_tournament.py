@@ -248,7 +248,7 @@ def test_match_json_has_the_documented_keys() -> None:
     assert data["sprt"] is None
 
 
-def test_match_sprt_on_the_command_line_stops_before_deals(tmp_path: Path) -> None:
+def test_match_sprt_on_the_command_line_stops_before_deals() -> None:
     result = _cli(
         "match", "lowest", "random", "--deals", "9000", "--sprt", "2", "--sprt-alpha", "0.01", "--json"
     )
