@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from hearts_sim.core.checks import is_real
 from hearts_sim.core.errors import InputError
 
 MAX_PARAMS = 16  # width of the parameter row a kernel receives (selfplay.loops spells it out)
@@ -99,7 +100,7 @@ class Parameter:
         if self.choices and isinstance(value, str):
             return self.parse(value, agent)
         shown = value if written is None else written
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        if not is_real(value):
             raise self._refuse(shown, agent)
         number = float(value) if isinstance(value, (float, np.floating)) else int(value)
         if math.isnan(number) or (self.finite and math.isinf(number)):

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hearts_sim._numba import max_threads
+from hearts_sim.core.checks import is_integer, is_real
 from hearts_sim.engine.rng import MAX_DEALS, MAX_SEED
 
 COUNT, NUMBER, SEED_KIND, TEXT, FLAG, TEXTS = "count", "number", "seed", "text", "flag", "texts"
@@ -103,11 +104,11 @@ class Option:
         names the file and key for the message."""
         shown = f"{where} = {value!r}"
         if self.kind in (COUNT, SEED_KIND):
-            if isinstance(value, bool) or not isinstance(value, int):
+            if not is_integer(value):
                 raise self._refuse(shown)
             return self._in_range(value, shown)
         if self.kind == NUMBER:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if not is_real(value):
                 raise self._refuse(shown)
             return self._in_range(float(value), shown)
         if self.kind == FLAG:

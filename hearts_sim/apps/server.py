@@ -41,6 +41,7 @@ from agents.api import Agent, load
 from agents.kinds import AgentError
 from hearts_sim.apps.options import COUNT, NUMBER, RULE, SEED, TEXT, Option, UsageError
 from hearts_sim.core.cards import card_str
+from hearts_sim.core.checks import is_integer, is_real
 from hearts_sim.core.rules import (
     Rules,
     RulesError,
@@ -79,19 +80,16 @@ class MoveServer:
         self.agent = agent if isinstance(agent, Agent) else load(agent, seed=seed)
         self.rules = resolve_rules(rules)
         if time_limit is not None and (
-            isinstance(time_limit, bool)
-            or not isinstance(time_limit, (int, float))
-            or not math.isfinite(time_limit)
-            or time_limit < 0
+            not is_real(time_limit) or not math.isfinite(time_limit) or time_limit < 0
         ):
             raise ValueError(
                 f"time_limit={time_limit!r}: give seconds (a finite number >= 0; 0 or None: no limit)"
             )
         # a limit ends the worker process of a late decision: without fork() there is none
         self.time_limit = float(time_limit) if time_limit and hasattr(os, "fork") else None
-        if isinstance(max_line, bool) or not isinstance(max_line, int) or max_line <= 0:
+        if not is_integer(max_line) or max_line <= 0:
             raise ValueError(f"max_line={max_line!r}: give a positive number of bytes")
-        self.max_line = max_line
+        self.max_line = int(max_line)
 
     def warm_up(self) -> None:
         """Load or compile every kernel before the first request (prints nothing)."""
@@ -115,9 +113,7 @@ class MoveServer:
         if not isinstance(direction, str):
             raise RequestError(f"pass_direction must be a string, not {direction!r}")
         seed = request.get("seed")
-        if seed is not None and (
-            isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64
-        ):
+        if seed is not None and (not is_integer(seed) or not 0 <= seed < 2**64):
             raise RequestError(f"seed must be an integer in 0 .. 2**64-1, not {seed!r}")
         observation = Observation.from_history(
             rules,

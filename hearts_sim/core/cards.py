@@ -23,6 +23,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from hearts_sim._numba import njit, njit_inline
+from hearts_sim.core.checks import is_integer
 
 Bitboard: TypeAlias = int  # a set of cards as a plain integer (bit i = card i)
 
@@ -81,7 +82,7 @@ def parse_card(text: str | int) -> int:
 
     An int in 0..51 is returned unchanged. Raises ``ValueError`` naming the string.
     """
-    if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
+    if is_integer(text):
         if 0 <= int(text) < N_CARDS:
             return int(text)
         raise ValueError(f"card index {text} is out of range 0..51")
@@ -112,13 +113,13 @@ def parse_cards(cards: str | Iterable[str | int] | CardSet | int | np.integer) -
     """A bitboard from a space/comma separated string, an iterable of cards or a ``CardSet``."""
     if isinstance(cards, CardSet):
         return cards.mask
-    if isinstance(cards, (int, np.integer)) and not isinstance(cards, bool):
+    if isinstance(cards, bool):
+        raise ValueError(f"not a card set: {cards!r}")
+    if isinstance(cards, (int, np.integer)):
         mask = int(cards)
         if mask < 0 or mask >> N_CARDS:
             raise ValueError(f"bitboard {mask:#x} has bits outside the 52 cards")
         return mask
-    if isinstance(cards, bool):
-        raise ValueError(f"not a card set: {cards!r}")
     if isinstance(cards, str):
         cards = cards.replace(",", " ").split()
     mask = 0

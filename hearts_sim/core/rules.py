@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from hearts_sim._numba import njit
+from hearts_sim.core.checks import is_integer, store_plain
 from hearts_sim.core.errors import InputError
 
 # --- enumerations: the string a user writes -> the integer a kernel compares ---
@@ -112,6 +113,7 @@ class Rules:
     )
 
     def __post_init__(self) -> None:
+        store_plain(self)
         for f in dataclasses.fields(self):
             _check_switch(f, getattr(self, f.name))
         _check_combinations(self)
@@ -214,7 +216,7 @@ def _check_switch(f: dataclasses.Field[Any], value: Any) -> None:
     elif isinstance(f.default, bool):
         if not isinstance(value, bool):
             raise RulesError(f"{name}={value!r} is not valid: choose true or false")
-    elif isinstance(value, bool) or not isinstance(value, int):
+    elif not is_integer(value):
         raise RulesError(f"{name}={value!r} is not valid: it must be an integer")
     elif spec.values and value not in spec.values:
         options = sorted(spec.values)

@@ -27,6 +27,7 @@ import numpy as np
 from agents.dispatch import KindSet
 from agents.registry import AgentSpec, parse_agent, seat_arrays
 from hearts_sim.core.cards import N_CARDS, card_str
+from hearts_sim.core.checks import is_integer
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.encoding import OBS_SIZE
 from hearts_sim.engine.rng import derive_seed
@@ -51,7 +52,7 @@ class LearnerTable:
     ):
         self.rules = resolve_rules(rules)
         n = self.rules.n_players
-        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
+        if not is_integer(seat) or not 0 <= seat < n:
             raise ValueError(f"seat={seat!r}: choose a seat 0..{n - 1} for {n} players")
         if reward not in REWARD_MODES:
             raise ValueError(f"reward={reward!r}: choose one of {', '.join(REWARD_MODES)}")
@@ -116,7 +117,7 @@ class VectorEnv:
         autoreset: bool = True,
         copy: bool = True,
     ):
-        if isinstance(n_envs, bool) or not isinstance(n_envs, (int, np.integer)) or n_envs <= 0:
+        if not is_integer(n_envs) or n_envs <= 0:
             raise ValueError(f"n_envs must be a positive whole number, not {n_envs!r}")
         self.table = LearnerTable(opponents, rules, seat, reward, teacher)
         self.rules = self.table.rules
@@ -158,7 +159,7 @@ class VectorEnv:
     def reset(self, seed: int = 0, episode: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """Every table starts episode ``episode`` (default 0): table ``i``'s episode ``k`` deals
         ``HandState.deal(rules, seed=derive_seed(seed, i), hand=k)``. Returns (observations, masks)."""
-        if isinstance(episode, bool) or not isinstance(episode, (int, np.integer)) or episode < 0:
+        if not is_integer(episode) or episode < 0:
             raise ValueError(f"episode must be a whole number >= 0, not {episode!r}")
         master = np.uint64(int(seed) & 0xFFFF_FFFF_FFFF_FFFF)
         self._env_seeds[:] = [derive_seed(master, i) for i in range(self.n_envs)]

@@ -33,6 +33,7 @@ from hearts_sim.core.cards import (
     parse_card,
     parse_cards,
 )
+from hearts_sim.core.checks import is_integer
 from hearts_sim.core.rules import Rules, pass_direction_name, pass_offset, resolve_rules
 from hearts_sim.engine.hand import (
     deal_hand,
@@ -125,7 +126,7 @@ class HandState:
             states[0]["hands"][seat] = mask
         states[0]["kitty"] = kitty_mask
         seed = check_seed(seed)
-        if isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < n:
+        if not is_integer(dealer) or not 0 <= dealer < n:
             raise ValueError(f"dealer {dealer!r} does not exist with {n} players")
         start_hand(states[0], array, pass_offset(pass_direction, n), int(dealer), np.uint64(seed))
         return cls(rules, states)
@@ -293,11 +294,7 @@ class HandState:
         return "hearts are not broken"
 
     def _seat(self, seat: int) -> int:
-        if (
-            isinstance(seat, bool)
-            or not isinstance(seat, (int, np.integer))
-            or not 0 <= seat < self.n_players
-        ):
+        if not is_integer(seat) or not 0 <= seat < self.n_players:
             raise ValueError(f"seat {seat!r} does not exist with {self.n_players} players")
         return int(seat)
 

@@ -74,6 +74,7 @@ from hearts_sim.core.cards import (
     html_table,
     parse_card,
 )
+from hearts_sim.core.checks import is_integer
 from hearts_sim.core.rules import (
     MAX_PLAYERS,
     PASS_DIRECTIONS,
@@ -373,7 +374,7 @@ def set_hand_seed(states: np.ndarray, hand_seed: int) -> None:
 
 # ---------------------------------------------------------------- parsing helpers
 def _integer(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    if not is_integer(value):
         raise HistoryError(f"{what} must be an integer, not {value!r}")
     return int(value)
 
@@ -391,7 +392,7 @@ def _scores(values: Any, n: int, what: str, low: int, high: int) -> tuple[int, .
 def _cards(cards: Any, what: str) -> int:
     """A bitboard from cards written as a string, a list of cards, a ``CardSet`` or a bitboard;
     a card given twice is an error (a set would hide it)."""
-    if isinstance(cards, (CardSet, int, np.integer)) and not isinstance(cards, bool):
+    if isinstance(cards, CardSet) or is_integer(cards):
         try:
             return CardSet(cards).mask
         except ValueError as error:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hearts_sim.core.checks import is_integer
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import MAX_PLAYERS, PASS_DIRECTIONS, Rules, pass_direction_name
 from hearts_sim.engine.state import MAX_TRICKS
@@ -130,7 +131,7 @@ def parts_problem(manifest: Any) -> str | None:
     done = manifest.get("chunks_done") if isinstance(manifest, dict) else None
     if not isinstance(parts, list):
         return "lists no part checksums (written before they were recorded, or edited)"
-    if isinstance(done, bool) or not isinstance(done, int) or done != len(parts):
+    if not is_integer(done) or done != len(parts):
         return f"chunks_done is {done!r} but {len(parts)} parts are listed"
     return None
 

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from agents.external import EngineOptions
+from hearts_sim.core.checks import is_integer
 from hearts_sim.studies.tournament import (
     PlayedChunks,
     TournamentConfig,
@@ -190,11 +191,11 @@ class DaskRunner:
         if isinstance(cluster, str):
             parse_address(cluster)  # a bad address is reported before a missing Dask
         distributed = _distributed()
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        if not is_integer(threads) or threads < 1:
             raise ClusterError(f"threads={threads!r}: threads per task must be a positive number")
         if max_in_flight is not None and max_in_flight < 1:
             raise ClusterError(f"max_in_flight={max_in_flight}: must be positive")
-        self.threads = threads
+        self.threads = int(threads)
         self.engines = engines
         self.retries = retries
         self.warm_up = warm_up

@@ -39,6 +39,7 @@ from tqdm.auto import tqdm
 
 from agents.external import EngineOptions, ExternalAgentError
 from agents.registry import AgentSpec, parse_agent
+from hearts_sim.core.checks import is_integer, store_plain
 from hearts_sim.core.errors import InputError, StorageError
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.rng import MAX_DEALS, SeedError, check_seed
@@ -119,7 +120,8 @@ class TournamentConfig:
     sprt: Sprt | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.deals, bool) or not isinstance(self.deals, int) or not 0 < self.deals <= MAX_DEALS:
+        store_plain(self)
+        if not is_integer(self.deals) or not 0 < self.deals <= MAX_DEALS:
             raise SimulationError(
                 f"deals={self.deals!r} is not valid: choose a whole number in 1 .. {MAX_DEALS}"
             )
@@ -129,11 +131,7 @@ class TournamentConfig:
             raise SimulationError(str(error)) from None
         if not isinstance(self.games, bool):
             raise SimulationError(f"games={self.games!r} is not valid: choose True or False")
-        if (
-            isinstance(self.chunk_deals, bool)
-            or not isinstance(self.chunk_deals, int)
-            or self.chunk_deals < 0
-        ):
+        if not is_integer(self.chunk_deals) or self.chunk_deals < 0:
             raise SimulationError(
                 f"chunk_deals={self.chunk_deals!r} is not valid: a whole number, 0 for automatic"
             )

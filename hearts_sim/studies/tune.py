@@ -29,6 +29,7 @@ from agents.external import PY, EngineOptions, ExternalSpec
 from agents.levels import LevelError
 from agents.registry import check_level_name, parse_agent
 from agents.search import MAX_MS
+from hearts_sim.core.checks import is_integer, is_real
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED
@@ -199,7 +200,7 @@ def tune(
     instead of the strongest one."""
     if weaker_by is not None and not (math.isfinite(weaker_by) and weaker_by > 0):
         raise TuneError(f"--weaker-by {weaker_by:g} must be positive (points per hand behind the reference)")
-    if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 2:
+    if not is_integer(candidates) or candidates < 2:
         raise TuneError(f"--candidates {candidates!r}: tuning compares at least 2 candidates")
     rules = rules or Rules()
     reference = reference or agent
@@ -254,7 +255,7 @@ def tune(
 
 def write_level(path: Path, result: TuneResult, description: str, max_ms: float, command: str) -> None:
     """Save a tuned spec as a level file (agents/levels/<name>.toml), with its provenance."""
-    if isinstance(max_ms, bool) or not isinstance(max_ms, (int, float)) or not 0 < max_ms <= MAX_MS:
+    if not is_real(max_ms) or not 0 < max_ms <= MAX_MS:
         raise TuneError(f"--max-ms {max_ms!r}: a level's budget is a number of ms in (0, {MAX_MS:g}]")
     try:
         check_level_name(path.stem)

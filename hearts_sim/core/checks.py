@@ -1,0 +1,36 @@
+"""What every input check means by "a whole number" and "a number".
+
+Python's ``bool`` is an ``int`` (``True + True == 2``), so a check written as ``isinstance(value,
+int)`` lets ``deals=True`` through as one deal. These two predicates say once that a bool is not a
+number, and that numpy's scalars are (a count from an array is a count); the range and the message
+stay with each check, which knows what it asks for. A frozen dataclass that accepts numpy's
+scalars stores them as Python's (``store_plain``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, TypeGuard
+
+import numpy as np
+
+
+def is_integer(value: object) -> TypeGuard[int]:
+    """Whether ``value`` is a whole number: a Python or numpy integer, not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def is_real(value: object) -> TypeGuard[float]:
+    """Whether ``value`` is a real number: a Python or numpy integer or float, not a bool (NaN
+    and the infinities pass: the range that follows each check decides on them)."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def store_plain(instance: Any) -> None:
+    """Store a frozen dataclass's numpy scalars as the Python numbers they are (``np.int64(4)`` as
+    ``4``), so that it compares, hashes and writes to JSON as if they had been given so. Called
+    first in ``__post_init__``, before the checks."""
+    for f in dataclasses.fields(instance):
+        value = getattr(instance, f.name)
+        if isinstance(value, np.generic):
+            object.__setattr__(instance, f.name, value.item())
