@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
@@ -109,3 +110,55 @@ def test_moon_table_counts_the_same_hands_in_any_chunking() -> None:
     expected = int((whole["moon_shooter"].to_numpy() >= 0).sum())
     assert expected > 0  # the check means something only if some hand is a moon
     assert moon_table.moon_count("standard", "rule", 600, 5, None) == expected
+
+
+def _fuzz_inputs() -> ModuleType:
+    sys.path.insert(0, str(EXPERIMENTS))
+    try:
+        import fuzz_inputs
+    finally:
+        sys.path.remove(str(EXPERIMENTS))
+    return fuzz_inputs
+
+
+def test_fuzz_inputs_tells_a_traceback_from_a_one_line_refusal(tmp_path: Path) -> None:
+    fuzz = _fuzz_inputs()
+    python = (sys.executable, "-c")
+    refused = "import sys; sys.exit('hearts-sim: error: deals=-1 is not valid')"
+    assert fuzz.classify([refused], tmp_path, 30, python) == (
+        "refused",
+        "hearts-sim: error: deals=-1 is not valid",
+    )
+    outcome, detail = fuzz.classify(["raise RuntimeError('boom')"], tmp_path, 30, python)
+    assert outcome == "odd" and "RuntimeError: boom" in detail
+    two_lines = "import sys; print('a', file=sys.stderr); sys.exit('b')"
+    assert fuzz.classify([two_lines], tmp_path, 30, python)[0] == "odd"
+    assert fuzz.classify(["import time; time.sleep(5)"], tmp_path, 0.5, python) == ("running", "")
+    assert fuzz.classify(["pass"], tmp_path, 30, python) == ("played", "")
+
+
+def test_fuzz_inputs_covers_every_option_and_parameter() -> None:
+    fuzz = _fuzz_inputs()
+    from agents.registry import KINDS
+
+    lines = fuzz.command_lines()
+    # every value option of match is replaced by every odd value once
+    deals = [line for line in lines if line[0] == "match" and line[1:3] == ["random", "rule"]]
+    assert len(deals) == len(fuzz.option_values("match")) * len(fuzz.ODD_VALUES)
+    assert "--sprt-alpha" in fuzz.option_values("match") and "--deals" in fuzz.option_values("match")
+    specs = {line[1] for line in lines if line[0] == "match"}
+    for kind in KINDS:
+        for parameter in kind.parameters:
+            assert f"{kind.name}({parameter.name}=nan)" in specs
+
+
+def test_fuzz_inputs_refuses_odd_commands_in_one_line() -> None:
+    run = subprocess.run(
+        [sys.executable, str(EXPERIMENTS / "fuzz_inputs.py"), "--commands", "12", "--requests", "300"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stdout
+    counts = dict(re.findall(r"^  (\w+) +([\d,]+)$", run.stdout, re.M))
+    assert sum(int(n.replace(",", "")) for n in counts.values()) == 12 and counts["odd"] == "0"
+    assert "requests: 300, internal errors: 0" in run.stdout

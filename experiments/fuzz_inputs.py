@@ -1,0 +1,222 @@
+"""Odd values into every option of the command line, every agent parameter and every field of a
+move request: each must be played or refused in one line, never a traceback.
+
+    python experiments/fuzz_inputs.py          # ~1,200 commands, 4,000 requests: ~14 min on 2 cores
+    python experiments/fuzz_inputs.py --commands 40 --requests 200
+
+The options are read from ``hearts-sim``'s own parser and the parameters from the agent registry,
+so a new option or parameter is fuzzed without an edit here. Each command is a small valid run
+(``BASE``) with one value replaced by an odd one. A command is **refused** when it exits 1 or 2
+with one line on stderr (``hearts-sim: error: ...``; argparse's usage line may precede it),
+**played** when it exits 0, **running** when it outlasts ``--timeout`` (a valid value that
+started a long run); anything else is **odd** and printed in full. A request is odd when the
+server answers it with an ``internal error`` (an exception no check expected). Exits 1 if any
+command or request is odd.
+
+The table of refused inputs that the test suite keeps (``tests/test_bad_input.py``) asserts each
+message; this script looks wider and shallower, for what no one thought to put in that table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import random
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from tqdm import tqdm
+
+from agents.registry import KINDS
+from hearts_sim.apps.cli import build_parser
+from hearts_sim.apps.server import MoveServer
+
+ODD_VALUES = ("-1", "0", "1e400", "nan", "-inf", "abc", "", "1.5", "18446744073709551616", "１")
+# A small valid run of each command that takes options with values; {run} is a finished run.
+BASE = {
+    "bench": ["--hands", "1000", "--openspiel-hands", "0", "--repeats", "1", "--quiet"],
+    "tournament": ["random", "rule", "--deals", "4", "--quiet"],
+    "match": ["random", "rule", "--deals", "4", "--quiet"],
+    "levels": [
+        "--ladder",
+        "random,lowest",
+        "--deals",
+        "2",
+        "--games",
+        "2",
+        "--table-deals",
+        "2",
+        "--search-deals",
+        "2",
+        "--search-games",
+        "2",
+        "--search-table-deals",
+        "2",
+        "--timing-hands",
+        "1",
+        "--quiet",
+    ],  # fmt: skip
+    "tune": ["rule", "--param", "void_bonus=0:10", "--budget", "16", "--candidates", "2"],
+    "play": ["--level", "easy"],
+    "report": ["{run}"],
+    "serve": ["--agent", "rule"],
+}
+MALFORMED_SPECS = ("rule(", "rule)", "rule(=1)", "rule(,)", "rule(shoot=1,shoot=2)", "RULE", " rule ",
+                   "exec:", "exec:/nonexistent", "exec:true", "py:", "py:nosuch:Agent", "pass=,play=rule",
+                   "pass=rule", "pass=rule,play=rule,pass=mc", "hard(iterations=1)", "nosuch", "()",
+                   "ismcts(iterations=1)(c=1)")  # fmt: skip
+
+
+def option_values(command: str) -> list[str]:
+    """The options of ``hearts-sim COMMAND`` that take a value, as the parser declares them."""
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub = commands.choices[command]
+    return [
+        next(flag for flag in a.option_strings if flag.startswith("--"))
+        for a in sub._actions
+        if a.option_strings and a.nargs != 0
+    ]
+
+
+def command_lines() -> list[list[str]]:
+    """Every command the fuzz runs: each option of each command with each odd value, each
+    agent parameter with each odd value, and the malformed agent specs."""
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    missing = [
+        name for name in commands.choices if option_values(name) and name not in BASE and name != "combine"
+    ]
+    if missing:
+        raise SystemExit(f"fuzz_inputs.py: no BASE run for {', '.join(missing)}: add one")
+    lines = []
+    for command, base in BASE.items():
+        for option in option_values(command):
+            for value in ODD_VALUES:
+                args = list(base)
+                if option in args:
+                    args[args.index(option) + 1] = value
+                else:
+                    args += [option, value]
+                lines.append([command, *args])
+    match = ["random", "--deals", "1", "--quiet"]
+    for kind in KINDS:
+        for parameter in kind.parameters:
+            for value in ODD_VALUES:
+                lines.append(["match", f"{kind.name}({parameter.name}={value})", *match])
+    lines += [["match", spec, *match] for spec in MALFORMED_SPECS]
+    return lines
+
+
+HEARTS_SIM = (sys.executable, "-m", "hearts_sim")
+
+
+def classify(
+    command: list[str], run_dir: Path, timeout: float, program: tuple[str, ...] = HEARTS_SIM
+) -> tuple[str, str]:
+    """``(outcome, detail)`` of ``program`` (``hearts-sim``) run with ``command``'s arguments in
+    ``run_dir``, stdin closed."""
+    args = [arg.replace("{run}", str(run_dir / "run")) for arg in command]
+    try:
+        done = subprocess.run(
+            [*program, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            cwd=run_dir,
+        )
+    except subprocess.TimeoutExpired:
+        return "running", ""
+    err = done.stderr.strip().splitlines()
+    messages = [line for line in err if not line.startswith(("usage:", " "))]
+    if done.returncode == 0 and "Traceback" not in done.stderr:
+        return "played", ""
+    if done.returncode in (1, 2) and len(messages) == 1 and "Traceback" not in done.stderr:
+        return "refused", messages[0]
+    return "odd", f"exit {done.returncode}: " + "\n".join(err[-12:])
+
+
+def request_outcomes(n: int, seed: int) -> tuple[int, list[str]]:
+    """Mutate three valid requests (leading, following, passing) ``n`` times, one to three
+    fields each set to an odd value or dropped; the requests answered with an internal error."""
+    server = MoveServer("rule", time_limit=None)
+    clubs = [f"{rank}C" for rank in "23456789TJQKA"]
+    diamonds = [f"{rank}D" for rank in "23456789TJQKA"]
+    valid = [
+        {"id": 1, "seat": 0, "hand": clubs, "pass_direction": "hold", "plays": []},
+        {"id": 2, "seat": 1, "hand": diamonds, "pass_direction": "hold", "plays": [[0, "2C"]]},
+        {"id": 3, "seat": 0, "hand": clubs, "pass_direction": "left", "passed": [], "received": []},
+    ]
+    fields = ("id", "rules", "seat", "hand", "pass_direction", "passed", "received", "plays",
+              "scores", "points", "kitty", "dealer", "seed")  # fmt: skip
+    odd = (None, -1, 0, 1.5, 2**64, -(2**63), "", "x", [], {}, [[]], True, "QS", ["QS"], [0, "QS"],
+           [[0]], [[0, "QS", 1]], float("inf"), "10S", "♠Q", {"preset": "nosuch"}, {"n_players": 3},
+           {"moon": "none"}, "qdan3", [[5, "2C"]], [["0", "2C"]], [[0, 51]], [[0, 52]], [0, 0, 0],
+           [1e308] * 4, ["a"] * 4)  # fmt: skip
+    rng = random.Random(seed)
+    internal = []
+    for _ in range(n):
+        request = copy.deepcopy(rng.choice(valid))
+        for _ in range(rng.randint(1, 3)):
+            field = rng.choice(fields)
+            if rng.random() < 0.2:
+                request.pop(field, None)
+            else:
+                request[field] = rng.choice(odd)
+        line = json.dumps(request)
+        answer = server.reply(line.encode())
+        if answer is not None and "internal error" in answer.decode():
+            internal.append(f"{line} -> {answer.decode().strip()}")
+    return n, internal
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--commands", type=int, default=0, help="run this many commands, drawn at random (0: all)"
+    )
+    parser.add_argument("--requests", type=int, default=4000, help="mutated move requests")
+    parser.add_argument("--workers", type=int, default=2, help="commands run at once")
+    parser.add_argument(
+        "--timeout", type=float, default=40.0, help="seconds before a command counts as running"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="draws the commands and the requests")
+    args = parser.parse_args(argv)
+
+    lines = command_lines()
+    if 0 < args.commands < len(lines):
+        lines = random.Random(args.seed).sample(lines, args.commands)
+    outcomes: Counter[str] = Counter()
+    odd = []
+    with tempfile.TemporaryDirectory() as folder:
+        run_dir = Path(folder)
+        subprocess.run(
+            [*HEARTS_SIM, "tournament", "random", "rule", "--deals", "8", "--out", "run", "--quiet"],
+            cwd=run_dir, check=True, capture_output=True,
+        )  # fmt: skip
+        with ThreadPoolExecutor(args.workers) as pool:
+            results = pool.map(lambda line: classify(line, run_dir, args.timeout), lines)
+            shown = tqdm(results, total=len(lines), desc="commands")
+            for line, (outcome, detail) in zip(lines, shown, strict=True):
+                outcomes[outcome] += 1
+                if outcome == "odd":
+                    odd.append(f"hearts-sim {' '.join(map(repr, line))}\n  {detail}")
+    requests, internal = request_outcomes(args.requests, args.seed)
+
+    print(f"commands: {len(lines):,}")
+    for outcome in ("played", "refused", "running", "odd"):
+        print(f"  {outcome:<8} {outcomes[outcome]:>6,}")
+    print(f"requests: {requests:,}, internal errors: {len(internal):,}")
+    for text in odd + internal:
+        print(text)
+    return 1 if odd or internal else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
