@@ -39,32 +39,15 @@ from hearts_sim.apps.server import MoveServer
 ODD_VALUES = ("-1", "0", "1e400", "nan", "-inf", "abc", "", "1.5", "18446744073709551616", "１")
 # A small valid run of each command that takes options with values; {run} is a finished run.
 BASE = {
-    "bench": ["--hands", "1000", "--openspiel-hands", "0", "--repeats", "1", "--quiet"],
-    "tournament": ["random", "rule", "--deals", "4", "--quiet"],
-    "match": ["random", "rule", "--deals", "4", "--quiet"],
-    "levels": [
-        "--ladder",
-        "random,lowest",
-        "--deals",
-        "2",
-        "--games",
-        "2",
-        "--table-deals",
-        "2",
-        "--search-deals",
-        "2",
-        "--search-games",
-        "2",
-        "--search-table-deals",
-        "2",
-        "--timing-hands",
-        "1",
-        "--quiet",
-    ],  # fmt: skip
-    "tune": ["rule", "--param", "void_bonus=0:10", "--budget", "16", "--candidates", "2"],
-    "play": ["--level", "easy"],
-    "report": ["{run}"],
-    "serve": ["--agent", "rule"],
+    "bench": "--hands 1000 --openspiel-hands 0 --repeats 1 --quiet",
+    "tournament": "random rule --deals 4 --quiet",
+    "match": "random rule --deals 4 --quiet",
+    "levels": "--ladder random,lowest --deals 2 --games 2 --table-deals 2 --search-deals 2 "
+    "--search-games 2 --search-table-deals 2 --timing-hands 1 --quiet",
+    "tune": "rule --param void_bonus=0:10 --budget 16 --candidates 2",
+    "play": "--level easy",
+    "report": "{run}",
+    "serve": "--agent rule",
 }
 MALFORMED_SPECS = ("rule(", "rule)", "rule(=1)", "rule(,)", "rule(shoot=1,shoot=2)", "RULE", " rule ",
                    "exec:", "exec:/nonexistent", "exec:true", "py:", "py:nosuch:Agent", "pass=,play=rule",
@@ -72,33 +55,32 @@ MALFORMED_SPECS = ("rule(", "rule)", "rule(=1)", "rule(,)", "rule(shoot=1,shoot=
                    "ismcts(iterations=1)(c=1)")  # fmt: skip
 
 
-def option_values(command: str) -> list[str]:
-    """The options of ``hearts-sim COMMAND`` that take a value, as the parser declares them."""
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    """``hearts-sim``'s commands and their parsers, as the command line declares them."""
     parser = build_parser()
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    sub = commands.choices[command]
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def option_values(command: str) -> list[str]:
+    """The options of ``hearts-sim COMMAND`` that take a value (each by its first long flag)."""
     return [
-        next(flag for flag in a.option_strings if flag.startswith("--"))
-        for a in sub._actions
-        if a.option_strings and a.nargs != 0
+        next(flag for flag in action.option_strings if flag.startswith("--"))
+        for action in subcommands()[command]._actions
+        if action.option_strings and action.nargs != 0
     ]
 
 
 def command_lines() -> list[list[str]]:
     """Every command the fuzz runs: each option of each command with each odd value, each
     agent parameter with each odd value, and the malformed agent specs."""
-    parser = build_parser()
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    missing = [
-        name for name in commands.choices if option_values(name) and name not in BASE and name != "combine"
-    ]
+    missing = [name for name in subcommands() if option_values(name) and name not in BASE]
     if missing:
         raise SystemExit(f"fuzz_inputs.py: no BASE run for {', '.join(missing)}: add one")
     lines = []
     for command, base in BASE.items():
         for option in option_values(command):
             for value in ODD_VALUES:
-                args = list(base)
+                args = base.split()
                 if option in args:
                     args[args.index(option) + 1] = value
                 else:
