@@ -379,3 +379,13 @@ def test_a_seat_must_be_a_seat() -> None:
     for seat in (1.7, -1, 4, True):
         with pytest.raises(ValueError, match="does not exist with 4 players"):
             state.pass_cards(seat, "2C 3C 4C")  # type: ignore[arg-type]
+
+
+def test_a_card_index_must_be_a_whole_number_in_range() -> None:
+    assert card_str(np.int64(50)) == "KH" and card_str(0, symbols=True) == "♣2"
+    for card in (True, 1.5, 51.0, float("inf"), "QS", None):
+        with pytest.raises(ValueError, match="not a card index"):
+            card_str(card)  # type: ignore[arg-type]
+    for card in (-1, 52):
+        with pytest.raises(ValueError, match="out of range 0..51"):
+            card_str(card)

@@ -101,9 +101,11 @@ def parse_card(text: str | int) -> int:
 
 def card_str(card: int, symbols: bool = False) -> str:
     """``QS`` (or ``♠Q`` with symbols) for a card index."""
-    suit, rank = divmod(int(card), N_RANKS)
+    if not is_integer(card):
+        raise ValueError(f"not a card index: {card!r}")
     if not 0 <= card < N_CARDS:
         raise ValueError(f"card index {card} is out of range 0..51")
+    suit, rank = divmod(int(card), N_RANKS)
     return (
         f"{SUIT_SYMBOLS[suit]}{RANK_NAMES[rank]}" if symbols else (f"{RANK_NAMES[rank]}{SUIT_LETTERS[suit]}")
     )
