@@ -389,3 +389,11 @@ def test_a_card_index_must_be_a_whole_number_in_range() -> None:
     for card in (-1, 52):
         with pytest.raises(ValueError, match="out of range 0..51"):
             card_str(card)
+
+
+def test_a_suit_is_named_or_indexed() -> None:
+    assert CardSet.suit("Hearts") == CardSet.suit(3) == CardSet("2H 3H 4H 5H 6H 7H 8H 9H 10H JH QH KH AH")
+    assert CardSet.suit(np.int64(0)) == CardSet.suit("clubs")
+    for name in (True, -1, 4, 1.0, "cups", None):
+        with pytest.raises(ValueError, match="not a suit"):
+            CardSet.suit(name)  # type: ignore[arg-type]

@@ -146,6 +146,8 @@ def test_fuzz_inputs_covers_every_option_and_parameter() -> None:
     deals = [line for line in lines if line[0] == "match" and line[1:3] == ["random", "rule"]]
     assert len(deals) == len(fuzz.option_values("match")) * len(fuzz.ODD_VALUES)
     assert "--sprt-alpha" in fuzz.option_values("match") and "--deals" in fuzz.option_values("match")
+    # a fuzzed --write-level must land in the run's folder, not in agents/levels/
+    assert all("--levels-dir" in line for line in lines if line[0] == "tune")
     specs = {line[1] for line in lines if line[0] == "match"}
     for kind in KINDS:
         for parameter in kind.parameters:

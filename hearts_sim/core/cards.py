@@ -32,6 +32,7 @@ N_RANKS = 13
 N_CARDS = 52
 CLUBS, DIAMONDS, SPADES, HEARTS = range(N_SUITS)
 SUIT_LETTERS = "CDSH"
+SUIT_NAMES = ("clubs", "diamonds", "spades", "hearts")
 SUIT_SYMBOLS = "♣♦♠♥"
 RANK_NAMES = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
 TWO, THREE, JACK, QUEEN, KING, ACE = 0, 1, 9, 10, 11, 12
@@ -178,10 +179,12 @@ class CardSet:
 
     @classmethod
     def suit(cls, name: str | int) -> CardSet:
-        index = (
-            name if isinstance(name, int) else (["clubs", "diamonds", "spades", "hearts"].index(name.lower()))
-        )
-        return cls(int(SUIT_MASKS[index]))
+        """The 13 cards of a suit, by name (``"hearts"``, any case) or index (0 clubs .. 3 hearts)."""
+        if is_integer(name) and 0 <= name < N_SUITS:
+            return cls(int(SUIT_MASKS[name]))
+        if isinstance(name, str) and name.lower() in SUIT_NAMES:
+            return cls(int(SUIT_MASKS[SUIT_NAMES.index(name.lower())]))
+        raise ValueError(f"not a suit: {name!r} (choose {', '.join(SUIT_NAMES)} or 0..3)")
 
     @classmethod
     def deck(cls) -> CardSet:

@@ -64,6 +64,7 @@ from hearts_sim.core.cards import (
     N_RANKS,
     NO_CARD,
     SUIT_MASKS,
+    SUIT_NAMES,
     CardSet,
     card_bit,
     card_html,
@@ -100,7 +101,6 @@ from hearts_sim.engine.rng import STREAM_DECISION, derive_seed
 from hearts_sim.engine.sampler import sample_world, world_fits
 from hearts_sim.engine.state import NO_SEAT, NO_SUIT, PHASE_DONE, PHASE_PASS, new_states
 
-SUIT_NAMES = ("clubs", "diamonds", "spades", "hearts")
 _SUITS = [int(m) for m in SUIT_MASKS]
 _CLUBS, _HEARTS = int(CLUBS_MASK), int(HEARTS_MASK)
 _WORLD_STREAM = np.uint64(0x0B5E_7A7E)  # the sampler's stream: the same observation, the same world

@@ -37,12 +37,11 @@ import pandas as pd
 from agents.dispatch import loop_pass, loop_play
 from agents.kinds import AgentError
 from agents.registry import AgentSpec, Policy, parse_agent
-from hearts_sim.core.cards import N_RANKS, CardSet, card_html, card_str, cards_html, html_table
+from hearts_sim.core.cards import N_RANKS, SUIT_NAMES, CardSet, card_html, card_str, cards_html, html_table
 from hearts_sim.core.rules import Rules, RulesError, pass_offset
 from hearts_sim.engine.hand import card_points, deal_hand
 from hearts_sim.engine.state import new_states
 from hearts_sim.game.hand_state import HandState
-from hearts_sim.game.observation import SUIT_NAMES
 from hearts_sim.selfplay.records import seat_column
 
 TIME_BUDGET = "ms"  # the parameter by which search agents (mc, pimc, ismcts) think on the clock
