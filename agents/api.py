@@ -61,6 +61,7 @@ class Agent:
 
     def state(self, observation: Observation, hand_seed: int | None = None) -> np.ndarray:
         """The rebuilt one-element ``HAND_STATE`` array this agent decides on."""
+        self._check_observation(observation)
         seed = self.hand_seed(observation) if hand_seed is None else check_seed(hand_seed, "hand_seed")
         return observation.to_state(seed)
 
@@ -80,9 +81,17 @@ class Agent:
 
     def act(self, observation: Observation, hand_seed: int | None = None) -> list[int] | int:
         """Whichever decision the observation asks for: a pass (list of cards) or a play (a card)."""
+        self._check_observation(observation)
         if observation.phase == "pass":
             return self.choose_pass(observation, hand_seed)
         return self.choose_play(observation, hand_seed)
+
+    def _check_observation(self, observation: object) -> None:
+        if not isinstance(observation, Observation):
+            raise TypeError(
+                f"{self.name} decides from an Observation (HandState.observation(seat) or "
+                f"Observation.from_history(...)), not {type(observation).__name__} {observation!r:.40}"
+            )
 
     def warm_up(self, rules: Rules | str = "standard") -> None:
         """Compile (or load from numba's cache) every kernel a decision needs, before timing matters."""

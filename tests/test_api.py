@@ -13,7 +13,7 @@ import pytest
 import agents
 from agents.kinds import AgentError
 from hearts_sim import simulate
-from hearts_sim.core.cards import CardSet, card_str
+from hearts_sim.core.cards import CardSet, card_str, cards_of, cards_str
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import decision_seed
@@ -397,3 +397,27 @@ def test_a_suit_is_named_or_indexed() -> None:
     for name in (True, -1, 4, 1.0, "cups", None):
         with pytest.raises(ValueError, match="not a suit"):
             CardSet.suit(name)  # type: ignore[arg-type]
+
+
+def test_a_bitboard_must_hold_only_the_52_cards() -> None:
+    assert cards_of(np.uint64(5)) == [0, 2] and cards_str(1 << 50) == "KH"
+    # -1 has low bits without end: listing its cards ran forever
+    for mask in (-1, 1 << 52, 1.5, True, None):
+        with pytest.raises(ValueError, match="not a bitboard of the 52 cards"):
+            cards_of(mask)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="not a bitboard of the 52 cards"):
+            cards_str(mask)  # type: ignore[arg-type]
+
+
+def test_an_agent_decides_from_an_observation_only() -> None:
+    agent = agents.load("rule")
+    state = HandState.deal("standard", seed=1)
+    for decide in (agent.choose_pass, agent.choose_play, agent.act):
+        for wrong in (state, 3, None, "QS"):
+            with pytest.raises(TypeError, match="rule decides from an Observation"):
+                decide(wrong)  # type: ignore[arg-type]
+    observation = state.observation(0)
+    with pytest.raises(ValueError, match="hand_seed=inf is not valid"):
+        observation.to_state(float("inf"))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="hand_seed=-1 is not valid"):
+        observation.to_state(-1)

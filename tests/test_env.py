@@ -260,7 +260,8 @@ def test_vector_env_refuses_bad_actions_and_arguments() -> None:
     with pytest.raises(ValueError, match="2 integer card indices"):
         env.step([0.5, 1.0])
     for kwargs, words in [
-        ({"n_envs": 0}, "positive"),
+        ({"n_envs": 0}, "n_envs must be a whole number in 1 .. 1,048,576"),
+        ({"n_envs": 2**53 + 1}, "n_envs must be a whole number in 1"),  # was a MemoryError
         ({"n_envs": 1, "seat": 4}, "seat=4"),
         ({"n_envs": 1, "reward": "points"}, "reward="),
         ({"n_envs": 1, "opponents": ["random"] * 2}, "2 opponents given for the 3 other seats"),
@@ -269,6 +270,16 @@ def test_vector_env_refuses_bad_actions_and_arguments() -> None:
     ]:
         with pytest.raises(ValueError, match=words):
             VectorEnv(**kwargs)  # type: ignore[arg-type]
+    # a seed or an episode out of range is refused, not wrapped round or overflowed
+    for kwargs, words in [
+        ({"seed": -1}, "seed=-1 is not valid"),
+        ({"seed": float("inf")}, "seed=inf is not valid"),
+        ({"seed": 1.5}, "seed=1.5 is not valid"),
+        ({"episode": -1}, "episode=-1 is not valid"),
+        ({"episode": 2**64}, "episode=18446744073709551616 is not valid"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            env.reset(**kwargs)  # type: ignore[arg-type]
 
 
 def test_per_trick_rewards_add_up_to_minus_the_score() -> None:
@@ -332,3 +343,13 @@ def test_gym_vector_env_reports_final_observations() -> None:
     assert terminated.all() and np.array_equal(info["_final_obs"], terminated)
     assert all(final["observation"].shape == (OBS_SIZE,) for final in info["final_obs"])
     assert (rewards == -info["score"]).all()
+
+
+def test_a_seed_is_refused_not_truncated_by_every_environment() -> None:
+    """1.5 was played as seed 1 by the PettingZoo environment, and -1 wrapped round to 2**64-1
+    in the vector environment: both are one-line refusals now, as everywhere else."""
+    for make in (aec_env, lambda: GymVectorEnv(2), lambda: VectorEnv(2)):
+        env = make()
+        for seed in (1.5, -1, True, 2**64):
+            with pytest.raises(ValueError, match="is not valid: choose an integer in 0 .. 2\\*\\*64-1"):
+                env.reset(seed=seed)  # type: ignore[arg-type]

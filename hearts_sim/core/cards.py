@@ -132,7 +132,10 @@ def parse_cards(cards: str | Iterable[str | int] | CardSet | int | np.integer) -
 
 
 def cards_of(mask: int) -> list[int]:
-    """The card indices of a bitboard, lowest first."""
+    """The card indices of a bitboard, lowest first; ``ValueError`` for anything but a set of
+    the 52 cards (a negative Python int would never run out of low bits)."""
+    if not is_integer(mask) or not 0 <= mask < 1 << N_CARDS:
+        raise ValueError(f"not a bitboard of the 52 cards: {mask!r}")
     mask = int(mask)
     out = []
     while mask:

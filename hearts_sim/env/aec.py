@@ -30,6 +30,7 @@ from pettingzoo import AECEnv
 from hearts_sim.core.cards import N_CARDS, card_str
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.encoding import OBS_SIZE
+from hearts_sim.engine.rng import check_seed
 from hearts_sim.engine.state import new_states
 from hearts_sim.env.gym import observation_space
 from hearts_sim.env.kernels import REWARD_MODES, seat_to_act, table_observe, table_step
@@ -69,7 +70,8 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
     # ------------------------------------------------------------------ the hand
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         if seed is not None or self._master is None:
-            self._master = int(seed) if seed is not None else int(np.random.default_rng().integers(2**63))
+            fresh = int(np.random.default_rng().integers(2**63))
+            self._master = check_seed(seed) if seed is not None else fresh
             self._hand = 0
         else:
             self._hand += 1

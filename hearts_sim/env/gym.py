@@ -25,6 +25,7 @@ from agents.registry import AgentSpec
 from hearts_sim.core.cards import N_CARDS
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.encoding import OBS_SIZE
+from hearts_sim.engine.rng import check_seed
 from hearts_sim.env.vector import Opponents, VectorEnv
 
 
@@ -87,7 +88,7 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
         super().reset(seed=seed)
         if seed is not None or self._master is None:
             # no seed on the first reset: one from Gymnasium's entropy-seeded generator
-            self._master = int(seed) if seed is not None else int(self.np_random.integers(2**63))
+            self._master = check_seed(seed) if seed is not None else int(self.np_random.integers(2**63))
             self._episode = 0
         else:
             self._episode += 1

@@ -30,12 +30,14 @@ from hearts_sim.core.cards import N_CARDS, card_str
 from hearts_sim.core.checks import is_integer
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.encoding import OBS_SIZE
-from hearts_sim.engine.rng import derive_seed
+from hearts_sim.engine.rng import check_index, check_seed, derive_seed
 from hearts_sim.engine.state import new_states
 from hearts_sim.env.kernels import NO_TEACHER, REWARD_MODES, reset_tables, step_tables
 from hearts_sim.game.hand_state import HandState
 
 Opponents = str | AgentSpec | Sequence[str | AgentSpec]
+# tables in one VectorEnv: about 5 KB each (a hand record and an observation), so 5 GB at most
+MAX_ENVS = 1 << 20
 
 
 class LearnerTable:
@@ -117,8 +119,8 @@ class VectorEnv:
         autoreset: bool = True,
         copy: bool = True,
     ):
-        if not is_integer(n_envs) or n_envs <= 0:
-            raise ValueError(f"n_envs must be a positive whole number, not {n_envs!r}")
+        if not is_integer(n_envs) or not 0 < n_envs <= MAX_ENVS:
+            raise ValueError(f"n_envs must be a whole number in 1 .. {MAX_ENVS:,}, not {n_envs!r}")
         self.table = LearnerTable(opponents, rules, seat, reward, teacher)
         self.rules = self.table.rules
         self.seat = self.table.seat
@@ -159,9 +161,8 @@ class VectorEnv:
     def reset(self, seed: int = 0, episode: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """Every table starts episode ``episode`` (default 0): table ``i``'s episode ``k`` deals
         ``HandState.deal(rules, seed=derive_seed(seed, i), hand=k)``. Returns (observations, masks)."""
-        if not is_integer(episode) or episode < 0:
-            raise ValueError(f"episode must be a whole number >= 0, not {episode!r}")
-        master = np.uint64(int(seed) & 0xFFFF_FFFF_FFFF_FFFF)
+        master = np.uint64(check_seed(seed))
+        episode = check_index(episode, "episode")
         self._env_seeds[:] = [derive_seed(master, i) for i in range(self.n_envs)]
         self._episodes[:] = episode
         outputs = self._new_outputs() if self.copy else self._outputs

@@ -97,7 +97,7 @@ from hearts_sim.engine.hand import (
     point_cards,
     start_hand,
 )
-from hearts_sim.engine.rng import STREAM_DECISION, derive_seed
+from hearts_sim.engine.rng import STREAM_DECISION, check_seed, derive_seed
 from hearts_sim.engine.sampler import sample_world, world_fits
 from hearts_sim.engine.state import NO_SEAT, NO_SUIT, PHASE_DONE, PHASE_PASS, new_states
 
@@ -243,7 +243,7 @@ class Observation:
         if world is None:
             world = _rebuild(self, kitty_given=bool(self.kitty), check_derived=True)
         states = world.states.copy()
-        set_hand_seed(states, hand_seed)
+        set_hand_seed(states, check_seed(hand_seed, "hand_seed"))
         return states
 
     # ------------------------------------------------------------------ display
@@ -366,7 +366,7 @@ _OBSERVED_SCALARS = (
 def set_hand_seed(states: np.ndarray, hand_seed: int) -> None:
     """Give ``states[0]`` the hand seed and per-seat decision streams ``start_hand`` derives from it."""
     record = states[0]
-    seed = np.uint64(int(hand_seed) & 0xFFFF_FFFF_FFFF_FFFF)
+    seed = np.uint64(hand_seed)
     record["hand_seed"] = seed
     for s in range(MAX_PLAYERS):
         record["seat_seeds"][s] = derive_seed(seed, STREAM_DECISION + s)
