@@ -1,8 +1,9 @@
-"""Odd values into every option of the command line, every agent parameter and every field of a
-move request: each must be played or refused in one line, never a traceback.
+"""Odd values into every option of the command line, every agent parameter, every field of a
+move request and the public Python API: each must be played or refused in one line, never a
+traceback.
 
-    python experiments/fuzz_inputs.py          # ~1,200 commands, 4,000 requests: ~14 min on 2 cores
-    python experiments/fuzz_inputs.py --commands 40 --requests 200
+    python experiments/fuzz_inputs.py    # 1,200 commands, 4,000 requests, 1,400 API calls: ~13 min, 2 cores
+    python experiments/fuzz_inputs.py --commands 40 --requests 200 --no-api
 
 The options are read from ``hearts-sim``'s own parser and the parameters from the agent registry,
 so a new option or parameter is fuzzed without an edit here. Each command is a small valid run
@@ -10,8 +11,10 @@ so a new option or parameter is fuzzed without an edit here. Each command is a s
 with one line on stderr (``hearts-sim: error: ...``; argparse's usage line may precede it),
 **played** when it exits 0, **running** when it outlasts ``--timeout`` (a valid value that
 started a long run); anything else is **odd** and printed in full. A request is odd when the
-server answers it with an ``internal error`` (an exception no check expected). Exits 1 if any
-command or request is odd.
+server answers it with an ``internal error`` (an exception no check expected). An API call
+(``api_calls``: one argument of one public call at a time, set to each of ``ODD_OBJECTS``) may
+return or raise a one-line ``ValueError`` or ``TypeError``; any other exception, or a call still
+running after ``--api-seconds``, is odd. Exits 1 if anything is odd.
 
 The table of refused inputs that the test suite keeps (``tests/test_bad_input.py``) asserts each
 message; this script looks wider and shallower, for what no one thought to put in that table.
@@ -23,28 +26,49 @@ import argparse
 import copy
 import json
 import random
+import signal
 import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 from tqdm import tqdm
 
+import agents
 from agents.registry import KINDS
+from hearts_sim import (
+    CardSet,
+    Game,
+    HandState,
+    Observation,
+    Rules,
+    analysis,
+    card_str,
+    parse_card,
+    simulate,
+    simulate_games,
+)
 from hearts_sim.apps.cli import build_parser
 from hearts_sim.apps.server import MoveServer
+from hearts_sim.core.cards import cards_str, parse_cards
+from hearts_sim.env.vector import VectorEnv
 
 ODD_VALUES = ("-1", "0", "1e400", "nan", "-inf", "abc", "", "1.5", "18446744073709551616", "１")
 # A small valid run of each command that takes options with values; {run} is a finished run.
+# Every command runs in a temporary folder, and tune writes its levels there (--levels-dir), so
+# a fuzzed --write-level never lands in agents/levels/.
 BASE = {
     "bench": "--hands 1000 --openspiel-hands 0 --repeats 1 --quiet",
     "tournament": "random rule --deals 4 --quiet",
     "match": "random rule --deals 4 --quiet",
     "levels": "--ladder random,lowest --deals 2 --games 2 --table-deals 2 --search-deals 2 "
     "--search-games 2 --search-table-deals 2 --timing-hands 1 --quiet",
-    "tune": "rule --param void_bonus=0:10 --budget 16 --candidates 2",
+    "tune": "rule --param void_bonus=0:10 --budget 16 --candidates 2 --levels-dir levels",
     "play": "--level easy",
     "report": "{run}",
     "serve": "--agent rule",
@@ -158,6 +182,114 @@ def request_outcomes(n: int, seed: int) -> tuple[int, list[str]]:
     return n, internal
 
 
+# Odd Python values for the API: numbers at and past every edge, wrong types, card-like strings.
+ODD_OBJECTS = (-1, 0, 3, 52, 2**64, -(2**63), 2**53 + 1, 1.5, -0.0, float("nan"), float("inf"), "x", "",
+               None, True, np.int64(3), np.float32(2.5), np.bool_(True), [], {}, "QS", ["QS", "QS"],
+               [[0, "2C"]], "2C 2C", "10S", "1S", b"QS", object())  # fmt: skip
+
+
+def api_calls() -> dict[str, Callable[[Any], object]]:
+    """The public Python API, one argument of one call at a time."""
+    clubs, diamonds = CardSet.suit("clubs"), CardSet.suit("diamonds")
+    suits = [CardSet.suit(s) for s in range(4)]
+
+    def dealt() -> HandState:
+        return HandState.deal("standard", seed=1)
+
+    def history(**fields: Any) -> Observation:
+        return Observation.from_history("standard", **{"seat": 0, "hand": clubs, **fields})
+
+    def vector(n: int = 2) -> VectorEnv:
+        return VectorEnv(n)
+
+    return {
+        "parse_card": parse_card,
+        "parse_cards": parse_cards,
+        "card_str": card_str,
+        "cards_str": cards_str,
+        "CardSet": CardSet,
+        "CardSet.suit": CardSet.suit,
+        "CardSet.__contains__": lambda v: v in clubs,
+        "CardSet.__or__": lambda v: clubs | v,
+        "Rules(n_players=)": lambda v: Rules(n_players=v),
+        "Rules(moon=)": lambda v: Rules(moon=v),
+        "Rules.preset": Rules.preset,
+        "Rules.from_dict": Rules.from_dict,
+        "HandState.deal(rules)": HandState.deal,
+        "HandState.deal(seed=)": lambda v: HandState.deal("standard", seed=v),
+        "HandState.deal(hand=)": lambda v: HandState.deal("standard", hand=v),
+        "HandState.from_deal(hands)": lambda v: HandState.from_deal("standard", v),
+        "HandState.from_deal(pass_direction=)": lambda v: HandState.from_deal(
+            "standard", suits, pass_direction=v
+        ),
+        "HandState.from_deal(dealer=)": lambda v: HandState.from_deal("standard", suits, dealer=v),
+        "HandState.hand": lambda v: dealt().hand(v),
+        "HandState.observation": lambda v: dealt().observation(v),
+        "HandState.pass_cards(seat)": lambda v: dealt().pass_cards(v, "2C 3C 4C"),
+        "HandState.pass_cards(cards)": lambda v: dealt().pass_cards(0, v),
+        "HandState.play": lambda v: HandState.deal("standard", seed=1, hand=3).play(v),
+        "Game(rules)": Game,
+        "Game(seed=)": lambda v: Game("standard", seed=v),
+        "Game(game=)": lambda v: Game("standard", game=v),
+        "analysis.load_records": analysis.load_records,
+        "Observation.from_history(seat=)": lambda v: history(seat=v),
+        "Observation.from_history(hand=)": lambda v: history(hand=v),
+        "Observation.from_history(pass_direction=)": lambda v: history(pass_direction=v),
+        "Observation.from_history(plays=)": lambda v: history(seat=1, hand=diamonds, plays=v),
+        "Observation.from_history(scores=)": lambda v: history(scores=v),
+        "Observation.from_history(dealer=)": lambda v: history(dealer=v),
+        "Observation.to_state": lambda v: history().to_state(v),
+        "agents.load": agents.load,
+        "agents.load(seed=)": lambda v: agents.load("rule", seed=v),
+        "Agent.act": lambda v: agents.load("rule").act(v),
+        "Agent.choose_play(hand_seed=)": lambda v: agents.load("rule").choose_play(history(), hand_seed=v),
+        "simulate(hands=)": lambda v: simulate("standard", "random", hands=v, progress=False),
+        "simulate(seats)": lambda v: simulate("standard", v, hands=2, progress=False),
+        "simulate(seed=)": lambda v: simulate("standard", "random", hands=2, seed=v, progress=False),
+        "simulate(threads=)": lambda v: simulate("standard", "random", hands=2, threads=v, progress=False),
+        "simulate(engine_timeout=)": lambda v: simulate(hands=2, engine_timeout=v, progress=False),
+        "simulate_games(games=)": lambda v: simulate_games("standard", "random", games=v, progress=False),
+        "VectorEnv(n_envs)": VectorEnv,
+        "VectorEnv(opponents)": lambda v: VectorEnv(2, v),
+        "VectorEnv(seat=)": lambda v: VectorEnv(2, seat=v),
+        "VectorEnv.reset(seed=)": lambda v: vector().reset(seed=v),
+        "VectorEnv.reset(episode=)": lambda v: vector().reset(episode=v),
+        "VectorEnv.step": lambda v: (lambda env: (env.reset(), env.step(v)))(vector()),
+    }
+
+
+class _Hung(Exception):
+    pass
+
+
+def api_outcomes(seconds: int) -> tuple[int, list[str]]:
+    """Every API call with every odd value. A call may return or raise ``ValueError`` or
+    ``TypeError`` (one line, not numba's); anything else, or a call that runs past ``seconds``
+    (a loop without end), is odd."""
+
+    def hang(signum: int, frame: Any) -> None:
+        raise _Hung
+
+    signal.signal(signal.SIGALRM, hang)
+    odd = []
+    calls = api_calls()
+    for name, call in tqdm(calls.items(), desc="API calls"):
+        for value in ODD_OBJECTS:
+            signal.alarm(seconds)
+            try:
+                call(value)
+            except _Hung:
+                odd.append(f"{name}({value!r:.40}): still running after {seconds} s")
+            except (ValueError, TypeError) as error:
+                if type(error).__module__.startswith("numba") or "\n" in str(error).strip():
+                    odd.append(f"{name}({value!r:.40}): {type(error).__name__}: {error}")
+            except Exception as error:  # noqa: BLE001 (what the fuzz looks for)
+                odd.append(f"{name}({value!r:.40}): {type(error).__name__}: {error}")
+            finally:
+                signal.alarm(0)
+    return len(calls) * len(ODD_OBJECTS), odd
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -169,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
         "--timeout", type=float, default=40.0, help="seconds before a command counts as running"
     )
     parser.add_argument("--seed", type=int, default=0, help="draws the commands and the requests")
+    parser.add_argument("--no-api", dest="api", action="store_false", help="skip the Python API calls")
+    parser.add_argument("--api-seconds", type=int, default=60, help="seconds before an API call is odd")
     args = parser.parse_args(argv)
 
     lines = command_lines()
@@ -178,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     odd = []
     with tempfile.TemporaryDirectory() as folder:
         run_dir = Path(folder)
+        (run_dir / "levels").mkdir()  # where tune's --write-level lands
         subprocess.run(
             [*HEARTS_SIM, "tournament", "random", "rule", "--deals", "8", "--out", "run", "--quiet"],
             cwd=run_dir, check=True, capture_output=True,
@@ -190,14 +325,16 @@ def main(argv: list[str] | None = None) -> int:
                 if outcome == "odd":
                     odd.append(f"hearts-sim {' '.join(map(repr, line))}\n  {detail}")
     requests, internal = request_outcomes(args.requests, args.seed)
+    api_count, api_odd = api_outcomes(args.api_seconds) if args.api else (0, [])
 
     print(f"commands: {len(lines):,}")
     for outcome in ("played", "refused", "running", "odd"):
         print(f"  {outcome:<8} {outcomes[outcome]:>6,}")
     print(f"requests: {requests:,}, internal errors: {len(internal):,}")
-    for text in odd + internal:
+    print(f"API calls: {api_count:,}, odd: {len(api_odd):,}")
+    for text in odd + internal + api_odd:
         print(text)
-    return 1 if odd or internal else 0
+    return 1 if odd or internal or api_odd else 0
 
 
 if __name__ == "__main__":

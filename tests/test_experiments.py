@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
 
@@ -164,3 +166,19 @@ def test_fuzz_inputs_refuses_odd_commands_in_one_line() -> None:
     counts = dict(re.findall(r"^  (\w+) +([\d,]+)$", run.stdout, re.M))
     assert sum(int(n.replace(",", "")) for n in counts.values()) == 12 and counts["odd"] == "0"
     assert "requests: 300, internal errors: 0" in run.stdout
+    assert re.search(r"^API calls: [\d,]+, odd: 0$", run.stdout, re.M)
+
+
+def test_fuzz_inputs_flags_an_api_call_that_crashes_or_never_returns(monkeypatch: pytest.MonkeyPatch) -> None:
+    fuzz = _fuzz_inputs()
+
+    def never_returns(value: object) -> None:
+        while True:  # as cards_of(-1) did
+            pass
+
+    calls = {"refuses": lambda v: int("x"), "indexes": lambda v: [][v], "loops": never_returns}
+    monkeypatch.setattr(fuzz, "api_calls", lambda: calls)
+    monkeypatch.setattr(fuzz, "ODD_OBJECTS", (3,))
+    count, odd = fuzz.api_outcomes(seconds=1)
+    assert count == 3 and len(odd) == 2
+    assert odd[0].startswith("indexes(3): IndexError") and odd[1] == "loops(3): still running after 1 s"
