@@ -270,16 +270,10 @@ def test_vector_env_refuses_bad_actions_and_arguments() -> None:
     ]:
         with pytest.raises(ValueError, match=words):
             VectorEnv(**kwargs)  # type: ignore[arg-type]
-    # a seed or an episode out of range is refused, not wrapped round or overflowed
-    for kwargs, words in [
-        ({"seed": -1}, "seed=-1 is not valid"),
-        ({"seed": float("inf")}, "seed=inf is not valid"),
-        ({"seed": 1.5}, "seed=1.5 is not valid"),
-        ({"episode": -1}, "episode=-1 is not valid"),
-        ({"episode": 2**64}, "episode=18446744073709551616 is not valid"),
-    ]:
-        with pytest.raises(ValueError, match=words):
-            env.reset(**kwargs)  # type: ignore[arg-type]
+    # an episode out of range is refused, not overflowed (seeds: the next test)
+    for episode in (-1, 2**64, 1.5):
+        with pytest.raises(ValueError, match=f"episode={episode!r} is not valid"):
+            env.reset(episode=episode)  # type: ignore[arg-type]
 
 
 def test_per_trick_rewards_add_up_to_minus_the_score() -> None:
@@ -350,6 +344,6 @@ def test_a_seed_is_refused_not_truncated_by_every_environment() -> None:
     in the vector environment: both are one-line refusals now, as everywhere else."""
     for make in (aec_env, lambda: GymVectorEnv(2), lambda: VectorEnv(2)):
         env = make()
-        for seed in (1.5, -1, True, 2**64):
+        for seed in (1.5, -1, True, 2**64, float("inf")):
             with pytest.raises(ValueError, match="is not valid: choose an integer in 0 .. 2\\*\\*64-1"):
                 env.reset(seed=seed)  # type: ignore[arg-type]
