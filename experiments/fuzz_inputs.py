@@ -2,7 +2,7 @@
 move request and the public Python API: each must be played or refused in one line, never a
 traceback.
 
-    python experiments/fuzz_inputs.py    # 1,200 commands, 4,000 requests, 1,400 API calls: ~13 min, 2 cores
+    python experiments/fuzz_inputs.py    # 1,200 commands, 4,000 requests, 1,600 API calls: ~13 min, 2 cores
     python experiments/fuzz_inputs.py --commands 40 --requests 200 --no-api
 
 The options are read from ``hearts-sim``'s own parser and the parameters from the agent registry,
@@ -57,6 +57,8 @@ from hearts_sim.apps.cli import build_parser
 from hearts_sim.apps.server import MoveServer
 from hearts_sim.core.cards import cards_str, parse_cards
 from hearts_sim.env.vector import VectorEnv
+from hearts_sim.studies.stats import Sprt
+from hearts_sim.studies.tournament import combine_runs, make_config
 
 ODD_VALUES = ("-1", "0", "1e400", "nan", "-inf", "abc", "", "1.5", "18446744073709551616", "１")
 # A small valid run of each command that takes options with values; {run} is a finished run.
@@ -189,7 +191,8 @@ ODD_OBJECTS = (-1, 0, 3, 52, 2**64, -(2**63), 2**53 + 1, 1.5, -0.0, float("nan")
 
 
 def api_calls() -> dict[str, Callable[[Any], object]]:
-    """The public Python API, one argument of one call at a time."""
+    """The public Python API, one argument of one call at a time. Not the analysis functions:
+    they take DataFrames and follow pandas (a missing column is a ``KeyError``)."""
     clubs, diamonds = CardSet.suit("clubs"), CardSet.suit("diamonds")
     suits = [CardSet.suit(s) for s in range(4)]
 
@@ -249,6 +252,14 @@ def api_calls() -> dict[str, Callable[[Any], object]]:
         "simulate(threads=)": lambda v: simulate("standard", "random", hands=2, threads=v, progress=False),
         "simulate(engine_timeout=)": lambda v: simulate(hands=2, engine_timeout=v, progress=False),
         "simulate_games(games=)": lambda v: simulate_games("standard", "random", games=v, progress=False),
+        "make_config(agents)": make_config,
+        "make_config(rules=)": lambda v: make_config(["random", "rule"], rules=v),
+        "make_config(rule_overrides=)": lambda v: make_config(["random", "rule"], rule_overrides=v),
+        "make_config(deals=)": lambda v: make_config(["random", "rule"], deals=v),
+        "make_config(seed=)": lambda v: make_config(["random", "rule"], seed=v),
+        "Sprt(gain)": Sprt,
+        "Sprt(alpha=)": lambda v: Sprt(0.3, alpha=v),
+        "combine_runs": combine_runs,
         "VectorEnv(n_envs)": VectorEnv,
         "VectorEnv(opponents)": lambda v: VectorEnv(2, v),
         "VectorEnv(seat=)": lambda v: VectorEnv(2, seat=v),
