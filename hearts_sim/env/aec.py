@@ -69,10 +69,10 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ the hand
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        if seed is not None or self._master is None:
-            fresh = int(np.random.default_rng().integers(2**63))
-            self._master = check_seed(seed) if seed is not None else fresh
-            self._hand = 0
+        if seed is not None:
+            self._master, self._hand = check_seed(seed), 0
+        elif self._master is None:  # no seed on the first reset: one from the OS's entropy
+            self._master, self._hand = int(np.random.default_rng().integers(2**63)), 0
         else:
             self._hand += 1
         # HandState.deal, on this environment's one-record array
