@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import json
 import random
 import signal
@@ -81,6 +82,7 @@ MALFORMED_SPECS = ("rule(", "rule)", "rule(=1)", "rule(,)", "rule(shoot=1,shoot=
                    "ismcts(iterations=1)(c=1)")  # fmt: skip
 
 
+@functools.cache
 def subcommands() -> dict[str, argparse.ArgumentParser]:
     """``hearts-sim``'s commands and their parsers, as the command line declares them."""
     parser = build_parser()
@@ -281,23 +283,26 @@ def api_outcomes(seconds: int) -> tuple[int, list[str]]:
     def hang(signum: int, frame: Any) -> None:
         raise _Hung
 
-    signal.signal(signal.SIGALRM, hang)
+    previous = signal.signal(signal.SIGALRM, hang)
     odd = []
     calls = api_calls()
-    for name, call in tqdm(calls.items(), desc="API calls"):
-        for value in ODD_OBJECTS:
-            signal.alarm(seconds)
-            try:
-                call(value)
-            except _Hung:
-                odd.append(f"{name}({value!r:.40}): still running after {seconds} s")
-            except (ValueError, TypeError) as error:
-                if type(error).__module__.startswith("numba") or "\n" in str(error).strip():
+    try:
+        for name, call in tqdm(calls.items(), desc="API calls"):
+            for value in ODD_OBJECTS:
+                signal.alarm(seconds)
+                try:
+                    call(value)
+                except _Hung:
+                    odd.append(f"{name}({value!r:.40}): still running after {seconds} s")
+                except (ValueError, TypeError) as error:
+                    if type(error).__module__.startswith("numba") or "\n" in str(error).strip():
+                        odd.append(f"{name}({value!r:.40}): {type(error).__name__}: {error}")
+                except Exception as error:  # noqa: BLE001 (what the fuzz looks for)
                     odd.append(f"{name}({value!r:.40}): {type(error).__name__}: {error}")
-            except Exception as error:  # noqa: BLE001 (what the fuzz looks for)
-                odd.append(f"{name}({value!r:.40}): {type(error).__name__}: {error}")
-            finally:
-                signal.alarm(0)
+                finally:
+                    signal.alarm(0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
     return len(calls) * len(ODD_OBJECTS), odd
 
 

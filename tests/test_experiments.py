@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -179,6 +180,8 @@ def test_fuzz_inputs_flags_an_api_call_that_crashes_or_never_returns(monkeypatch
     calls = {"refuses": lambda v: int("x"), "indexes": lambda v: [][v], "loops": never_returns}
     monkeypatch.setattr(fuzz, "api_calls", lambda: calls)
     monkeypatch.setattr(fuzz, "ODD_OBJECTS", (3,))
+    before = signal.getsignal(signal.SIGALRM)
     count, odd = fuzz.api_outcomes(seconds=1)
+    assert signal.getsignal(signal.SIGALRM) is before  # the test process's handler is put back
     assert count == 3 and len(odd) == 2
     assert odd[0].startswith("indexes(3): IndexError") and odd[1] == "loops(3): still running after 1 s"
