@@ -32,6 +32,7 @@ from agents.dispatch import loop_pass, loop_play
 from agents.kinds import AgentError
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.cards import card_str, cards_of
+from hearts_sim.core.checks import shown
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import SeedError, check_seed, derive_seed
 from hearts_sim.engine.state import PHASE_DONE, PHASE_PASS
@@ -90,7 +91,7 @@ class Agent:
         if not isinstance(observation, Observation):
             raise TypeError(
                 f"{self.name} decides from an Observation (HandState.observation(seat) or "
-                f"Observation.from_history(...)), not {type(observation).__name__} {observation!r:.40}"
+                f"Observation.from_history(...)), not {type(observation).__name__} {shown(observation)}"
             )
 
     def warm_up(self, rules: Rules | str = "standard") -> None:

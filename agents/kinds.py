@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from hearts_sim.core.checks import is_real
+from hearts_sim.core.checks import is_real, shown
 from hearts_sim.core.errors import InputError
 
 MAX_PARAMS = 16  # width of the parameter row a kernel receives (selfplay.loops spells it out)
@@ -79,7 +79,9 @@ class Parameter:
         return f"{kind} in {show.format(self.low)} .. {show.format(self.high)}"
 
     def _refuse(self, value: object, agent: str) -> AgentError:
-        return AgentError(f"{agent}: parameter {self.name}={value!r} is not valid: choose {self.allowed()}")
+        return AgentError(
+            f"{agent}: parameter {self.name}={shown(value)} is not valid: choose {self.allowed()}"
+        )
 
     def parse(self, text: str, agent: str) -> float | int:
         """The value written ``text`` on a command line or in a spec string, checked."""

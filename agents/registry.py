@@ -25,6 +25,7 @@ from agents import baseline, ismcts, mc, net, pimc, rule
 from agents.external import ExternalSpec, is_external, parse_external, wrap_object
 from agents.kinds import EXTERNAL, MAX_PARAMS, AgentError, PolicyKind
 from agents.levels import Level, LevelError, level_name_problem, levels
+from hearts_sim.core.checks import shown
 from hearts_sim.core.rules import MAX_PLAYERS
 
 KINDS: tuple[PolicyKind, ...] = (
@@ -204,7 +205,7 @@ def _parse_agent(spec: str | AgentSpec | Any, resolving: tuple[str, ...]) -> Age
         policy = Policy(EXTERNAL, external=wrap_object(spec))
         return AgentSpec(policy, policy)
     if not isinstance(spec, str) or not spec.strip():
-        raise AgentError(f"an agent spec must be a non-empty string, not {spec!r}")
+        raise AgentError(f"an agent spec must be a non-empty string, not {shown(spec)}")
     level = stored_levels().get(spec.strip())
     if level is not None:
         if level.name in resolving:

@@ -1,14 +1,17 @@
-"""What the input checks count as a number (``hearts_sim.core.checks``), and that the frozen
-dataclasses written to manifests store numpy's scalars as Python's."""
+"""What the input checks count as a number (``hearts_sim.core.checks``), that the frozen
+dataclasses written to manifests store numpy's scalars as Python's, and how a message shows a
+refused value."""
 
 from __future__ import annotations
 
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from hearts_sim.core.checks import is_integer, is_real
+from hearts_sim import HandState, parse_card
+from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.rules import Rules, RulesError
 from hearts_sim.selfplay.simulate import SimulationError
 from hearts_sim.studies.stats import Sprt
@@ -60,3 +63,17 @@ def test_numpy_scalars_are_stored_as_python_numbers() -> None:
     # what a run's manifest holds, and what --resume reads back
     text = json.dumps(config.to_dict())
     assert TournamentConfig.from_dict(json.loads(text)) == config
+
+
+def test_a_refused_value_is_shown_on_one_line() -> None:
+    """A table or an array where a number or a name belongs is shown cut to one line, and a long
+    value is cut short, in every message that echoes what it refused."""
+    table, array = pd.DataFrame({"x": [1, 2]}), np.zeros((3, 3))
+    assert shown(table) == "x 0 1 1 2" and shown(array).startswith("array([[0., 0., 0.], ")
+    assert len(shown(array)) == 40 and shown(array).endswith("…")
+    assert shown(list(range(10_000)), 12) == "[0, 1, 2, 3…"
+    for refuse in (lambda v: Rules(n_players=v), lambda v: HandState.deal("standard", seed=v), parse_card):
+        for value in (table, array):
+            with pytest.raises(ValueError) as refused:
+                refuse(value)
+            assert "\n" not in str(refused.value) and shown(value) in str(refused.value)

@@ -23,7 +23,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from hearts_sim._numba import njit, njit_inline
-from hearts_sim.core.checks import is_integer
+from hearts_sim.core.checks import is_integer, shown
 
 Bitboard: TypeAlias = int  # a set of cards as a plain integer (bit i = card i)
 
@@ -88,7 +88,7 @@ def parse_card(text: str | int) -> int:
             return int(text)
         raise ValueError(f"card index {text} is out of range 0..51")
     if not isinstance(text, str):
-        raise ValueError(f"not a card: {text!r}")
+        raise ValueError(f"not a card: {shown(text)}")
     s = text.strip().upper()
     if len(s) >= 2:
         # suit first (♠Q) or last (QS)
@@ -103,7 +103,7 @@ def parse_card(text: str | int) -> int:
 def card_str(card: int, symbols: bool = False) -> str:
     """``QS`` (or ``♠Q`` with symbols) for a card index."""
     if not is_integer(card):
-        raise ValueError(f"not a card index: {card!r}")
+        raise ValueError(f"not a card index: {shown(card)}")
     if not 0 <= card < N_CARDS:
         raise ValueError(f"card index {card} is out of range 0..51")
     suit, rank = divmod(int(card), N_RANKS)
@@ -135,7 +135,7 @@ def cards_of(mask: int) -> list[int]:
     """The card indices of a bitboard, lowest first; ``ValueError`` for anything but a set of
     the 52 cards (a negative Python int would never run out of low bits)."""
     if not is_integer(mask) or not 0 <= mask < 1 << N_CARDS:
-        raise ValueError(f"not a bitboard of the 52 cards: {mask!r}")
+        raise ValueError(f"not a bitboard of the 52 cards: {shown(mask)}")
     mask = int(mask)
     out = []
     while mask:
@@ -187,7 +187,7 @@ class CardSet:
             return cls(int(SUIT_MASKS[name]))
         if isinstance(name, str) and name.lower() in SUIT_NAMES:
             return cls(int(SUIT_MASKS[SUIT_NAMES.index(name.lower())]))
-        raise ValueError(f"not a suit: {name!r} (choose {', '.join(SUIT_NAMES)} or 0..3)")
+        raise ValueError(f"not a suit: {shown(name)} (choose {', '.join(SUIT_NAMES)} or 0..3)")
 
     @classmethod
     def deck(cls) -> CardSet:

@@ -4,7 +4,8 @@ Python's ``bool`` is an ``int`` (``True + True == 2``), so a check written as ``
 int)`` lets ``deals=True`` through as one deal. These two predicates say once that a bool is not a
 number, and that numpy's scalars are (a count from an array is a count); the range and the message
 stay with each check, which knows what it asks for. A frozen dataclass that accepts numpy's
-scalars stores them as Python's (``store_plain``).
+scalars stores them as Python's (``store_plain``), and a message shows what it refused on one line
+(``shown``).
 """
 
 from __future__ import annotations
@@ -34,3 +35,15 @@ def store_plain(instance: Any) -> None:
         value = getattr(instance, f.name)
         if isinstance(value, np.generic):
             object.__setattr__(instance, f.name, value.item())
+
+
+def shown(value: object, width: int = 40) -> str:
+    """``value``'s repr on one line and at most ``width`` characters, for an error message: a
+    DataFrame or an array given where a name or a number belongs would otherwise spread it over
+    many lines.
+
+    >>> shown([1, 2]), shown("x" * 50, 10)
+    ('[1, 2]', "'xxxxxxxx…")
+    """
+    text = " ".join(repr(value).split())
+    return text if len(text) <= width else text[: width - 1] + "…"

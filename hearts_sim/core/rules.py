@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from hearts_sim._numba import njit
-from hearts_sim.core.checks import is_integer, store_plain
+from hearts_sim.core.checks import is_integer, shown, store_plain
 from hearts_sim.core.errors import InputError
 
 # --- enumerations: the string a user writes -> the integer a kernel compares ---
@@ -125,7 +125,8 @@ class Rules:
         try:
             base = PRESETS[name]
         except (KeyError, TypeError):
-            raise RulesError(f"unknown rules preset {name!r}: choose one of {', '.join(PRESETS)}") from None
+            choices = ", ".join(PRESETS)
+            raise RulesError(f"unknown rules preset {shown(name)}: choose one of {choices}") from None
         return base.replace(**overrides)
 
     def replace(self, **overrides: Any) -> Rules:
@@ -185,7 +186,7 @@ class Rules:
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> Rules:
         if not isinstance(values, dict):
-            raise RulesError(f"rules must be a table of switches, not {values!r}")
+            raise RulesError(f"rules must be a table of switches, not {shown(values)}")
         return cls().replace(**values)
 
     def describe(self) -> str:
@@ -212,12 +213,12 @@ def _check_switch(f: dataclasses.Field[Any], value: Any) -> None:
     name = f.name
     if spec.choices:
         if not isinstance(value, str) or value not in spec.choices:
-            raise RulesError(f"{name}={value!r} is not valid: choose one of {', '.join(spec.choices)}")
+            raise RulesError(f"{name}={shown(value)} is not valid: choose one of {', '.join(spec.choices)}")
     elif isinstance(f.default, bool):
         if not isinstance(value, bool):
-            raise RulesError(f"{name}={value!r} is not valid: choose true or false")
+            raise RulesError(f"{name}={shown(value)} is not valid: choose true or false")
     elif not is_integer(value):
-        raise RulesError(f"{name}={value!r} is not valid: it must be an integer")
+        raise RulesError(f"{name}={shown(value)} is not valid: it must be an integer")
     elif spec.values and value not in spec.values:
         options = sorted(spec.values)
         listed = ", ".join(map(str, options[:-1])) + f" or {options[-1]}"
@@ -253,12 +254,12 @@ def _from_string(key: str, text: str) -> Any:
         try:
             return _BOOLEAN_WORDS[text.lower()]
         except KeyError:
-            raise RulesError(f"{key}={text!r} is not valid: choose true or false") from None
+            raise RulesError(f"{key}={shown(text)} is not valid: choose true or false") from None
     if isinstance(default, int):
         try:
             return int(text)
         except ValueError:
-            raise RulesError(f"{key}={text!r} is not valid: it must be an integer") from None
+            raise RulesError(f"{key}={shown(text)} is not valid: it must be an integer") from None
     return text
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from hearts_sim._numba import njit
-from hearts_sim.core.checks import is_integer
+from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.errors import InputError
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -40,7 +40,7 @@ def check_index(value: object, name: str = "hand") -> int:
 
 def _check_integer(value: object, name: str, high: int, high_text: str) -> int:
     if not is_integer(value) or not 0 <= value <= high:
-        raise SeedError(f"{name}={value!r} is not valid: choose an integer in 0 .. {high_text}")
+        raise SeedError(f"{name}={shown(value)} is not valid: choose an integer in 0 .. {high_text}")
     return int(value)
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from agents.dispatch import KindSet
 from agents.registry import AgentSpec, parse_agent, seat_arrays
 from hearts_sim.core.cards import N_CARDS, card_str
-from hearts_sim.core.checks import is_integer
+from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.encoding import OBS_SIZE
 from hearts_sim.engine.rng import check_index, check_seed, derive_seed
@@ -55,7 +55,7 @@ class LearnerTable:
         self.rules = resolve_rules(rules)
         n = self.rules.n_players
         if not is_integer(seat) or not 0 <= seat < n:
-            raise ValueError(f"seat={seat!r}: choose a seat 0..{n - 1} for {n} players")
+            raise ValueError(f"seat={shown(seat)}: choose a seat 0..{n - 1} for {n} players")
         if reward not in REWARD_MODES:
             raise ValueError(f"reward={reward!r}: choose one of {', '.join(REWARD_MODES)}")
         self.seat = int(seat)
@@ -120,7 +120,7 @@ class VectorEnv:
         copy: bool = True,
     ):
         if not is_integer(n_envs) or not 0 < n_envs <= MAX_ENVS:
-            raise ValueError(f"n_envs must be a whole number in 1 .. {MAX_ENVS:,}, not {n_envs!r}")
+            raise ValueError(f"n_envs must be a whole number in 1 .. {MAX_ENVS:,}, not {shown(n_envs)}")
         self.table = LearnerTable(opponents, rules, seat, reward, teacher)
         self.rules = self.table.rules
         self.seat = self.table.seat

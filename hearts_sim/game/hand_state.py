@@ -33,7 +33,7 @@ from hearts_sim.core.cards import (
     parse_card,
     parse_cards,
 )
-from hearts_sim.core.checks import is_integer
+from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.rules import Rules, pass_direction_name, pass_offset, resolve_rules
 from hearts_sim.engine.hand import (
     deal_hand,
@@ -127,7 +127,7 @@ class HandState:
         states[0]["kitty"] = kitty_mask
         seed = check_seed(seed)
         if not is_integer(dealer) or not 0 <= dealer < n:
-            raise ValueError(f"dealer {dealer!r} does not exist with {n} players")
+            raise ValueError(f"dealer {shown(dealer)} does not exist with {n} players")
         start_hand(states[0], array, pass_offset(pass_direction, n), int(dealer), np.uint64(seed))
         return cls(rules, states)
 
@@ -295,7 +295,7 @@ class HandState:
 
     def _seat(self, seat: int) -> int:
         if not is_integer(seat) or not 0 <= seat < self.n_players:
-            raise ValueError(f"seat {seat!r} does not exist with {self.n_players} players")
+            raise ValueError(f"seat {shown(seat)} does not exist with {self.n_players} players")
         return int(seat)
 
     # ------------------------------------------------------------------ display

@@ -75,7 +75,7 @@ from hearts_sim.core.cards import (
     html_table,
     parse_card,
 )
-from hearts_sim.core.checks import is_integer
+from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.rules import (
     MAX_PLAYERS,
     PASS_DIRECTIONS,
@@ -375,13 +375,13 @@ def set_hand_seed(states: np.ndarray, hand_seed: int) -> None:
 # ---------------------------------------------------------------- parsing helpers
 def _integer(value: Any, what: str) -> int:
     if not is_integer(value):
-        raise HistoryError(f"{what} must be an integer, not {value!r}")
+        raise HistoryError(f"{what} must be an integer, not {shown(value)}")
     return int(value)
 
 
 def _scores(values: Any, n: int, what: str, low: int, high: int) -> tuple[int, ...]:
     if not isinstance(values, (list, tuple)) or len(values) != n:
-        raise HistoryError(f"{what} must list {n} integers, one per seat, not {values!r}")
+        raise HistoryError(f"{what} must list {n} integers, one per seat, not {shown(values)}")
     checked = tuple(_integer(v, what) for v in values)
     for value in checked:
         if not low <= value <= high:

@@ -24,7 +24,7 @@ from agents.dispatch import KindSet
 from agents.external import EngineOptions
 from agents.registry import KIND_BY_NAME, AgentSpec, parse_agent, seat_arrays
 from hearts_sim._numba import max_threads
-from hearts_sim.core.checks import is_integer
+from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.rng import SeedError, check_index, check_seed
@@ -128,7 +128,7 @@ def set_threads(threads: int | None) -> int:
         threads = max_threads()
     if not is_integer(threads) or not 1 <= threads <= max_threads():
         raise SimulationError(
-            f"threads={threads!r} is not valid: choose 1 .. {max_threads()} on this machine"
+            f"threads={shown(threads)} is not valid: choose 1 .. {max_threads()} on this machine"
         )
     set_thread_count(int(threads))
     return int(threads)
@@ -198,7 +198,7 @@ def chunks(total: int, size: int) -> Iterator[tuple[int, int]]:
 
 def _check_count(name: str, count: int) -> int:
     if not is_integer(count) or not 0 < count <= MAX_COUNT:
-        raise SimulationError(f"{name} must be a whole number in 1 .. {MAX_COUNT}, not {count!r}")
+        raise SimulationError(f"{name} must be a whole number in 1 .. {MAX_COUNT}, not {shown(count)}")
     return int(count)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from hearts_sim.core.checks import is_real, store_plain
+from hearts_sim.core.checks import is_real, shown, store_plain
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS, pass_direction_name
 
@@ -198,18 +198,18 @@ class Sprt:
         store_plain(self)
         if not is_real(self.gain) or not 0 < self.gain <= MAX_POINTS:
             raise InputError(
-                f"sprt gain={self.gain!r} is not valid: the points per hand H1 says the first agent "
+                f"sprt gain={shown(self.gain)} is not valid: the points per hand H1 says the first agent "
                 f"gains, in (0, {MAX_POINTS:g}]"
             )
         if not is_real(self.null) or not -MAX_POINTS <= self.null < self.gain:
             raise InputError(
-                f"sprt null={self.null!r} is not valid: the gain H0 says, "
+                f"sprt null={shown(self.null)} is not valid: the gain H0 says, "
                 f"in -{MAX_POINTS:g} .. below gain={self.gain:g}"
             )
         for name in ("alpha", "beta"):
             value = getattr(self, name)
             if not is_real(value) or not 0 < value < 0.5:
-                raise InputError(f"sprt {name}={value!r} is not valid: an error rate in (0, 0.5)")
+                raise InputError(f"sprt {name}={shown(value)} is not valid: an error rate in (0, 0.5)")
 
     @property
     def bounds(self) -> tuple[float, float]:

@@ -39,7 +39,7 @@ from tqdm.auto import tqdm
 
 from agents.external import EngineOptions, ExternalAgentError
 from agents.registry import AgentSpec, parse_agent
-from hearts_sim.core.checks import is_integer, store_plain
+from hearts_sim.core.checks import is_integer, shown, store_plain
 from hearts_sim.core.errors import InputError, StorageError
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.rng import MAX_DEALS, SeedError, check_seed
@@ -123,14 +123,14 @@ class TournamentConfig:
         store_plain(self)
         if not is_integer(self.deals) or not 0 < self.deals <= MAX_DEALS:
             raise SimulationError(
-                f"deals={self.deals!r} is not valid: choose a whole number in 1 .. {MAX_DEALS}"
+                f"deals={shown(self.deals)} is not valid: choose a whole number in 1 .. {MAX_DEALS}"
             )
         try:
             check_seed(self.seed)
         except SeedError as error:
             raise SimulationError(str(error)) from None
         if not isinstance(self.games, bool):
-            raise SimulationError(f"games={self.games!r} is not valid: choose True or False")
+            raise SimulationError(f"games={shown(self.games)} is not valid: choose True or False")
         if not is_integer(self.chunk_deals) or self.chunk_deals < 0:
             raise SimulationError(
                 f"chunk_deals={self.chunk_deals!r} is not valid: a whole number, 0 for automatic"
