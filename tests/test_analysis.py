@@ -11,8 +11,10 @@ from pyarrow import parquet
 from hearts_sim import simulate
 from hearts_sim.core.cards import FULL_DECK, SUIT_MASKS, CardSet
 from hearts_sim.studies.analysis import (
+    MAX_BATCH,
     AnalysisError,
     RecordSummary,
+    add_features,
     failed_moons,
     hand_features,
     load_records,
@@ -21,6 +23,7 @@ from hearts_sim.studies.analysis import (
     points_distribution,
     popcount,
     qs_capture_rates,
+    source_offset,
     to_long,
     wilson_interval,
 )
@@ -193,3 +196,57 @@ def test_game_records_and_missing_directories_are_refused(tmp_path) -> None:
         RecordSummary.from_records(tmp_path)
     with pytest.raises(AnalysisError, match="not per-hand records"):
         to_long(pd.DataFrame({"game": [0]}))
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: moon_rates("runs/x"), r"not str: load_records\(path\) reads"),
+        (lambda: failed_moons(np.zeros(3)), "expected a DataFrame of hand records, not ndarray"),
+        (lambda: moon_rates(_hands().drop(columns=["passed_1", "tricks_3"])), r"'passed_1' \(and 1 more\)"),
+        (lambda: moons_suffered(to_long(_hands()).drop(columns=["score"])), "needs column 'score'"),
+        (lambda: qs_capture_rates(_hands(), by=["agent", 3]), r"by must be a column name .* \['agent', 3\]"),
+        (lambda: moon_rates(_hands(), by=3), "by must be a column name"),
+        (lambda: points_distribution(_hands(), column=3), "column must be a column name"),
+        (lambda: points_distribution(_hands(), column="nope"), "needs column 'nope'"),
+        (lambda: to_long(_hands(), features="x"), "unknown card stage 'x'"),
+        (lambda: to_long(_hands(), features=3), "features must be a card stage"),
+        (lambda: add_features(to_long(_hands()).drop(columns=["held"]), "held"), "needs column 'held'"),
+        (lambda: hand_features([-1]), "not negative ones"),
+        (lambda: popcount([1.5]), "not float64 values"),
+        (lambda: popcount(2**64), "not object values"),
+        (lambda: source_offset("left", 0), "n_players must be a whole number 3 to 5, not 0"),
+        (lambda: RecordSummary.from_frame(_hands()).moon_rates("failed"), "unknown moon table 'failed'"),
+        (lambda: RecordSummary().moon_rates(), "no records added yet"),
+    ],
+)
+def test_odd_input_is_refused_in_one_line(call, message: str) -> None:
+    """What a notebook gets wrong first: a path for a DataFrame, records loaded without a column a
+    table reads, a grouping or an option of the wrong kind. Each is an ``AnalysisError`` (a
+    ``ValueError``) of one line, not pandas' ``KeyError`` or numpy's ``OverflowError``."""
+    with pytest.raises(AnalysisError, match=message) as refused:
+        call()
+    assert "\n" not in str(refused.value)
+
+
+def test_a_single_stage_name_is_one_stage() -> None:
+    """``features="held"`` is the stage ``held``, not the letters h, e, l, d."""
+    long = to_long(_hands(), features="held")
+    assert "held_hearts" in long.columns and "dealt_hearts" not in long.columns
+    assert list(add_features(to_long(_hands()), "dealt").columns) == list(
+        to_long(_hands(), features="dealt").columns
+    )
+
+
+def test_the_parquet_readers_refuse_odd_columns_and_batch_sizes(tmp_path) -> None:
+    df = simulate("standard", "random", hands=50, seed=3, progress=False)
+    parquet.write_table(pyarrow.Table.from_pandas(df, preserve_index=False), tmp_path / "part-0.parquet")
+    assert list(load_records(tmp_path, columns="dealt_0").columns) == ["dealt_0"]  # one name, not its letters
+    with pytest.raises(AnalysisError, match="have no column 'nope' \\(they have deal, "):
+        load_records(tmp_path, columns=["dealt_0", "nope"])
+    with pytest.raises(AnalysisError, match="columns must be a column name"):
+        load_records(tmp_path, columns=[3])
+    for size in (0, 1.5, True, MAX_BATCH + 1):
+        with pytest.raises(AnalysisError, match="batch_size must be a whole number of rows"):
+            RecordSummary.from_records(tmp_path, batch_size=size)
+    assert RecordSummary.from_records(tmp_path, batch_size=MAX_BATCH).hands == 50

@@ -49,8 +49,9 @@ from hearts_sim.core.cards import (
     SUIT_MASKS,
     card_index,
 )
+from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.errors import InputError
-from hearts_sim.core.rules import PASS_DIRECTIONS, Rules, pass_offset
+from hearts_sim.core.rules import MAX_PLAYERS, MIN_PLAYERS, PASS_DIRECTIONS, Rules, pass_offset
 from hearts_sim.selfplay.records import HAND_SEAT_COLUMNS, MANIFEST, RECORDS_DIR, RecordsError, verified_parts
 from hearts_sim.studies.replay import Replay as Replay
 from hearts_sim.studies.replay import ReplayError as ReplayError
@@ -60,6 +61,7 @@ from hearts_sim.studies.replay import replay as replay
 STANDARD_TOTAL = 26  # hearts + QS: the hands where ``hearts_taken`` can be told from the points
 DEFAULT_FAILED_POINTS = 20  # a failed moon: at least this many raw points (of 26), and no moon
 DEFAULT_BATCH = 1 << 17
+MAX_BATCH = 2**31 - 1  # pyarrow takes a batch size as a C int
 HAND_FIELDS = ("deal", "seating", "pass_direction", "rules", "moon_shooter", "qs_taker", "jd_taker")
 STAGES = ("dealt", "held", "received")  # bitboard columns of the long format that features apply to
 
@@ -87,6 +89,34 @@ FEATURES = (
 
 class AnalysisError(InputError):
     """Records that cannot be analysed as asked (missing directory or columns, game records)."""
+
+
+def _frame(data: Any) -> pd.DataFrame:
+    """``data`` if it is a DataFrame of records; ``AnalysisError`` saying what to pass if not."""
+    if isinstance(data, pd.DataFrame):
+        return data
+    hint = ": load_records(path) reads a run's records" if isinstance(data, (str, Path)) else ""
+    raise AnalysisError(f"expected a DataFrame of hand records, not {type(data).__name__}{hint}")
+
+
+def _require(frame: pd.DataFrame, columns: Iterable[str], what: str) -> None:
+    """``AnalysisError`` naming the first of ``columns`` that ``frame`` lacks (records loaded
+    with a narrower ``columns=``, or a frame cut down by hand)."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise AnalysisError(f"{what} needs column {missing[0]!r}{more}, which these records lack")
+
+
+def _bitboards(cards: Any) -> np.ndarray:
+    """``cards`` as ``uint64`` bitboards; ``AnalysisError`` for anything but whole numbers >= 0
+    (numpy would wrap -1 round, or refuse it with an ``OverflowError``)."""
+    bits = np.asarray(cards)
+    if bits.dtype.kind not in "ui":
+        raise AnalysisError(f"bitboards are whole numbers (uint64 card masks), not {bits.dtype} values")
+    if bits.dtype.kind == "i" and (bits < 0).any():
+        raise AnalysisError("bitboards are whole numbers >= 0 (uint64 card masks), not negative ones")
+    return bits.astype(np.uint64, copy=False)
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -123,7 +153,7 @@ def popcount(cards: Any) -> np.ndarray:
     >>> popcount(np.array([0, 0b1011, 2**52 - 1], dtype=np.uint64)).tolist()
     [0, 3, 52]
     """
-    bits = np.asarray(cards, dtype=np.uint64)
+    bits = _bitboards(cards)
     if hasattr(np, "bitwise_count"):
         return np.bitwise_count(bits).astype(np.int8)
     as_bytes = bits.reshape(-1, 1).view(np.uint8)  # numpy < 2.0
@@ -145,7 +175,7 @@ def hand_features(cards: Any, prefix: str = "") -> pd.DataFrame:
     >>> int(f.hearts), int(f.high_hearts), int(f.heart_run), int(f.voids), bool(f.has_qs)
     (5, 3, 3, 1, True)
     """
-    bits = np.asarray(cards, dtype=np.uint64)
+    bits = _bitboards(cards)
     lengths = {s: popcount(bits & SUIT_MASKS[s]) for s in range(N_SUITS)}
     run = np.zeros(bits.shape, dtype=np.int8)
     alive = np.ones(bits.shape, dtype=bool)
@@ -175,6 +205,7 @@ def hand_features(cards: Any, prefix: str = "") -> pd.DataFrame:
 # ---------------------------------------------------------------------------- wide -> long
 def n_seats(records: pd.DataFrame) -> int:
     """The number of players in wide records (the ``dealt_<seat>`` columns)."""
+    records = _frame(records)
     count = 0
     while f"dealt_{count}" in records.columns:
         count += 1
@@ -220,6 +251,10 @@ def source_offset(direction: str, n_players: int) -> int:
     >>> [source_offset(d, 4) for d in ("left", "right", "across", "none")]
     [3, 1, 2, 0]
     """
+    if not is_integer(n_players) or not MIN_PLAYERS <= n_players <= MAX_PLAYERS:
+        raise AnalysisError(
+            f"n_players must be a whole number {MIN_PLAYERS} to {MAX_PLAYERS}, not {shown(n_players)}"
+        )
     if direction == "across" and n_players != 4:
         return 0
     return -pass_offset(direction, n_players) % n_players  # passes go to seat + offset
@@ -238,6 +273,8 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
     ``dealt``, ``held``, ``received`` adds ``hand_features`` columns prefixed ``held_`` ...
     """
     n = n_seats(records)
+    seat_columns = [f"{name}_{s}" for name in ("agent", *HAND_SEAT_COLUMNS) for s in range(n)]
+    _require(records, [*seat_columns, "moon_shooter", "qs_taker", "jd_taker"], "to_long")
     rows = len(records)
     seat_grid = np.broadcast_to(np.arange(n, dtype=np.int8), (rows, n))
     out: dict[str, Any] = {"hand": np.repeat(np.arange(rows, dtype=np.int64), n)}
@@ -281,23 +318,42 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
     standard = points.astype(np.int64).sum(axis=1, keepdims=True) == STANDARD_TOTAL
     out["hearts_taken"] = np.where(standard, points - POINTS_QS * took_qs, -1).astype(np.int8).ravel()
     long = pd.DataFrame(out)
-    stages = STAGES[:2] if features is True else (() if features is False else tuple(features))
+    stages = STAGES[:2] if features is True else () if features is False else _stages(features, "features")
     return add_features(long, stages) if stages else long
+
+
+def _names(value: str | Iterable[str], argument: str, kind: str) -> list[str]:
+    """One name or several, as a list; ``AnalysisError`` unless each is a string."""
+    names = [value] if isinstance(value, str) else list(value) if isinstance(value, Iterable) else None
+    if names is None or not all(isinstance(name, str) for name in names):
+        raise AnalysisError(f"{argument} must be {kind} or a list of them, not {shown(value)}")
+    return names
+
+
+def _stages(stages: str | Iterable[str], argument: str = "stages") -> tuple[str, ...]:
+    """Card stages (``dealt``, ``held``, ``received``): one name or several."""
+    names = _names(stages, argument, "a card stage")
+    for stage in names:
+        if stage not in STAGES:
+            raise AnalysisError(f"unknown card stage {shown(stage)}: choose from {', '.join(STAGES)}")
+    return tuple(names)
 
 
 def add_features(long: pd.DataFrame, stages: Iterable[str] = ("dealt", "held")) -> pd.DataFrame:
     """``long`` with ``hand_features`` columns for each bitboard stage (``held_hearts``, ...)."""
-    parts = [long]
-    for stage in stages:
-        if stage not in STAGES:
-            raise AnalysisError(f"unknown card stage {stage!r}: choose from {', '.join(STAGES)}")
+    parts = [_frame(long)]
+    for stage in _stages(stages):
+        _require(long, [stage], "add_features")
         parts.append(hand_features(long[stage].to_numpy(), prefix=f"{stage}_").set_axis(long.index))
     return pd.concat(parts, axis=1)
 
 
-def _long(data: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
-    """``data`` in long format (converting wide records), with any feature column ``by`` names."""
+def _long(data: pd.DataFrame, by: Sequence[str], reads: Sequence[str]) -> pd.DataFrame:
+    """``data`` in long format (converting wide records), with any feature column ``by`` names;
+    ``AnalysisError`` when it lacks a column the table ``reads``."""
+    data = _frame(data)
     long = data if "seat" in data.columns and "agent" in data.columns else to_long(data)
+    _require(long, reads, "this table")
     missing = [
         stage
         for stage in STAGES
@@ -313,9 +369,8 @@ def _long(data: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
 
 
 def _keys(by: str | Sequence[str] | None) -> list[str]:
-    if by is None:
-        return []
-    return [by] if isinstance(by, str) else list(by)
+    """``by`` as a list of column names (None: no grouping)."""
+    return [] if by is None else _names(by, "by", "a column name")
 
 
 # ---------------------------------------------------------------------------- counting
@@ -371,7 +426,7 @@ def moon_counts(
 ) -> pd.DataFrame:
     """Trials (``hands``) and ``moons`` per group; additive over batches. See ``moon_rates``."""
     keys = _keys(by)
-    long = _long(data, keys)
+    long = _long(data, keys, ("seat", "shot_moon", "moon_suffered"))
     if per == "hand":
         per_seat = [k for k in keys if k in ("agent", "seat") or k.startswith(tuple(f"{s}_" for s in STAGES))]
         if per_seat:
@@ -429,7 +484,7 @@ def failed_moon_counts(
 ) -> pd.DataFrame:
     """Counts and score sums behind ``failed_moons``; additive over batches."""
     keys = _keys(by)
-    long = _long(data, keys)
+    long = _long(data, keys, ("points", "score", "hearts_taken", "shot_moon"))
     failed = failed_moon_mask(long, min_points, all_hearts)
     score = long["score"].to_numpy(dtype=np.int64)
     return _group_sums(
@@ -477,7 +532,7 @@ def failed_moons(
 def suffered_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "agent") -> pd.DataFrame:
     """Counts behind ``moons_suffered``; additive over batches."""
     keys = _keys(by)
-    long = _long(data, keys)
+    long = _long(data, keys, ("moon_suffered", "score", "points"))
     suffered = long["moon_suffered"].to_numpy()
     added = long["score"].to_numpy(dtype=np.int64) - long["points"].to_numpy(dtype=np.int64)
     return _group_sums(
@@ -515,7 +570,9 @@ def distribution_counts(
 ) -> pd.DataFrame:
     """Hands per (group, value of ``column``); additive over batches."""
     keys = _keys(by)
-    long = _long(data, keys)
+    if not isinstance(column, str):
+        raise AnalysisError(f"column must be a column name such as 'score' or 'points', not {shown(column)}")
+    long = _long(data, keys, (column,))
     frame = long.assign(**{f"_{column}": long[column]})
     return _group_sums(frame, [*keys, f"_{column}"], {"hands": np.ones(len(long))}).rename_axis(
         index={f"_{column}": column}
@@ -541,7 +598,7 @@ def points_distribution(
 def qs_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "pass_direction") -> pd.DataFrame:
     """Hands and QS captures per group; additive over batches."""
     keys = _keys(by)
-    long = _long(data, keys)
+    long = _long(data, keys, ("took_qs",))
     return _group_sums(long, keys, {"hands": np.ones(len(long)), "qs": long["took_qs"].to_numpy()})
 
 
@@ -661,12 +718,23 @@ def iter_records(
     ``batch_size`` rows, reading only ``columns`` (default: those ``to_long`` needs), so a
     run of millions of hands is analysed in bounded memory. A ``rules`` column is added
     from the manifest when the records do not carry one."""
+    if not is_integer(batch_size) or not 1 <= batch_size <= MAX_BATCH:
+        raise AnalysisError(
+            f"batch_size must be a whole number of rows in 1 .. {MAX_BATCH:,}, not {shown(batch_size)}"
+        )
     dataset, directory = _dataset(path)
     names = set(dataset.schema.names)
     if "dealt_0" not in names:
         raise AnalysisError(f"{path} holds game records (from --games), not per-hand records")
     n = sum(1 for name in names if name.startswith("dealt_"))
-    wanted = list(columns) if columns is not None else long_columns(n)
+    if columns is None:
+        wanted = long_columns(n)  # those of its optional fields the records lack are not read
+    else:
+        wanted = _names(columns, "columns", "a column name")
+        unknown = [c for c in wanted if c not in names and c != "rules"]  # rules: from the manifest
+        if unknown:
+            have = ", ".join(dataset.schema.names)
+            raise AnalysisError(f"{path}'s records have no column {shown(unknown[0])} (they have {have})")
     read = [c for c in wanted if c in names]
     known = run_rules(directory) if "rules" in wanted and "rules" not in names else None
     rules = known.describe() if known is not None else None
@@ -760,12 +828,15 @@ class RecordSummary:
         return summary
 
     def _counts(self, name: str) -> pd.DataFrame:
-        if name not in self.counts:
+        if not self.counts:
             raise AnalysisError("no records added yet")
         return self.counts[name]
 
     def moon_rates(self, table: str = "moons", scale: float = 1000.0) -> pd.DataFrame:
         """``moon_rates`` of one of the moon tables (``moons``, ``moons_by_direction``, ...)."""
+        tables = [name for name in self.counters() if name.startswith("moons")]
+        if table not in tables:
+            raise AnalysisError(f"unknown moon table {shown(table)}: choose from {', '.join(tables)}")
         return _with_rate(self._counts(table), "moons", "hands", scale, 1.959963984540054)
 
     def failed_moons(self, scale: float = 1000.0) -> pd.DataFrame:
