@@ -218,6 +218,10 @@ def test_game_records_and_missing_directories_are_refused(tmp_path) -> None:
         (lambda: source_offset("left", 0), "n_players must be a whole number 3 to 5, not 0"),
         (lambda: RecordSummary.from_frame(_hands()).moon_rates("failed"), "unknown moon table 'failed'"),
         (lambda: RecordSummary().moon_rates(), "no records added yet"),
+        (lambda: moon_rates(_hands(), scale=-1000), "scale must be a number > 0, not -1000"),
+        (lambda: qs_capture_rates(_hands(), z=float("inf")), "z must be a number > 0, not inf"),
+        (lambda: RecordSummary.from_frame(_hands()).failed_moons(scale="x"), "scale must be a number > 0"),
+        (lambda: failed_moons(_hands(), min_points=0), "min_points must be a whole number of points >= 1"),
     ],
 )
 def test_odd_input_is_refused_in_one_line(call, message: str) -> None:

@@ -49,7 +49,7 @@ from hearts_sim.core.cards import (
     SUIT_MASKS,
     card_index,
 )
-from hearts_sim.core.checks import is_integer, shown
+from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import MAX_PLAYERS, MIN_PLAYERS, PASS_DIRECTIONS, Rules, pass_offset
 from hearts_sim.selfplay.records import HAND_SEAT_COLUMNS, MANIFEST, RECORDS_DIR, RecordsError, verified_parts
@@ -411,6 +411,9 @@ def _natural_order(values: pd.Index) -> pd.Index:
 def _with_rate(
     counts: pd.DataFrame, successes: str, trials: str, scale: float, z: float, prefix: str = ""
 ) -> pd.DataFrame:
+    for name, value in (("scale", scale), ("z", z)):
+        if not is_real(value) or not 0 < value < math.inf:
+            raise AnalysisError(f"{name} must be a number > 0, not {shown(value)}")
     out = counts.copy()
     k, n = out[successes].to_numpy(), out[trials].to_numpy()
     low, high = wilson_interval(k, n, z)
@@ -470,6 +473,8 @@ def failed_moon_mask(
     the QS (the classic failed moon, only 13 points). For Black Maria's 43 points pass a
     larger ``min_points`` (33 is the same share); ``all_hearts`` applies to 26-point hands.
     """
+    if not is_integer(min_points) or min_points < 1:
+        raise AnalysisError(f"min_points must be a whole number of points >= 1, not {shown(min_points)}")
     failed = long["points"].to_numpy() >= min_points
     if all_hearts:
         failed = failed | (long["hearts_taken"].to_numpy() == N_RANKS)
