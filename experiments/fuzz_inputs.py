@@ -2,7 +2,7 @@
 move request and the public Python API: each must be played or refused in one line, never a
 traceback.
 
-    python experiments/fuzz_inputs.py    # 1,200 commands, 4,000 requests, 1,600 API calls: ~13 min, 2 cores
+    python experiments/fuzz_inputs.py    # 1,200 commands, 4,000 requests, 2,900 API calls: ~13 min, 2 cores
     python experiments/fuzz_inputs.py --commands 40 --requests 200 --no-api
 
 The options are read from ``hearts-sim``'s own parser and the parameters from the agent registry,
@@ -23,14 +23,17 @@ message; this script looks wider and shallower, for what no one thought to put i
 from __future__ import annotations
 
 import argparse
+import atexit
 import copy
 import functools
 import json
 import random
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import zlib
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -38,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from tqdm import tqdm
 
 import agents
@@ -59,7 +63,7 @@ from hearts_sim.apps.server import MoveServer
 from hearts_sim.core.cards import cards_str, parse_cards
 from hearts_sim.env.vector import VectorEnv
 from hearts_sim.studies.stats import Sprt
-from hearts_sim.studies.tournament import combine_runs, make_config
+from hearts_sim.studies.tournament import combine_runs, make_config, run_tournament
 
 ODD_VALUES = ("-1", "0", "1e400", "nan", "-inf", "abc", "", "1.5", "18446744073709551616", "１")
 # A small valid run of each command that takes options with values; {run} is a finished run.
@@ -186,15 +190,16 @@ def request_outcomes(n: int, seed: int) -> tuple[int, list[str]]:
     return n, internal
 
 
-# Odd Python values for the API: numbers at and past every edge, wrong types, card-like strings.
+# Odd Python values for the API: numbers at and past every edge, wrong types, card-like strings,
+# a table and an array where neither belongs (their repr spans lines).
 ODD_OBJECTS = (-1, 0, 3, 52, 2**64, -(2**63), 2**53 + 1, 1.5, -0.0, float("nan"), float("inf"), "x", "",
                None, True, np.int64(3), np.float32(2.5), np.bool_(True), [], {}, "QS", ["QS", "QS"],
-               [[0, "2C"]], "2C 2C", "10S", "1S", b"QS", object())  # fmt: skip
+               [[0, "2C"]], "2C 2C", "10S", "1S", b"QS", object(), pd.DataFrame({"x": [1, 2]}),
+               np.zeros((2, 2)))  # fmt: skip
 
 
 def api_calls() -> dict[str, Callable[[Any], object]]:
-    """The public Python API, one argument of one call at a time. Not the analysis functions:
-    they take DataFrames and follow pandas (a missing column is a ``KeyError``)."""
+    """The public Python API, one argument of one call at a time."""
     clubs, diamonds = CardSet.suit("clubs"), CardSet.suit("diamonds")
     suits = [CardSet.suit(s) for s in range(4)]
 
@@ -268,7 +273,66 @@ def api_calls() -> dict[str, Callable[[Any], object]]:
         "VectorEnv.reset(seed=)": lambda v: vector().reset(seed=v),
         "VectorEnv.reset(episode=)": lambda v: vector().reset(episode=v),
         "VectorEnv.step": lambda v: (lambda env: (env.reset(), env.step(v)))(vector()),
+        **analysis_calls(),
     }
+
+
+def analysis_calls() -> dict[str, Callable[[Any], object]]:
+    """The analysis functions: each table given an odd object for its records, its records less
+    a column, an odd grouping and odd options; the helpers on bitboards, the Parquet readers."""
+    wide = simulate("standard", ["random", "rule", "random", "rule"], hands=8, seed=1, progress=False)
+    long = analysis.to_long(wide)
+    tables = ("moon_rates", "failed_moons", "moons_suffered", "points_distribution", "qs_capture_rates")
+    calls: dict[str, Callable[[Any], object]] = {}
+    for name in tables:
+        table = getattr(analysis, name)
+        calls[f"analysis.{name}(data)"] = table
+        calls[f"analysis.{name}(by=)"] = lambda v, table=table: table(wide, by=v)
+        calls[f"analysis.{name}(wide records without a column)"] = lambda v, table=table: table(
+            _without(wide, v)
+        )
+        calls[f"analysis.{name}(long records without a column)"] = lambda v, table=table: table(
+            _without(long, v)
+        )
+    for name in ("moon_rates", "failed_moons", "moons_suffered", "qs_capture_rates"):
+        calls[f"analysis.{name}(scale=)"] = lambda v, name=name: getattr(analysis, name)(wide, scale=v)
+    return {
+        **calls,
+        "analysis.moon_rates(per=)": lambda v: analysis.moon_rates(wide, per=v),
+        "analysis.failed_moons(min_points=)": lambda v: analysis.failed_moons(wide, min_points=v),
+        "analysis.points_distribution(column=)": lambda v: analysis.points_distribution(wide, column=v),
+        "analysis.to_long": analysis.to_long,
+        "analysis.to_long(features=)": lambda v: analysis.to_long(wide, features=v),
+        "analysis.add_features(stages=)": lambda v: analysis.add_features(long, v),
+        "analysis.hand_features": analysis.hand_features,
+        "analysis.popcount": analysis.popcount,
+        "analysis.source_offset(n_players)": lambda v: analysis.source_offset("left", v),
+        "analysis.wilson_interval(trials)": lambda v: analysis.wilson_interval(3, v),
+        "analysis.RecordSummary.from_frame": analysis.RecordSummary.from_frame,
+        "analysis.RecordSummary.moon_rates(table)": lambda v: analysis.RecordSummary.from_frame(
+            wide
+        ).moon_rates(v),
+        "analysis.RecordSummary.from_records": analysis.RecordSummary.from_records,
+        "analysis.iter_records(batch_size=)": lambda v: list(
+            analysis.iter_records(_records_run(), batch_size=v)
+        ),
+        "analysis.load_records(columns=)": lambda v: analysis.load_records(_records_run(), columns=v),
+    }
+
+
+def _without(frame: pd.DataFrame, value: Any) -> pd.DataFrame:
+    """``frame`` less one column, a different one for each odd value (records read with a
+    narrower ``columns=``, or cut down by hand)."""
+    return frame.drop(columns=frame.columns[zlib.crc32(repr(value).encode()) % len(frame.columns)])
+
+
+@functools.cache
+def _records_run() -> str:
+    """A small finished tournament run for the Parquet readers (in a folder removed at exit)."""
+    folder = tempfile.mkdtemp(prefix="fuzz_records_")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    run_tournament(make_config(["random", "rule"], deals=4), folder, progress=False)
+    return folder
 
 
 class _Hung(Exception):
