@@ -122,6 +122,17 @@ def test_state_at_and_moon_stopped() -> None:
     assert marked.marks == {stopped: "stopped"} and replay.marks == {}
     with pytest.raises(an.ReplayError, match="does not exist"):
         replay.mark(len(replay.tricks), "after the end")
+    # what a notebook can get wrong: each is refused where it is given, not when the table displays
+    for refused, message in [
+        (lambda: replay.mark(True, "a bool is not trick 1"), r"trick True does not exist: choose 0\.\.12"),
+        (lambda: replay.mark(1.5, "x"), "trick 1.5 does not exist"),
+        (lambda: replay.mark(1, 42), "a trick's note is text, not 42"),
+        (lambda: replay.state_at(-1), r"trick -1 does not exist: choose 0\.\.13"),
+        (lambda: replay.moon_stopped(4), r"seat 4 does not exist: this hand has seats 0\.\.3"),
+        (lambda: replay.moon_stopped("0"), "seat '0' does not exist"),
+    ]:
+        with pytest.raises(an.ReplayError, match=message):
+            refused()
 
 
 def test_a_time_budgeted_agent_cannot_be_replayed() -> None:
@@ -141,7 +152,14 @@ def test_a_record_the_replay_disagrees_with_is_refused() -> None:
     with pytest.raises(an.ReplayError, match="disagrees with the record: passed_1"):
         an.replay(row)
     with pytest.raises(an.ReplayError, match="the deal disagrees with the record: dealt_0"):
-        an.replay(df.iloc[1], rules="qdan3")  # a 3-player deal from the same seed
+        an.replay(_with(df.iloc[1], seed=int(df.iloc[1]["seed"]) + 1))
+
+
+def _with(row: pd.Series, **values: object) -> pd.Series:
+    changed = row.astype(object)
+    for column, value in values.items():
+        changed[column] = value
+    return changed
 
 
 @pytest.mark.parametrize(
@@ -151,6 +169,13 @@ def test_a_record_the_replay_disagrees_with_is_refused() -> None:
         (lambda row: row.drop(["rules"]), "no rules column: pass rules="),
         (lambda row: row.replace({"rule": "clever"}), "seat 0: unknown agent 'clever'"),
         (lambda row: row.drop(["pass_offset", "pass_direction"]), "no pass_offset or pass_direction"),
+        # a row edited by hand: the kernels index by these, so an offset past the table crashed
+        (lambda row: _with(row, pass_offset=2**53 + 1), "pass_offset is 9007199254740993, not"),
+        (lambda row: _with(row, dealer=4), r"the row's dealer is 4, not a whole number in 0 \.\. 3"),
+        (lambda row: _with(row, seed=-1), "the row's seed is -1, not a whole number"),
+        (lambda row: _with(row, seed="x"), "the row's seed is 'x', not a whole number"),
+        (lambda row: _with(row, points_1=float("inf")), "the row's points_1 is inf, not a whole number"),
+        (lambda row: _with(row, dealt_0=-1), "dealt_0 is '.*', the record says -1"),
     ],
 )
 def test_rows_that_cannot_be_replayed_say_why(change, message: str) -> None:  # type: ignore[no-untyped-def]
@@ -159,6 +184,12 @@ def test_rows_that_cannot_be_replayed_say_why(change, message: str) -> None:  # 
         an.replay(change(df.iloc[0]))
     with pytest.raises(an.ReplayError, match="one record row, not a DataFrame of 2 rows"):
         an.replay(pd.concat([df, df]))
+
+
+def test_rules_of_other_players_than_the_row_are_refused() -> None:
+    df = simulate("standard", ["rule", "random", "lowest", "highest"], hands=1, seed=8)
+    with pytest.raises(an.ReplayError, match="the row is of 4 players and the rules of 3: replay it"):
+        an.replay(df.iloc[0], rules="qdan3")  # the same seed would deal 3 hands
 
 
 def test_a_game_record_is_refused() -> None:

@@ -25,6 +25,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,7 +38,17 @@ import pandas as pd
 from agents.dispatch import loop_pass, loop_play
 from agents.kinds import AgentError
 from agents.registry import AgentSpec, Policy, parse_agent
-from hearts_sim.core.cards import N_RANKS, SUIT_NAMES, CardSet, card_html, card_str, cards_html, html_table
+from hearts_sim.core.cards import (
+    N_CARDS,
+    N_RANKS,
+    SUIT_NAMES,
+    CardSet,
+    card_html,
+    card_str,
+    cards_html,
+    html_table,
+)
+from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.rules import Rules, RulesError, pass_offset
 from hearts_sim.engine.hand import card_points, deal_hand
 from hearts_sim.engine.state import new_states
@@ -108,19 +119,23 @@ class Replay:
     def moon_stopped(self, seat: int) -> int | None:
         """The trick (0-based) in which ``seat`` could no longer shoot the moon: the first in
         which another seat took points; None if no other seat took any."""
+        if not is_integer(seat) or not 0 <= seat < len(self.agents):
+            raise ReplayError(
+                f"seat {shown(seat)} does not exist: this hand has seats 0..{len(self.agents) - 1}"
+            )
         return next((t.number for t in self.tricks if t.winner != seat and t.points > 0), None)
 
     def mark(self, trick: int, note: str) -> Replay:
         """A copy that highlights trick ``trick`` (0-based) with ``note`` in the display."""
-        if not 0 <= trick < len(self.tricks):
-            raise ReplayError(f"trick {trick} does not exist: this hand has tricks 0..{len(self.tricks) - 1}")
+        self._check_trick(trick, len(self.tricks) - 1)
+        if not isinstance(note, str):
+            raise ReplayError(f"a trick's note is text, not {shown(note)}")
         return dataclasses.replace(self, marks={**self.marks, trick: note})
 
     def state_at(self, trick: int) -> HandState:
         """The table just before trick ``trick`` (0-based) is led, as a ``HandState``
         (``len(tricks)``: the finished hand); it displays as the table in a notebook."""
-        if not 0 <= trick <= len(self.tricks):
-            raise ReplayError(f"trick {trick} does not exist: choose 0..{len(self.tricks)}")
+        self._check_trick(trick, len(self.tricks))
         state = _dealt_state(
             self.rules, self.seed, pass_offset(self.pass_direction, len(self.agents)), self.dealer
         )
@@ -130,6 +145,11 @@ class Replay:
         for _, card in self.plays[: trick * len(self.agents)]:
             state.play(card)
         return state
+
+    @staticmethod
+    def _check_trick(trick: object, last: int) -> None:
+        if not is_integer(trick) or not 0 <= trick <= last:
+            raise ReplayError(f"trick {shown(trick)} does not exist: choose 0..{last}")
 
     def to_frame(self) -> pd.DataFrame:
         """One row per card: ``trick`` (0-based), ``position`` (0: the lead), ``seat``, ``agent``,
@@ -234,13 +254,18 @@ def replay(row: Any, rules: Rules | str | None = None) -> Replay:
     values = _row_values(row)
     rules = _rules_of(values, rules)
     n = rules.n_players
+    if seat_column("dealt", n) in values:  # a row of another table: say so before its deal disagrees
+        seats = sum(1 for column in values if str(column).startswith("dealt_"))
+        raise ReplayError(
+            f"the row is of {seats} players and the rules of {n}: replay it under the rules it was played by"
+        )
     _require(
         values,
         ["seed", "moon_shooter", *(seat_column(c, s) for c in ("agent", *SEAT_FIELDS) for s in range(n))],
     )
     agents = tuple(str(values[seat_column("agent", s)]) for s in range(n))
     specs = [_spec_of(name, s) for s, name in enumerate(agents)]
-    seed = int(values["seed"])
+    seed = _whole(values, "seed", 2**64)
     state = _dealt_state(rules, seed, _pass_offset(values, n), _dealer(values, n))
     array = rules.to_tuple()
     if state.phase == "pass":  # every seat passes in turn, as ``play_out_hand``
@@ -366,7 +391,7 @@ def _time_budget(policy: Policy) -> float:
 
 def _pass_offset(values: Mapping[str, Any], n: int) -> int:
     if "pass_offset" in values:
-        return int(values["pass_offset"])
+        return _whole(values, "pass_offset", n)
     if "pass_direction" in values:
         return pass_offset(str(values["pass_direction"]), n)
     raise ReplayError("the row has no pass_offset or pass_direction column")
@@ -374,9 +399,9 @@ def _pass_offset(values: Mapping[str, Any], n: int) -> int:
 
 def _dealer(values: Mapping[str, Any], n: int) -> int:
     if "dealer" in values:
-        return int(values["dealer"])
+        return _whole(values, "dealer", n)
     if "deal" in values:  # the loops deal hand i with dealer i mod n
-        return int(values["deal"]) % n
+        return _whole(values, "deal") % n
     raise ReplayError("the row has no dealer or deal column")
 
 
@@ -395,15 +420,28 @@ def _check(result: Replay, state: HandState, values: Mapping[str, Any]) -> None:
         hearts_broken_trick=int(record["hearts_broken_trick"]),
     )
     for column, value in replayed.items():
-        if column in values and int(values[column]) != value:
+        if column in values and _whole(values, column) != value:
             what = "the deal" if column.startswith("dealt") else "the replay"
             raise ReplayError(
                 f"{what} disagrees with the record: {column} is {_shown(column, value)}, the record says "
-                f"{_shown(column, int(values[column]))} (were the rules, the seed, an agent or a level "
+                f"{_shown(column, _whole(values, column))} (were the rules, the seed, an agent or a level "
                 "changed since the record was made?)"
             )
 
 
+def _whole(values: Mapping[str, Any], column: str, below: int | None = None) -> int:
+    """The row's ``column`` as a Python int, ``0 <= value < below`` when ``below`` is given (the
+    kernels index by it); ``ReplayError`` if not (a row built or edited by hand)."""
+    value = values[column]
+    if is_integer(value) or (is_real(value) and math.isfinite(value) and float(value).is_integer()):
+        whole = int(value)  # a float: a row of numeric columns only, which pandas makes float64
+        if below is None or 0 <= whole < below:
+            return whole
+    kind = "a whole number" if below is None else f"a whole number in 0 .. {below - 1}"
+    raise ReplayError(f"the row's {column} is {shown(value)}, not {kind}")
+
+
 def _shown(column: str, value: int) -> str:
     """A record value for a message: cards by name, numbers as they are."""
-    return f"'{CardSet(value)}'" if column.startswith(("dealt", "passed", "kitty")) else str(value)
+    cards = column.startswith(("dealt", "passed", "kitty")) and 0 <= value < 1 << N_CARDS
+    return f"'{CardSet(value)}'" if cards else str(value)
