@@ -2,7 +2,7 @@
 move request and the public Python API: each must be played or refused in one line, never a
 traceback.
 
-    python experiments/fuzz_inputs.py    # 1,200 commands, 4,000 requests, 2,900 API calls: ~13 min, 2 cores
+    python experiments/fuzz_inputs.py    # 1,200 commands, 4,000 requests, 3,100 API calls: ~13 min, 2 cores
     python experiments/fuzz_inputs.py --commands 40 --requests 200 --no-api
 
 The options are read from ``hearts-sim``'s own parser and the parameters from the agent registry,
@@ -279,9 +279,11 @@ def api_calls() -> dict[str, Callable[[Any], object]]:
 
 def analysis_calls() -> dict[str, Callable[[Any], object]]:
     """The analysis functions: each table given an odd object for its records, its records less
-    a column, an odd grouping and odd options; the helpers on bitboards, the Parquet readers."""
+    a column, an odd grouping and odd options; the helpers on bitboards, the Parquet readers, and
+    the replay of a record row (odd rows, a row with an odd field)."""
     wide = simulate("standard", ["random", "rule", "random", "rule"], hands=8, seed=1, progress=False)
     long = analysis.to_long(wide)
+    replayed = analysis.replay(wide.iloc[0])
     tables = ("moon_rates", "failed_moons", "moons_suffered", "points_distribution", "qs_capture_rates")
     calls: dict[str, Callable[[Any], object]] = {}
     for name in tables:
@@ -308,6 +310,13 @@ def analysis_calls() -> dict[str, Callable[[Any], object]]:
         "analysis.popcount": analysis.popcount,
         "analysis.source_offset(n_players)": lambda v: analysis.source_offset("left", v),
         "analysis.wilson_interval(trials)": lambda v: analysis.wilson_interval(3, v),
+        "analysis.replay": analysis.replay,
+        "analysis.replay(a field of the row)": lambda v: analysis.replay(_edited(wide.iloc[0], v)),
+        "analysis.replay(rules=)": lambda v: analysis.replay(wide.iloc[0], rules=v),
+        "analysis.Replay.state_at": lambda v: replayed.state_at(v),
+        "analysis.Replay.moon_stopped": lambda v: replayed.moon_stopped(v),
+        "analysis.Replay.mark(trick)": lambda v: replayed.mark(v, "x")._repr_html_(),
+        "analysis.Replay.mark(note)": lambda v: replayed.mark(0, v)._repr_html_(),
         "analysis.RecordSummary.from_frame": analysis.RecordSummary.from_frame,
         "analysis.RecordSummary.moon_rates(table)": lambda v: analysis.RecordSummary.from_frame(
             wide
@@ -320,10 +329,21 @@ def analysis_calls() -> dict[str, Callable[[Any], object]]:
     }
 
 
+def _picked(columns: pd.Index, value: Any) -> Any:
+    """One of ``columns``, a different one for each odd value."""
+    return columns[zlib.crc32(repr(value).encode()) % len(columns)]
+
+
 def _without(frame: pd.DataFrame, value: Any) -> pd.DataFrame:
-    """``frame`` less one column, a different one for each odd value (records read with a
-    narrower ``columns=``, or cut down by hand)."""
-    return frame.drop(columns=frame.columns[zlib.crc32(repr(value).encode()) % len(frame.columns)])
+    """``frame`` less one column (records read with a narrower ``columns=``, or cut down by hand)."""
+    return frame.drop(columns=_picked(frame.columns, value))
+
+
+def _edited(row: pd.Series, value: Any) -> pd.Series:
+    """A record row with ``value`` in one of its fields (a row edited or built by hand)."""
+    edited = row.astype(object)
+    edited[_picked(row.index, value)] = value
+    return edited
 
 
 @functools.cache
