@@ -347,3 +347,30 @@ def test_a_seed_is_refused_not_truncated_by_every_environment() -> None:
         for seed in (1.5, -1, True, 2**64, float("inf")):
             with pytest.raises(ValueError, match="is not valid: choose an integer in 0 .. 2\\*\\*64-1"):
                 env.reset(seed=seed)  # type: ignore[arg-type]
+
+
+def test_an_action_is_a_card_index_in_every_single_table_environment() -> None:
+    """``int(action)`` played 1.5 and True as card 1, and 2**64 raised OverflowError in the
+    PettingZoo environment; a 0-d integer array (``np.argmax``'s) is a card like any integer."""
+    aec = aec_env("standard")
+    aec.reset(seed=1)
+    legal = int(np.flatnonzero(aec.observe(aec.agent_selection)["action_mask"])[0])
+    strict = SeatEnv("random", on_illegal="raise")
+    observation, _ = strict.reset(seed=np.int64(1))  # Gymnasium's own check refused numpy seeds
+    assert np.array_equal(observation["observation"], SeatEnv("random").reset(seed=1)[0]["observation"])
+    ending = SeatEnv("random")  # on_illegal="end" ends the hand on an illegal card, not on a non-card
+    ending.reset(seed=1)
+    for env in (aec, strict, ending):
+        for action in (1.5, True, "2C", None):
+            with pytest.raises(ValueError, match=f"an action is a card index 0..51, not {action!r}"):
+                env.step(action)
+    for action in (2**64, -1, 52):
+        with pytest.raises(ValueError, match=f"cannot pick {action} \\(not a card index 0..51\\) now"):
+            aec.step(action)
+        with pytest.raises(ValueError, match=f"{action} \\(not a card index 0..51\\) is not legal now"):
+            strict.step(action)
+    with pytest.raises(ValueError, match="unknown agent 'player_9': choose player_0, player_1"):
+        aec.observe("player_9")
+    aec.step(np.array(legal))  # a 0-d array
+    strict_legal = int(np.flatnonzero(observation["action_mask"])[0])
+    strict.step(np.array(strict_legal))

@@ -27,13 +27,15 @@ import numpy as np
 from gymnasium import logger, spaces
 from pettingzoo import AECEnv
 
-from hearts_sim.core.cards import N_CARDS, card_str
+from hearts_sim.core.cards import N_CARDS
+from hearts_sim.core.checks import shown
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.encoding import OBS_SIZE
 from hearts_sim.engine.rng import check_seed
 from hearts_sim.engine.state import new_states
 from hearts_sim.env.gym import observation_space
 from hearts_sim.env.kernels import REWARD_MODES, seat_to_act, table_observe, table_step
+from hearts_sim.env.vector import action_card, action_text
 from hearts_sim.game.hand_state import HandState
 
 
@@ -90,6 +92,8 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
         self.agent_selection = self.possible_agents[int(seat_to_act(self._states[0]))]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if agent not in self._seats:
+            raise ValueError(f"unknown agent {shown(agent)}: choose {', '.join(self.possible_agents)}")
         seat = self._seats[agent]
         observation = np.empty(OBS_SIZE, dtype=np.float32)
         mask = np.empty(N_CARDS, dtype=np.int8)
@@ -103,20 +107,21 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
             self._was_dead_step(action)
             return
         seat = self._seats[agent]
-        card = int(action)
-        legal, next_seat = table_step(
-            self._states,
-            self._rules_tuple,
-            seat,
-            card,
-            self._pending,
-            self.reward_mode,
-            self._rewarded,
-            self._step_rewards,
-        )
+        card = action_card(action)
+        legal, next_seat = False, -1
+        if 0 <= card < N_CARDS:  # the kernel takes an int64
+            legal, next_seat = table_step(
+                self._states,
+                self._rules_tuple,
+                seat,
+                card,
+                self._pending,
+                self.reward_mode,
+                self._rewarded,
+                self._step_rewards,
+            )
         if not legal:
-            what = card_str(card) if 0 <= card < N_CARDS else f"{card} (not a card index 0..51)"
-            raise ValueError(f"{agent} cannot pick {what} now")
+            raise ValueError(f"{agent} cannot pick {action_text(card)} now")
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict(zip(self.possible_agents, self._step_rewards.tolist(), strict=True))
         if next_seat < 0:

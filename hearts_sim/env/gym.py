@@ -26,7 +26,7 @@ from hearts_sim.core.cards import N_CARDS
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.encoding import OBS_SIZE
 from hearts_sim.engine.rng import check_seed
-from hearts_sim.env.vector import Opponents, VectorEnv
+from hearts_sim.env.vector import Opponents, VectorEnv, action_card
 
 
 def observation_space() -> spaces.Dict:
@@ -85,10 +85,11 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        seed = check_seed(seed) if seed is not None else None  # before Gymnasium's own, less clear check
         super().reset(seed=seed)
         if seed is not None or self._master is None:
             # no seed on the first reset: one from Gymnasium's entropy-seeded generator
-            self._master = check_seed(seed) if seed is not None else int(self.np_random.integers(2**63))
+            self._master = seed if seed is not None else int(self.np_random.integers(2**63))
             self._episode = 0
         else:
             self._episode += 1
@@ -100,14 +101,14 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
         if self._done:
             raise RuntimeError("the hand is over: call reset() before step()")
         observations, masks = self._env._outputs[0], self._env._outputs[1]
-        card = int(action)
-        if self.on_illegal == "end" and not (0 <= card < N_CARDS and masks[0, card]):
-            self._done = True
-            penalty = -float(self.rules.moon_total)
-            return self._observation(observations[0], masks[0]), penalty, True, False, {"illegal": True}
-        observations, masks, rewards, terminated, _, info = self._env.step(
-            np.array([int(action)], dtype=np.int64)
-        )
+        card = action_card(action)
+        if not (0 <= card < N_CARDS and masks[0, card]):
+            if self.on_illegal == "end":
+                self._done = True
+                penalty = -float(self.rules.moon_total)
+                return self._observation(observations[0], masks[0]), penalty, True, False, {"illegal": True}
+            self._env._refuse(0, card)
+        observations, masks, rewards, terminated, _, info = self._env.step(np.array([card], dtype=np.int64))
         self._done = bool(terminated[0])
         extra = {"score": int(info["score"][0])} if self._done else {}
         if self.render_mode == "human":

@@ -20,7 +20,7 @@ kernel call (``hearts_sim.env.kernels``). No Python runs per table.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -86,6 +86,21 @@ class LearnerTable:
         if self.teacher is None:
             for codes in (self.policies[0], self.policies[2]):
                 codes[1] = NO_TEACHER
+
+
+def action_card(action: object) -> int:
+    """One learner's action as a Python int: an integer, or a 0-d integer array (``np.argmax``'s);
+    ``ValueError`` for anything else (1.5 is not card 1, nor is True)."""
+    if isinstance(action, np.ndarray) and action.ndim == 0 and action.dtype.kind in "iu":
+        action = action.item()
+    if not is_integer(action):
+        raise ValueError(f"an action is a card index 0..{N_CARDS - 1}, not {shown(action)}")
+    return int(action)
+
+
+def action_text(card: int) -> str:
+    """An action for a message: the card's name, or the index and what it should have been."""
+    return card_str(card) if 0 <= card < N_CARDS else f"{card} (not a card index 0..{N_CARDS - 1})"
 
 
 class VectorEnv:
@@ -205,12 +220,11 @@ class VectorEnv:
             info["teacher_action"] = teacher_actions
         return observations, masks, rewards, terminated, self._never, info
 
-    def _refuse(self, i: int, card: int) -> None:
+    def _refuse(self, i: int, card: int) -> NoReturn:
         """The ``ValueError`` for table ``i``'s illegal ``card`` (no table has moved)."""
         if not self._outputs[1][i].any():
             raise ValueError(f"table {i}: the hand is over; call reset()")
-        what = card_str(card) if 0 <= card < N_CARDS else f"{card} (not a card index 0..51)"
-        raise ValueError(f"table {i}: {what} is not legal now; legal: {self.legal_cards(i)}")
+        raise ValueError(f"table {i}: {action_text(card)} is not legal now; legal: {self.legal_cards(i)}")
 
     def legal_cards(self, i: int) -> str:
         """Table ``i``'s legal cards, written out (for messages and notebooks)."""
