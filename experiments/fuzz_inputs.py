@@ -2,7 +2,7 @@
 move request and the public Python API: each must be played or refused in one line, never a
 traceback.
 
-    python experiments/fuzz_inputs.py    # 1,200 commands, 4,000 requests, 3,100 API calls: ~13 min, 2 cores
+    python experiments/fuzz_inputs.py    # 1,200 commands, 4,000 requests, 3,500 API calls: ~13 min, 2 cores
     python experiments/fuzz_inputs.py --commands 40 --requests 200 --no-api
 
 The options are read from ``hearts-sim``'s own parser and the parameters from the agent registry,
@@ -273,7 +273,32 @@ def api_calls() -> dict[str, Callable[[Any], object]]:
         "VectorEnv.reset(seed=)": lambda v: vector().reset(seed=v),
         "VectorEnv.reset(episode=)": lambda v: vector().reset(episode=v),
         "VectorEnv.step": lambda v: (lambda env: (env.reset(), env.step(v)))(vector()),
+        **environment_calls(),
         **analysis_calls(),
+    }
+
+
+def environment_calls() -> dict[str, Callable[[Any], object]]:
+    """The Gymnasium and PettingZoo environments: a seed, a table count, an action, an agent."""
+    from hearts_sim.env import GymVectorEnv, SeatEnv, aec_env
+
+    def started(env: Any) -> Any:
+        env.reset(seed=1)
+        return env
+
+    return {
+        "SeatEnv(opponents)": SeatEnv,
+        "SeatEnv(seat=)": lambda v: SeatEnv(seat=v),
+        "SeatEnv.reset(seed=)": lambda v: SeatEnv().reset(seed=v),
+        "SeatEnv.step": lambda v: started(SeatEnv()).step(v),
+        "SeatEnv(on_illegal='raise').step": lambda v: started(SeatEnv(on_illegal="raise")).step(v),
+        "GymVectorEnv(num_envs)": GymVectorEnv,
+        "GymVectorEnv.reset(seed=)": lambda v: GymVectorEnv(2).reset(seed=v),
+        "GymVectorEnv.step": lambda v: started(GymVectorEnv(2)).step(v),
+        "aec_env(rules)": aec_env,
+        "aec_env.reset(seed=)": lambda v: aec_env().reset(seed=v),
+        "aec_env.step": lambda v: started(aec_env()).step(v),
+        "aec_env.observe": lambda v: started(aec_env()).observe(v),
     }
 
 
