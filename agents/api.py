@@ -57,6 +57,7 @@ class Agent:
     def hand_seed(self, observation: Observation) -> int:
         """The hand seed used when none is given: from this agent's seed, the seat and its dealt
         cards, so a decision depends on the observation alone."""
+        self._check_observation(observation)
         base = derive_seed(np.uint64(self.seed), observation.dealt.mask)
         return int(derive_seed(np.uint64(base), observation.seat))  # numba returns a Python int
 

@@ -17,7 +17,7 @@ from hearts_sim.core.cards import CardSet, card_str, cards_of, cards_str
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import decision_seed
-from hearts_sim.game.hand_state import HandState, IllegalMoveError
+from hearts_sim.game.hand_state import Game, HandState, IllegalMoveError
 from hearts_sim.game.observation import HistoryError, Observation
 
 try:
@@ -412,7 +412,7 @@ def test_a_bitboard_must_hold_only_the_52_cards() -> None:
 def test_an_agent_decides_from_an_observation_only() -> None:
     agent = agents.load("rule")
     state = HandState.deal("standard", seed=1)
-    for decide in (agent.choose_pass, agent.choose_play, agent.act):
+    for decide in (agent.choose_pass, agent.choose_play, agent.act, agent.hand_seed, agent.state):
         for wrong in (state, 3, None, "QS"):
             with pytest.raises(TypeError, match="rule decides from an Observation"):
                 decide(wrong)  # type: ignore[arg-type]
@@ -421,3 +421,32 @@ def test_an_agent_decides_from_an_observation_only() -> None:
         observation.to_state(float("inf"))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="hand_seed=-1 is not valid"):
         observation.to_state(-1)
+
+
+def test_a_game_adds_each_hand_once_in_order() -> None:
+    """``Game.finish_hand`` took any object with ``scores()``, the same hand twice, or a hand of
+    another game, and added it to the totals."""
+    game, other = Game("quick", seed=3), Game("quick", seed=4)
+    totals = [0] * 4
+    while not game.over:
+        state = game.next_hand()
+        play_out(state)
+        with pytest.raises(IllegalMoveError, match="is not hand"):
+            game.finish_hand(other.next_hand())
+        with pytest.raises(TypeError, match="finish_hand takes the HandState next_hand\\(\\) dealt, not int"):
+            game.finish_hand(3)  # type: ignore[arg-type]
+        game.finish_hand(state)
+        totals = [t + int(s) for t, s in zip(totals, state.scores(), strict=True)]
+        with pytest.raises(IllegalMoveError, match=f"this is not hand {game.hands_played} of this game"):
+            game.finish_hand(state)  # twice
+    assert game.totals == totals and max(totals) >= Rules.preset("quick").target_score
+    assert game.winners == [s for s in range(4) if totals[s] == min(totals)]
+
+
+def play_out(state: HandState) -> None:
+    """Every seat passes and plays its lowest legal cards to the end of the hand."""
+    if state.phase == "pass":
+        for seat in range(4):
+            state.pass_cards(seat, list(state.hand(seat))[:3])
+    while state.phase == "play":
+        state.play(next(iter(state.legal_moves())))

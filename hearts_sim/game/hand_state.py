@@ -390,7 +390,15 @@ class Game:
         return state
 
     def finish_hand(self, state: HandState) -> None:
-        """Add a finished hand's scores to the totals."""
+        """Add a finished hand's scores to the totals: the hand ``next_hand`` dealt last, once."""
+        if not isinstance(state, HandState):
+            raise TypeError(f"finish_hand takes the HandState next_hand() dealt, not {type(state).__name__}")
+        expected = int(derive_seed(np.uint64(self.game_seed), self.hands_played))
+        if state.rules != self.rules or int(state.record["hand_seed"]) != expected:
+            raise IllegalMoveError(
+                f"this is not hand {self.hands_played} of this game, the one next_hand() deals now: "
+                "each hand counts once, in order"
+            )
         scores = state.scores()  # raises unless the hand is over
         self.totals = [t + int(s) for t, s in zip(self.totals, scores, strict=True)]
         self.hands_played += 1
