@@ -2,7 +2,7 @@
 move request and the public Python API: each must be played or refused in one line, never a
 traceback.
 
-    python experiments/fuzz_inputs.py    # 1,200 commands, 4,000 requests, 3,500 API calls: ~13 min, 2 cores
+    python experiments/fuzz_inputs.py    # 1,200 commands, 4,000 requests, 3,700 API calls: ~13 min, 2 cores
     python experiments/fuzz_inputs.py --commands 40 --requests 200 --no-api
 
 The options are read from ``hearts-sim``'s own parser and the parameters from the agent registry,
@@ -62,6 +62,7 @@ from hearts_sim.apps.cli import build_parser
 from hearts_sim.apps.server import MoveServer
 from hearts_sim.core.cards import cards_str, parse_cards
 from hearts_sim.env.vector import VectorEnv
+from hearts_sim.studies.calibrate import decision_log
 from hearts_sim.studies.stats import Sprt
 from hearts_sim.studies.tournament import combine_runs, make_config, run_tournament
 
@@ -270,6 +271,11 @@ def api_calls() -> dict[str, Callable[[Any], object]]:
         "Sprt(gain)": Sprt,
         "Sprt(alpha=)": lambda v: Sprt(0.3, alpha=v),
         "combine_runs": combine_runs,
+        "run_tournament(config)": lambda v: run_tournament(v, progress=False),
+        "decision_log(spec)": lambda v: decision_log(v, "standard", hands=1),
+        "decision_log(rules)": lambda v: decision_log("rule", v, hands=1),
+        "decision_log(hands=)": lambda v: decision_log("rule", "standard", hands=v),
+        "decision_log(seed=)": lambda v: decision_log("rule", "standard", hands=1, seed=v),
         "VectorEnv(n_envs)": VectorEnv,
         "VectorEnv(opponents)": lambda v: VectorEnv(2, v),
         "VectorEnv(seat=)": lambda v: VectorEnv(2, seat=v),

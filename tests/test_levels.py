@@ -8,12 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agents.levels import LevelError, levels, read_level
 from agents.registry import parse_agent
 from hearts_sim.core.rules import Rules
-from hearts_sim.studies.calibrate import decision_times
+from hearts_sim.studies.calibrate import decision_log, decision_times
 from hearts_sim.studies.tournament import TournamentConfig, run_tournament
 from hearts_sim.studies.tune import TuneError, parse_ranges, tune, write_level
 
@@ -113,6 +114,24 @@ def test_cheap_levels_decide_within_their_budget() -> None:
         assert float(sorted(times)[len(times) // 2]) * 1000 < 10 * levels()[name].max_ms_per_decision
 
 
+def test_the_decision_log_takes_a_preset_and_numpy_counts() -> None:
+    """``decision_log("hard", "qdan3", seed=np.int64(3))`` raised AttributeError (a preset name
+    for the rules) and OverflowError (a numpy seed): now they read as everywhere else."""
+    log = decision_log("rule", "qdan3", hands=np.int64(2), seed=np.int64(3))
+    same = decision_log("rule", Rules.preset("qdan3"), hands=2, seed=3)
+    assert (
+        len(log) == 2 * (3 + 3 * 17) and (log[["passing", "choices"]] == same[["passing", "choices"]]).all()
+    )
+    for wrong, message in (
+        (dict(hands=0), "hands must be a whole number"),
+        (dict(seed=-1), "seed=-1 is not valid"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            decision_log("rule", "standard", **wrong)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown rules preset 'nope'"):
+        decision_log("rule", "nope")
+
+
 def test_tune_finds_and_writes_a_level(tmp_path: Path) -> None:
     result = tune("rule", parse_ranges(["shoot=20:60"]), budget=320, candidates=4, seed=1)
     assert result.best.spec.startswith("rule")
@@ -123,6 +142,9 @@ def test_tune_finds_and_writes_a_level(tmp_path: Path) -> None:
     assert level.agent == result.best.spec and level.provenance["reference"] == "rule"
     with pytest.raises(TuneError, match="name=lo:hi"):
         parse_ranges(["shoot"])
+    with pytest.raises(TuneError, match="--param 3 is not of the form name=lo:hi"):
+        parse_ranges([3])  # type: ignore[list-item]
+    assert parse_ranges("shoot=20:60") == parse_ranges(["shoot=20:60"])  # one range, not its letters
     with pytest.raises(Exception, match="no parameter 'nosuch'"):
         tune("rule", parse_ranges(["nosuch=1:2"]), budget=1000)
 

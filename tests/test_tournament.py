@@ -402,6 +402,13 @@ def test_runs_that_do_not_pool_are_refused(tmp_path: Path) -> None:
     assert pooled.returncode == 0 and json.loads(pooled.stdout)["deals"] == 10
 
 
+def test_a_tournament_is_run_from_its_config() -> None:
+    with pytest.raises(
+        TypeError, match="run_tournament takes a TournamentConfig \\(make_config\\(...\\)\\), not str"
+    ):
+        run_tournament("random rule")  # type: ignore[arg-type]
+
+
 def test_existing_output_directory_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert _cli("match", "lowest", "random", "--hands", "10", "--out", str(out), "--quiet").returncode == 0

@@ -196,7 +196,8 @@ def chunks(total: int, size: int) -> Iterator[tuple[int, int]]:
         yield start, min(size, total - start)
 
 
-def _check_count(name: str, count: int) -> int:
+def check_count(name: str, count: int) -> int:
+    """``count`` of hands, games or rows as a Python int, in 1 .. ``MAX_COUNT``."""
     if not is_integer(count) or not 0 < count <= MAX_COUNT:
         raise SimulationError(f"{name} must be a whole number in 1 .. {MAX_COUNT}, not {shown(count)}")
     return int(count)
@@ -261,8 +262,8 @@ def simulate(
     or thread count.
     """
     rules = resolve_rules(rules)
-    hands = _check_count("hands", hands)
-    chunk_size = _check_count("chunk_size", chunk_size)
+    hands = check_count("hands", hands)
+    chunk_size = check_count("chunk_size", chunk_size)
     seed, first_hand = _check_seeding(seed, first_hand, "first_hand")
     table = Table.build(rules, _seatings(rules, seats))
     set_threads(threads)
@@ -294,8 +295,8 @@ def simulate_games(
     """Play ``games`` whole games to ``rules.target_score``; one row per game (scores, winner, moons).
     Seats and engines as in ``simulate``."""
     rules = resolve_rules(rules)
-    games = _check_count("games", games)
-    chunk_size = _check_count("chunk_size", chunk_size)
+    games = check_count("games", games)
+    chunk_size = check_count("chunk_size", chunk_size)
     seed, first_game = _check_seeding(seed, first_game, "first_game")
     table = Table.build(rules, _seatings(rules, seats))
     set_threads(threads)

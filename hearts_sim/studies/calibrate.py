@@ -21,11 +21,11 @@ from agents.dispatch import decide_pass, decide_play
 from agents.external import EngineOptions, decider
 from agents.levels import LADDER
 from agents.registry import AgentSpec, parse_agent
-from hearts_sim.core.rules import Rules
+from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.hand import decision_seed
-from hearts_sim.engine.rng import MAX_SEED
+from hearts_sim.engine.rng import MAX_SEED, check_seed
 from hearts_sim.game.hand_state import HandState
-from hearts_sim.selfplay.simulate import Table, run_hands, set_threads
+from hearts_sim.selfplay.simulate import Table, check_count, run_hands, set_threads
 from hearts_sim.studies.stats import format_p_value
 from hearts_sim.studies.tournament import TournamentConfig, is_search_agent, run_tournament
 
@@ -37,14 +37,14 @@ DECISION = np.dtype(
 
 
 def decision_times(
-    spec: str, rules: Rules, hands: int = 20, seed: int = 0, engines: EngineOptions | None = None
+    spec: str, rules: Rules | str, hands: int = 20, seed: int = 0, engines: EngineOptions | None = None
 ) -> np.ndarray:
     """Seconds per decision (passes and plays) of ``spec`` in all seats, one call at a time."""
     return decision_log(spec, rules, hands, seed, engines)["seconds"]
 
 
 def decision_log(
-    spec: str, rules: Rules, hands: int = 20, seed: int = 0, engines: EngineOptions | None = None
+    spec: str, rules: Rules | str, hands: int = 20, seed: int = 0, engines: EngineOptions | None = None
 ) -> np.ndarray:
     """Every decision of ``spec`` in all seats over ``hands`` hands, timed one call at a time:
     a ``DECISION`` array (wall and CPU seconds, passing, choices = legal cards, or the hand when
@@ -52,6 +52,7 @@ def decision_log(
 
     One untimed hand first: a process's first call loads the compiled kernels from numba's
     cache (~0.1 s), which is start-up, not thinking time."""
+    rules, hands, seed = resolve_rules(rules), check_count("hands", hands), check_seed(seed)
     _timed_hands(spec, rules, 1, (seed + hands) & MAX_SEED, engines)
     return _timed_hands(spec, rules, hands, seed, engines)
 

@@ -349,6 +349,10 @@ def run_tournament(
     """
     from hearts_sim import __version__
 
+    if not isinstance(config, TournamentConfig):
+        raise TypeError(
+            f"run_tournament takes a TournamentConfig (make_config(...)), not {type(config).__name__}"
+        )
     out_path = Path(out) if out is not None else None
     runner = runner or LocalRunner(engines)
     table = config.table()

@@ -29,7 +29,7 @@ from agents.external import PY, EngineOptions, ExternalSpec
 from agents.levels import LevelError
 from agents.registry import check_level_name, parse_agent
 from agents.search import MAX_MS
-from hearts_sim.core.checks import is_integer, is_real
+from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED
@@ -45,7 +45,9 @@ class TuneError(InputError):
 def parse_ranges(texts: Sequence[str]) -> dict[str, tuple[float, float]]:
     """``name=lo:hi`` strings as {name: (lo, hi)}."""
     ranges = {}
-    for text in texts:
+    for text in [texts] if isinstance(texts, str) else texts:
+        if not isinstance(text, str):
+            raise TuneError(f"--param {shown(text)} is not of the form name=lo:hi")
         name, sep, bounds = text.partition("=")
         low, colon, high = bounds.partition(":")
         try:
