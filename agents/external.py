@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agents.kinds import AgentError
+from hearts_sim.core.checks import shown
 from hearts_sim.game.observation import Observation
 from hearts_sim.game.protocol import AnswerError, move_from_answer, request_for
 
@@ -134,7 +135,9 @@ def parse_external(text: str) -> ExternalSpec:
 def wrap_object(agent: Any) -> ExternalSpec:
     """An object with ``choose_pass``/``choose_play`` (or ``act_batch``) as an agent."""
     if not (callable(getattr(agent, "act_batch", None)) or callable(getattr(agent, "choose_play", None))):
-        raise AgentError(f"{agent!r} is not an agent: it needs choose_pass and choose_play (or act_batch)")
+        raise AgentError(
+            f"{shown(agent)} is not an agent: it needs choose_pass and choose_play (or act_batch)"
+        )
     name = getattr(agent, "name", None) or f"py:{type(agent).__name__}"
     return ExternalSpec(str(name), OBJECT, instance=agent)
 

@@ -2,7 +2,7 @@
 move request and the public Python API: each must be played or refused in one line, never a
 traceback.
 
-    python experiments/fuzz_inputs.py    # 1,200 commands, 4,000 requests, 3,700 API calls: ~13 min, 2 cores
+    python experiments/fuzz_inputs.py    # 1,200 commands, 4,000 requests, 3,900 API calls: ~13 min, 2 cores
     python experiments/fuzz_inputs.py --commands 40 --requests 200 --no-api
 
 The options are read from ``hearts-sim``'s own parser and the parameters from the agent registry,
@@ -271,6 +271,9 @@ def api_calls() -> dict[str, Callable[[Any], object]]:
         "Sprt(gain)": Sprt,
         "Sprt(alpha=)": lambda v: Sprt(0.3, alpha=v),
         "combine_runs": combine_runs,
+        "MoveServer(agent)": MoveServer,
+        "MoveServer(time_limit=)": lambda v: MoveServer("rule", time_limit=v),
+        "MoveServer(max_line=)": lambda v: MoveServer("rule", max_line=v),
         "run_tournament(config)": lambda v: run_tournament(v, progress=False),
         "decision_log(spec)": lambda v: decision_log(v, "standard", hands=1),
         "decision_log(rules)": lambda v: decision_log("rule", v, hands=1),
@@ -297,6 +300,10 @@ def environment_calls() -> dict[str, Callable[[Any], object]]:
 
     return {
         "SeatEnv(opponents)": SeatEnv,
+        "SeatEnv(on_illegal=)": lambda v: SeatEnv(on_illegal=v),
+        "SeatEnv(reward=)": lambda v: SeatEnv(reward=v),
+        "aec_env(reward=)": lambda v: aec_env(reward=v),
+        "aec_env(render_mode=)": lambda v: aec_env(render_mode=v),
         "SeatEnv(seat=)": lambda v: SeatEnv(seat=v),
         "SeatEnv.reset(seed=)": lambda v: SeatEnv().reset(seed=v),
         "SeatEnv.step": lambda v: started(SeatEnv()).step(v),

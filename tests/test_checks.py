@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 from hearts_sim import HandState, parse_card
+from hearts_sim.apps.server import MoveServer
 from hearts_sim.core.checks import is_integer, is_real, shown
-from hearts_sim.core.rules import Rules, RulesError
+from hearts_sim.core.rules import Rules, RulesError, pass_offset
 from hearts_sim.selfplay.simulate import SimulationError
 from hearts_sim.studies.stats import Sprt
 from hearts_sim.studies.tournament import TournamentConfig
@@ -72,7 +73,14 @@ def test_a_refused_value_is_shown_on_one_line() -> None:
     assert shown(table) == "x 0 1 1 2" and shown(array).startswith("array([[0., 0., 0.], ")
     assert len(shown(array)) == 40 and shown(array).endswith("…")
     assert shown(list(range(10_000)), 12) == "[0, 1, 2, 3…"
-    for refuse in (lambda v: Rules(n_players=v), lambda v: HandState.deal("standard", seed=v), parse_card):
+    for refuse in (
+        lambda v: Rules(n_players=v),
+        lambda v: HandState.deal("standard", seed=v),
+        parse_card,
+        lambda v: Sprt(gain=v),
+        lambda v: pass_offset(v, 4),
+        lambda v: MoveServer("rule", time_limit=v),
+    ):
         for value in (table, array):
             with pytest.raises(ValueError) as refused:
                 refuse(value)

@@ -41,7 +41,7 @@ from agents.api import Agent, load
 from agents.kinds import AgentError
 from hearts_sim.apps.options import COUNT, NUMBER, RULE, SEED, TEXT, Option, UsageError
 from hearts_sim.core.cards import card_str
-from hearts_sim.core.checks import is_integer, is_real
+from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.rules import (
     Rules,
     RulesError,
@@ -83,12 +83,12 @@ class MoveServer:
             not is_real(time_limit) or not math.isfinite(time_limit) or time_limit < 0
         ):
             raise ValueError(
-                f"time_limit={time_limit!r}: give seconds (a finite number >= 0; 0 or None: no limit)"
+                f"time_limit={shown(time_limit)}: give seconds (a finite number >= 0; 0 or None: no limit)"
             )
         # a limit ends the worker process of a late decision: without fork() there is none
         self.time_limit = float(time_limit) if time_limit and hasattr(os, "fork") else None
         if not is_integer(max_line) or max_line <= 0:
-            raise ValueError(f"max_line={max_line!r}: give a positive number of bytes")
+            raise ValueError(f"max_line={shown(max_line)}: give a positive number of bytes")
         self.max_line = int(max_line)
 
     def warm_up(self) -> None:
@@ -111,10 +111,10 @@ class MoveServer:
                 raise RequestError("missing field 'pass_direction' (left, right, across or none)")
             direction = "none"
         if not isinstance(direction, str):
-            raise RequestError(f"pass_direction must be a string, not {direction!r}")
+            raise RequestError(f"pass_direction must be a string, not {shown(direction)}")
         seed = request.get("seed")
         if seed is not None and (not is_integer(seed) or not 0 <= seed < 2**64):
-            raise RequestError(f"seed must be an integer in 0 .. 2**64-1, not {seed!r}")
+            raise RequestError(f"seed must be an integer in 0 .. 2**64-1, not {shown(seed)}")
         observation = Observation.from_history(
             rules,
             seat=request["seat"],
@@ -140,7 +140,7 @@ class MoveServer:
             return _preset(value)
         if isinstance(value, dict):
             return _rules_from(json.dumps(value, sort_keys=True), self.rules)
-        raise RequestError(f"rules must be a preset name or an object of switches, not {value!r}")
+        raise RequestError(f"rules must be a preset name or an object of switches, not {shown(value)}")
 
     def answer(self, line: bytes | str, runner: Runner | None = None) -> dict[str, Any]:
         """The answer object for one request line. Never raises: every failure is an ``error``."""
@@ -211,13 +211,13 @@ def _rules_from(switches_json: str, default: Rules) -> Rules:
     preset = switches.pop("preset", None)
     base = default if preset is None else _preset(preset) if isinstance(preset, str) else None
     if base is None:
-        raise RequestError(f"rules: preset must be a preset name, not {preset!r}")
+        raise RequestError(f"rules: preset must be a preset name, not {shown(preset)}")
     return base.replace(**switches)
 
 
 def _list(value: Any, name: str) -> list[Any]:
     if not isinstance(value, list):
-        raise RequestError(f"{name} must be a list, not {value!r}")
+        raise RequestError(f"{name} must be a list, not {shown(value)}")
     return value
 
 

@@ -117,7 +117,7 @@ def parse_cards(cards: str | Iterable[str | int] | CardSet | int | np.integer) -
     if isinstance(cards, CardSet):
         return cards.mask
     if isinstance(cards, bool):
-        raise ValueError(f"not a card set: {cards!r}")
+        raise ValueError(f"not a card set: {shown(cards)}")
     if isinstance(cards, (int, np.integer)):
         mask = int(cards)
         if mask < 0 or mask >> N_CARDS:

@@ -312,8 +312,8 @@ def pass_direction_cycle(rules: Rules) -> tuple[str, ...]:
 
 def pass_offset(direction: str, n_players: int) -> int:
     """The receiver offset of a direction name (``left`` 1, ``right`` n-1, ``across`` 2, ``none`` 0)."""
-    if direction not in PASS_DIRECTIONS:
-        raise RulesError(f"unknown pass direction {direction!r}: choose {', '.join(PASS_DIRECTIONS)}")
+    if not isinstance(direction, str) or direction not in PASS_DIRECTIONS:
+        raise RulesError(f"unknown pass direction {shown(direction)}: choose {', '.join(PASS_DIRECTIONS)}")
     if direction == "across" and n_players != 4:
         raise RulesError(f"pass direction 'across' needs 4 players, not {n_players}")
     return int(direction_offset(PASS_DIRECTIONS.index(direction), n_players))

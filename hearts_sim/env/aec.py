@@ -48,9 +48,10 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
     def __init__(self, rules: Rules | str = "standard", reward: str = "hand", render_mode: str | None = None):
         super().__init__()
         if reward not in REWARD_MODES:
-            raise ValueError(f"reward={reward!r}: choose one of {', '.join(REWARD_MODES)}")
+            raise ValueError(f"reward={shown(reward)}: choose one of {', '.join(REWARD_MODES)}")
         if render_mode is not None and render_mode not in self.RENDER_MODES:
-            raise ValueError(f"render_mode={render_mode!r}: choose one of {', '.join(self.RENDER_MODES)}")
+            modes = ", ".join(self.RENDER_MODES)
+            raise ValueError(f"render_mode={shown(render_mode)}: choose one of {modes}")
         self.rules = resolve_rules(rules)
         self.reward_mode = REWARD_MODES.index(reward)
         self.render_mode = render_mode

@@ -23,6 +23,7 @@ from gymnasium.vector.utils import batch_space
 
 from agents.registry import AgentSpec
 from hearts_sim.core.cards import N_CARDS
+from hearts_sim.core.checks import shown
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.encoding import OBS_SIZE
 from hearts_sim.engine.rng import check_seed
@@ -65,10 +66,10 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
         render_mode: str | None = None,
     ):
         if on_illegal not in ("end", "raise"):
-            raise ValueError(f"on_illegal={on_illegal!r}: choose end or raise")
+            raise ValueError(f"on_illegal={shown(on_illegal)}: choose end or raise")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
-                f"render_mode={render_mode!r}: choose one of {', '.join(self.metadata['render_modes'])}"
+                f"render_mode={shown(render_mode)}: choose one of {', '.join(self.metadata['render_modes'])}"
             )
         self._env = VectorEnv(
             1, opponents, rules, seat=seat, reward=reward, teacher=teacher, autoreset=False, copy=False

@@ -57,7 +57,7 @@ class LearnerTable:
         if not is_integer(seat) or not 0 <= seat < n:
             raise ValueError(f"seat={shown(seat)}: choose a seat 0..{n - 1} for {n} players")
         if reward not in REWARD_MODES:
-            raise ValueError(f"reward={reward!r}: choose one of {', '.join(REWARD_MODES)}")
+            raise ValueError(f"reward={shown(reward)}: choose one of {', '.join(REWARD_MODES)}")
         self.seat = int(seat)
         self.reward_mode = REWARD_MODES.index(reward)
         if isinstance(opponents, (str, AgentSpec)):

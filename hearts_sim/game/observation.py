@@ -172,7 +172,7 @@ class Observation:
         parsed_plays = []
         for i, play in enumerate(plays):
             if not isinstance(play, (list, tuple)) or len(play) != 2:
-                raise HistoryError(f"play {i + 1}: write each play as [seat, card], not {play!r}")
+                raise HistoryError(f"play {i + 1}: write each play as [seat, card], not {shown(play)}")
             who = _integer(play[0], f"play {i + 1}: the seat")
             try:
                 card = parse_card(play[1])
@@ -400,7 +400,7 @@ def _cards(cards: Any, what: str) -> int:
     if isinstance(cards, str):
         cards = cards.replace(",", " ").split()
     if isinstance(cards, bytes) or not isinstance(cards, Iterable):
-        raise HistoryError(f"{what} must be a list of cards, not {cards!r}")
+        raise HistoryError(f"{what} must be a list of cards, not {shown(cards)}")
     mask = 0
     for item in cards:
         try:
@@ -445,13 +445,13 @@ def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -
         raise HistoryError(f"hand: {dealt.bit_count()} cards given; these rules deal {rules.hand_size}")
     if obs.pass_direction not in PASS_DIRECTIONS:
         raise HistoryError(
-            f"unknown pass direction {obs.pass_direction!r}: choose {', '.join(PASS_DIRECTIONS)}"
+            f"unknown pass direction {shown(obs.pass_direction)}: choose {', '.join(PASS_DIRECTIONS)}"
         )
     if obs.pass_direction not in pass_direction_cycle(rules) + ("none",) or (
         obs.pass_direction != "none" and pc == 0
     ):
         raise HistoryError(
-            f"pass direction {obs.pass_direction!r} does not occur under these rules "
+            f"pass direction {shown(obs.pass_direction)} does not occur under these rules "
             f"(possible: {', '.join(dict.fromkeys(pass_direction_cycle(rules)))})"
         )
     offset = pass_offset(obs.pass_direction, n)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from hearts_sim.core.cards import card_str, parse_card
+from hearts_sim.core.checks import shown
 from hearts_sim.game.observation import Observation
 
 FIELDS = (
@@ -73,7 +74,7 @@ def request_for(observation: Observation, request_id: Any = None, seed: int | No
 def move_from_answer(answer: Any, passing: bool) -> list[int] | int:
     """The cards (passing) or the card (playing) of an answer object; raises ``AnswerError``."""
     if not isinstance(answer, dict):
-        raise AnswerError(f"an answer must be a JSON object, not {answer!r}")
+        raise AnswerError(f"an answer must be a JSON object, not {shown(answer)}")
     if "error" in answer:
         raise AnswerError(f"answered with an error: {answer['error']}")
     key = "pass" if passing else "play"
@@ -82,7 +83,7 @@ def move_from_answer(answer: Any, passing: bool) -> list[int] | int:
     try:
         if passing:
             if not isinstance(answer[key], list):
-                raise AnswerError(f"'pass' must be a list of cards, not {answer[key]!r}")
+                raise AnswerError(f"'pass' must be a list of cards, not {shown(answer[key])}")
             return [parse_card(card) for card in answer[key]]
         return parse_card(answer[key])
     except ValueError as error:

@@ -25,6 +25,7 @@ import numpy as np
 
 from agents.external import EngineOptions, ExternalAgentError, ExternalSpec, PositionFailed, decider
 from hearts_sim.core.cards import N_CARDS, CardSet, card_str, cards_of, parse_card
+from hearts_sim.core.checks import shown
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.observe import OBSERVED
 from hearts_sim.engine.state import PHASE_PASS, new_states
@@ -182,12 +183,12 @@ def _checked(
             cards = [parse_card(c) for c in answer]
         except (TypeError, ValueError):
             raise ExternalAgentError(
-                f"agent {spec} passed {answer!r}, not a list of cards ({where()})"
+                f"agent {spec} passed {shown(answer)}, not a list of cards ({where()})"
             ) from None
         mask = sum(1 << c for c in set(cards))
         if len(cards) != rules.pass_count or mask.bit_count() != rules.pass_count:
             raise ExternalAgentError(
-                f"agent {spec} passed {answer!r}: pass {rules.pass_count} different cards ({where()})"
+                f"agent {spec} passed {shown(answer)}: pass {rules.pass_count} different cards ({where()})"
             )
         if mask & ~observation.hand.mask:
             stray = card_str(cards_of(mask & ~observation.hand.mask)[0])
@@ -196,7 +197,7 @@ def _checked(
     try:
         card = parse_card(answer)
     except (TypeError, ValueError):
-        raise ExternalAgentError(f"agent {spec} played {answer!r}, not a card ({where()})") from None
+        raise ExternalAgentError(f"agent {spec} played {shown(answer)}, not a card ({where()})") from None
     legal = observation.legal_moves()
     if not legal.mask >> card & 1:
         raise ExternalAgentError(

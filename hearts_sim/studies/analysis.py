@@ -439,7 +439,7 @@ def moon_counts(
     elif per == "player":
         moon = long["shot_moon"].to_numpy()
     else:
-        raise AnalysisError(f"per={per!r}: choose 'player' (one trial per seat and hand) or 'hand'")
+        raise AnalysisError(f"per={shown(per)}: choose 'player' (one trial per seat and hand) or 'hand'")
     return _group_sums(long, keys, {"hands": np.ones(len(long)), "moons": moon})
 
 

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from agents.external import EngineOptions
-from hearts_sim.core.checks import is_integer
+from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.studies.tournament import (
     PlayedChunks,
     TournamentConfig,
@@ -98,7 +98,7 @@ def parse_address(address: str) -> tuple[str, int | None]:
     match = SCHEDULER.fullmatch(text)
     if not match or not 0 < int(match.group(3)) < 65536:
         raise ClusterError(
-            f"--cluster {address!r} is not an address: give a scheduler as tcp://HOST:PORT "
+            f"--cluster {shown(address)} is not an address: give a scheduler as tcp://HOST:PORT "
             "(e.g. tcp://10.0.0.1:8786), or local:N"
         )
     return text if match.group(1) else f"tcp://{text}", None
@@ -192,7 +192,7 @@ class DaskRunner:
             parse_address(cluster)  # a bad address is reported before a missing Dask
         distributed = _distributed()
         if not is_integer(threads) or threads < 1:
-            raise ClusterError(f"threads={threads!r}: threads per task must be a positive number")
+            raise ClusterError(f"threads={shown(threads)}: threads per task must be a positive number")
         if max_in_flight is not None and max_in_flight < 1:
             raise ClusterError(f"max_in_flight={max_in_flight}: must be positive")
         self.threads = int(threads)

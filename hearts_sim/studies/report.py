@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hearts_sim.core.checks import is_integer
+from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS
 from hearts_sim.selfplay.records import MANIFEST, RECORDS_DIR
 from hearts_sim.studies.analysis import (
@@ -344,5 +344,5 @@ def write_report(
 def _check_min_points(min_points: Any, most: int, limit: str) -> None:
     if not is_integer(min_points) or not 1 <= min_points <= most:
         raise ReportError(
-            f"--min-points {min_points!r} is not valid: {limit} {most} points; choose 1 .. {most}"
+            f"--min-points {shown(min_points)} is not valid: {limit} {most} points; choose 1 .. {most}"
         )

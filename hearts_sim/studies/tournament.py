@@ -133,11 +133,11 @@ class TournamentConfig:
             raise SimulationError(f"games={shown(self.games)} is not valid: choose True or False")
         if not is_integer(self.chunk_deals) or self.chunk_deals < 0:
             raise SimulationError(
-                f"chunk_deals={self.chunk_deals!r} is not valid: a whole number, 0 for automatic"
+                f"chunk_deals={shown(self.chunk_deals)} is not valid: a whole number, 0 for automatic"
             )
         if self.sprt is not None:
             if not isinstance(self.sprt, Sprt):
-                raise SimulationError(f"sprt={self.sprt!r} is not valid: a Sprt or None")
+                raise SimulationError(f"sprt={shown(self.sprt)} is not valid: a Sprt or None")
             if len(self.agents) != 2 or self.games:
                 raise SimulationError(
                     "a sequential test (--sprt) stops a match of two agents over hands, "

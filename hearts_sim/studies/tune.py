@@ -203,7 +203,7 @@ def tune(
     if weaker_by is not None and not (math.isfinite(weaker_by) and weaker_by > 0):
         raise TuneError(f"--weaker-by {weaker_by:g} must be positive (points per hand behind the reference)")
     if not is_integer(candidates) or candidates < 2:
-        raise TuneError(f"--candidates {candidates!r}: tuning compares at least 2 candidates")
+        raise TuneError(f"--candidates {shown(candidates)}: tuning compares at least 2 candidates")
     rules = rules or Rules()
     reference = reference or agent
     parse_agent(reference)
@@ -258,7 +258,7 @@ def tune(
 def write_level(path: Path, result: TuneResult, description: str, max_ms: float, command: str) -> None:
     """Save a tuned spec as a level file (agents/levels/<name>.toml), with its provenance."""
     if not is_real(max_ms) or not 0 < max_ms <= MAX_MS:
-        raise TuneError(f"--max-ms {max_ms!r}: a level's budget is a number of ms in (0, {MAX_MS:g}]")
+        raise TuneError(f"--max-ms {shown(max_ms)}: a level's budget is a number of ms in (0, {MAX_MS:g}]")
     try:
         check_level_name(path.stem)
     except LevelError as error:
