@@ -313,3 +313,21 @@ def test_tune_prints_its_result_before_writing_and_keeps_it_when_the_write_fails
     monkeypatch.undo()
     assert main(arguments) == 0
     assert read_level(tmp_path / "tuned.toml").agent in capsys.readouterr().out
+
+
+def test_quit_leaves_the_terminal_game_with_the_totals_so_far() -> None:
+    from hearts_sim.apps.terminal import play_in_terminal
+
+    player = ScriptedPlayer()
+    player.mistakes = ["zz", "QUIT"]  # a malformed card is asked again; quit (any case) leaves
+    game = play_in_terminal(Rules.preset("quick"), "easy", seed=4, ask=player.ask, say=player.say)
+    assert not game.over and game.hands_played == 0 and game.totals == [0, 0, 0, 0]
+    assert player.lines[-1] == "\nYou left after 0 hands; totals: [0, 0, 0, 0]"
+    assert "malformed card 'zz'" in "\n".join(player.lines)
+    left = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", "play", "--level", "easy"],
+        input="quit\n",
+        capture_output=True,
+        text=True,
+    )
+    assert left.returncode == 0 and "You left after 0 hands" in left.stdout and not left.stderr

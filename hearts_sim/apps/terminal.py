@@ -3,30 +3,45 @@
 The person sits in seat 0 (``--seat`` to change). Each turn shows the hand sorted by suit,
 the trick so far, the scores, the pass direction and the legal cards; cards are typed
 like ``qs``, ``10h`` or ``♠Q`` (three of them, space-separated, to pass). An illegal or
-malformed card is refused with the reason and asked again. ``--seed`` replays a game.
+malformed card is refused with the reason and asked again; ``quit`` leaves the game with the
+totals so far. ``--seed`` replays a game.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from hearts_sim.core.cards import CardSet, card_str, parse_card
 from hearts_sim.core.rules import Rules, pass_offset
 from hearts_sim.game.hand_state import Game, HandState, IllegalMoveError
 
+if TYPE_CHECKING:
+    from agents.api import Agent
+
 Ask = Callable[[str], str]
 Say = Callable[[str], None]
+
+
+QUIT = ("quit", "exit", "q")  # what leaves the game at any prompt (no card is written so)
 
 
 class InputEnded(Exception):
     """The person's input ended before the game did."""
 
 
+class _Left(Exception):
+    """The person typed ``quit``."""
+
+
 def _ask(ask: Ask, prompt: str) -> str:
     try:
-        return ask(prompt).strip()
+        text = ask(prompt).strip()
     except EOFError:
         raise InputEnded("input ended before the game was over") from None
+    if text.lower() in QUIT:
+        raise _Left
+    return text
 
 
 def _show_table(say: Say, state: HandState, game: Game, seat: int, names: list[str]) -> None:
@@ -53,7 +68,23 @@ def play_in_terminal(
     n = rules.n_players
     names = [("you" if s == seat else f"cpu{s}") for s in range(n)]
     game = Game(rules, seed=seed)
-    say(f"Hearts ({rules.describe()}) against {opponent}, seed {seed}. You are seat {seat}.")
+    say(f"Hearts ({rules.describe()}) against {opponent}, seed {seed}. You are seat {seat}; quit leaves.")
+    try:
+        _play_game(game, cpu, rules, seat, names, ask, say)
+    except _Left:
+        say(f"\nYou left after {game.hands_played} hands; totals: {game.totals}")
+        return game
+    winners = game.winners
+    if winners == [seat]:
+        say("\nYou win!")
+    else:
+        say(f"\nWinner: {', '.join(names[w] for w in winners)}")
+    return game
+
+
+def _play_game(game: Game, cpu: Agent, rules: Rules, seat: int, names: list[str], ask: Ask, say: Say) -> None:
+    """The hands of ``game`` until it is over, the person in ``seat`` and ``cpu`` elsewhere."""
+    n = rules.n_players
     while not game.over:
         state = game.next_hand()
         say(f"\n=== hand {game.hands_played + 1}: pass {state.pass_direction} ===")
@@ -92,9 +123,3 @@ def play_in_terminal(
         game.finish_hand(state)
         moon = f" ({names[state.moon_shooter]} shot the moon!)" if state.moon_shooter >= 0 else ""
         say(f"  hand scores: {[int(x) for x in state.scores()]}{moon}; totals: {game.totals}")
-    winners = game.winners
-    if winners == [seat]:
-        say("\nYou win!")
-    else:
-        say(f"\nWinner: {', '.join(names[w] for w in winners)}")
-    return game
