@@ -10,6 +10,7 @@ from pyarrow import parquet
 
 from hearts_sim import simulate
 from hearts_sim.core.cards import FULL_DECK, SUIT_MASKS, CardSet
+from hearts_sim.core.rules import RulesError
 from hearts_sim.studies.analysis import (
     MAX_BATCH,
     AnalysisError,
@@ -215,7 +216,6 @@ def test_game_records_and_missing_directories_are_refused(tmp_path) -> None:
         (lambda: hand_features([-1]), "not negative ones"),
         (lambda: popcount([1.5]), "not float64 values"),
         (lambda: popcount(2**64), "not object values"),
-        (lambda: source_offset("left", 0), "n_players must be a whole number 3 to 5, not 0"),
         (lambda: RecordSummary.from_frame(_hands()).moon_rates("failed"), "unknown moon table 'failed'"),
         (lambda: RecordSummary().moon_rates(), "no records added yet"),
         (lambda: moon_rates(_hands(), scale=-1000), "scale must be a number > 0, not -1000"),
@@ -231,6 +231,23 @@ def test_odd_input_is_refused_in_one_line(call, message: str) -> None:
     with pytest.raises(AnalysisError, match=message) as refused:
         call()
     assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("direction", "n_players", "message"),
+    [
+        ("left", 0, "n_players=0 is not supported: choose 3, 4 or 5"),
+        ("across", 6, "n_players=6 is not supported"),
+        ("right", 4.5, "n_players=4.5 is not valid: it must be an integer"),
+        ("up", 4, "unknown pass direction 'up'"),
+    ],
+)
+def test_source_offset_refuses_what_the_rules_refuse(direction, n_players, message: str) -> None:
+    """A table size or a direction the rules do not play is the rules' own one-line error (the
+    check ``pass_offset`` makes everywhere), not a division by zero, and not 0 for an
+    across pass at a table of six."""
+    with pytest.raises(RulesError, match=message):
+        source_offset(direction, n_players)
 
 
 def test_a_single_stage_name_is_one_stage() -> None:

@@ -85,3 +85,12 @@ def test_a_refused_value_is_shown_on_one_line() -> None:
             with pytest.raises(ValueError) as refused:
                 refuse(value)
             assert "\n" not in str(refused.value) and shown(value) in str(refused.value)
+
+
+def test_pass_offset_refuses_a_table_the_rules_do_not_play() -> None:
+    """A table size is checked where the offset is computed (the Rules' own message), so no caller
+    gets a division by zero or an offset modulo a table of one."""
+    assert [pass_offset(d, 5) for d in ("left", "right", "none")] == [1, 4, 0]
+    for n_players, message in ((0, "n_players=0 is not supported"), (1.5, "n_players=1.5 is not valid")):
+        with pytest.raises(RulesError, match=message):
+            pass_offset("left", n_players)

@@ -196,7 +196,8 @@ class Rules:
         return ", ".join(changed) or "standard"
 
 
-SWITCHES: dict[str, Switch] = {f.name: f.metadata["switch"] for f in dataclasses.fields(Rules)}
+_FIELDS = {f.name: f for f in dataclasses.fields(Rules)}
+SWITCHES: dict[str, Switch] = {name: f.metadata["switch"] for name, f in _FIELDS.items()}
 KernelRules = namedtuple("KernelRules", list(SWITCHES))  # type: ignore[misc]  # Rules.to_tuple()
 # What kernels receive: a ``KernelRules`` (its fields are generated, so type checkers see ``Any``).
 RulesTuple: TypeAlias = Any
@@ -310,8 +311,14 @@ def pass_direction_cycle(rules: Rules) -> tuple[str, ...]:
     return tuple(PASS_DIRECTIONS[cycle_direction(cycle, n, step)] for step in range(cycle_period(cycle, n)))
 
 
+def check_n_players(n_players: Any) -> None:
+    """A ``RulesError`` unless ``n_players`` is a table size these rules are played at."""
+    _check_switch(_FIELDS["n_players"], n_players)
+
+
 def pass_offset(direction: str, n_players: int) -> int:
     """The receiver offset of a direction name (``left`` 1, ``right`` n-1, ``across`` 2, ``none`` 0)."""
+    check_n_players(n_players)
     if not isinstance(direction, str) or direction not in PASS_DIRECTIONS:
         raise RulesError(f"unknown pass direction {shown(direction)}: choose {', '.join(PASS_DIRECTIONS)}")
     if direction == "across" and n_players != 4:

@@ -51,7 +51,7 @@ from hearts_sim.core.cards import (
 )
 from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.errors import InputError
-from hearts_sim.core.rules import MAX_PLAYERS, MIN_PLAYERS, PASS_DIRECTIONS, Rules, pass_offset
+from hearts_sim.core.rules import PASS_DIRECTIONS, Rules, check_n_players, pass_offset
 from hearts_sim.selfplay.records import HAND_SEAT_COLUMNS, MANIFEST, RECORDS_DIR, RecordsError, verified_parts
 from hearts_sim.studies.replay import Replay as Replay
 from hearts_sim.studies.replay import ReplayError as ReplayError
@@ -251,10 +251,7 @@ def source_offset(direction: str, n_players: int) -> int:
     >>> [source_offset(d, 4) for d in ("left", "right", "across", "none")]
     [3, 1, 2, 0]
     """
-    if not is_integer(n_players) or not MIN_PLAYERS <= n_players <= MAX_PLAYERS:
-        raise AnalysisError(
-            f"n_players must be a whole number {MIN_PLAYERS} to {MAX_PLAYERS}, not {shown(n_players)}"
-        )
+    check_n_players(n_players)
     if direction == "across" and n_players != 4:
         return 0
     return -pass_offset(direction, n_players) % n_players  # passes go to seat + offset
