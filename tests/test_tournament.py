@@ -5,17 +5,23 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+import types
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from hearts_sim.core.rules import Rules
+from hearts_sim.selfplay.simulate import progress_shown
+from hearts_sim.studies import tournament
 from hearts_sim.studies.stats import SPRT_MIN_DEALS, Sprt, Tally, format_summary, match_json
 from hearts_sim.studies.tournament import (
     Interrupted,
@@ -510,3 +516,50 @@ def test_compile_seconds_reads_numba_s_cache(tmp_path: Path) -> None:
     )
     cheap, mc, mc_and_ismcts = map(float, cold.stdout.split())
     assert 0 < cheap < mc < mc_and_ismcts  # each search kind at the table adds its own figure
+
+
+def test_a_run_logged_to_a_file_reports_its_progress_in_lines(monkeypatch, tmp_path: Path) -> None:
+    """Where stderr is not a terminal (a long match under nohup writes to a log), the progress bar
+    would print nothing readable: the run reports lines instead (deals played, time so far and
+    left, the sequential test's LLR), a resumed run counting from where it stands; none when
+    progress is switched off, and a terminal keeps its bar."""
+    monkeypatch.setattr(tournament, "PROGRESS_LINE_SECONDS", 0.0)  # a line after every chunk
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)  # not in a notebook either
+    config = TournamentConfig(("lowest", "random"), deals=50, seed=3, chunk_deals=10)
+    said: list[str] = []
+    with pytest.raises(Interrupted):
+        run_tournament(config, tmp_path / "run", report=said.append, stop_after_chunks=2)
+    line = r"hearts-sim: 10 of 50 deals \(20%\), \d\d:\d\d so far, about \d\d:\d\d left"
+    assert re.fullmatch(line, said[0]) and said[1].startswith("hearts-sim: 20 of 50 deals (40%), ")
+    assert len(said) == 2  # none for the last chunk: the result follows
+    said.clear()
+    resume_tournament(tmp_path / "run", report=said.append)
+    assert [s.split(",")[0] for s in said] == [
+        "hearts-sim: 30 of 50 deals (60%)",
+        "hearts-sim: 40 of 50 deals (80%)",
+    ]
+    said.clear()
+    with pytest.raises(Interrupted):  # the test cannot stop before SPRT_MIN_DEALS
+        run_tournament(replace(config, sprt=Sprt(0.3)), report=said.append, stop_after_chunks=1)
+    assert re.fullmatch(line + r", LLR [+-]\d+\.\d\d", said[0]), said
+    games = TournamentConfig(
+        ("lowest", "random"), rules=Rules.preset("quick"), deals=4, chunk_deals=2, games=True
+    )
+    run_tournament(games, report=said.append)
+    assert said[-1].startswith("hearts-sim: 2 of 4 games (50%), ")
+    said.clear()
+    run_tournament(config, report=said.append, progress=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    run_tournament(config, report=said.append)
+    assert said == []
+
+
+def test_a_notebook_gets_the_progress_bar(monkeypatch) -> None:
+    """A Jupyter kernel's stderr is no terminal, yet someone watches it: the bar is drawn there
+    (``tqdm.auto``: a widget), and ``progress=False`` still switches it off."""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    assert not progress_shown(None)
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    assert progress_shown(None) and not progress_shown(False)

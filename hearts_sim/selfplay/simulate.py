@@ -220,6 +220,15 @@ def _seatings(rules: Rules, seats: Any) -> list[list[Any]]:
     return [list(seats)]
 
 
+def progress_shown(progress: bool | None) -> bool:
+    """Whether a long run draws a progress bar: ``progress`` where given, else where someone
+    watches one: a terminal, or a Jupyter kernel (its stderr is no terminal; ``tqdm.auto`` draws
+    a widget there, or a text bar without ipywidgets)."""
+    if progress is not None:
+        return bool(progress)
+    return sys.stderr.isatty() or "ipykernel" in sys.modules
+
+
 def _run_chunked(
     run: Callable[[int, int, np.ndarray], np.ndarray],
     total: int,
@@ -230,7 +239,7 @@ def _run_chunked(
 ) -> np.ndarray:
     """``run(start, count, out)`` chunk by chunk into one array of ``total`` records (no copy
     at the end), with a progress bar on long runs."""
-    show = sys.stderr.isatty() and total >= 4 * chunk if progress is None else progress
+    show = progress if progress is not None else total >= 4 * chunk and progress_shown(None)
     records = np.empty(total, dtype=dtype)
     with tqdm(total=total, unit=unit, disable=not show, smoothing=0.1) as bar:
         for start, count in chunks(total, chunk):

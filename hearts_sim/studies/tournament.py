@@ -24,8 +24,8 @@ import math
 import os
 import shlex
 import signal
-import sys
 import threading
+import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass, field, replace
@@ -59,6 +59,7 @@ from hearts_sim.selfplay.simulate import (
     SimulationError,
     Table,
     compile_seconds,
+    progress_shown,
     run_games,
     run_hands,
     set_threads,
@@ -67,6 +68,7 @@ from hearts_sim.studies.stats import Sprt, Tally, new_tally, summarize, tally_ga
 
 FAST_CHUNK_HANDS = 1 << 16
 SLOW_CHUNK_HANDS = 64  # a search agent plays: small chunks, frequent progress
+PROGRESS_LINE_SECONDS = 60.0  # stderr not a terminal: a progress line at most this often
 EXTERNAL_CHUNK_HANDS = 1 << 12  # a Python agent or an engine plays: blocks big enough to batch
 
 
@@ -383,9 +385,15 @@ def run_tournament(
     seating_agents = np.array(config.seatings(), dtype=np.int64)
     n_seatings = len(seating_agents)
     unit = "game" if config.games else "hand"
-    show = sys.stderr.isatty() if progress is None else progress
+    show = progress_shown(progress)
     total_jobs = config.deals * n_seatings
     done_jobs = min(first_chunk * config.chunk_deals, config.deals) * n_seatings
+    lines = ProgressLines(
+        report if progress is None and not show else None,
+        config.deals,
+        done_jobs // n_seatings,
+        "game" if config.games else "deal",
+    )
     last_chunk = config.n_chunks
     if stop_after_chunks is not None:
         last_chunk = min(last_chunk, first_chunk + stop_after_chunks)
@@ -418,8 +426,11 @@ def run_tournament(
                     with interrupts_deferred():
                         _commit(out_path, manifest, chunk, data, len(records), tally, config.n_chunks)
                 bar.update(len(records))
+                llr = ""
                 if config.sprt is not None:
-                    bar.set_postfix_str(f"LLR {config.sprt.llr(tally):+.2f}", refresh=False)
+                    llr = f"LLR {config.sprt.llr(tally):+.2f}"
+                    bar.set_postfix_str(llr, refresh=False)
+                lines.update(tally.deals, llr)
                 if on_chunk is not None:
                     on_chunk(chunk)
                 if decided:
@@ -451,6 +462,37 @@ def run_tournament(
         manifest["summary"] = summary
         _save_manifest(out_path, manifest, config.n_chunks, config.n_chunks)
     return TournamentResult(config, summary, out_path)
+
+
+class ProgressLines:
+    """The progress bar's news as a line through ``report`` at most once every
+    ``PROGRESS_LINE_SECONDS``, for a run whose stderr is a log file (a long match under
+    ``nohup`` or a batch system), where a bar would print nothing readable; no lines without a
+    ``report``. The time left is at the pace of this process's deals (``done``: the deals a
+    resumed run had played before)."""
+
+    def __init__(self, report: Callable[[str], None] | None, total: int, done: int, unit: str) -> None:
+        self.report = report
+        self.total = total
+        self.done = done
+        self.unit = unit
+        self.start = self.last = time.monotonic()
+
+    def update(self, deals: int, extra: str = "") -> None:
+        """``deals`` played so far; ``extra``: more news (the sequential test's LLR)."""
+        now = time.monotonic()
+        if self.report is None or deals >= self.total or now - self.last < PROGRESS_LINE_SECONDS:
+            return
+        self.last = now
+        elapsed = now - self.start
+        news = [f"{deals:,} of {self.total:,} {self.unit}s ({deals / self.total:.0%})"]
+        news.append(f"{tqdm.format_interval(elapsed)} so far")
+        if deals > self.done:
+            left = elapsed / (deals - self.done) * (self.total - deals)
+            news.append(f"about {tqdm.format_interval(left)} left")
+        if extra:
+            news.append(extra)
+        self.report("hearts-sim: " + ", ".join(news))
 
 
 def _columns(config: TournamentConfig, table: Table, records: np.ndarray) -> dict[str, Any]:
