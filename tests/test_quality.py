@@ -42,3 +42,44 @@ def test_numba_flags_live_in_one_place() -> None:
                 if pattern.search(line):
                     stray.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not stray, "numba decorators with their own flags:\n" + "\n".join(stray)
+
+
+# ---------------------------------------------------------------------------- the documents' links
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _headings(path: Path) -> list[str]:
+    """The slugs of ``path``'s headings in order (lines in fenced code are not headings)."""
+    slugs, fenced = [], False
+    for line in path.read_text().splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and (match := re.match(r"#{1,6} (.+)", line)):
+            slugs.append(_slug(match.group(1)))
+    return slugs
+
+
+def test_no_document_repeats_a_heading() -> None:
+    """A heading stands once in its document, so that its anchor is unambiguous (GitHub sends a
+    link to the first of two) and a section pasted in twice is caught."""
+    for path in DOCUMENTS:
+        slugs = _headings(path)
+        repeated = sorted({s for s in slugs if slugs.count(s) > 1})
+        assert not repeated, f"{path.name}: headings stand twice: {repeated}"
+
+
+def test_every_link_to_a_section_finds_it() -> None:
+    """Each ``[...](#anchor)`` and ``[...](file.md#anchor)`` between the documents names a heading
+    of its target, so a renamed section cannot leave a dead link behind."""
+    dead = []
+    for path in DOCUMENTS:
+        for target, anchor in re.findall(r"\]\(([^)#\s]*)#([^)\s]+)\)", path.read_text()):
+            linked = (path.parent / target).resolve() if target else path
+            if linked.suffix == ".md" and anchor not in _headings(linked):
+                dead.append(f"{path.name} -> {target}#{anchor}")
+    assert not dead, dead
