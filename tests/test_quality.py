@@ -1,8 +1,10 @@
-"""Repository hygiene run by the suite: lint, types, and numba flags set in one place only."""
+"""Repository hygiene run by the suite: lint, types, numba flags set in one place only, and the
+documents' headings, section links and quoted commands."""
 
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -83,3 +85,44 @@ def test_every_link_to_a_section_finds_it() -> None:
             if linked.suffix == ".md" and anchor not in _headings(linked):
                 dead.append(f"{path.name} -> {target}#{anchor}")
     assert not dead, dead
+
+
+def _quoted_commands(path: Path) -> list[str]:
+    """The ``hearts-sim`` command lines ``path`` quotes, inline or in a shell block; none with a
+    placeholder (``--seed S``, ``DIR``, ``...``) or a shell pipe, and none that only names a
+    command."""
+    text = path.read_text()
+    lines = re.findall(r"`(hearts-sim [^`]+)`", text)
+    for block in re.findall(r"```(?:bash|sh|console)?\n(.*?)```", text, re.S):
+        lines += [line.split("  #")[0].strip() for line in block.splitlines()]
+    placeholder = re.compile(r"\.\.\.|<|>|\||&&|=[A-Z]\b|(^|\s)[A-Z]{1,5}(\s|$)")
+    return [
+        line
+        for line in lines
+        if line.startswith("hearts-sim ") and len(line.split()) > 2 and not placeholder.search(line)
+    ]
+
+
+def test_every_command_the_documents_quote_parses() -> None:
+    """Each ``hearts-sim`` command the README and docs/ quote is accepted by today's parser
+    (its subcommand, options and their values) and, in the README, its agent specs by the
+    registry, so a renamed option or parameter cannot leave a recipe behind that fails when
+    pasted (docs/ also records builds that were reverted, with their parameters)."""
+    from agents.registry import parse_agent
+    from hearts_sim.apps.cli import build_parser
+    from hearts_sim.apps.options import UsageError
+
+    quoted = [(path.name, line) for path in DOCUMENTS for line in _quoted_commands(path)]
+    refused = []
+    for name, line in quoted:
+        try:
+            args = build_parser().parse_args(shlex.split(line)[1:])
+            specs = (getattr(args, "agents", None) or []) if name == "README.md" else []
+            for spec in specs:
+                parse_agent(spec)
+        except SystemExit as stop:  # --help
+            if stop.code:
+                refused.append(f"{name}: {line}")
+        except (UsageError, ValueError) as error:
+            refused.append(f"{name}: {line}: {error}")
+    assert len(quoted) > 30 and not refused, refused
