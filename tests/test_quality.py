@@ -3,6 +3,7 @@ documents' headings, section links and quoted commands."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -126,3 +127,31 @@ def test_every_command_the_documents_quote_parses() -> None:
         except (UsageError, ValueError) as error:
             refused.append(f"{name}: {line}: {error}")
     assert len(quoted) > 30 and not refused, refused
+
+
+# ---------------------------------------------------------------------------- the README's examples
+def _readme_examples() -> list[str]:
+    """The README's Python blocks that run as they stand: not its doctests (``>>>``, run by
+    ``--doctest-glob``), not the one that needs a Dask scheduler at an address."""
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    return [b for b in blocks if not b.lstrip().startswith(">>>") and "tcp://" not in b]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(_readme_examples())))
+def test_a_readme_example_runs_as_pasted(index: int, tmp_path: Path) -> None:
+    """Each example block of the README runs in a fresh interpreter from a scratch folder (the
+    repository importable, as after ``pip install -e .``), so an example cannot drift from the
+    API it shows or lean on a file it does not make."""
+    example = tmp_path / "example.py"
+    example.write_text(_readme_examples()[index])
+    result = subprocess.run(
+        [sys.executable, str(example)],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
