@@ -245,7 +245,7 @@ def summary_markdown(summary: RecordSummary, source: str, figures: Sequence[str]
             [
                 agent,
                 f"{int(m['hands']):,}",
-                int(m["moons"]),
+                f"{int(m['moons']):,}",
                 per_thousand(m["rate"], m["low"], m["high"]),
                 per_thousand(f["failed_rate"], f["failed_low"], f["failed_high"]),
                 "-" if np.isnan(f["success"]) else f"{f['success']:.2f}",
