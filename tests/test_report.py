@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from hearts_sim.apps.cli import main
 from hearts_sim.studies.analysis import RecordSummary, load_records, moon_rates
-from hearts_sim.studies.report import REPORT_DIR, SUMMARY_FILE
+from hearts_sim.studies.report import REPORT_DIR, SUMMARY_FILE, new_axes, plot_failed_cost, plot_rate_curves
 from hearts_sim.studies.tournament import make_config, run_tournament
 
 FIGURES = {
@@ -126,3 +128,31 @@ def test_report_refuses_game_records(tmp_path: Path, capsys: pytest.CaptureFixtu
     run_tournament(make_config(["random", "lowest"], rules="quick", deals=2, games=True), out, progress=False)
     assert main(["report", str(out)]) == 2
     assert "game records" in capsys.readouterr().err
+
+
+def test_a_log_rate_axis_reads_in_plain_numbers() -> None:
+    """Moon rates span a decade or two: the log axis is labelled 3, 5, 10, 20, 50 (minor ticks at
+    2, 3 and 5 times a power of ten only), not matplotlib's 4 x 10^1."""
+    index = pd.MultiIndex.from_product([["rule", "random"], range(6)], names=["agent", "hearts"])
+    rate = np.array([14.0, 6.5, 3.6, 2.7, 3.7, 5.1, 45.0, 33.0, 18.0, 13.0, 12.5, 12.3])
+    table = pd.DataFrame({"rate": rate, "low": rate * 0.9, "high": rate * 1.1, "hands": 10**5}, index=index)
+    ax = plot_rate_curves(table, new_axes(), title="t", xlabel="hearts", ylabel="moons per 1,000 hands")
+    ax.figure.canvas.draw()
+    bottom, top = ax.get_ylim()
+    labels = [
+        (tick.get_position()[1], tick.get_text())
+        for tick in ax.get_yticklabels() + ax.get_yticklabels(minor=True)
+        if tick.get_text() and bottom <= tick.get_position()[1] <= top
+    ]
+    assert {text for _, text in labels} >= {"3", "5", "10", "20", "30"}
+    assert all(text == f"{value:g}" and text[0] in "1235" for value, text in labels), labels
+
+
+def test_the_failed_moon_legend_clears_the_bars() -> None:
+    """Headroom above the tallest bar keeps the legend (upper left) off the bars and their labels."""
+    table = pd.DataFrame(
+        {"mean_score": [10.4, 3.6], "failed_mean_score": [21.7, 21.3], "cost": [11.2, 17.6]},
+        index=pd.Index(["random", "rule"], name="agent"),
+    )
+    ax = plot_failed_cost(table, new_axes())
+    assert ax.get_ylim()[1] > 1.2 * 21.7

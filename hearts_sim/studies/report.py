@@ -106,7 +106,7 @@ def plot_rate_curves(
     """``rate`` against a numeric second index level (a hand feature), one line per value of the
     first level (an agent), with the Wilson interval as a band; points seen in fewer than
     ``min_hands`` hands are left out."""
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     table = table[table["hands"] >= min_hands]
     positive = table.loc[table["rate"] > 0, "rate"]
@@ -120,6 +120,8 @@ def plot_rate_curves(
         ax.fill_between(x, low, rows["high"].to_numpy(dtype=float), alpha=0.2, color=line[0].get_color())
     if log and len(positive):
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))  # 40, not 4 x 10^1
+        ax.yaxis.set_minor_formatter(FuncFormatter(_minor_log_label))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # features are counts
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -127,6 +129,14 @@ def plot_rate_curves(
     if len(table):
         ax.legend(title=str(table.index.names[0]), fontsize="small")
     return ax
+
+
+def _minor_log_label(value: float, _: int) -> str:
+    """A log axis's minor tick labelled in plain digits at 2, 3 and 5 times a power of ten only."""
+    if value <= 0:
+        return ""
+    leading = value / 10 ** np.floor(np.log10(value))
+    return f"{value:g}" if round(leading) in (2, 3, 5) else ""
 
 
 def plot_failed_cost(table: pd.DataFrame, ax: Any, *, title: str | None = None) -> Any:
@@ -142,7 +152,8 @@ def plot_failed_cost(table: pd.DataFrame, ax: Any, *, title: str | None = None) 
     ax.set_xlabel(str(table.index.names[0] or "group"))
     ax.set_ylabel("mean final score per hand (points)")
     ax.set_title(title or "What a failed moon attempt costs")
-    ax.legend(fontsize="small")
+    ax.margins(y=0.25)  # headroom: the legend and the labels above the bars stay clear of them
+    ax.legend(fontsize="small", loc="upper left")
     return ax
 
 
