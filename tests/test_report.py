@@ -11,7 +11,14 @@ import pytest
 
 from hearts_sim.apps.cli import main
 from hearts_sim.studies.analysis import RecordSummary, load_records, moon_rates
-from hearts_sim.studies.report import REPORT_DIR, SUMMARY_FILE, new_axes, plot_failed_cost, plot_rate_curves
+from hearts_sim.studies.report import (
+    REPORT_DIR,
+    SUMMARY_FILE,
+    new_axes,
+    plot_failed_cost,
+    plot_rate_curves,
+    plot_rates,
+)
 from hearts_sim.studies.tournament import make_config, run_tournament
 
 FIGURES = {
@@ -156,3 +163,13 @@ def test_the_failed_moon_legend_clears_the_bars() -> None:
     )
     ax = plot_failed_cost(table, new_axes())
     assert ax.get_ylim()[1] > 1.2 * 21.7
+
+
+def test_a_column_name_reads_as_words_on_a_figure() -> None:
+    """Legend titles and axis labels taken from the table read ``pass direction``, not ``pass_direction``."""
+    index = pd.MultiIndex.from_product(
+        [["rule", "random"], ["left", "none"]], names=["agent", "pass_direction"]
+    )
+    table = pd.DataFrame({"rate": [3.0, 8.0, 18.0, 9.0], "low": 1.0, "high": 20.0}, index=index)
+    ax = plot_rates(table, new_axes(), title="t", ylabel="moons per 1,000 hands")
+    assert ax.get_legend().get_title().get_text() == "pass direction" and ax.get_xlabel() == "agent"

@@ -49,6 +49,11 @@ def new_axes(width: float = 7.0, height: float = 4.0) -> Any:
     return figure.add_subplot()
 
 
+def _label(name: Any) -> str:
+    """A column name as an axis or legend title: ``pass_direction`` reads ``pass direction``."""
+    return str(name).replace("_", " ")
+
+
 def _ordered(values: Sequence[Any]) -> list[Any]:
     """Pass directions in their natural order, anything else as given."""
     values = list(dict.fromkeys(values))
@@ -86,8 +91,8 @@ def plot_rates(table: pd.DataFrame, ax: Any, *, title: str, ylabel: str, xlabel:
                 label=str(value),
             )
         ax.set_xticks(x, [str(o) for o in outer])
-        ax.legend(title=str(table.index.names[1]), fontsize="small")
-    ax.set_xlabel(xlabel or str(table.index.names[0]))
+        ax.legend(title=_label(table.index.names[1]), fontsize="small")
+    ax.set_xlabel(xlabel or _label(table.index.names[0]))
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     return ax
@@ -127,7 +132,7 @@ def plot_rate_curves(
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     if len(table):
-        ax.legend(title=str(table.index.names[0]), fontsize="small")
+        ax.legend(title=_label(table.index.names[0]), fontsize="small")
     return ax
 
 
@@ -149,7 +154,7 @@ def plot_failed_cost(table: pd.DataFrame, ax: Any, *, title: str | None = None) 
         if np.isfinite(cost):
             ax.annotate(f"+{cost:.1f}", (xi + 0.2, top), ha="center", va="bottom", fontsize="small")
     ax.set_xticks(x, labels)
-    ax.set_xlabel(str(table.index.names[0] or "group"))
+    ax.set_xlabel(_label(table.index.names[0] or "group"))
     ax.set_ylabel("mean final score per hand (points)")
     ax.set_title(title or "What a failed moon attempt costs")
     ax.margins(y=0.25)  # headroom: the legend and the labels above the bars stay clear of them
@@ -168,7 +173,7 @@ def plot_distribution(
     ax.set_xlabel(xlabel)
     ax.set_ylabel("share of hands")
     ax.set_title(title)
-    ax.legend(title=str(table.index.name or ""), fontsize="small")
+    ax.legend(title=_label(table.index.name or ""), fontsize="small")
     return ax
 
 
