@@ -563,3 +563,23 @@ def test_a_notebook_gets_the_progress_bar(monkeypatch) -> None:
     assert not progress_shown(None)
     monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
     assert progress_shown(None) and not progress_shown(False)
+
+
+def test_a_result_shows_its_table_in_print_and_in_a_notebook() -> None:
+    """``print(result)`` and a notebook cell show the table the command line prints, not the
+    dataclass's one long line; ``table()`` has the per-agent figures as a DataFrame."""
+    result = run_tournament(make_config(["lowest", "random"], deals=100, seed=2), progress=False)
+    assert str(result) == format_summary(result.summary) and "lowest - random: " in str(result)
+    assert result._repr_html_() == "<pre>" + str(result).replace("<", "&lt;").replace(">", "&gt;") + "</pre>"
+    table = result.table()
+    assert table.index.tolist() == ["lowest", "random"]
+    assert list(table.columns[:3]) == ["points_per_hand", "low", "high"]
+    for agent in result.summary["agents"]:
+        row = table.loc[agent["name"]]
+        assert [row["low"], row["high"]] == agent["ci95"] and row["hands"] == agent["hands"] == 2800
+        assert row["low"] < row["points_per_hand"] < row["high"]
+    games = run_tournament(
+        make_config(["lowest", "random"], rules="quick", deals=4, games=True), progress=False
+    )
+    columns = set(games.table().columns)
+    assert {"win_rate", "rating_mu", "rating_sigma"} <= columns and "qs_rate" not in columns

@@ -18,6 +18,7 @@ that is interrupted and resumed gives a byte-identical summary.
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import math
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+import pandas as pd
 import pyarrow
 from pyarrow import parquet
 from tqdm.auto import tqdm
@@ -64,7 +66,15 @@ from hearts_sim.selfplay.simulate import (
     run_hands,
     set_threads,
 )
-from hearts_sim.studies.stats import Sprt, Tally, new_tally, summarize, tally_games, tally_hands
+from hearts_sim.studies.stats import (
+    Sprt,
+    Tally,
+    format_summary,
+    new_tally,
+    summarize,
+    tally_games,
+    tally_hands,
+)
 
 FAST_CHUNK_HANDS = 1 << 16
 SLOW_CHUNK_HANDS = 64  # a search agent plays: small chunks, frequent progress
@@ -313,9 +323,37 @@ def manifest_problem(config: TournamentConfig, manifest: dict[str, Any]) -> str 
 
 @dataclass
 class TournamentResult:
+    """A finished run: its configuration, its ``summary`` (the JSON of ``--json``) and where its
+    records are. ``print(result)`` and a notebook show the table ``hearts-sim tournament`` prints;
+    ``table()`` has the per-agent figures as a DataFrame."""
+
     config: TournamentConfig
     summary: dict[str, Any]
     out: Path | None = None
+
+    def __str__(self) -> str:
+        return format_summary(self.summary)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's plain-text display
+        printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(str(self))}</pre>"
+
+    def table(self) -> pd.DataFrame:
+        """One row per agent (index: its name): points per hand with the 95% interval over deals
+        (``low``, ``high``), moons made and suffered per 1,000 hands, the queen's rate, tricks per
+        hand and hands played; with ``games``, the win rate, final score and rating too."""
+        rows = []
+        for agent in self.summary["agents"]:
+            row = {k: v for k, v in agent.items() if k not in ("ci95", "rating")}
+            row["low"], row["high"] = agent["ci95"]
+            if "rating" in agent:
+                row.update({f"rating_{k}": v for k, v in agent["rating"].items()})
+            rows.append(row)
+        order = ["name", "points_per_hand", "low", "high"]
+        frame = pd.DataFrame(rows).dropna(axis=1, how="all")  # games: no queen or trick figures
+        return frame[order + [c for c in frame.columns if c not in order]].set_index("name")
 
 
 def run_tournament(
