@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from hearts_sim.core.checks import is_real, shown
+from hearts_sim.core.checks import did_you_mean, is_real, shown
 from hearts_sim.core.errors import InputError
 
 MAX_PARAMS = 16  # width of the parameter row a kernel receives (selfplay.loops spells it out)
@@ -168,8 +168,11 @@ class PolicyKind:
         for p in self.parameters:
             if p.name == name:
                 return p
-        valid = ", ".join(p.name for p in self.parameters) or "none"
-        raise AgentError(f"agent {self.name!r} has no parameter {name!r} (valid: {valid})")
+        names = [p.name for p in self.parameters]
+        raise AgentError(
+            f"agent {self.name!r} has no parameter {name!r} (valid: {', '.join(names) or 'none'})"
+            + did_you_mean(name, names)
+        )
 
     def default_params(self) -> Params:
         """The kernel parameter row of this kind with every default."""

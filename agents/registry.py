@@ -25,7 +25,7 @@ from agents import baseline, ismcts, mc, net, pimc, rule
 from agents.external import ExternalSpec, is_external, parse_external, wrap_object
 from agents.kinds import EXTERNAL, MAX_PARAMS, AgentError, PolicyKind
 from agents.levels import Level, LevelError, level_name_problem, levels
-from hearts_sim.core.checks import shown
+from hearts_sim.core.checks import did_you_mean, shown
 from hearts_sim.core.rules import MAX_PLAYERS
 
 KINDS: tuple[PolicyKind, ...] = (
@@ -178,7 +178,10 @@ def parse_policy(text: str) -> Policy:
     name, arguments = match.group(1), match.group(2)
     kind = KIND_BY_NAME.get(name)
     if kind is None:
-        raise AgentError(f"unknown agent {name!r}: valid agents are {', '.join(agent_names())}")
+        names = agent_names()
+        raise AgentError(
+            f"unknown agent {name!r}: valid agents are {', '.join(names)}{did_you_mean(name, names)}"
+        )
     values: dict[str, float | int] = {}
     for assignment in _split_top_level(arguments) if arguments and arguments.strip() else []:
         key, sep, value = assignment.partition("=")

@@ -34,6 +34,8 @@ CASES: list[tuple[list[str], str]] = [
     # ---- the command itself
     ([], "required: COMMAND"),
     (["nosuch"], "invalid choice: 'nosuch'"),
+    (["tournment"], "invalid choice: 'tournment' (choose from 'bench', 'tournament', "),
+    (["tournment"], "'serve'); did you mean 'tournament'?"),
     (["--nosuch"], "required: COMMAND"),
     (["rules", "extra"], "unrecognized arguments: extra"),
     (["agents", "--nosuch"], "unrecognized arguments: --nosuch"),
@@ -166,6 +168,12 @@ CASES: list[tuple[list[str], str]] = [
     (["match", "lowest", "random", "--seed", "-1"], "--seed -1 is not valid"),
     (["match", "ismcts(c=nan)", "random", "--hands", "1"], "ismcts: parameter c='nan'"),
     (["match", "lowest", "nosuch"], "unknown agent 'nosuch'"),
+    # a typo is answered with the name it most likely meant, after the valid ones
+    (["match", "rule", "nrmal"], "unknown agent 'nrmal': valid agents are random, lowest, highest, rule"),
+    (["match", "rule", "nrmal"], "easy, hard, normal; did you mean 'normal'?"),
+    (["match", "rule", "ismcts(iteration=5)"], "; did you mean 'iterations'?"),
+    (["match", "rule", "random", "--rules", "standrd"], "; did you mean 'standard'?"),
+    (["match", "rule", "random", "--rule", "mooon=off"], "; did you mean 'moon'?"),
     (["match", "--resume", "{tmp}", "lowest", "random"], "drop AGENT"),
     (["match", "--config", "{config:three_agents}"], "exactly 2 agents, got 3"),
     (["match", "lowest", "random", "--sprt", "0"], "sprt gain=0.0 is not valid"),

@@ -41,6 +41,7 @@ from hearts_sim.apps.options import (
     read_config,
     threads_option,
 )
+from hearts_sim.core.checks import did_you_mean
 from hearts_sim.core.errors import InputError, StorageError
 from hearts_sim.core.rules import MAX_PLAYERS, MAX_POINTS, PRESETS, SWITCHES, Rules
 from hearts_sim.engine.rng import MAX_DEALS
@@ -74,6 +75,14 @@ DEFAULT_AGENTS = ("normal", "easy", "random")  # the CPU levels fast enough for 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(message)
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """argparse's check of a choice (a subcommand), with the one most likely meant."""
+        try:
+            super()._check_value(action, value)  # type: ignore[misc]
+        except argparse.ArgumentError as error:
+            hint = did_you_mean(value, [str(c) for c in action.choices or ()])
+            raise argparse.ArgumentError(action, f"{error.message}{hint}") from None
 
 
 def _say(quiet: bool) -> Callable[[str], None] | None:

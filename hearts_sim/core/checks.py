@@ -5,12 +5,14 @@ int)`` lets ``deals=True`` through as one deal. These two predicates say once th
 number, and that numpy's scalars are (a count from an array is a count); the range and the message
 stay with each check, which knows what it asks for. A frozen dataclass that accepts numpy's
 scalars stores them as Python's (``store_plain``), and a message shows what it refused on one line
-(``shown``).
+(``shown``), with the likeliest meant name where a name is misspelt (``did_you_mean``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+from collections.abc import Iterable
 from typing import Any, TypeGuard
 
 import numpy as np
@@ -47,3 +49,16 @@ def shown(value: object, width: int = 40) -> str:
     """
     text = " ".join(repr(value).split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def did_you_mean(name: object, choices: Iterable[str]) -> str:
+    """``"; did you mean 'normal'?"`` when ``name`` is a near miss of one of ``choices`` (a
+    typo, not another word), else ``""``: the end of a message that lists every valid choice.
+
+    >>> did_you_mean("nrmal", ["easy", "normal", "hard"]), did_you_mean("expert", ["easy", "hard"])
+    ("; did you mean 'normal'?", '')
+    """
+    if not isinstance(name, str):
+        return ""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.75)
+    return f"; did you mean {close[0]!r}?" if close else ""

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from hearts_sim._numba import njit
-from hearts_sim.core.checks import is_integer, shown, store_plain
+from hearts_sim.core.checks import did_you_mean, is_integer, shown, store_plain
 from hearts_sim.core.errors import InputError
 
 # --- enumerations: the string a user writes -> the integer a kernel compares ---
@@ -126,14 +126,16 @@ class Rules:
             base = PRESETS[name]
         except (KeyError, TypeError):
             choices = ", ".join(PRESETS)
-            raise RulesError(f"unknown rules preset {shown(name)}: choose one of {choices}") from None
+            raise RulesError(
+                f"unknown rules preset {shown(name)}: choose one of {choices}{did_you_mean(name, PRESETS)}"
+            ) from None
         return base.replace(**overrides)
 
     def replace(self, **overrides: Any) -> Rules:
         """A copy with some switches changed (validated again)."""
         unknown = sorted(set(overrides) - set(SWITCHES))
         if unknown:
-            raise RulesError(f"unknown rule switch {unknown[0]!r}: valid switches are {', '.join(SWITCHES)}")
+            raise _unknown_switch(unknown[0])
         return dataclasses.replace(self, **overrides)
 
     def with_strings(self, assignments: list[str]) -> Rules:
@@ -145,7 +147,7 @@ class Rules:
             if not sep:
                 raise RulesError(f"rule override {text!r} is not of the form key=value")
             if key not in SWITCHES:
-                raise RulesError(f"unknown rule switch {key!r}: valid switches are {', '.join(SWITCHES)}")
+                raise _unknown_switch(key)
             overrides[key] = _from_string(key, value.strip())
         return self.replace(**overrides)
 
@@ -201,6 +203,13 @@ SWITCHES: dict[str, Switch] = {name: f.metadata["switch"] for name, f in _FIELDS
 KernelRules = namedtuple("KernelRules", list(SWITCHES))  # type: ignore[misc]  # Rules.to_tuple()
 # What kernels receive: a ``KernelRules`` (its fields are generated, so type checkers see ``Any``).
 RulesTuple: TypeAlias = Any
+
+
+def _unknown_switch(name: str) -> RulesError:
+    valid = ", ".join(SWITCHES)
+    return RulesError(
+        f"unknown rule switch {name!r}: valid switches are {valid}{did_you_mean(name, SWITCHES)}"
+    )
 
 
 def _kernel_value(f: dataclasses.Field[Any], value: Any) -> int:
