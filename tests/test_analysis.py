@@ -217,6 +217,11 @@ def test_game_records_and_missing_directories_are_refused(tmp_path) -> None:
         (lambda: popcount([1.5]), "not float64 values"),
         (lambda: popcount(2**64), "not object values"),
         (lambda: RecordSummary.from_frame(_hands()).moon_rates("failed"), "unknown moon table 'failed'"),
+        (lambda: RecordSummary.from_frame(_hands()).moon_rates("moon"), "; did you mean 'moons'\\?"),
+        (
+            lambda: to_long(_hands(), features="helt"),
+            "choose from dealt, held, received; did you mean 'held'",
+        ),
         (lambda: RecordSummary().moon_rates(), "no records added yet"),
         (lambda: moon_rates(_hands(), scale=-1000), "scale must be a number > 0, not -1000"),
         (lambda: qs_capture_rates(_hands(), z=float("inf")), "z must be a number > 0, not inf"),

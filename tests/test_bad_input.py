@@ -174,6 +174,10 @@ CASES: list[tuple[list[str], str]] = [
     (["match", "rule", "ismcts(iteration=5)"], "; did you mean 'iterations'?"),
     (["match", "rule", "random", "--rules", "standrd"], "; did you mean 'standard'?"),
     (["match", "rule", "random", "--rule", "mooon=off"], "; did you mean 'moon'?"),
+    (
+        ["match", "rule", "random", "--rule", "moon=of"],
+        "choose one of others_plus, self_minus, off; did you mean 'off'?",
+    ),
     (["match", "--resume", "{tmp}", "lowest", "random"], "drop AGENT"),
     (["match", "--config", "{config:three_agents}"], "exactly 2 agents, got 3"),
     (["match", "lowest", "random", "--sprt", "0"], "sprt gain=0.0 is not valid"),

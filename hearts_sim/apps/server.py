@@ -41,7 +41,7 @@ from agents.api import Agent, load
 from agents.kinds import AgentError
 from hearts_sim.apps.options import COUNT, NUMBER, RULE, SEED, TEXT, Option, UsageError
 from hearts_sim.core.cards import card_str
-from hearts_sim.core.checks import is_integer, is_real, shown
+from hearts_sim.core.checks import did_you_mean, is_integer, is_real, shown
 from hearts_sim.core.rules import (
     Rules,
     RulesError,
@@ -100,7 +100,10 @@ class MoveServer:
         """The answer's move part (``pass`` or ``play``); raises on a bad request."""
         unknown = sorted(set(request) - set(FIELDS))
         if unknown:
-            raise RequestError(f"unknown field {unknown[0]!r} (known: {', '.join(FIELDS)})")
+            known = ", ".join(FIELDS)
+            raise RequestError(
+                f"unknown field {unknown[0]!r} (known: {known}){did_you_mean(unknown[0], FIELDS)}"
+            )
         rules = self._rules(request.get("rules"))
         for name in ("seat", "hand"):
             if request.get(name) is None:

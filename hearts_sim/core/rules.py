@@ -223,7 +223,9 @@ def _check_switch(f: dataclasses.Field[Any], value: Any) -> None:
     name = f.name
     if spec.choices:
         if not isinstance(value, str) or value not in spec.choices:
-            raise RulesError(f"{name}={shown(value)} is not valid: choose one of {', '.join(spec.choices)}")
+            choices = ", ".join(spec.choices)
+            hint = did_you_mean(value, spec.choices)
+            raise RulesError(f"{name}={shown(value)} is not valid: choose one of {choices}{hint}")
     elif isinstance(f.default, bool):
         if not isinstance(value, bool):
             raise RulesError(f"{name}={shown(value)} is not valid: choose true or false")

@@ -49,7 +49,7 @@ from hearts_sim.core.cards import (
     SUIT_MASKS,
     card_index,
 )
-from hearts_sim.core.checks import is_integer, is_real, shown
+from hearts_sim.core.checks import did_you_mean, is_integer, is_real, shown
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import PASS_DIRECTIONS, Rules, check_n_players, pass_offset
 from hearts_sim.selfplay.records import HAND_SEAT_COLUMNS, MANIFEST, RECORDS_DIR, RecordsError, verified_parts
@@ -332,7 +332,8 @@ def _stages(stages: str | Iterable[str], argument: str = "stages") -> tuple[str,
     names = _names(stages, argument, "a card stage")
     for stage in names:
         if stage not in STAGES:
-            raise AnalysisError(f"unknown card stage {shown(stage)}: choose from {', '.join(STAGES)}")
+            hint = did_you_mean(stage, STAGES)
+            raise AnalysisError(f"unknown card stage {shown(stage)}: choose from {', '.join(STAGES)}{hint}")
     return tuple(names)
 
 
@@ -838,7 +839,8 @@ class RecordSummary:
         """``moon_rates`` of one of the moon tables (``moons``, ``moons_by_direction``, ...)."""
         tables = [name for name in self.counters() if name.startswith("moons")]
         if table not in tables:
-            raise AnalysisError(f"unknown moon table {shown(table)}: choose from {', '.join(tables)}")
+            hint = did_you_mean(table, tables)
+            raise AnalysisError(f"unknown moon table {shown(table)}: choose from {', '.join(tables)}{hint}")
         return _with_rate(self._counts(table), "moons", "hands", scale, 1.959963984540054)
 
     def failed_moons(self, scale: float = 1000.0) -> pd.DataFrame:
