@@ -520,29 +520,29 @@ def test_compile_seconds_reads_numba_s_cache(tmp_path: Path) -> None:
 
 def test_a_run_logged_to_a_file_reports_its_progress_in_lines(monkeypatch, tmp_path: Path) -> None:
     """Where stderr is not a terminal (a long match under nohup writes to a log), the progress bar
-    would print nothing readable: the run reports lines instead (deals played, time so far and
-    left, the sequential test's LLR), a resumed run counting from where it stands; none when
-    progress is switched off, and a terminal keeps its bar."""
+    would print nothing readable: the run reports lines instead (deals played, time so far, time
+    left at the pace since the first chunk, which may have compiled the kernels, and the
+    sequential test's LLR), a resumed run counting from where it stands; none when progress is
+    switched off, and a terminal keeps its bar."""
     monkeypatch.setattr(tournament, "PROGRESS_LINE_SECONDS", 0.0)  # a line after every chunk
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
     monkeypatch.delitem(sys.modules, "ipykernel", raising=False)  # not in a notebook either
     config = TournamentConfig(("lowest", "random"), deals=50, seed=3, chunk_deals=10)
     said: list[str] = []
     with pytest.raises(Interrupted):
-        run_tournament(config, tmp_path / "run", report=said.append, stop_after_chunks=2)
-    line = r"hearts-sim: 10 of 50 deals \(20%\), \d\d:\d\d so far, about \d\d:\d\d left"
-    assert re.fullmatch(line, said[0]) and said[1].startswith("hearts-sim: 20 of 50 deals (40%), ")
-    assert len(said) == 2  # none for the last chunk: the result follows
+        run_tournament(config, tmp_path / "run", report=said.append, stop_after_chunks=3)
+    clock = r"\d\d:\d\d"
+    assert re.fullmatch(rf"hearts-sim: 10 of 50 deals \(20%\), {clock} so far", said[0]), said
+    assert re.fullmatch(rf"hearts-sim: 20 of 50 deals \(40%\), {clock} so far, about {clock} left", said[1])
+    assert said[2].startswith("hearts-sim: 30 of 50 deals (60%), ") and len(said) == 3
     said.clear()
     resume_tournament(tmp_path / "run", report=said.append)
-    assert [s.split(",")[0] for s in said] == [
-        "hearts-sim: 30 of 50 deals (60%)",
-        "hearts-sim: 40 of 50 deals (80%)",
-    ]
+    assert re.fullmatch(rf"hearts-sim: 40 of 50 deals \(80%\), {clock} so far", said[0])
+    assert len(said) == 1  # the first chunk of this process sets the pace; the last says nothing
     said.clear()
     with pytest.raises(Interrupted):  # the test cannot stop before SPRT_MIN_DEALS
-        run_tournament(replace(config, sprt=Sprt(0.3)), report=said.append, stop_after_chunks=1)
-    assert re.fullmatch(line + r", LLR [+-]\d+\.\d\d", said[0]), said
+        run_tournament(replace(config, sprt=Sprt(0.3)), report=said.append, stop_after_chunks=2)
+    assert re.fullmatch(r"hearts-sim: 20 of 50 deals .* left, LLR [+-]\d+\.\d\d", said[1]), said
     games = TournamentConfig(
         ("lowest", "random"), rules=Rules.preset("quick"), deals=4, chunk_deals=2, games=True
     )

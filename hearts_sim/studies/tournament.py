@@ -427,10 +427,7 @@ def run_tournament(
     total_jobs = config.deals * n_seatings
     done_jobs = min(first_chunk * config.chunk_deals, config.deals) * n_seatings
     lines = ProgressLines(
-        report if progress is None and not show else None,
-        config.deals,
-        done_jobs // n_seatings,
-        "game" if config.games else "deal",
+        report if progress is None and not show else None, config.deals, "game" if config.games else "deal"
     )
     last_chunk = config.n_chunks
     if stop_after_chunks is not None:
@@ -506,27 +503,29 @@ class ProgressLines:
     """The progress bar's news as a line through ``report`` at most once every
     ``PROGRESS_LINE_SECONDS``, for a run whose stderr is a log file (a long match under
     ``nohup`` or a batch system), where a bar would print nothing readable; no lines without a
-    ``report``. The time left is at the pace of this process's deals (``done``: the deals a
-    resumed run had played before)."""
+    ``report``. The time left is at the pace of the deals since this process's first chunk
+    (which may have waited for the kernels to compile)."""
 
-    def __init__(self, report: Callable[[str], None] | None, total: int, done: int, unit: str) -> None:
+    def __init__(self, report: Callable[[str], None] | None, total: int, unit: str) -> None:
         self.report = report
         self.total = total
-        self.done = done
         self.unit = unit
         self.start = self.last = time.monotonic()
+        self.paced_from: tuple[float, int] | None = None  # (time, deals) at the first chunk's end
 
     def update(self, deals: int, extra: str = "") -> None:
         """``deals`` played so far; ``extra``: more news (the sequential test's LLR)."""
         now = time.monotonic()
+        if self.paced_from is None:
+            self.paced_from = (now, deals)
         if self.report is None or deals >= self.total or now - self.last < PROGRESS_LINE_SECONDS:
             return
         self.last = now
-        elapsed = now - self.start
         news = [f"{deals:,} of {self.total:,} {self.unit}s ({deals / self.total:.0%})"]
-        news.append(f"{tqdm.format_interval(elapsed)} so far")
-        if deals > self.done:
-            left = elapsed / (deals - self.done) * (self.total - deals)
+        news.append(f"{tqdm.format_interval(now - self.start)} so far")
+        since, paced = self.paced_from
+        if deals > paced:
+            left = (now - since) / (deals - paced) * (self.total - deals)
             news.append(f"about {tqdm.format_interval(left)} left")
         if extra:
             news.append(extra)
