@@ -215,6 +215,30 @@ def test_terminal_game_plays_to_the_end_and_names_the_right_winner() -> None:
     assert player.lines[-1].strip() == expected
 
 
+def test_terminal_help_and_hints_at_any_prompt() -> None:
+    """``help`` says how to answer, ``hint`` what the CPU would pass or play in the person's place
+    (legal: taking every hint plays on), neither counts as an answer, and ``quit`` leaves."""
+    from hearts_sim.apps.terminal import HELP_TEXT, play_in_terminal
+
+    lines: list[str] = []
+    answers = iter(["help", "hint", "HINT-PASS", "?", "hint", "HINT-PLAY", "hint", "HINT-PLAY", "quit"])
+
+    def ask(prompt: str) -> str:
+        lines.append(prompt)
+        answer = next(answers)
+        if answer.startswith("HINT-"):  # the cards of the last hint
+            return next(line for line in reversed(lines) if line.startswith("  hint: "))[len("  hint: ") :]
+        return answer
+
+    game = play_in_terminal(Rules.preset("standard"), "normal", seed=3, ask=ask, say=lines.append)
+    hints = [line[len("  hint: ") :] for line in lines if line.startswith("  hint: ")]
+    assert lines.count(HELP_TEXT) == 2 and len(hints) == 3
+    assert len(hints[0].split()) == 3 and all(len(hint.split()) == 1 for hint in hints[1:])
+    assert any(line.startswith("  you received: ") for line in lines)  # the hinted pass was taken
+    assert not any("not legal" in line or "does not hold" in line for line in lines)
+    assert lines[-1].startswith("\nYou left after 0 hands") and game.hands_played == 0
+
+
 def test_terminal_game_ends_cleanly_when_input_runs_out() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "hearts_sim", "play", "--level", "easy", "--seed", "1"],

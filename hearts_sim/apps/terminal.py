@@ -3,8 +3,9 @@
 The person sits in seat 0 (``--seat`` to change). Each turn shows the hand sorted by suit,
 the trick so far, the scores, the pass direction and the legal cards; cards are typed
 like ``qs``, ``10h`` or ``♠Q`` (three of them, space-separated, to pass). An illegal or
-malformed card is refused with the reason and asked again; ``quit`` leaves the game with the
-totals so far. ``--seed`` replays a game.
+malformed card is refused with the reason and asked again. At any prompt ``help`` (or ``?``)
+says this, ``hint`` shows what the CPU opponent would do in the person's place, and ``quit``
+leaves the game with the totals so far. ``--seed`` replays a game.
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ Say = Callable[[str], None]
 
 
 QUIT = ("quit", "exit", "q")  # what leaves the game at any prompt (no card is written so)
+HELP = ("help", "?", "h")
+HINT = "hint"
+HELP_TEXT = (
+    "  type cards like qs, 10h, th or ♠Q (to pass, all of them, space-separated); "
+    "hint: what the CPU would do in your place; quit: leave with the totals so far"
+)
 
 
 class InputEnded(Exception):
@@ -34,14 +41,22 @@ class _Left(Exception):
     """The person typed ``quit``."""
 
 
-def _ask(ask: Ask, prompt: str) -> str:
-    try:
-        text = ask(prompt).strip()
-    except EOFError:
-        raise InputEnded("input ended before the game was over") from None
-    if text.lower() in QUIT:
-        raise _Left
-    return text
+def _ask(ask: Ask, say: Say, prompt: str, hint: Callable[[], str]) -> str:
+    """The person's answer to ``prompt``, after any ``help`` or ``hint`` asked for on the way."""
+    while True:
+        try:
+            text = ask(prompt).strip()
+        except EOFError:
+            raise InputEnded("input ended before the game was over") from None
+        word = text.lower()
+        if word in QUIT:
+            raise _Left
+        if word in HELP:
+            say(HELP_TEXT)
+        elif word == HINT:
+            say(f"  hint: {hint()}")
+        else:
+            return text
 
 
 def _show_table(say: Say, state: HandState, game: Game, seat: int, names: list[str]) -> None:
@@ -68,7 +83,9 @@ def play_in_terminal(
     n = rules.n_players
     names = [("you" if s == seat else f"cpu{s}") for s in range(n)]
     game = Game(rules, seed=seed)
-    say(f"Hearts ({rules.describe()}) against {opponent}, seed {seed}. You are seat {seat}; quit leaves.")
+    say(
+        f"Hearts ({rules.describe()}) against {opponent}, seed {seed}. You are seat {seat}; help, hint, quit."
+    )
     try:
         _play_game(game, cpu, rules, seat, names, ask, say)
     except _Left:
@@ -95,7 +112,12 @@ def _play_game(game: Game, cpu: Agent, rules: Rules, seat: int, names: list[str]
                     state.pass_cards(other, cpu.choose_pass(state.observation(other)))
             say(f"  your hand: {state.hand(seat).by_suit()}")
             while True:
-                text = _ask(ask, f"pass {rules.pass_count} cards to {names[receiver]}: ")
+                text = _ask(
+                    ask,
+                    say,
+                    f"pass {rules.pass_count} cards to {names[receiver]}: ",
+                    _hint(cpu, state, seat),
+                )
                 try:
                     state.pass_cards(seat, [parse_card(t) for t in text.replace(",", " ").split()])
                     break
@@ -112,7 +134,12 @@ def _play_game(game: Game, cpu: Agent, rules: Rules, seat: int, names: list[str]
             else:
                 _show_table(say, state, game, seat, names)
                 while True:
-                    text = _ask(ask, "your card: ")
+                    text = _ask(
+                        ask,
+                        say,
+                        "your card: ",
+                        _hint(cpu, state, seat),
+                    )
                     try:
                         state.play(parse_card(text))
                         break
@@ -123,3 +150,13 @@ def _play_game(game: Game, cpu: Agent, rules: Rules, seat: int, names: list[str]
         game.finish_hand(state)
         moon = f" ({names[state.moon_shooter]} shot the moon!)" if state.moon_shooter >= 0 else ""
         say(f"  hand scores: {[int(x) for x in state.scores()]}{moon}; totals: {game.totals}")
+
+
+def _hint(cpu: Agent, state: HandState, seat: int) -> Callable[[], str]:
+    """What ``cpu`` would pass or play in ``seat``'s place now, as the person types cards."""
+
+    def hint() -> str:
+        move = cpu.act(state.observation(seat))
+        return " ".join(card_str(c) for c in (move if isinstance(move, list) else [move]))
+
+    return hint
