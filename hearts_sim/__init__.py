@@ -38,6 +38,9 @@ _EXPORTS = {
     "Observation": "hearts_sim.game.observation",
     "simulate": "hearts_sim.selfplay.simulate",
     "simulate_games": "hearts_sim.selfplay.simulate",
+    "combine_runs": "hearts_sim.studies.tournament",
+    "make_config": "hearts_sim.studies.tournament",
+    "run_tournament": "hearts_sim.studies.tournament",
 }
 _MODULES = {"analysis": "hearts_sim.studies.analysis"}  # ``from hearts_sim import analysis as an``
 
@@ -50,6 +53,7 @@ if TYPE_CHECKING:  # the lazy names, for type checkers
     from hearts_sim.game.observation import HistoryError, Observation  # noqa: F401
     from hearts_sim.selfplay.simulate import simulate, simulate_games  # noqa: F401
     from hearts_sim.studies import analysis  # noqa: F401
+    from hearts_sim.studies.tournament import combine_runs, make_config, run_tournament  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

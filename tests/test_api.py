@@ -450,3 +450,18 @@ def play_out(state: HandState) -> None:
             state.pass_cards(seat, list(state.hand(seat))[:3])
     while state.phase == "play":
         state.play(next(iter(state.legal_moves())))
+
+
+def test_the_main_job_is_one_import_away() -> None:
+    """A tournament's three calls come from ``hearts_sim`` itself, lazily (importing the package
+    loads no study module)."""
+    import subprocess
+    import sys
+
+    import hearts_sim
+    from hearts_sim.studies import tournament
+
+    for name in ("make_config", "run_tournament", "combine_runs"):
+        assert getattr(hearts_sim, name) is getattr(tournament, name) and name in dir(hearts_sim)
+    lazy = "import sys, hearts_sim; print('hearts_sim.studies.tournament' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True).stdout == "False\n"
