@@ -207,6 +207,7 @@ def _history(**overrides: Any) -> dict[str, Any]:
 BAD = [
     ({"seat": 4}, "seat 4 does not exist"),
     ({"hand": MIXED.replace("2H", "")}, "hand: 12 cards given"),
+    ({"hand": "2C"}, "hand: 1 card given; these rules deal 13"),
     ({"hand": MIXED.replace("2H", "2C")}, "hand: 2C is given twice"),
     ({"hand": MIXED.replace("2H", "ZZ")}, "malformed card 'ZZ'"),
     ({"pass_direction": "up"}, "unknown pass direction 'up'"),

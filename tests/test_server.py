@@ -170,6 +170,7 @@ BAD: list[tuple[bytes | dict[str, Any], Any, str]] = [
     (b"\xff\xfe\n", None, "not valid UTF-8"),
     ({**BASE, "recieved": []}, 5, "unknown field 'recieved'"),
     ({**BASE, "seeed": 1}, 5, "kitty, dealer, seed, legal); did you mean 'seed'?"),
+    ({**BASE, "sete": 1}, 5, "; did you mean 'seat' or 'seed'?"),
     ({k: v for k, v in BASE.items() if k != "seat"}, 5, "missing field 'seat'"),
     ({**BASE, "seat": "one"}, 5, "seat must be an integer"),
     ({**BASE, "hand": BASE["hand"][:-1] + ["1D"]}, 5, "malformed card '1D'"),

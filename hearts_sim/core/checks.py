@@ -53,12 +53,18 @@ def shown(value: object, width: int = 40) -> str:
 
 def did_you_mean(name: object, choices: Iterable[str]) -> str:
     """``"; did you mean 'normal'?"`` when ``name`` is a near miss of one of ``choices`` (a
-    typo, not another word), else ``""``: the end of a message that lists every valid choice.
+    typo, not another word: difflib's similarity at least 0.75), else ``""``: the end of a message
+    that lists every valid choice. Choices that come equally close are all named, in their order.
 
     >>> did_you_mean("nrmal", ["easy", "normal", "hard"]), did_you_mean("expert", ["easy", "hard"])
     ("; did you mean 'normal'?", '')
+    >>> did_you_mean("sete", ["seat", "hand", "seed"])
+    "; did you mean 'seat' or 'seed'?"
     """
     if not isinstance(name, str):
         return ""
-    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.75)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    ratios = {choice: difflib.SequenceMatcher(None, name, choice).ratio() for choice in choices}
+    best = max(ratios.values(), default=0.0)
+    if best < 0.75:
+        return ""
+    return f"; did you mean {' or '.join(repr(c) for c, r in ratios.items() if r == best)}?"

@@ -442,7 +442,7 @@ def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -
     if dealt & ~deck:
         raise HistoryError(f"hand: {card_str(_lowest(dealt & ~deck))} is not in play under these rules")
     if dealt.bit_count() != rules.hand_size:
-        raise HistoryError(f"hand: {dealt.bit_count()} cards given; these rules deal {rules.hand_size}")
+        raise HistoryError(f"hand: {_cards_given(dealt)}; these rules deal {rules.hand_size}")
     if obs.pass_direction not in PASS_DIRECTIONS:
         raise HistoryError(
             f"unknown pass direction {shown(obs.pass_direction)}: choose {', '.join(PASS_DIRECTIONS)}"
@@ -462,14 +462,14 @@ def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -
         )
     if passed:
         if passed.bit_count() != pc:
-            raise HistoryError(f"passed: {passed.bit_count()} cards given; these rules pass {pc}")
+            raise HistoryError(f"passed: {_cards_given(passed)}; these rules pass {pc}")
         if passed & ~dealt:
             raise HistoryError(f"passed: {card_str(_lowest(passed & ~dealt))} is not in the hand")
     if received:
         if not passed:
             raise HistoryError("received cards without passed ones: cards arrive after the seat has passed")
         if received.bit_count() != pc:
-            raise HistoryError(f"received: {received.bit_count()} cards given; these rules pass {pc}")
+            raise HistoryError(f"received: {_cards_given(received)}; these rules pass {pc}")
         if received & ~deck:
             raise HistoryError(f"received: {card_str(_lowest(received & ~deck))} is not in play")
         if received & dealt:
@@ -834,3 +834,9 @@ def _deal_unseen(states, rules, observer, rng):
     if states[1].phase == PHASE_DONE:
         finish_hand(states[1], rules)
     return world_fits(states[0], rules, observer, states[1])
+
+
+def _cards_given(cards: int) -> str:
+    """``1 card given``, ``12 cards given``: how many cards a history names, for its messages."""
+    count = cards.bit_count()
+    return f"{count} card{'' if count == 1 else 's'} given"
