@@ -5,6 +5,7 @@ refused value."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -94,3 +95,24 @@ def test_pass_offset_refuses_a_table_the_rules_do_not_play() -> None:
     for n_players, message in ((0, "n_players=0 is not supported"), (1.5, "n_players=1.5 is not valid")):
         with pytest.raises(RulesError, match=message):
             pass_offset("left", n_players)
+
+
+def test_hearts_sim_rules_lists_every_switch_as_rule_takes_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """``hearts-sim rules`` shows each switch at the standard game's value, written as ``--rule``
+    takes it (each line read back gives the standard rules), its meaning and what it accepts,
+    in the words its refusals use."""
+    from hearts_sim.apps.cli import main
+    from hearts_sim.core.rules import SWITCHES, accepted
+
+    assert main(["rules"]) == 0
+    listed = {}
+    for line in capsys.readouterr().out.splitlines():
+        setting, _, meaning = line.strip().partition(" ")
+        if "=" in setting:
+            listed[setting.partition("=")[0]] = (setting, meaning.strip())
+    assert list(listed) == list(SWITCHES)
+    for name, (setting, meaning) in listed.items():
+        assert Rules().with_strings([setting]) == Rules()
+        assert meaning == f"{SWITCHES[name].doc} ({accepted(name)})"
+    with pytest.raises(RulesError, match=re.escape(f"choose {accepted('pass_count')}")):
+        Rules(pass_count=2)

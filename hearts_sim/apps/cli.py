@@ -43,7 +43,7 @@ from hearts_sim.apps.options import (
 )
 from hearts_sim.core.checks import did_you_mean
 from hearts_sim.core.errors import InputError, StorageError
-from hearts_sim.core.rules import MAX_PLAYERS, MAX_POINTS, PRESETS, SWITCHES, Rules
+from hearts_sim.core.rules import MAX_PLAYERS, MAX_POINTS, PRESETS, SWITCHES, Rules, accepted
 from hearts_sim.engine.rng import MAX_DEALS
 
 if TYPE_CHECKING:
@@ -424,9 +424,14 @@ def cmd_agents(args: argparse.Namespace) -> int:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
+    print("presets (--rules NAME): the switches each sets apart from the standard game")
     for name, rules in PRESETS.items():
-        print(f"{name:<12} {rules.describe()}")
-    print(f"\nswitches (override with --rule key=value): {', '.join(SWITCHES)}")
+        print(f"    {name:<12} {rules.describe()}")
+    print("\nswitches (--rule key=value, repeatable), at the standard game's values:")
+    for name, spec in SWITCHES.items():
+        value = getattr(Rules(), name)
+        setting = f"{name}={str(value).lower() if isinstance(value, bool) else value}"  # as --rule takes it
+        print(f"    {setting:<32} {spec.doc} ({accepted(name)})")
     return 0
 
 

@@ -217,26 +217,42 @@ def _kernel_value(f: dataclasses.Field[Any], value: Any) -> int:
     return choices.index(value) if choices else int(value)
 
 
+def accepted(name: str) -> str:
+    """What switch ``name`` accepts, in the words of its refusals and of ``hearts-sim rules``:
+    ``one of remove, kitty``, ``true or false``, ``3, 4 or 5``, ``-100 .. 0``.
+
+    >>> accepted("n_players"), accepted("moon")
+    ('3, 4 or 5', 'one of others_plus, self_minus, off')
+    """
+    f = _FIELDS[name]
+    spec: Switch = f.metadata["switch"]
+    if spec.choices:
+        return "one of " + ", ".join(spec.choices)
+    if isinstance(f.default, bool):
+        return "true or false"
+    if spec.values:
+        options = sorted(spec.values)
+        return ", ".join(map(str, options[:-1])) + f" or {options[-1]}"
+    return f"{spec.low} .. {spec.high}"
+
+
 def _check_switch(f: dataclasses.Field[Any], value: Any) -> None:
     """One switch's value against its declaration (type, then the values it accepts)."""
     spec: Switch = f.metadata["switch"]
     name = f.name
     if spec.choices:
         if not isinstance(value, str) or value not in spec.choices:
-            choices = ", ".join(spec.choices)
             hint = did_you_mean(value, spec.choices)
-            raise RulesError(f"{name}={shown(value)} is not valid: choose one of {choices}{hint}")
+            raise RulesError(f"{name}={shown(value)} is not valid: choose {accepted(name)}{hint}")
     elif isinstance(f.default, bool):
         if not isinstance(value, bool):
-            raise RulesError(f"{name}={shown(value)} is not valid: choose true or false")
+            raise RulesError(f"{name}={shown(value)} is not valid: choose {accepted(name)}")
     elif not is_integer(value):
         raise RulesError(f"{name}={shown(value)} is not valid: it must be an integer")
     elif spec.values and value not in spec.values:
-        options = sorted(spec.values)
-        listed = ", ".join(map(str, options[:-1])) + f" or {options[-1]}"
-        raise RulesError(f"{name}={value} is not supported: choose {listed}")
+        raise RulesError(f"{name}={value} is not supported: choose {accepted(name)}")
     elif not spec.low <= value <= spec.high:
-        raise RulesError(f"{name}={value} is out of range: choose {spec.low} .. {spec.high}")
+        raise RulesError(f"{name}={value} is out of range: choose {accepted(name)}")
 
 
 def _check_combinations(r: Rules) -> None:
