@@ -112,12 +112,8 @@ def _play_game(game: Game, cpu: Agent, rules: Rules, seat: int, names: list[str]
                     state.pass_cards(other, cpu.choose_pass(state.observation(other)))
             say(f"  your hand: {state.hand(seat).by_suit()}")
             while True:
-                text = _ask(
-                    ask,
-                    say,
-                    f"pass {rules.pass_count} cards to {names[receiver]}: ",
-                    _hint(cpu, state, seat),
-                )
+                prompt = f"pass {rules.pass_count} cards to {names[receiver]}: "
+                text = _ask(ask, say, prompt, _hint(cpu, state, seat))
                 try:
                     state.pass_cards(seat, [parse_card(t) for t in text.replace(",", " ").split()])
                     break
@@ -134,12 +130,7 @@ def _play_game(game: Game, cpu: Agent, rules: Rules, seat: int, names: list[str]
             else:
                 _show_table(say, state, game, seat, names)
                 while True:
-                    text = _ask(
-                        ask,
-                        say,
-                        "your card: ",
-                        _hint(cpu, state, seat),
-                    )
+                    text = _ask(ask, say, "your card: ", _hint(cpu, state, seat))
                     try:
                         state.play(parse_card(text))
                         break
