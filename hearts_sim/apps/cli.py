@@ -428,8 +428,9 @@ def cmd_rules(args: argparse.Namespace) -> int:
     for name, rules in PRESETS.items():
         print(f"    {name:<12} {rules.describe()}")
     print("\nswitches (--rule key=value, repeatable), at the standard game's values:")
+    standard = Rules()
     for name, spec in SWITCHES.items():
-        value = getattr(Rules(), name)
+        value = getattr(standard, name)
         setting = f"{name}={str(value).lower() if isinstance(value, bool) else value}"  # as --rule takes it
         print(f"    {setting:<32} {spec.doc} ({accepted(name)})")
     return 0

@@ -282,7 +282,7 @@ def _from_string(key: str, text: str) -> Any:
         try:
             return _BOOLEAN_WORDS[text.lower()]
         except KeyError:
-            raise RulesError(f"{key}={shown(text)} is not valid: choose true or false") from None
+            raise RulesError(f"{key}={shown(text)} is not valid: choose {accepted(key)}") from None
     if isinstance(default, int):
         try:
             return int(text)

@@ -420,11 +420,12 @@ def _check(result: Replay, state: HandState, values: Mapping[str, Any]) -> None:
         hearts_broken_trick=int(record["hearts_broken_trick"]),
     )
     for column, value in replayed.items():
-        if column in values and _whole(values, column) != value:
+        recorded = _whole(values, column) if column in values else value
+        if recorded != value:
             what = "the deal" if column.startswith("dealt") else "the replay"
             raise ReplayError(
                 f"{what} disagrees with the record: {column} is {_shown(column, value)}, the record says "
-                f"{_shown(column, _whole(values, column))} (were the rules, the seed, an agent or a level "
+                f"{_shown(column, recorded)} (were the rules, the seed, an agent or a level "
                 "changed since the record was made?)"
             )
 
