@@ -157,7 +157,16 @@ def _records_of(frame, rules: Rules) -> np.ndarray:  # type: ignore[no-untyped-d
     from hearts_sim.selfplay.records import HAND_RECORD
 
     records = np.zeros(len(frame), dtype=HAND_RECORD)
-    for column in ("deal", "seating", "moon_shooter", "qs_taker", "jd_taker"):
+    for column in (
+        "deal",
+        "seating",
+        "moon_shooter",
+        "qs_taker",
+        "jd_taker",
+        "qs_trick",
+        "point_tricks",
+        "trick_winners",
+    ):
         records[column] = frame[column].to_numpy()
     records["kitty"] = frame["kitty"].to_numpy() if "kitty" in frame else 0
     for field in ("dealt", "passed", "points", "score", "tricks"):

@@ -14,6 +14,7 @@ from agents.registry import parse_agent
 from hearts_sim.core.cards import cards_of
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.encoding import OBS_SIZE, action_cards, encode_observation
+from hearts_sim.engine.hand import pack_trick_winners
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.game.observation import Observation
 from hearts_sim.selfplay.simulate import Table, run_hands
@@ -72,7 +73,7 @@ def assert_record_is_hand(record: np.ndarray, state: HandState, rules: Rules) ->
     assert list(record["passed"][:n]) == list(state.record["passed"][:n])
     assert list(record["points"][:n]) == list(state.points())
     assert list(record["score"][:n]) == list(state.scores())
-    assert list(record["trick_winners"]) == list(state.record["trick_winners"])
+    assert record["trick_winners"] == pack_trick_winners(state.record)
 
 
 def encode(

@@ -51,6 +51,8 @@ PUBLIC = (
     "points",
     "hearts_broken",
     "hearts_broken_trick",
+    "point_tricks",
+    "qs_trick",
     "pass_offset",
     "dealer",
     "first_lead_card",
@@ -113,6 +115,25 @@ def test_history_rebuilds_the_information_set(name: str) -> None:
             _check_rebuild(state, (seat + 1 + chooser.randrange(rules.n_players - 1)) % rules.n_players)
             state.play(chooser.choice(list(state.legal_moves())))
         _check_rebuild(state, 0)
+
+
+@pytest.mark.parametrize("kitty_card", ["QS", "AH"])
+def test_rebuilt_timeline_credits_an_unseen_kitty_to_the_first_trick(kitty_card: str) -> None:
+    """A seat that did not take the kitty rebuilds the timeline from the public points: the
+    first trick carried points, and with the queen in the kitty it is the queen's trick."""
+    rules = Rules.preset("qdan3", deck_mode="kitty")  # a one-card kitty
+    chooser = random.Random(kitty_card)
+    hand = next(h for h in range(500) if HandState.deal(rules, seed=5, hand=h).kitty == CardSet(kitty_card))
+    state = HandState.deal(rules, seed=5, hand=hand)
+    if state.phase == "pass":
+        for seat in range(rules.n_players):
+            state.pass_cards(seat, chooser.sample(list(state.hand(seat)), rules.pass_count))
+    while state.phase == "play" and int(state.record["trick_number"]) < 2:
+        state.play(chooser.choice(list(state.legal_moves())))
+    assert int(state.record["point_tricks"]) & 1
+    assert (int(state.record["qs_trick"]) == 0) == (kitty_card == "QS")
+    for seat in range(rules.n_players):  # the kitty's taker knows it; the others rebuild it
+        _check_rebuild(state, seat)
 
 
 @pytest.mark.parametrize(

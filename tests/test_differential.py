@@ -50,6 +50,8 @@ except ImportError:  # tests/ itself on sys.path (rootdir-less import mode)
 
 ROOT = Path(__file__).resolve().parents[1]
 QS, JD = 36, 22
+KS, AS = 37, 38
+RECORD_TRICKS = 17  # the record's trick slots (3 players with a kitty: 17 tricks)
 
 
 # ---------------------------------------------------------------- helpers
@@ -301,6 +303,20 @@ def replay_row(rules: Rules, seats: Sequence[str], row: dict) -> None:
         (k for k, trick in enumerate(ref.tricks) if any(breaks_hearts(rules, c) for _, c in trick)), -1
     )
     assert row["hearts_broken_trick"] == broken, log
+    assert_timeline(rules, ref, row, log)
+
+
+def assert_timeline(rules: Rules, ref: ReferenceHand, row: dict, log: object) -> None:
+    """When things happened: each trick's winner (3 bits a trick, 7 past the last), the tricks
+    that carried points (the kitty goes with the first) and the trick that took the queen."""
+    winners = list(ref.trick_winners) + [7] * (RECORD_TRICKS - len(ref.trick_winners))
+    assert row["trick_winners"] == sum(w << 3 * t for t, w in enumerate(winners)), log
+    point_cards = {c for c in range(39, 52)} | {QS} | ({KS, AS} if rules.black_maria else set())
+    taken = [
+        {c for _, c in trick} | (set(ref.kitty) if k == 0 else set()) for k, trick in enumerate(ref.tricks)
+    ]
+    assert row["point_tricks"] == sum(1 << k for k, cards in enumerate(taken) if cards & point_cards), log
+    assert row["qs_trick"] == next(k for k, cards in enumerate(taken) if QS in cards), log
 
 
 SIM_HANDS = 400

@@ -297,3 +297,54 @@ def test_simulate_games_reproducible_across_chunks_and_threads(name):
             pd.testing.assert_frame_equal(frame, base, obj=f"chunk_size={chunk}, threads={threads}")
     tail = simulate_games(rules, seats, games=100, seed=4242, first_game=50)
     pd.testing.assert_frame_equal(tail, base.iloc[50:].reset_index(drop=True))
+
+
+# ---------------------------------------------------------------- the checker bench runs
+def corrupt(record: np.void, damage: str) -> None:
+    """Break one fact of a hand record (a view into the records) in the way ``damage`` names."""
+    if damage == "a card was dealt twice":
+        record["dealt"][0] |= record["dealt"][1]
+    elif damage == "tricks do not add up":
+        record["tricks"][0] += 1
+    elif damage == "raw points do not add up":
+        record["points"][0] += 1
+    elif damage == "trick winners do not add up":
+        record["trick_winners"] ^= 1  # the first trick's winner: seat 0 <-> 1, 2 <-> 3
+    elif damage == "a trick of the hand has no winner":
+        record["trick_winners"] |= 7 << 3 * 12  # the last trick marked as not played
+    elif damage == "a point trick past the hand's last trick":
+        record["point_tricks"] |= 1 << 13
+    elif damage == "points do not match the point tricks":
+        record["point_tricks"] = 0
+    elif damage == "the queen of spades was taken in no trick":
+        record["qs_trick"] = -1
+    elif damage == "won by another seat":
+        record["qs_taker"] = (record["qs_taker"] + 1) % 4
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "a card was dealt twice",
+        "tricks do not add up",
+        "raw points do not add up",
+        "trick winners do not add up",
+        "a trick of the hand has no winner",
+        "a point trick past the hand's last trick",
+        "points do not match the point tricks",
+        "the queen of spades was taken in no trick",
+        "won by another seat",
+    ],
+)
+def test_the_invariant_checker_names_what_a_record_breaks(damage: str) -> None:
+    """``check_hand_records`` (run by ``hearts-sim bench`` on millions of hands) passes the
+    kernel's records and refuses each kind of damage by name."""
+    from hearts_sim.selfplay.invariants import InvariantError, check_hand_records
+    from hearts_sim.selfplay.simulate import Table, run_hands
+
+    rules = Rules()
+    records = run_hands(Table.build(rules, [["rule", "random", "lowest", "highest"]]), 7, 0, 200)
+    assert check_hand_records(records, rules) == 200
+    corrupt(records[0], damage)
+    with pytest.raises(InvariantError, match=damage):
+        check_hand_records(records, rules)

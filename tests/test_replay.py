@@ -2,9 +2,9 @@
 winners, moon shooter, ...) under every rules set, from ``simulate`` and from a tournament's
 Parquet records; rows it cannot replay are refused with the reason.
 
-The records' DataFrame and Parquet columns hold each seat's trick count but not the winner of
-every trick; the kernel's HAND_RECORD array does, so the trick winners are checked against the
-records ``run_hands`` returns for the same table and seed (what ``simulate`` and tournaments call).
+The replay is checked against the kernel's HAND_RECORD array that ``run_hands`` returns for the
+same table and seed (what ``simulate`` and tournaments call), and ``replay`` itself checks every
+column of the row, the packed ``trick_winners`` and ``point_tricks`` included.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import pandas as pd
 import pytest
 
 from hearts_sim import analysis as an
+from hearts_sim.core.cards import parse_card
 from hearts_sim.core.rules import Rules
-from hearts_sim.selfplay.records import hand_frame
+from hearts_sim.selfplay.records import hand_frame, unpack_trick_winners
 from hearts_sim.selfplay.simulate import Table, run_hands, simulate, simulate_games
 from hearts_sim.studies.tournament import make_config, run_tournament
 
@@ -25,6 +26,7 @@ except ImportError:  # tests/ itself on sys.path
     from agent_checks import CHECK_RULES  # type: ignore[no-redef]
 
 SEATS = ["rule", "random", "lowest", "highest", "normal"]  # a mixed table, cut to the rules' size
+QS = parse_card("QS")
 SEARCH = "ismcts(iterations=60)"  # an iteration budget: replays exactly (tests/test_search_agents.py's)
 
 
@@ -39,7 +41,7 @@ def _assert_reproduces(replay: an.Replay, record: np.void, rules: Rules) -> None
     n, tricks = rules.n_players, rules.hand_size
     assert replay.points == tuple(int(p) for p in record["points"][:n])
     assert replay.scores == tuple(int(x) for x in record["score"][:n])
-    assert replay.trick_winners == [int(w) for w in record["trick_winners"][:tricks]]
+    assert replay.trick_winners == unpack_trick_winners([record["trick_winners"]])[0, :tricks].tolist()
     assert replay.moon_shooter == int(record["moon_shooter"])
     assert len(replay.plays) == tricks * n
     assert len({card for _, card in replay.plays}) == tricks * n  # every card in play once
@@ -162,6 +164,41 @@ def _with(row: pd.Series, **values: object) -> pd.Series:
     return changed
 
 
+@pytest.mark.parametrize("name", sorted(CHECK_RULES))
+def test_when_columns_of_the_long_format_agree_with_the_replay(name: str) -> None:
+    """``to_long``'s ``first_points_trick``, ``moon_stopped_trick`` and ``qs_trick``, read from the
+    records in bulk, are what the replayed hand shows trick by trick (kitty rules included)."""
+    rules = CHECK_RULES[name]
+    frame = simulate(rules, SEATS[: rules.n_players], hands=40, seed=12)
+    long = an.to_long(frame).set_index(["hand", "seat"])
+    for hand in range(len(frame)):
+        replay = an.replay(frame.iloc[hand])
+        queen = next(
+            t
+            for t in replay.tricks
+            if QS in {c for _, c in t.cards} or (t.number == 0 and QS in replay.kitty)
+        )
+        for seat in range(rules.n_players):
+            row = long.loc[(hand, seat)]
+            took = [t.number for t in replay.tricks if t.winner == seat and t.points > 0]
+            assert row["first_points_trick"] == (took[0] if took else -1)
+            stopped = replay.moon_stopped(seat)
+            assert row["moon_stopped_trick"] == (-1 if stopped is None else stopped)
+            assert row["qs_trick"] == queen.number
+
+
+def test_records_without_the_when_columns_still_analyse() -> None:
+    """Records written before the timeline columns existed give the long format without them."""
+    frame = simulate("standard", ["rule", "random", "lowest", "highest"], hands=50, seed=3)
+    old = frame.drop(columns=["trick_winners", "point_tricks", "qs_trick"])
+    long = an.to_long(old)
+    assert "moon_stopped_trick" not in long.columns
+    assert long.equals(
+        an.to_long(frame).drop(columns=["first_points_trick", "moon_stopped_trick", "qs_trick"])
+    )
+    an.replay(old.iloc[0])  # nothing to check them against: the rest still is
+
+
 @pytest.mark.parametrize(
     "change, message",
     [
@@ -176,6 +213,14 @@ def _with(row: pd.Series, **values: object) -> pd.Series:
         (lambda row: _with(row, seed="x"), "the row's seed is 'x', not a whole number"),
         (lambda row: _with(row, points_1=float("inf")), "the row's points_1 is inf, not a whole number"),
         (lambda row: _with(row, dealt_0=-1), "dealt_0 is '.*', the record says -1"),
+        (
+            lambda row: _with(row, point_tricks=1),
+            r"point_tricks is tricks [\d ]+, the record says tricks 0 \(",
+        ),
+        (
+            lambda row: _with(row, trick_winners=int(row["trick_winners"]) ^ 1),
+            r"trick_winners is seats [\d ]+, the record says seats",
+        ),
     ],
 )
 def test_rows_that_cannot_be_replayed_say_why(change, message: str) -> None:  # type: ignore[no-untyped-def]

@@ -63,7 +63,16 @@ from hearts_sim.engine.rng import (
     mix64,
     random_below,
 )
-from hearts_sim.engine.state import MAX_TRICKS, NO_SEAT, NO_SUIT, PHASE_DONE, PHASE_PASS, PHASE_PLAY
+from hearts_sim.engine.state import (
+    MAX_TRICKS,
+    NO_SEAT,
+    NO_SUIT,
+    NO_TRICK,
+    PHASE_DONE,
+    PHASE_PASS,
+    PHASE_PLAY,
+    TRICK_BITS,
+)
 
 _ZERO = np.uint64(0)
 _BIT = np.uint64(1)
@@ -152,6 +161,8 @@ def start_hand(
     state.n_played = 0
     state.hearts_broken = 0
     state.hearts_broken_trick = -1
+    state.point_tricks = 0
+    state.qs_trick = -1
     state.passes_made = 0
     state.moon_shooter = NO_SEAT
     state.qs_taker = NO_SEAT
@@ -410,7 +421,11 @@ def take_trick(state, rules: RulesTuple, winner: np.int64, cards: np.uint64) -> 
     if state.trick_number == 0:
         cards |= state.kitty
     state.taken[winner] |= cards
-    state.points[winner] += card_points(cards, rules)
+    points = card_points(cards, rules)
+    state.points[winner] += points
+    # when it happened, branch-free: a point trick's bit; the queen's trick counted up from -1
+    state.point_tricks |= np.int64(points > 0) << state.trick_number
+    state.qs_trick += np.int64((cards >> _QS) & _BIT) * (state.trick_number + 1)
     state.tricks_won[winner] += 1
     state.trick_winners[state.trick_number] = winner
     state.trick_number += 1
@@ -494,6 +509,17 @@ def finish_hand(state, rules: RulesTuple) -> None:
     state.moon_shooter = shooter
     for s in range(n):
         state.scores[s] = seat_score(s, state.points[s], state.tricks_won[s], shooter, jd_taker, rules)
+
+
+@njit
+def pack_trick_winners(state) -> np.uint64:
+    """Every trick's winner in one integer for the records: trick t's seat in bits
+    ``TRICK_BITS * t`` up, ``NO_TRICK`` for the tricks not played (``unpack_trick_winners``)."""
+    packed = _ZERO
+    for t in range(MAX_TRICKS):
+        seat = state.trick_winners[t] if t < state.trick_number else NO_TRICK
+        packed |= np.uint64(seat) << np.uint64(TRICK_BITS * t)
+    return packed
 
 
 @njit

@@ -68,6 +68,7 @@ from hearts_sim.core.cards import (
     HEARTS_MASK,
     N_SUITS,
     NO_CARD,
+    QS_BIT,
     SUIT_MASKS,
     card_bit,
     highest_ranked_card,
@@ -131,6 +132,8 @@ def copy_state(source, target) -> None:
     target.n_played = source.n_played
     target.hearts_broken = source.hearts_broken
     target.hearts_broken_trick = source.hearts_broken_trick
+    target.point_tricks = source.point_tricks
+    target.qs_trick = source.qs_trick
     target.n_players = source.n_players
     target.phase = source.phase
     target.pass_offset = source.pass_offset
@@ -606,6 +609,12 @@ def _rewrite_hidden_fields(state, rules: RulesTuple, seat: np.int64, world, play
         player, position, trick = next_turn(state, i, player, position, trick)
     if state.trick_number > 0:
         taken[state.trick_winners[0]] |= world.kitty
+        # the kitty went with the first trick: its points and its queen on the world's timeline
+        # (the same as the state's, whose kitty carried the same public points, unless the state
+        # was replayed from a history that did not know the kitty)
+        world.point_tricks |= np.int64(card_points(world.kitty, rules) > 0)
+        if world.kitty & QS_BIT:
+            world.qs_trick = 0
     for o in range(n):
         world.taken[o] = taken[o]
     offset = state.pass_offset

@@ -12,6 +12,9 @@ import numpy as np
 from hearts_sim.core.rules import MAX_PLAYERS
 
 MAX_TRICKS = 17  # 3 players, kitty mode: 17 cards each
+# The records pack every trick's winner into one integer (``pack_trick_winners``): trick t's
+# seat in bits 3t .. 3t+2, NO_TRICK past the hand's last trick (17 x 3 bits fit 64).
+TRICK_BITS, NO_TRICK = 3, 7
 MAX_CARDS_PLAYED = 52
 
 PHASE_PASS, PHASE_PLAY, PHASE_DONE = 0, 1, 2
@@ -50,6 +53,8 @@ HAND_STATE = np.dtype(
         ("scores", i8, MAX_PLAYERS),  # the hand's final score, set when the hand ends
         ("hearts_broken", i8),
         ("hearts_broken_trick", i8),  # trick in which hearts were broken, -1 if never
+        ("point_tricks", i8),  # bit t: trick t (with the kitty, for trick 0) carried penalty points
+        ("qs_trick", i8),  # the trick that took the queen of spades (0 if in the kitty), -1 if none yet
         # set-up
         ("n_players", i8),
         ("phase", i8),

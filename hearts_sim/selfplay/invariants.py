@@ -9,6 +9,7 @@ import numpy as np
 
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import deck_cards
+from hearts_sim.selfplay.records import unpack_trick_winners
 
 
 class InvariantError(AssertionError):
@@ -24,7 +25,8 @@ def check_hand_records(records: np.ndarray, rules: Rules) -> int:
 
     Checks: the dealt hands and the kitty partition the cards in play; passed cards come
     from the dealt hand; tricks add up to the hand size; raw points add up to the moon
-    total; final scores follow the moon rule's pattern plus the JD and no-trick bonuses.
+    total; final scores follow the moon rule's pattern plus the JD and no-trick bonuses; the
+    record of when each trick was won agrees with those totals (``_check_trick_timeline``).
     """
     n = rules.n_players
     dealt = records["dealt"][:, :n].astype(np.uint64)
@@ -76,7 +78,40 @@ def check_hand_records(records: np.ndarray, rules: Rules) -> int:
         records,
         "final scores do not follow the moon/bonus rules",
     )
+    _check_trick_timeline(records, rules, points)
     return len(records)
+
+
+def _check_trick_timeline(records: np.ndarray, rules: Rules, points: np.ndarray) -> None:
+    """The record of when things happened agrees with its totals: each seat won as many tricks
+    as it is credited with, took points exactly if it won a point trick, and won the trick
+    that took the queen of spades."""
+    n, tricks = rules.n_players, rules.hand_size
+    winners = unpack_trick_winners(records["trick_winners"])[:, :tricks].astype(np.int64)
+    _require((winners >= 0).all(axis=1), records, "a trick of the hand has no winner")
+    point_tricks = records["point_tricks"].astype(np.int64)
+    _require(point_tricks >> tricks == 0, records, "a point trick past the hand's last trick")
+    for seat in range(n):
+        won = winners == seat
+        _require(
+            won.sum(axis=1) == records["tricks"][:, seat], records, "trick winners do not add up to tricks"
+        )
+        bits = (won.astype(np.int64) << np.arange(tricks)).sum(axis=1)
+        _require(
+            (bits & point_tricks != 0) == (points[:, seat] > 0),
+            records,
+            "a seat's points do not match the point tricks it won",
+        )
+    qs_trick = records["qs_trick"].astype(np.int64)
+    rows = np.arange(len(records))
+    _require((qs_trick >= 0) & (qs_trick < tricks), records, "the queen of spades was taken in no trick")
+    taker = winners[rows, np.clip(qs_trick, 0, tricks - 1)]
+    _require(taker == records["qs_taker"], records, "the queen of spades' trick was won by another seat")
+    _require(
+        (point_tricks >> np.clip(qs_trick, 0, tricks - 1)) & 1 == 1,
+        records,
+        "the queen's trick carried no points",
+    )
 
 
 def _require(ok: np.ndarray | np.bool_, records: np.ndarray, message: str) -> None:

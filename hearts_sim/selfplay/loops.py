@@ -46,6 +46,7 @@ from hearts_sim.engine.hand import (
     legal_mask,
     legal_moves,
     note_hearts_broken,
+    pack_trick_winners,
     pass_cards,
     pass_offset_for_hand,
     place_card,
@@ -54,7 +55,7 @@ from hearts_sim.engine.hand import (
 )
 from hearts_sim.engine.observe import observe
 from hearts_sim.engine.rng import derive_seed
-from hearts_sim.engine.state import MAX_TRICKS, NO_SEAT, NO_SUIT, PHASE_PASS, PHASE_PLAY
+from hearts_sim.engine.state import NO_SEAT, NO_SUIT, PHASE_PASS, PHASE_PLAY
 
 MAX_HANDS_PER_GAME = 1000  # a game still undecided after this many hands is cut off
 MIXED_CODES = -1  # the seats of a table play different policies
@@ -245,6 +246,8 @@ def _write_hand_record(record, state, deal: np.int64, seating: np.int64) -> None
     record.qs_taker = state.qs_taker
     record.jd_taker = state.jd_taker
     record.hearts_broken_trick = state.hearts_broken_trick
+    record.qs_trick = state.qs_trick
+    record.point_tricks = state.point_tricks
     record.first_leader = state.trick_leaders[0]
     record.kitty = state.kitty
     for s in range(MAX_PLAYERS):  # seats past n: zeros, as ``start_hand`` left them
@@ -253,8 +256,7 @@ def _write_hand_record(record, state, deal: np.int64, seating: np.int64) -> None
         record.points[s] = state.points[s]
         record.score[s] = state.scores[s]
         record.tricks[s] = state.tricks_won[s]
-    for t in range(MAX_TRICKS):
-        record.trick_winners[t] = state.trick_winners[t]
+    record.trick_winners = pack_trick_winners(state)
 
 
 # ---------------------------------------------------------------- blocks on threads

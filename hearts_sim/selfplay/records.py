@@ -8,7 +8,9 @@ part is refused by name instead of being counted.
 
 A hand record is one row per (deal, seating) in the order the jobs were played; per-seat fields
 are sized ``MAX_PLAYERS`` in the dtype and become columns suffixed ``_0`` .. ``_{n-1}``
-(``seat_column``). Game records are the same per game.
+(``seat_column``); the winners of the tricks are packed into one integer
+(``engine.hand.pack_trick_winners``, ``unpack_trick_winners``).
+Game records are the same per game.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import pandas as pd
 from hearts_sim.core.checks import is_integer
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import MAX_PLAYERS, PASS_DIRECTIONS, Rules, pass_direction_name
-from hearts_sim.engine.state import MAX_TRICKS
+from hearts_sim.engine.state import MAX_TRICKS, NO_TRICK, TRICK_BITS
 
 i1, i2, i4, i8, u8 = np.int8, np.int16, np.int32, np.int64, np.uint64
 
@@ -39,14 +41,16 @@ HAND_RECORD = np.dtype(
         ("qs_taker", i1),
         ("jd_taker", i1),
         ("hearts_broken_trick", i1),
+        ("qs_trick", i1),  # the trick that took the QS (0: also when it lay in the kitty)
         ("first_leader", i1),
+        ("point_tricks", i4),  # bit t: trick t carried points (the kitty's count with trick 0)
         ("kitty", u8),
         ("dealt", u8, MAX_PLAYERS),
         ("passed", u8, MAX_PLAYERS),
         ("points", i2, MAX_PLAYERS),
         ("score", i2, MAX_PLAYERS),
         ("tricks", i1, MAX_PLAYERS),
-        ("trick_winners", i1, MAX_TRICKS),
+        ("trick_winners", u8),  # every trick's winner, packed (``unpack_trick_winners``)
     ]
 )
 
@@ -66,7 +70,15 @@ GAME_RECORD = np.dtype(
 # Per-seat columns of the DataFrames and Parquet parts (``dealt_0`` ...), by record kind.
 HAND_SEAT_COLUMNS = ("dealt", "passed", "points", "score", "tricks")
 GAME_SEAT_COLUMNS = ("final_score", "moons", "points")
-HAND_OUTCOME_COLUMNS = ("moon_shooter", "qs_taker", "jd_taker", "hearts_broken_trick")
+HAND_OUTCOME_COLUMNS = (
+    "moon_shooter",
+    "qs_taker",
+    "jd_taker",
+    "hearts_broken_trick",
+    "qs_trick",
+    "point_tricks",
+    "trick_winners",  # packed: ``unpack_trick_winners``
+)
 
 # The directory of a run with --out.
 RECORDS_DIR = "records"
@@ -221,6 +233,15 @@ def hand_columns(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[st
     for name in HAND_OUTCOME_COLUMNS:
         columns[name] = records[name]
     return columns
+
+
+def unpack_trick_winners(packed: Any) -> np.ndarray:
+    """The seat that won each trick, (hands, MAX_TRICKS) int8, -1 past the hand's last trick."""
+    packed = np.asarray(packed, dtype=np.uint64)
+    shifts = np.arange(MAX_TRICKS, dtype=np.uint64) * np.uint64(TRICK_BITS)
+    seats = ((packed[:, None] >> shifts) & np.uint64(NO_TRICK)).astype(np.int8)
+    seats[seats == NO_TRICK] = -1
+    return seats
 
 
 def game_columns(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[str]]) -> dict[str, Any]:

@@ -50,10 +50,10 @@ from hearts_sim.core.cards import (
 )
 from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.rules import Rules, RulesError, pass_offset
-from hearts_sim.engine.hand import card_points, deal_hand
+from hearts_sim.engine.hand import card_points, deal_hand, pack_trick_winners
 from hearts_sim.engine.state import new_states
 from hearts_sim.game.hand_state import HandState
-from hearts_sim.selfplay.records import seat_column
+from hearts_sim.selfplay.records import seat_column, unpack_trick_winners
 
 TIME_BUDGET = "ms"  # the parameter by which search agents (mc, pimc, ismcts) think on the clock
 MARK_STYLE = "background-color:rgba(255,200,0,0.35)"
@@ -418,6 +418,9 @@ def _check(result: Replay, state: HandState, values: Mapping[str, Any]) -> None:
         qs_taker=int(record["qs_taker"]),
         jd_taker=int(record["jd_taker"]),
         hearts_broken_trick=int(record["hearts_broken_trick"]),
+        qs_trick=int(record["qs_trick"]),
+        point_tricks=int(record["point_tricks"]),
+        trick_winners=int(pack_trick_winners(record)),
     )
     for column, value in replayed.items():
         recorded = _whole(values, column) if column in values else value
@@ -444,5 +447,10 @@ def _whole(values: Mapping[str, Any], column: str, below: int | None = None) -> 
 
 def _shown(column: str, value: int) -> str:
     """A record value for a message: cards by name, numbers as they are."""
+    if column == "trick_winners" and value >= 0:
+        seats = unpack_trick_winners([value])[0]
+        return "seats " + " ".join(str(seat) for seat in seats[seats >= 0])
+    if column == "point_tricks" and value >= 0:
+        return "tricks " + " ".join(str(t) for t in range(value.bit_length()) if value >> t & 1)
     cards = column.startswith(("dealt", "passed", "kitty")) and 0 <= value < 1 << N_CARDS
     return f"'{CardSet(value)}'" if cards else str(value)
