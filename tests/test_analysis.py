@@ -24,7 +24,9 @@ from hearts_sim.studies.analysis import (
     points_distribution,
     popcount,
     qs_capture_rates,
+    qs_tricks,
     source_offset,
+    stopping_tricks,
     to_long,
     wilson_interval,
 )
@@ -152,6 +154,64 @@ def test_moons_suffered() -> None:
     assert table.loc["A", "lost_per_hand"] == pytest.approx(26 / 8)
 
 
+def _with_timeline(frame: pd.DataFrame) -> pd.DataFrame:
+    """``_hands()`` with when each trick was won (packed as the records pack it):
+
+    0. seat 2 wins every trick, the points from trick 1 on, the queen in trick 5;
+    1. seat 1 takes points from trick 2 until seat 2 wins point trick 8; the queen in trick 4;
+    2. seat 3 takes the hearts from trick 3, seat 0 the queen in trick 10;
+    3. tricks 5, 6, 7 carry points, won by seats 1, 2, 3 (the queen in 6).
+    """
+    winners = [
+        [2] * 13,
+        [0, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 3, 1],
+        [3] * 10 + [0, 3, 3],
+        [0, 1, 2, 3] * 3 + [2],
+    ]
+    point_tricks = [range(1, 13), (2, 3, 4, 5, 6, 8, 11), range(3, 13), (5, 6, 7)]
+    return frame.assign(
+        trick_winners=np.array(
+            [sum(w << 3 * t for t, w in enumerate(seats + [7] * 4)) for seats in winners], dtype=np.uint64
+        ),
+        point_tricks=np.array([sum(1 << t for t in tricks) for tricks in point_tricks], dtype=np.int32),
+        qs_trick=np.array([5, 4, 10, 6], dtype=np.int8),
+    )
+
+
+def test_when_each_seat_took_points_and_was_stopped() -> None:
+    long = to_long(_with_timeline(_hands())).set_index(["hand", "seat"])
+    assert long.loc[0, "first_points_trick"].tolist() == [-1, -1, 1, -1]
+    assert long.loc[0, "moon_stopped_trick"].tolist() == [1, 1, -1, 1]
+    assert long.loc[1, "first_points_trick"].tolist() == [-1, 2, 8, 11]
+    assert long.loc[1, "moon_stopped_trick"].tolist() == [2, 8, 2, 2]
+    assert long.loc[2, "moon_stopped_trick"].tolist() == [3, 3, 3, 10]
+    assert long.loc[3, "first_points_trick"].tolist() == [-1, 5, 6, 7]
+    assert long["qs_trick"].tolist() == [5] * 4 + [4] * 4 + [10] * 4 + [6] * 4
+
+
+def test_tables_of_when() -> None:
+    records = _with_timeline(_hands())
+    stopped = stopping_tricks(records)  # the failed attempts: hand 1 seat 1, hand 2 seat 3 (both B)
+    assert list(stopped.index) == ["B"] and stopped.loc["B"].to_dict() == {8: 0.5, 10: 0.5}
+    queen = qs_tricks(records)  # A took it in tricks 5, 10 and 6; B in trick 4
+    assert queen.loc["A"].tolist() == pytest.approx([0, 1 / 3, 1 / 3, 1 / 3])
+    assert queen.loc["B", 4] == 1.0
+    summary = RecordSummary.from_frame(records)
+    assert summary.has_timeline
+    pd.testing.assert_frame_equal(summary.stopping_tricks(), stopped)
+    pd.testing.assert_frame_equal(summary.qs_tricks(), queen)
+
+
+def test_records_made_before_the_timeline_say_so() -> None:
+    with pytest.raises(AnalysisError, match="these records do not say when each trick was won"):
+        stopping_tricks(_hands())
+    summary = RecordSummary.from_frame(_hands())
+    summary.add(_with_timeline(_hands()))  # a pool of old and new hands: when is known for half
+    assert not summary.has_timeline and summary.moon_rates()["hands"].sum() == 8 * 4
+    with pytest.raises(AnalysisError, match="only 4 of these 8 hands say when each trick was won"):
+        summary.qs_tricks()
+
+
 def test_points_distribution_and_qs_rates() -> None:
     dist = points_distribution(_hands(), "agent", column="points")
     assert np.allclose(dist.sum(axis=1), 1.0)
@@ -262,6 +322,20 @@ def test_a_single_stage_name_is_one_stage() -> None:
     assert list(add_features(to_long(_hands()), "dealt").columns) == list(
         to_long(_hands(), features="dealt").columns
     )
+
+
+def test_a_run_whose_parts_differ_in_columns_reads_the_shared_ones(tmp_path) -> None:
+    """A run resumed by a later version: its first parts lack the columns of when."""
+    df = simulate("standard", "rule", hands=600, seed=4)
+    old = df.iloc[:300].drop(columns=["trick_winners", "point_tricks", "qs_trick"])
+    for i, part in enumerate((old, df.iloc[300:])):
+        parquet.write_table(
+            pyarrow.Table.from_pandas(part, preserve_index=False), tmp_path / f"part-{i}.parquet"
+        )
+    loaded = load_records(tmp_path)
+    assert len(loaded) == 600 and "qs_trick" not in loaded.columns
+    summary = RecordSummary.from_records(tmp_path)
+    assert summary.hands == 600 and not summary.has_timeline
 
 
 def test_the_parquet_readers_refuse_odd_columns_and_batch_sizes(tmp_path) -> None:

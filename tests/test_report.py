@@ -14,10 +14,13 @@ from hearts_sim.studies.analysis import RecordSummary, load_records, moon_rates
 from hearts_sim.studies.report import (
     REPORT_DIR,
     SUMMARY_FILE,
+    _figures,
+    mean_trick,
     new_axes,
     plot_failed_cost,
     plot_rate_curves,
     plot_rates,
+    summary_markdown,
 )
 from hearts_sim.studies.tournament import make_config, run_tournament
 
@@ -29,6 +32,8 @@ FIGURES = {
     "failed_moon_cost.png",
     "score_distribution.png",
     "qs_by_pass_direction.png",
+    "moon_stopped_trick.png",
+    "qs_trick.png",
 }
 AGENTS = ["random", "lowest", "highest"]
 
@@ -54,6 +59,16 @@ def test_report_writes_figures_and_summary(run_dir: Path, capsys: pytest.Capture
         hands, made = int(moons.loc[agent, "hands"]), int(moons.loc[agent, "moons"])
         assert f"| {agent} | {hands:,} | {made:,} | " in summary and hands >= 1000
     assert "summary.md" in capsys.readouterr().out
+    when = RecordSummary.from_records(run_dir, min_points=18)
+    for agent, stopped in mean_trick(when.stopping_tricks()).items():
+        assert f"| {agent} | {stopped:.1f} | {mean_trick(when.qs_tricks())[agent]:.1f} |" in summary
+
+
+def test_a_report_of_records_made_before_the_timeline_leaves_when_out(run_dir: Path) -> None:
+    old = load_records(run_dir).drop(columns=["trick_winners", "point_tricks", "qs_trick"])
+    summary = RecordSummary.from_frame(old)
+    assert set(_figures(summary)) == FIGURES - {"moon_stopped_trick.png", "qs_trick.png"}
+    assert "Only 0 of the 2,400 hands say when each trick was won" in summary_markdown(summary, "old", [])
 
 
 def test_report_out_must_be_writable(

@@ -52,7 +52,14 @@ from hearts_sim.core.cards import (
 from hearts_sim.core.checks import did_you_mean, is_integer, is_real, shown
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import PASS_DIRECTIONS, Rules, check_n_players, pass_offset
-from hearts_sim.selfplay.records import HAND_SEAT_COLUMNS, MANIFEST, RECORDS_DIR, RecordsError, verified_parts
+from hearts_sim.selfplay.records import (
+    HAND_SEAT_COLUMNS,
+    MANIFEST,
+    RECORDS_DIR,
+    RecordsError,
+    unpack_trick_winners,
+    verified_parts,
+)
 from hearts_sim.studies.replay import Replay as Replay
 from hearts_sim.studies.replay import ReplayError as ReplayError
 from hearts_sim.studies.replay import Trick as Trick
@@ -63,6 +70,8 @@ DEFAULT_FAILED_POINTS = 20  # a failed moon: at least this many raw points (of 2
 DEFAULT_BATCH = 1 << 17
 MAX_BATCH = 2**31 - 1  # pyarrow takes a batch size as a C int
 HAND_FIELDS = ("deal", "seating", "pass_direction", "rules", "moon_shooter", "qs_taker", "jd_taker")
+TIMELINE_FIELDS = ("trick_winners", "point_tricks", "qs_trick")  # when: records since 2026-12-05
+TIMELINE_TABLES = ("stopping_tricks", "qs_tricks")  # RecordSummary's tables that need them
 STAGES = ("dealt", "held", "received")  # bitboard columns of the long format that features apply to
 
 HIGH_RANKS = range(JACK, ACE + 1)  # J, Q, K, A
@@ -220,7 +229,7 @@ def n_seats(records: pd.DataFrame) -> int:
 def long_columns(n_players: int) -> list[str]:
     """The wide columns ``to_long`` reads: a column projection for Parquet."""
     per_seat = [f"{name}_{s}" for name in ("agent", *HAND_SEAT_COLUMNS) for s in range(n_players)]
-    return [*HAND_FIELDS, *per_seat]
+    return [*HAND_FIELDS, *TIMELINE_FIELDS, *per_seat]
 
 
 def _repeat(column: pd.Series, times: int) -> Any:
@@ -266,7 +275,11 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
     hand after the pass); ``points`` (raw), ``score`` (after moon and bonus adjustments),
     ``tricks``; flags ``shot_moon``, ``moon_suffered`` (another player shot),
     ``took_qs``, ``took_jd``; ``hearts_taken`` (``points`` minus the QS's 13 in hands
-    whose points total 26, else -1). ``features``: True or a list of stages among
+    whose points total 26, else -1). From records that hold when each trick was won (all
+    made since 2026-12-05), 0-based tricks, -1 for never: ``first_points_trick`` (the first
+    trick in which the seat took points), ``moon_stopped_trick`` (the first in which another
+    seat did: from then on this seat could not shoot the moon) and ``qs_trick`` (the trick
+    that took the queen of spades). ``features``: True or a list of stages among
     ``dealt``, ``held``, ``received`` adds ``hand_features`` columns prefixed ``held_`` ...
     """
     n = n_seats(records)
@@ -314,9 +327,28 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
     out["took_jd"] = (seat_grid == records["jd_taker"].to_numpy(dtype=np.int64)[:, None]).ravel()
     standard = points.astype(np.int64).sum(axis=1, keepdims=True) == STANDARD_TOTAL
     out["hearts_taken"] = np.where(standard, points - POINTS_QS * took_qs, -1).astype(np.int8).ravel()
+    if all(name in records.columns for name in TIMELINE_FIELDS):
+        point_tricks = records["point_tricks"].to_numpy(dtype=np.int64)[:, None]
+        won = point_tricks & _tricks_won(records["trick_winners"], n)
+        out["first_points_trick"] = _first_trick(won).ravel()
+        out["moon_stopped_trick"] = _first_trick(point_tricks & ~won).ravel()
+        out["qs_trick"] = _repeat(records["qs_trick"], n)
     long = pd.DataFrame(out)
     stages = STAGES[:2] if features is True else () if features is False else _stages(features, "features")
     return add_features(long, stages) if stages else long
+
+
+def _tricks_won(packed: pd.Series, n: int) -> np.ndarray:
+    """(hands, n) int64: bit t of column s set when seat s won trick t (from ``trick_winners``)."""
+    winners = unpack_trick_winners(packed.to_numpy())
+    bits = np.int64(1) << np.arange(winners.shape[1], dtype=np.int64)
+    return np.stack([(winners == seat) @ bits for seat in range(n)], axis=1)
+
+
+def _first_trick(masks: np.ndarray) -> np.ndarray:
+    """The lowest set bit's index of each mask, as int8; -1 for an empty mask."""
+    lowest = masks & -masks  # two's complement: only the lowest set bit survives
+    return np.where(masks == 0, -1, np.bitwise_count(lowest - 1)).astype(np.int8)
 
 
 def _names(value: str | Iterable[str], argument: str, kind: str) -> list[str]:
@@ -616,6 +648,58 @@ def qs_capture_rates(
     return _with_rate(qs_counts(data, by), "qs", "hands", scale, z)
 
 
+def _timeline(data: pd.DataFrame, keys: Sequence[str], column: str) -> pd.DataFrame:
+    """``data`` in long format with its ``column`` of when things happened; records made before
+    the tricks' winners were recorded (2026-12-05) are refused saying so."""
+    long = _long(data, keys, ())
+    if column not in long.columns:
+        raise AnalysisError(
+            f"these records do not say when each trick was won (no {column} column): records "
+            "made before 2026-12-05 lack it; simulate or play the tournament again to have it"
+        )
+    return long
+
+
+def stopping_trick_counts(
+    data: pd.DataFrame,
+    by: str | Sequence[str] | None = "agent",
+    min_points: int = DEFAULT_FAILED_POINTS,
+    all_hearts: bool = True,
+) -> pd.DataFrame:
+    """Failed moon attempts per (group, trick that stopped them); additive over batches."""
+    keys = _keys(by)
+    long = _timeline(data, keys, "moon_stopped_trick")
+    return distribution_counts(
+        long[failed_moon_mask(long, min_points, all_hearts)], keys, "moon_stopped_trick"
+    )
+
+
+def stopping_tricks(
+    data: pd.DataFrame,
+    by: str | Sequence[str] | None = "agent",
+    min_points: int = DEFAULT_FAILED_POINTS,
+    all_hearts: bool = True,
+) -> pd.DataFrame:
+    """When failed moon attempts (``failed_moon_mask``) were stopped: the share of a group's
+    attempts whose first trick taken by another seat with points was trick 0, 1, ... (one column
+    per trick, 0-based; rows sum to 1)."""
+    counts = stopping_trick_counts(data, by, min_points, all_hearts)
+    return _distribution_table(counts, "moon_stopped_trick")
+
+
+def qs_trick_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "agent") -> pd.DataFrame:
+    """Queen of spades captures per (group of the seat that took it, trick); additive over batches."""
+    keys = _keys(by)
+    long = _timeline(data, keys, "qs_trick")
+    return distribution_counts(long[long["took_qs"].to_numpy()], keys, "qs_trick")
+
+
+def qs_tricks(data: pd.DataFrame, by: str | Sequence[str] | None = "agent") -> pd.DataFrame:
+    """When the queen of spades fell: the share of each group's captures of it taken in trick 0,
+    1, ... (0-based; 0 also when it lay in the kitty; rows sum to 1)."""
+    return _distribution_table(qs_trick_counts(data, by), "qs_trick")
+
+
 # ---------------------------------------------------------------------------- Parquet records
 def records_path(path: str | Path) -> Path:
     """The directory of Parquet parts for a tournament run ``path`` (its ``records/``) or
@@ -707,11 +791,18 @@ def run_parts(directory: Path) -> list[Path]:
 
 
 def _dataset(path: str | Path) -> tuple[Any, Path]:
+    import pyarrow as pa
     import pyarrow.dataset as ds
 
     directory = records_path(path)
     parts = [str(part) for part in run_parts(directory)]
-    return ds.dataset(parts, format="parquet"), directory
+    dataset = ds.dataset(parts, format="parquet")
+    # a run resumed by a later version holds parts with more columns: read the ones all parts have
+    shared = set.intersection(*(set(part.physical_schema.names) for part in dataset.get_fragments()))
+    if len(shared) < len(dataset.schema.names):
+        schema = pa.schema([column for column in dataset.schema if column.name in shared])
+        dataset = ds.dataset(parts, format="parquet", schema=schema)
+    return dataset, directory
 
 
 def iter_records(
@@ -777,6 +868,7 @@ class RecordSummary:
     min_points: int = DEFAULT_FAILED_POINTS
     all_hearts: bool = True
     hands: int = 0
+    timeline_hands: int = 0  # of ``hands``, those whose records say when each trick was won
     counts: dict[str, pd.DataFrame] = field(default_factory=dict)
     rules: set[str] = field(default_factory=set)
 
@@ -792,6 +884,10 @@ class RecordSummary:
             "suffered": lambda long: suffered_counts(long, "agent"),
             "scores": lambda long: distribution_counts(long, "agent", "score"),
             "qs": lambda long: qs_counts(long, ["agent", "pass_direction"]),
+            "stopping_tricks": lambda long: stopping_trick_counts(
+                long, "agent", self.min_points, self.all_hearts
+            ),
+            "qs_tricks": lambda long: qs_trick_counts(long, "agent"),
         }
 
     def add(self, records: pd.DataFrame) -> None:
@@ -802,8 +898,11 @@ class RecordSummary:
         self.hands += len(records)
         if "rules" in records.columns:
             self.rules.update(str(r) for r in pd.unique(records["rules"].astype(str)))
+        timeline = "qs_trick" in long.columns  # not in records made before 2026-12-05
+        self.timeline_hands += len(records) if timeline else 0
         for name, count in self.counters().items():
-            self.counts[name] = add_counts(self.counts.get(name), count(long))
+            if timeline or name not in TIMELINE_TABLES:
+                self.counts[name] = add_counts(self.counts.get(name), count(long))
 
     @classmethod
     def from_frame(cls, records: pd.DataFrame, **options: Any) -> RecordSummary:
@@ -854,6 +953,25 @@ class RecordSummary:
 
     def qs_capture_rates(self) -> pd.DataFrame:
         return _with_rate(self._counts("qs"), "qs", "hands", 1.0, 1.959963984540054)
+
+    @property
+    def has_timeline(self) -> bool:
+        """Whether every hand added said when each trick was won (records made since 2026-12-05)."""
+        return 0 < self.timeline_hands == self.hands
+
+    def _timeline_counts(self, name: str) -> pd.DataFrame:
+        if self.hands and not self.has_timeline:
+            raise AnalysisError(
+                f"only {self.timeline_hands:,} of these {self.hands:,} hands say when each trick was "
+                "won (records made before 2026-12-05 do not): no table of when"
+            )
+        return self._counts(name)
+
+    def stopping_tricks(self) -> pd.DataFrame:
+        return _distribution_table(self._timeline_counts("stopping_tricks"), "moon_stopped_trick")
+
+    def qs_tricks(self) -> pd.DataFrame:
+        return _distribution_table(self._timeline_counts("qs_tricks"), "qs_trick")
 
     @property
     def agents(self) -> list[str]:

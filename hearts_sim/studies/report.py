@@ -177,6 +177,25 @@ def plot_distribution(
     return ax
 
 
+def plot_tricks(table: pd.DataFrame, ax: Any, *, title: str, ylabel: str) -> Any:
+    """One line per row of a table of when (``stopping_tricks``, ``qs_tricks``: shares by 0-based
+    trick), drawn against the trick counted from 1 as players count them."""
+    tricks = table.columns.to_numpy(dtype=int)
+    for group, row in table.iterrows():
+        ax.plot(tricks + 1, row.to_numpy(dtype=float), marker="o", label=str(group))
+    ax.set_xticks(range(1, int(tricks.max()) + 2) if len(tricks) else [])
+    ax.set_xlabel("trick")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(title=_label(table.index.name or ""), fontsize="small")
+    return ax
+
+
+def mean_trick(table: pd.DataFrame) -> pd.Series:
+    """The mean trick, counted from 1, of each row of a table of when."""
+    return (table * (table.columns.to_numpy(dtype=float) + 1)).sum(axis=1)
+
+
 # ---------------------------------------------------------------------------- the report
 def _base_dir(path: Path) -> Path:
     """The run directory: ``path``, or its parent when ``path`` is a run's ``records/``."""
@@ -230,6 +249,21 @@ def _figures(summary: RecordSummary) -> dict[str, Any]:
         title="Queen of spades taken, by agent and pass direction",
         ylabel="share of hands taking the QS (95% CI)",
     )
+    if summary.has_timeline:
+        ax = figures["moon_stopped_trick.png"] = new_axes()
+        plot_tricks(
+            summary.stopping_tricks(),
+            ax,
+            title="When failed moon attempts were stopped",
+            ylabel="share of the agent's failed attempts",
+        )
+        ax = figures["qs_trick.png"] = new_axes()
+        plot_tricks(
+            summary.qs_tricks(),
+            ax,
+            title="When the queen of spades fell",
+            ylabel="share of the agent's QS captures",
+        )
     return figures
 
 
@@ -310,6 +344,25 @@ def summary_markdown(summary: RecordSummary, source: str, figures: Sequence[str]
             cells.append("-" if r is None else f"{r['rate']:.3f}")
         rows.append([agent, *cells])
     lines += _markdown_table(["agent", *directions], rows)
+    lines += ["", "## When", ""]
+    if summary.has_timeline:
+        stopped, queen = mean_trick(summary.stopping_tricks()), mean_trick(summary.qs_tricks())
+        rows = [
+            [agent, *(f"{table[agent]:.1f}" if agent in table.index else "-" for table in (stopped, queen))]
+            for agent in moons.index
+        ]
+        lines += _markdown_table(
+            ["agent", "failed attempt stopped in trick (mean)", "QS taken in trick (mean)"], rows
+        )
+        lines += [
+            "",
+            "Tricks count from 1; an attempt is stopped by the first trick another player takes points in.",
+        ]
+    else:
+        lines.append(
+            f"Only {summary.timeline_hands:,} of the {summary.hands:,} hands say when each trick was won "
+            "(records made before 2026-12-05 do not): no figures of when."
+        )
     lines += ["", "## Figures", ""]
     lines += [f"![{name}]({name})" for name in figures]
     return "\n".join(lines) + "\n"
