@@ -325,7 +325,15 @@ def analysis_calls() -> dict[str, Callable[[Any], object]]:
     wide = simulate("standard", ["random", "rule", "random", "rule"], hands=8, seed=1, progress=False)
     long = analysis.to_long(wide)
     replayed = analysis.replay(wide.iloc[0])
-    tables = ("moon_rates", "failed_moons", "moons_suffered", "points_distribution", "qs_capture_rates")
+    tables = (
+        "moon_rates",
+        "failed_moons",
+        "moons_suffered",
+        "points_distribution",
+        "qs_capture_rates",
+        "stopping_tricks",
+        "qs_tricks",
+    )
     calls: dict[str, Callable[[Any], object]] = {}
     for name in tables:
         table = getattr(analysis, name)
@@ -343,6 +351,7 @@ def analysis_calls() -> dict[str, Callable[[Any], object]]:
         **calls,
         "analysis.moon_rates(per=)": lambda v: analysis.moon_rates(wide, per=v),
         "analysis.failed_moons(min_points=)": lambda v: analysis.failed_moons(wide, min_points=v),
+        "analysis.stopping_tricks(min_points=)": lambda v: analysis.stopping_tricks(wide, min_points=v),
         "analysis.points_distribution(column=)": lambda v: analysis.points_distribution(wide, column=v),
         "analysis.to_long": analysis.to_long,
         "analysis.to_long(features=)": lambda v: analysis.to_long(wide, features=v),

@@ -287,6 +287,19 @@ def test_game_records_and_missing_directories_are_refused(tmp_path) -> None:
         (lambda: qs_capture_rates(_hands(), z=float("inf")), "z must be a number > 0, not inf"),
         (lambda: RecordSummary.from_frame(_hands()).failed_moons(scale="x"), "scale must be a number > 0"),
         (lambda: failed_moons(_hands(), min_points=0), "min_points must be a whole number of points >= 1"),
+        (
+            lambda: stopping_tricks(_with_timeline(_hands()), min_points=1.5),
+            "min_points must be a whole number",
+        ),
+        (
+            lambda: stopping_tricks(to_long(_with_timeline(_hands())).drop(columns=["shot_moon"])),
+            "needs column 'shot_moon'",
+        ),
+        (
+            lambda: qs_tricks(to_long(_with_timeline(_hands())).drop(columns=["took_qs"])),
+            "needs column 'took_qs'",
+        ),
+        (lambda: RecordSummary().qs_tricks(), "no records added yet"),
     ],
 )
 def test_odd_input_is_refused_in_one_line(call, message: str) -> None:

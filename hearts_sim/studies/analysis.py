@@ -648,10 +648,11 @@ def qs_capture_rates(
     return _with_rate(qs_counts(data, by), "qs", "hands", scale, z)
 
 
-def _timeline(data: pd.DataFrame, keys: Sequence[str], column: str) -> pd.DataFrame:
-    """``data`` in long format with its ``column`` of when things happened; records made before
-    the tricks' winners were recorded (2026-12-05) are refused saying so."""
-    long = _long(data, keys, ())
+def _timeline(data: pd.DataFrame, keys: Sequence[str], column: str, reads: Sequence[str]) -> pd.DataFrame:
+    """``data`` in long format with its ``column`` of when things happened and the columns the
+    table ``reads``; records made before the tricks' winners were recorded (2026-12-05) are
+    refused saying so."""
+    long = _long(data, keys, reads)
     if column not in long.columns:
         raise AnalysisError(
             f"these records do not say when each trick was won (no {column} column): records "
@@ -668,7 +669,7 @@ def stopping_trick_counts(
 ) -> pd.DataFrame:
     """Failed moon attempts per (group, trick that stopped them); additive over batches."""
     keys = _keys(by)
-    long = _timeline(data, keys, "moon_stopped_trick")
+    long = _timeline(data, keys, "moon_stopped_trick", ("points", "hearts_taken", "shot_moon"))
     return distribution_counts(
         long[failed_moon_mask(long, min_points, all_hearts)], keys, "moon_stopped_trick"
     )
@@ -690,7 +691,7 @@ def stopping_tricks(
 def qs_trick_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "agent") -> pd.DataFrame:
     """Queen of spades captures per (group of the seat that took it, trick); additive over batches."""
     keys = _keys(by)
-    long = _timeline(data, keys, "qs_trick")
+    long = _timeline(data, keys, "qs_trick", ("took_qs",))
     return distribution_counts(long[long["took_qs"].to_numpy()], keys, "qs_trick")
 
 
