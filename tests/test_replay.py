@@ -9,10 +9,15 @@ column of the row, the packed ``trick_winners`` and ``point_tricks`` included.
 
 from __future__ import annotations
 
+import shlex
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from agents.external import close_all
 from hearts_sim import analysis as an
 from hearts_sim.core.cards import parse_card
 from hearts_sim.core.rules import Rules
@@ -27,6 +32,7 @@ except ImportError:  # tests/ itself on sys.path
 
 SEATS = ["rule", "random", "lowest", "highest", "normal"]  # a mixed table, cut to the rules' size
 QS = parse_card("QS")
+EXAMPLE_AGENT = Path(__file__).resolve().parents[1] / "experiments" / "example_agent.py"
 SEARCH = "ismcts(iterations=60)"  # an iteration budget: replays exactly (tests/test_search_agents.py's)
 
 
@@ -185,6 +191,77 @@ def test_when_columns_of_the_long_format_agree_with_the_replay(name: str) -> Non
             stopped = replay.moon_stopped(seat)
             assert row["moon_stopped_trick"] == (-1 if stopped is None else stopped)
             assert row["qs_trick"] == queen.number
+
+
+SEEDED_AGENT = """
+import random
+
+class Lucky:
+    def choose_pass(self, obs, seed):
+        return random.Random(seed).sample(sorted(obs.hand), obs.rules.pass_count)
+
+    def choose_play(self, obs, seed):
+        return random.Random(seed){play}
+"""
+
+
+@pytest.mark.parametrize("preset", ["standard", "qdan3"])
+def test_hands_of_outside_agents_replay_with_the_loops_seeds(preset: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A Python agent and an engine on stdin/stdout are asked again, with the seeds the lockstep
+    loop gave them: an agent that plays at random from its seed replays exactly; one whose code
+    changed since, or that fails now, is refused in one line."""
+    (tmp_path / "lucky.py").write_text(SEEDED_AGENT.format(play=".choice(sorted(obs.legal_moves()))"))
+    engine = f"exec:{shlex.quote(sys.executable)} -m hearts_sim serve --agent rule"
+    seats = [f"py:{tmp_path / 'lucky.py'}:Lucky", "rule", f"py:{EXAMPLE_AGENT}:Ducker", engine]
+    rules = Rules.preset(preset)
+    records, frame = _recorded(rules, seats[: rules.n_players], hands=12, seed=6)
+    for row in range(len(frame)):
+        _assert_reproduces(an.replay(frame.iloc[row]), records[row], rules)
+    _new_session()
+    (tmp_path / "lucky.py").write_text(SEEDED_AGENT.format(play=".choice(sorted(obs.legal_moves())[:1])"))
+    with pytest.raises(an.ReplayError, match="disagrees with the record"):
+        for row in range(len(frame)):
+            an.replay(frame.iloc[row])
+    _new_session()
+    (tmp_path / "lucky.py").write_text(SEEDED_AGENT.format(play=".choice([])"))
+    with pytest.raises(
+        an.ReplayError, match=r"cannot replay: agent py:.*lucky.py:Lucky: raised .* \(seat 0, "
+    ):
+        an.replay(frame.iloc[0])
+    _new_session()
+    (tmp_path / "lucky.py").unlink()
+    with pytest.raises(an.ReplayError, match=r"seat 0: py:.*lucky.py:Lucky: no such file"):
+        an.replay(frame.iloc[0])
+
+
+def test_an_agent_object_is_given_again_by_its_recorded_name() -> None:
+    """``simulate`` records an object as ``py:ClassName``, which names no file or module: the
+    replay asks for the object and plays it exactly once given."""
+    import importlib.util
+
+    loader = importlib.util.spec_from_file_location("example_agent", EXAMPLE_AGENT)
+    assert loader is not None and loader.loader is not None
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    rules = Rules()
+    records, frame = _recorded(rules, [module.Ducker(), "rule", "random", "lowest"], hands=6, seed=2)
+    assert frame["agent_0"].iloc[0] == "py:Ducker"
+    with pytest.raises(an.ReplayError, match=r"seat 0 was played by py:Ducker, an agent object .* agents="):
+        an.replay(frame.iloc[0])
+    for row in range(len(frame)):
+        _assert_reproduces(
+            an.replay(frame.iloc[row], agents={"py:Ducker": module.Ducker()}), records[row], rules
+        )
+    with pytest.raises(an.ReplayError, match="agents must map a seat's recorded name to its agent"):
+        an.replay(frame.iloc[0], agents=[module.Ducker()])
+    close_all()
+
+
+def _new_session() -> None:
+    """As if in a new Python session: engines stopped, agents' files imported afresh."""
+    close_all()
+    for name in [name for name in sys.modules if name.startswith("hearts_sim_agent_")]:
+        del sys.modules[name]
 
 
 def test_records_without_the_when_columns_still_analyse() -> None:

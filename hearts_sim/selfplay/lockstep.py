@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from agents.external import EngineOptions, ExternalAgentError, ExternalSpec, PositionFailed, decider
+from agents.kinds import AgentError
 from hearts_sim.core.cards import N_CARDS, CardSet, card_str, cards_of, parse_card
 from hearts_sim.core.checks import shown
 from hearts_sim.core.rules import Rules
@@ -147,23 +148,44 @@ def _decide(
 
         observations = observations_from(observed[members], rules)
         seeds, hand_seeds = decision_seeds[members].tolist(), states["hand_seed"][slots].tolist()
-        try:
-            answers = decider(spec, options).decide(observations, is_pass, seeds, hand_seeds)
-        except ExternalAgentError as error:
-            raise ExternalAgentError(f"{error} ({where(0)})") from None
-        except PositionFailed as failure:  # the agent's own code failed on one position
-            raise ExternalAgentError(f"agent {spec}: raised {failure} ({where(failure.index)})") from None
-        except Exception as error:  # the agent's own code failed on a batch
-            batch = f"a batch of {len(slots)} positions, the first: {where(0)}"
-            failed = f"{type(error).__name__}: {error}"
-            raise ExternalAgentError(f"agent {spec}: raised {failed} ({batch})") from None
-        if len(answers) != len(observations):
-            raise ExternalAgentError(
-                f"agent {spec}: {len(answers)} moves for {len(observations)} positions ({where(0)})"
-            )
-        for i, (observation, answer) in enumerate(zip(observations, answers, strict=True)):
-            moves[members[i]] = _checked(answer, observation, rules, is_pass, spec, partial(where, i))
+        asked = external_moves(spec, observations, is_pass, seeds, hand_seeds, rules, options, where)
+        moves[members] = asked
     return moves
+
+
+def external_moves(
+    spec: ExternalSpec,
+    observations: list[Any],
+    passing: bool,
+    seeds: list[int],
+    hand_seeds: list[int],
+    rules: Rules,
+    options: EngineOptions,
+    where: Callable[[int], str],
+) -> list[int]:
+    """The moves an external agent makes in ``observations`` (one batch, with the loop's decision
+    seeds), each checked: cards, or pass bitboards. Whatever goes wrong is an
+    ``ExternalAgentError`` naming the agent and, by ``where(i)``, the position."""
+    try:
+        answers = decider(spec, options).decide(observations, passing, seeds, hand_seeds)
+    except ExternalAgentError as error:
+        raise ExternalAgentError(f"{error} ({where(0)})") from None
+    except AgentError:  # the agent cannot be loaded (a file since removed): the caller says where
+        raise
+    except PositionFailed as failure:  # the agent's own code failed on one position
+        raise ExternalAgentError(f"agent {spec}: raised {failure} ({where(failure.index)})") from None
+    except Exception as error:  # the agent's own code failed on a batch
+        batch = f"a batch of {len(observations)} positions, the first: {where(0)}"
+        failed = f"{type(error).__name__}: {error}"
+        raise ExternalAgentError(f"agent {spec}: raised {failed} ({batch})") from None
+    if len(answers) != len(observations):
+        raise ExternalAgentError(
+            f"agent {spec}: {len(answers)} moves for {len(observations)} positions ({where(0)})"
+        )
+    return [
+        _checked(answer, observation, rules, passing, spec, partial(where, i))
+        for i, (observation, answer) in enumerate(zip(observations, answers, strict=True))
+    ]
 
 
 def _checked(

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from agents.dispatch import loop_pass, loop_play
+from agents.external import EngineOptions, ExternalAgentError
 from agents.kinds import AgentError
 from agents.registry import AgentSpec, Policy, parse_agent
 from hearts_sim.core.cards import (
@@ -50,9 +51,10 @@ from hearts_sim.core.cards import (
 )
 from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.rules import Rules, RulesError, pass_offset
-from hearts_sim.engine.hand import card_points, deal_hand, pack_trick_winners
+from hearts_sim.engine.hand import card_points, deal_hand, decision_seed, pack_trick_winners
 from hearts_sim.engine.state import new_states
 from hearts_sim.game.hand_state import HandState
+from hearts_sim.selfplay.lockstep import external_moves
 from hearts_sim.selfplay.records import seat_column, unpack_trick_winners
 
 TIME_BUDGET = "ms"  # the parameter by which search agents (mc, pimc, ismcts) think on the clock
@@ -66,6 +68,7 @@ SEAT_FIELDS = {
     "tricks": "tricks_won",
 }
 _LABEL_SUFFIX = re.compile(r"#\d+$")  # a tournament labels a spec named twice ``rule#1``, ``rule#2``
+_OBJECT_LABEL = re.compile(r"py:\w+")  # an agent object's label (``agents.external.wrap_object``)
 
 
 class ReplayError(ValueError):
@@ -244,14 +247,17 @@ def _card_points(card: int, rules: Rules) -> int:
 
 
 # ---------------------------------------------------------------------------- the replay
-def replay(row: Any, rules: Rules | str | None = None) -> Replay:
+def replay(row: Any, rules: Rules | str | None = None, agents: Mapping[str, Any] | None = None) -> Replay:
     """Rebuild the hand of one record row (a row of ``simulate``'s DataFrame or of a tournament's
     records: a ``Series``, a one-row ``DataFrame``, a mapping or an ``itertuples`` row) and check
-    it against the row. ``rules`` is needed only when the row has no ``rules`` column.
+    it against the row. ``rules`` is needed only when the row has no ``rules`` column; ``agents``
+    maps a seat's recorded name to the agent that played it where the name alone cannot say (an
+    object passed to ``simulate``, recorded as ``py:ClassName``).
 
     Raises ``ReplayError`` when a column is missing, a seat's play policy is time-budgeted, or
     the replay disagrees with the record (an agent, level or kernel changed since it was made)."""
     values = _row_values(row)
+    given = _given_agents(agents)
     rules = _rules_of(values, rules)
     n = rules.n_players
     if seat_column("dealt", n) in values:  # a row of another table: say so before its deal disagrees
@@ -263,21 +269,20 @@ def replay(row: Any, rules: Rules | str | None = None) -> Replay:
         values,
         ["seed", "moon_shooter", *(seat_column(c, s) for c in ("agent", *SEAT_FIELDS) for s in range(n))],
     )
-    agents = tuple(str(values[seat_column("agent", s)]) for s in range(n))
-    specs = [_spec_of(name, s) for s, name in enumerate(agents)]
+    names = tuple(str(values[seat_column("agent", s)]) for s in range(n))
+    specs = [_spec_of(name, s, given) for s, name in enumerate(names)]
     seed = _whole(values, "seed", 2**64)
     state = _dealt_state(rules, seed, _pass_offset(values, n), _dealer(values, n))
     array = rules.to_tuple()
     if state.phase == "pass":  # every seat passes in turn, as ``play_out_hand``
         for seat, spec in enumerate(specs):
-            cards = loop_pass(spec.pass_policy, state.record, array, seat)
-            state.pass_cards(seat, cards)
+            state.pass_cards(seat, _decision(spec.pass_policy, state, array, seat))
     tricks: list[Trick] = []
     cards_in_trick: list[tuple[int, int]] = []
     while state.phase == "play":
         player = state.current_player
         assert player is not None
-        card = loop_play(specs[player].play_policy, state.record, array, player)
+        card = _decision(specs[player].play_policy, state, array, player)
         state.play(card)
         cards_in_trick.append((player, card))
         if len(cards_in_trick) == n:
@@ -292,7 +297,7 @@ def replay(row: Any, rules: Rules | str | None = None) -> Replay:
     result = Replay(
         rules=rules,
         seed=seed,
-        agents=agents,
+        agents=names,
         pass_direction=state.pass_direction,
         dealer=int(state.record["dealer"]),
         dealt=tuple(state.dealt(s) for s in range(n)),
@@ -370,11 +375,29 @@ def _rules_of(values: Mapping[str, Any], rules: Rules | str | None) -> Rules:
         raise ReplayError(f"the row's rules {text!r} cannot be read: {error}") from None
 
 
-def _spec_of(name: str, seat: int) -> AgentSpec:
-    """The agent of a seat, from its label; refused if its play policy thinks on the clock."""
+def _given_agents(agents: Any) -> Mapping[str, Any]:
+    if agents is None:
+        return {}
+    if not isinstance(agents, Mapping) or not all(isinstance(name, str) for name in agents):
+        raise ReplayError(
+            "agents must map a seat's recorded name to its agent, such as {'py:Ducker': Ducker()}, "
+            f"not {shown(agents)}"
+        )
+    return agents
+
+
+def _spec_of(name: str, seat: int, given: Mapping[str, Any]) -> AgentSpec:
+    """The agent of a seat, from its label or ``given[label]``; refused if its play policy thinks
+    on the clock."""
+    label = _LABEL_SUFFIX.sub("", name)
     try:
-        spec = parse_agent(_LABEL_SUFFIX.sub("", name))
+        spec = parse_agent(given[name] if name in given else given.get(label, label))
     except AgentError as error:
+        if _OBJECT_LABEL.fullmatch(label) and name not in given and label not in given:
+            raise ReplayError(
+                f"seat {seat} was played by {name}, an agent object passed from Python: give it "
+                f"again, replay(row, agents={{{name!r}: the_agent}})"
+            ) from None
         raise ReplayError(f"seat {seat}: {error}") from None
     if _time_budget(spec.play_policy) > 0:
         raise ReplayError(
@@ -383,6 +406,31 @@ def _spec_of(name: str, seat: int) -> AgentSpec:
             "that ran it, so this hand cannot be replayed; replay records of agents with iteration budgets"
         )
     return spec
+
+
+def _decision(policy: Policy, state: HandState, array: Any, seat: int) -> int:
+    """``seat``'s pass (a bitboard) or card, made as the loops made it: a compiled policy through
+    the dispatcher, an outside agent (``py:``, ``exec:``) asked with the loop's decision seed."""
+    passing = state.phase == "pass"
+    if policy.external is None:
+        return int((loop_pass if passing else loop_play)(policy, state.record, array, seat))
+    seeds, hand_seeds = [int(decision_seed(state.record, seat))], [int(state.record["hand_seed"])]
+    try:
+        moves = external_moves(
+            policy.external,
+            [state.observation(seat)],
+            passing,
+            seeds,
+            hand_seeds,
+            state.rules,
+            EngineOptions(),
+            lambda _: f"seat {seat}, {'passing' if passing else 'playing'}",
+        )
+    except ExternalAgentError as error:  # it failed on this position
+        raise ReplayError(f"cannot replay: {error}") from None
+    except AgentError as error:  # it cannot be loaded
+        raise ReplayError(f"seat {seat}: {error}") from None
+    return moves[0]
 
 
 def _time_budget(policy: Policy) -> float:
