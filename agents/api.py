@@ -25,15 +25,18 @@ decision, whatever was asked before (no hidden state).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from agents.dispatch import loop_pass, loop_play
+from agents.external import EngineOptions, external_moves
 from agents.kinds import AgentError
-from agents.registry import AgentSpec, parse_agent
+from agents.registry import AgentSpec, Policy, parse_agent
 from hearts_sim.core.cards import card_str, cards_of
 from hearts_sim.core.checks import shown
 from hearts_sim.core.rules import Rules
+from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.rng import SeedError, check_seed, derive_seed
 from hearts_sim.engine.state import PHASE_DONE, PHASE_PASS
 from hearts_sim.game.hand_state import HandState, IllegalMoveError
@@ -71,15 +74,13 @@ class Agent:
         """The cards to pass, lowest first. Raises ``IllegalMoveError`` unless the seat is to pass."""
         states = self.state(observation, hand_seed)
         _check_turn(states, observation, want_pass=True)
-        rules = observation.rules.to_tuple()
-        return cards_of(loop_pass(self.spec.pass_policy, states, rules, observation.seat, self.name))
+        return cards_of(decide(self.spec.pass_policy, states[0], observation, self.name))
 
     def choose_play(self, observation: Observation, hand_seed: int | None = None) -> int:
         """The card to play. Raises ``IllegalMoveError`` unless the seat is to play."""
         states = self.state(observation, hand_seed)
         _check_turn(states, observation, want_pass=False)
-        rules = observation.rules.to_tuple()
-        return loop_play(self.spec.play_policy, states, rules, observation.seat, self.name)
+        return decide(self.spec.play_policy, states[0], observation, self.name)
 
     def act(self, observation: Observation, hand_seed: int | None = None) -> list[int] | int:
         """Whichever decision the observation asks for: a pass (list of cards) or a play (a card)."""
@@ -105,6 +106,22 @@ class Agent:
         leader = state.current_player
         assert leader is not None
         state.play(self.choose_play(state.observation(leader)))
+
+
+def decide(policy: Policy, record: Any, observation: Observation, name: str) -> int:
+    """The move ``policy`` makes for ``observation``'s seat on the ``HAND_STATE`` record of its hand
+    (a pass as a bitboard, or a card), as the self-play loops make it: a compiled policy through
+    the dispatcher, an outside one (``py:``, ``exec:``, an object) asked by ``external_moves``,
+    each with the seat's ``decision_seed``."""
+    seat, rules = observation.seat, observation.rules
+    passing = int(record["phase"]) == PHASE_PASS
+    if policy.external is None:
+        return (loop_pass if passing else loop_play)(policy, record, rules.to_tuple(), seat, name)
+    seeds, hand_seeds = [int(decision_seed(record, seat))], [int(record["hand_seed"])]
+    where = f"seat {seat}, {'passing' if passing else 'playing'}"
+    return external_moves(
+        policy.external, [observation], passing, seeds, hand_seeds, rules, EngineOptions(), lambda _: where
+    )[0]
 
 
 def _check_turn(states: np.ndarray, observation: Observation, want_pass: bool) -> None:

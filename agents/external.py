@@ -40,15 +40,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
 from agents.kinds import AgentError
+from hearts_sim.core.cards import N_CARDS, CardSet, card_str, cards_of, parse_card
 from hearts_sim.core.checks import shown
+from hearts_sim.core.rules import Rules
 from hearts_sim.game.observation import Observation
 from hearts_sim.game.protocol import AnswerError, move_from_answer, request_for
 
@@ -420,6 +423,81 @@ def load_python_agent(spec: ExternalSpec) -> Any:
         raise AgentError(f"{spec.text}: {name}(...) failed: {type(error).__name__}: {error}") from None
 
 
+def external_moves(
+    spec: ExternalSpec,
+    observations: list[Any],
+    passing: bool,
+    seeds: list[int],
+    hand_seeds: list[int],
+    rules: Rules,
+    options: EngineOptions,
+    where: Callable[[int], str],
+) -> list[int]:
+    """The moves an external agent makes in ``observations`` (one batch, with the loop's decision
+    seeds), each checked: cards, or pass bitboards. Whatever goes wrong is an
+    ``ExternalAgentError`` naming the agent and, by ``where(i)``, the position."""
+    try:
+        answers = decider(spec, options).decide(observations, passing, seeds, hand_seeds)
+    except ExternalAgentError as error:
+        raise ExternalAgentError(f"{error} ({where(0)})") from None
+    except AgentError:  # the agent cannot be loaded (a file since removed): the caller says where
+        raise
+    except PositionFailed as failure:  # the agent's own code failed on one position
+        raise ExternalAgentError(f"agent {spec}: raised {failure} ({where(failure.index)})") from None
+    except Exception as error:  # the agent's own code failed on a batch
+        batch = f"a batch of {len(observations)} positions, the first: {where(0)}"
+        failed = f"{type(error).__name__}: {error}"
+        raise ExternalAgentError(f"agent {spec}: raised {failed} ({batch})") from None
+    if len(answers) != len(observations):
+        raise ExternalAgentError(
+            f"agent {spec}: {len(answers)} moves for {len(observations)} positions ({where(0)})"
+        )
+    return [
+        _checked(answer, observation, rules, passing, spec, partial(where, i))
+        for i, (observation, answer) in enumerate(zip(observations, answers, strict=True))
+    ]
+
+
+def _checked(
+    answer: Any, observation: Any, rules: Rules, passing: bool, spec: ExternalSpec, where: Callable[[], str]
+) -> int:
+    """An agent's move as a card (or pass bitboard), refused unless the rules allow it; ``where``
+    names the position (built only for an error)."""
+    if (
+        not passing
+        and type(answer) is int
+        and 0 <= answer < N_CARDS
+        and observation.legal_moves().mask >> answer & 1
+    ):
+        return answer  # the common case, checked without parsing
+    if passing:
+        try:
+            cards = [parse_card(c) for c in answer]
+        except (TypeError, ValueError):
+            raise ExternalAgentError(
+                f"agent {spec} passed {shown(answer)}, not a list of cards ({where()})"
+            ) from None
+        mask = sum(1 << c for c in set(cards))
+        if len(cards) != rules.pass_count or mask.bit_count() != rules.pass_count:
+            raise ExternalAgentError(
+                f"agent {spec} passed {shown(answer)}: pass {rules.pass_count} different cards ({where()})"
+            )
+        if mask & ~observation.hand.mask:
+            stray = card_str(cards_of(mask & ~observation.hand.mask)[0])
+            raise ExternalAgentError(f"agent {spec} passed {stray}, which it does not hold ({where()})")
+        return mask
+    try:
+        card = parse_card(answer)
+    except (TypeError, ValueError):
+        raise ExternalAgentError(f"agent {spec} played {shown(answer)}, not a card ({where()})") from None
+    legal = observation.legal_moves()
+    if not legal.mask >> card & 1:
+        raise ExternalAgentError(
+            f"agent {spec} played {card_str(card)}, not legal now (legal: {CardSet(legal)}) ({where()})"
+        )
+    return card
+
+
 def close_all() -> None:
     """Stop every engine process and thread this process started."""
     while _DECIDERS:
@@ -427,4 +505,12 @@ def close_all() -> None:
         getattr(running, "close", lambda: None)()
 
 
+def _forget_in_child() -> None:
+    """A forked child (the move server's worker, a fork-started pool) has none of its parent's
+    threads, so the parent's deciders (a thread pool each, or the pipe of an engine the parent
+    started and stops) would hang or cross there: the child starts its own."""
+    _DECIDERS.clear()
+
+
 atexit.register(close_all)
+os.register_at_fork(after_in_child=_forget_in_child)

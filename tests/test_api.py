@@ -136,6 +136,39 @@ def test_rebuilt_timeline_credits_an_unseen_kitty_to_the_first_trick(kitty_card:
         _check_rebuild(state, seat)
 
 
+SEEDED_AGENT = """
+import random
+
+class Lucky:
+    def choose_pass(self, obs, seed):
+        return random.Random(seed).sample(sorted(obs.hand), obs.rules.pass_count)
+
+    def choose_play(self, obs, seed):
+        return random.Random(seed).choice(sorted(obs.legal_moves()))
+"""
+
+
+def test_a_loaded_python_agent_decides_as_it_did_at_the_table(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``agents.load("py:...")`` (what ``hearts-sim play --level`` and ``serve --agent`` load) asks
+    the agent with the seed the batched loop gave it: a hand stepped with loaded agents ends as
+    the one ``simulate`` recorded. Before, any outside spec raised ``KeyError: 'external'``."""
+    (tmp_path / "lucky.py").write_text(SEEDED_AGENT)
+    seating = [f"py:{tmp_path / 'lucky.py'}:Lucky", "rule", "random", f"py:{tmp_path / 'lucky.py'}:Lucky"]
+    loaded = [agents.load(spec) for spec in seating]
+    frame = simulate("standard", seating, hands=6, seed=3)
+    for deal in range(6):
+        state = HandState.deal("standard", seed=3, hand=deal)
+        hand_seed = int(state.record["hand_seed"])
+        if state.phase == "pass":
+            for seat in range(4):
+                state.pass_cards(seat, loaded[seat].act(state.observation(seat), hand_seed=hand_seed))
+        while state.phase == "play":
+            seat = int(state.current_player)  # type: ignore[arg-type]
+            state.play(loaded[seat].act(state.observation(seat), hand_seed=hand_seed))
+        assert list(state.points()) == [frame[f"points_{s}"].iloc[deal] for s in range(4)]
+        assert list(state.record["passed"][:4]) == [frame[f"passed_{s}"].iloc[deal] for s in range(4)]
+
+
 @pytest.mark.parametrize(
     "seating",
     [["random"] * 4, ["lowest"] * 4, ["highest"] * 4, ["rule"] * 4, ["rule", "random", "lowest", "highest"]],

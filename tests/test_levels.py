@@ -239,6 +239,26 @@ def test_terminal_help_and_hints_at_any_prompt() -> None:
     assert lines[-1].startswith("\nYou left after 0 hands") and game.hands_played == 0
 
 
+def test_a_terminal_game_against_your_own_python_agent() -> None:
+    """``hearts-sim play --level py:...``: the opponents are a Python agent (its hint too), and
+    a game taking every hint plays to the end. Before, the first CPU pass raised KeyError."""
+    from hearts_sim.apps.terminal import play_in_terminal
+
+    ducker = f"py:{Path(__file__).resolve().parents[1] / 'experiments' / 'example_agent.py'}:Ducker"
+    lines: list[str] = []
+
+    def ask(prompt: str) -> str:  # ask for a hint, then answer with it
+        lines.append(prompt)
+        if lines[-2:-1] and lines[-2].startswith("  hint: "):
+            return lines[-2][len("  hint: ") :]
+        return "hint"
+
+    game = play_in_terminal(Rules.preset("quick"), ducker, seed=2, ask=ask, say=lines.append)
+    assert game.over and game.hands_played >= 1
+    assert not any("not legal" in line or "does not hold" in line for line in lines)
+    assert f" against {ducker}, seed 2" in lines[0]
+
+
 def test_terminal_game_ends_cleanly_when_input_runs_out() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "hearts_sim", "play", "--level", "easy", "--seed", "1"],

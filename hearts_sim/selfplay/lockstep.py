@@ -16,17 +16,12 @@ did; what was finished before (earlier chunks of a tournament) stays.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
 
-from agents.external import EngineOptions, ExternalAgentError, ExternalSpec, PositionFailed, decider
-from agents.kinds import AgentError
-from hearts_sim.core.cards import N_CARDS, CardSet, card_str, cards_of, parse_card
-from hearts_sim.core.checks import shown
+from agents.external import EngineOptions, ExternalSpec, external_moves
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.observe import OBSERVED
 from hearts_sim.engine.state import PHASE_PASS, new_states
@@ -151,78 +146,3 @@ def _decide(
         asked = external_moves(spec, observations, is_pass, seeds, hand_seeds, rules, options, where)
         moves[members] = asked
     return moves
-
-
-def external_moves(
-    spec: ExternalSpec,
-    observations: list[Any],
-    passing: bool,
-    seeds: list[int],
-    hand_seeds: list[int],
-    rules: Rules,
-    options: EngineOptions,
-    where: Callable[[int], str],
-) -> list[int]:
-    """The moves an external agent makes in ``observations`` (one batch, with the loop's decision
-    seeds), each checked: cards, or pass bitboards. Whatever goes wrong is an
-    ``ExternalAgentError`` naming the agent and, by ``where(i)``, the position."""
-    try:
-        answers = decider(spec, options).decide(observations, passing, seeds, hand_seeds)
-    except ExternalAgentError as error:
-        raise ExternalAgentError(f"{error} ({where(0)})") from None
-    except AgentError:  # the agent cannot be loaded (a file since removed): the caller says where
-        raise
-    except PositionFailed as failure:  # the agent's own code failed on one position
-        raise ExternalAgentError(f"agent {spec}: raised {failure} ({where(failure.index)})") from None
-    except Exception as error:  # the agent's own code failed on a batch
-        batch = f"a batch of {len(observations)} positions, the first: {where(0)}"
-        failed = f"{type(error).__name__}: {error}"
-        raise ExternalAgentError(f"agent {spec}: raised {failed} ({batch})") from None
-    if len(answers) != len(observations):
-        raise ExternalAgentError(
-            f"agent {spec}: {len(answers)} moves for {len(observations)} positions ({where(0)})"
-        )
-    return [
-        _checked(answer, observation, rules, passing, spec, partial(where, i))
-        for i, (observation, answer) in enumerate(zip(observations, answers, strict=True))
-    ]
-
-
-def _checked(
-    answer: Any, observation: Any, rules: Rules, passing: bool, spec: ExternalSpec, where: Callable[[], str]
-) -> int:
-    """An agent's move as a card (or pass bitboard), refused unless the rules allow it; ``where``
-    names the position (built only for an error)."""
-    if (
-        not passing
-        and type(answer) is int
-        and 0 <= answer < N_CARDS
-        and observation.legal_moves().mask >> answer & 1
-    ):
-        return answer  # the common case, checked without parsing
-    if passing:
-        try:
-            cards = [parse_card(c) for c in answer]
-        except (TypeError, ValueError):
-            raise ExternalAgentError(
-                f"agent {spec} passed {shown(answer)}, not a list of cards ({where()})"
-            ) from None
-        mask = sum(1 << c for c in set(cards))
-        if len(cards) != rules.pass_count or mask.bit_count() != rules.pass_count:
-            raise ExternalAgentError(
-                f"agent {spec} passed {shown(answer)}: pass {rules.pass_count} different cards ({where()})"
-            )
-        if mask & ~observation.hand.mask:
-            stray = card_str(cards_of(mask & ~observation.hand.mask)[0])
-            raise ExternalAgentError(f"agent {spec} passed {stray}, which it does not hold ({where()})")
-        return mask
-    try:
-        card = parse_card(answer)
-    except (TypeError, ValueError):
-        raise ExternalAgentError(f"agent {spec} played {shown(answer)}, not a card ({where()})") from None
-    legal = observation.legal_moves()
-    if not legal.mask >> card & 1:
-        raise ExternalAgentError(
-            f"agent {spec} played {card_str(card)}, not legal now (legal: {CardSet(legal)}) ({where()})"
-        )
-    return card

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agents.dispatch import loop_pass, loop_play
-from agents.external import EngineOptions, ExternalAgentError
+from agents.api import decide
+from agents.external import ExternalAgentError
 from agents.kinds import AgentError
 from agents.registry import AgentSpec, Policy, parse_agent
 from hearts_sim.core.cards import (
@@ -51,10 +51,9 @@ from hearts_sim.core.cards import (
 )
 from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.rules import Rules, RulesError, pass_offset
-from hearts_sim.engine.hand import card_points, deal_hand, decision_seed, pack_trick_winners
+from hearts_sim.engine.hand import card_points, deal_hand, pack_trick_winners
 from hearts_sim.engine.state import new_states
 from hearts_sim.game.hand_state import HandState
-from hearts_sim.selfplay.lockstep import external_moves
 from hearts_sim.selfplay.records import seat_column, unpack_trick_winners
 
 TIME_BUDGET = "ms"  # the parameter by which search agents (mc, pimc, ismcts) think on the clock
@@ -273,16 +272,15 @@ def replay(row: Any, rules: Rules | str | None = None, agents: Mapping[str, Any]
     specs = [_spec_of(name, s, given) for s, name in enumerate(names)]
     seed = _whole(values, "seed", 2**64)
     state = _dealt_state(rules, seed, _pass_offset(values, n), _dealer(values, n))
-    array = rules.to_tuple()
     if state.phase == "pass":  # every seat passes in turn, as ``play_out_hand``
         for seat, spec in enumerate(specs):
-            state.pass_cards(seat, _decision(spec.pass_policy, state, array, seat))
+            state.pass_cards(seat, _decision(spec.pass_policy, state, seat, names[seat]))
     tricks: list[Trick] = []
     cards_in_trick: list[tuple[int, int]] = []
     while state.phase == "play":
         player = state.current_player
         assert player is not None
-        card = _decision(specs[player].play_policy, state, array, player)
+        card = _decision(specs[player].play_policy, state, player, names[player])
         state.play(card)
         cards_in_trick.append((player, card))
         if len(cards_in_trick) == n:
@@ -408,29 +406,14 @@ def _spec_of(name: str, seat: int, given: Mapping[str, Any]) -> AgentSpec:
     return spec
 
 
-def _decision(policy: Policy, state: HandState, array: Any, seat: int) -> int:
-    """``seat``'s pass (a bitboard) or card, made as the loops made it: a compiled policy through
-    the dispatcher, an outside agent (``py:``, ``exec:``) asked with the loop's decision seed."""
-    passing = state.phase == "pass"
-    if policy.external is None:
-        return int((loop_pass if passing else loop_play)(policy, state.record, array, seat))
-    seeds, hand_seeds = [int(decision_seed(state.record, seat))], [int(state.record["hand_seed"])]
+def _decision(policy: Policy, state: HandState, seat: int, name: str) -> int:
+    """``seat``'s pass (a bitboard) or card, made as the loops made it (``agents.api.decide``)."""
     try:
-        moves = external_moves(
-            policy.external,
-            [state.observation(seat)],
-            passing,
-            seeds,
-            hand_seeds,
-            state.rules,
-            EngineOptions(),
-            lambda _: f"seat {seat}, {'passing' if passing else 'playing'}",
-        )
-    except ExternalAgentError as error:  # it failed on this position
+        return decide(policy, state.record, state.observation(seat), name)
+    except ExternalAgentError as error:  # an outside agent failed on this position
         raise ReplayError(f"cannot replay: {error}") from None
     except AgentError as error:  # it cannot be loaded
         raise ReplayError(f"seat {seat}: {error}") from None
-    return moves[0]
 
 
 def _time_budget(policy: Policy) -> float:
