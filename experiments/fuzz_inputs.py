@@ -79,6 +79,7 @@ BASE = {
     "tune": "rule --param void_bonus=0:10 --budget 16 --candidates 2 --levels-dir levels",
     "play": "--level easy",
     "report": "{run}",
+    "replay": "{run} --failed",
     "serve": "--agent rule",
 }
 MALFORMED_SPECS = ("rule(", "rule)", "rule(=1)", "rule(,)", "rule(shoot=1,shoot=2)", "RULE", " rule ",
@@ -376,6 +377,11 @@ def analysis_calls() -> dict[str, Callable[[Any], object]]:
             analysis.iter_records(_records_run(), batch_size=v)
         ),
         "analysis.load_records(columns=)": lambda v: analysis.load_records(_records_run(), columns=v),
+        "analysis.find_hand": lambda v: analysis.find_hand(v, moon=True),
+        "analysis.find_hand(row=)": lambda v: analysis.find_hand(_records_run(), row=v),
+        "analysis.find_hand(nth=)": lambda v: analysis.find_hand(_records_run(), failed=True, nth=v),
+        "analysis.find_hand(agent=)": lambda v: analysis.find_hand(_records_run(), moon=True, agent=v),
+        "analysis.replay(agents=)": lambda v: analysis.replay(wide.iloc[0], agents=v),
     }
 
 

@@ -162,4 +162,10 @@ def test_replay_html_deal_and_tricks_each_show_every_card_once() -> None:
     for trick in replay.tricks:  # the winner's card is the bold one
         bold = [e for e in trick_rows[str(trick.number + 1)].iter() if "bold" in e.attrib.get("style", "")]
         assert [parse_card(e.attrib["data-card"]) for e in bold] == [dict(trick.cards)[trick.winner]]
-    assert str(replay).splitlines()[5].endswith("<- look here & <there>")
+    text = str(replay).splitlines()  # the caption, a line per seat, a line per trick, the result
+    assert len(text) == 1 + len(replay.agents) + 17 + 1
+    for seat, agent in enumerate(replay.agents):
+        assert text[1 + seat].startswith(f"seat {seat} {agent} ")
+        assert text[1 + seat].split(" | ")[1] == replay.dealt[seat].by_suit()
+    assert text[1 + len(replay.agents) + 4].startswith(" 5. ")
+    assert text[1 + len(replay.agents) + 4].endswith("<- look here & <there>")

@@ -257,6 +257,45 @@ def test_an_agent_object_is_given_again_by_its_recorded_name() -> None:
     close_all()
 
 
+def test_the_replay_command_finds_a_hand_and_shows_it(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """``hearts-sim replay DIR``: a row, the nth moon shot or failed attempt (of an agent), read
+    batch by batch; a failed attempt's stopping trick is marked."""
+    from hearts_sim.apps.cli import main
+
+    run = tmp_path / "run"
+    run_tournament(
+        make_config(["rule", "highest", "random", "lowest"], deals=20, seed=5), run, progress=False
+    )
+    records = an.load_records(run)
+    long = an.to_long(records)
+    shooter = str(long.loc[long["shot_moon"], "agent"].value_counts().index[0])
+    moons = long[long["shot_moon"] & (long["agent"] == shooter)]
+    failed = long[an.failed_moon_mask(long)]
+    assert len(moons) >= 2 and len(failed) >= 3
+    for k in (1, 2):  # the same hand whatever the batches
+        found = an.find_hand(run, moon=True, agent=shooter, nth=k, batch_size=50)
+        assert (found.index, found.seat) == (moons["hand"].iloc[k - 1], moons["seat"].iloc[k - 1])
+
+    assert main(["replay", str(run), "--moon", "--agent", shooter, "--nth", "2"]) == 0
+    shot = moons.iloc[1]
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"row {shot['hand']:,}, seat {shot['seat']} ({shooter}) shoots the moon; deal ")
+    assert out[1:] == str(an.replay(records.iloc[shot["hand"]])).splitlines()
+
+    assert main(["replay", str(run), "--failed", "--nth", "3"]) == 0
+    attempt = failed.iloc[2]
+    out = capsys.readouterr().out.splitlines()
+    who = f"seat {attempt['seat']} ({attempt['agent']})"
+    assert out[0].startswith(f"row {attempt['hand']:,}, {who} takes {attempt['points']} points and no moon")
+    stopped = int(attempt["moon_stopped_trick"])
+    marked = [line for line in out if "<- seat" in line]
+    assert marked == [line for line in out if line.startswith(f"{stopped + 1:>2}. ")]
+    assert marked[0].endswith("moon is off") and f"seat {attempt['seat']}'s moon" in marked[0]
+
+    assert main(["replay", str(run), "--row", "7"]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == str(an.replay(records.iloc[7])).splitlines()
+
+
 def _new_session() -> None:
     """As if in a new Python session: engines stopped, agents' files imported afresh."""
     close_all()

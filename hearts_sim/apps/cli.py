@@ -376,6 +376,9 @@ def _add_tournament_options(command: argparse.ArgumentParser, agents_help: str) 
 
 
 # ---------------------------------------------------------------------------- agents, rules, report
+MAX_ROW = 10**15  # a row or count of hands: far past any run
+
+
 def cmd_agents(args: argparse.Namespace) -> int:
     from agents.registry import stored_levels
 
@@ -452,6 +455,71 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     written = write_report(args.dirs, args.out, min_points=args.min_points)
     print(f"wrote {len(written)} files to {written[-1].parent} (summary: {written[-1]})")
+    return 0
+
+
+REPLAY_OPTIONS = (
+    Option("dir", TEXT, "a tournament --out directory (or its records/)", metavar="DIR"),
+    Option(
+        "row",
+        COUNT,
+        "the hand in row N of the records (from 0, as load_records numbers them)",
+        None,
+        0,
+        MAX_ROW,
+        ("--row",),
+        metavar="N",
+    ),
+    Option("moon", FLAG, "the first hand in which the moon was shot", False, flags=("--moon",)),
+    Option(
+        "failed",
+        FLAG,
+        "the first failed moon attempt, the trick that stopped it marked",
+        False,
+        flags=("--failed",),
+    ),
+    Option("agent", TEXT, "with --moon or --failed: by this agent", flags=("--agent",), metavar="NAME"),
+    Option(
+        "nth", COUNT, "with --moon or --failed: the Nth such hand", 1, 1, MAX_ROW, ("--nth",), metavar="N"
+    ),
+    MIN_POINTS,
+)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from hearts_sim.studies import analysis as an
+
+    if args.row is None and not (args.moon or args.failed):
+        raise UsageError("say which hand: --row N, --moon or --failed")
+    if args.moon and args.failed:
+        raise UsageError("--moon and --failed pick different hands: give one")
+    if args.row is not None and (args.moon or args.failed):
+        raise UsageError("--row names one hand itself: drop --moon and --failed")
+    if args.row is not None and (args.agent is not None or args.nth != 1):
+        raise UsageError(
+            "--agent and --nth pick among the moon shots or the failed attempts: add --moon or --failed"
+        )
+    found = an.find_hand(
+        args.dir,
+        row=args.row,
+        moon=args.moon,
+        failed=args.failed,
+        agent=args.agent,
+        nth=args.nth,
+        min_points=args.min_points,
+    )
+    hand = an.replay(found.row)
+    what, seat = f"row {found.index:,}", found.seat
+    if seat is not None and args.failed:
+        stopped = hand.moon_stopped(seat)
+        if stopped is not None:  # always, in a failed attempt: another seat took points
+            taker = hand.tricks[stopped].winner
+            hand = hand.mark(stopped, f"seat {taker} takes points: seat {seat}'s moon is off")
+        what += f", seat {seat} ({hand.agents[seat]}) takes {hand.points[seat]} points and no moon"
+    elif seat is not None:
+        what += f", seat {seat} ({hand.agents[seat]}) shoots the moon"
+    print(f"{what}; deal {int(found.row['deal']):,}, seating {int(found.row['seating'])}")
+    print(hand)
     return 0
 
 
@@ -717,6 +785,14 @@ def build_parser() -> argparse.ArgumentParser:
             ),
             MIN_POINTS,
         ),
+    )
+
+    _command(
+        commands,
+        "replay",
+        "one recorded hand of a run, trick by trick (a row, a moon shot or a failed attempt)",
+        cmd_replay,
+        REPLAY_OPTIONS,
     )
 
     _command(

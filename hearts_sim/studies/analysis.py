@@ -853,6 +853,68 @@ def load_records(path: str | Path, columns: Sequence[str] | None = None) -> pd.D
     return frame
 
 
+@dataclass(frozen=True)
+class FoundHand:
+    """A hand picked from a run by ``find_hand``: its record row, its position among the run's
+    rows, and the seat that shot the moon or failed at it (None for a row asked by number)."""
+
+    row: pd.Series
+    index: int
+    seat: int | None
+
+
+def find_hand(
+    path: str | Path,
+    *,
+    row: int | None = None,
+    moon: bool = False,
+    failed: bool = False,
+    agent: str | None = None,
+    nth: int = 1,
+    min_points: int = DEFAULT_FAILED_POINTS,
+    batch_size: int = DEFAULT_BATCH,
+) -> FoundHand:
+    """One hand of a run's records, read batch by batch (a million-hand run is not loaded):
+    row number ``row`` (0-based, as ``load_records`` numbers them), or the ``nth`` hand in which
+    the moon was shot (``moon``) or an attempt failed (``failed``, ``failed_moon_mask`` with
+    ``min_points``), by ``agent``'s seat when given. ``replay(found.row)`` plays it again."""
+    if (row is not None) + moon + failed != 1:
+        raise AnalysisError("say which hand: a row number, or the moon shots, or the failed attempts")
+    if row is not None and (not is_integer(row) or row < 0):
+        raise AnalysisError(f"row must be a whole number >= 0, not {shown(row)}")
+    if not is_integer(nth) or nth < 1:
+        raise AnalysisError(f"nth must be a whole number >= 1, not {shown(nth)}")
+    if agent is not None and row is not None:
+        raise AnalysisError("an agent picks among the moon shots or the failed attempts, not a row number")
+    seen, found, agents = 0, 0, set[str]()
+    for batch in iter_records(path, _dataset(path)[0].schema.names, batch_size):
+        if row is not None:
+            if row < seen + len(batch):
+                return FoundHand(batch.iloc[row - seen], row, None)
+            seen += len(batch)
+            continue
+        long = to_long(batch)
+        agents.update(str(a) for a in long["agent"].cat.categories)
+        picked = long["shot_moon"].to_numpy() if moon else failed_moon_mask(long, min_points)
+        if agent is not None:
+            picked = picked & (long["agent"].astype(str).to_numpy() == agent)
+        hits = long[picked]
+        if found + len(hits) >= nth:
+            hit = hits.iloc[nth - found - 1]
+            hand = int(hit["hand"])
+            return FoundHand(batch.iloc[hand], seen + hand, int(hit["seat"]))
+        found += len(hits)
+        seen += len(batch)
+    if row is not None:
+        raise AnalysisError(f"{path} holds {seen:,} hands (rows 0 .. {seen - 1:,}): there is no row {row:,}")
+    if agent is not None and agent not in agents:
+        hint = did_you_mean(agent, sorted(agents))
+        raise AnalysisError(f"no agent {shown(agent)} in {path}: it has {', '.join(sorted(agents))}{hint}")
+    what = "moon shots" if moon else f"failed moon attempts (at least {min_points} points or all hearts)"
+    by = f" by {agent}" if agent is not None else ""
+    raise AnalysisError(f"the {seen:,} hands of {path} hold {found:,} {what}{by}, not {nth:,}")
+
+
 # ---------------------------------------------------------------------------- one-pass summary
 Counter = Callable[[pd.DataFrame], pd.DataFrame]
 

@@ -181,7 +181,18 @@ class Replay:
         return f"<Replay {self.rules.describe()}, seed {self.seed}, points {list(self.points)}{moon}>"
 
     def __str__(self) -> str:
+        """The text of the display: the caption, each seat's agent, deal, pass and result, then
+        one line per trick (who played what, who took it and its points; marks noted)."""
+        n = len(self.agents)
+        offset = pass_offset(self.pass_direction, n)
+        width = max(len(agent) for agent in self.agents)
         lines = [self._caption()]
+        for s in range(n):
+            passed = f" | passed {self.passed[s]} to {(s + offset) % n}" if offset else ""
+            lines.append(
+                f"seat {s} {self.agents[s]:<{width}} | {self.dealt[s].by_suit()}{passed} | "
+                f"points {self.points[s]}, score {self.scores[s]}"
+            )
         for trick in self.tricks:
             cards = "  ".join(f"{seat}:{card_str(card, symbols=True)}" for seat, card in trick.cards)
             note = f"  <- {self.marks[trick.number]}" if trick.number in self.marks else ""
