@@ -296,6 +296,44 @@ def test_the_replay_command_finds_a_hand_and_shows_it(tmp_path, capsys) -> None:
     assert capsys.readouterr().out.splitlines()[1:] == str(an.replay(records.iloc[7])).splitlines()
 
 
+def test_the_deal_an_agent_played_worst_and_the_same_cards_in_the_others_hands(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """``deal_differences`` averages to the match's A minus B; ``worst_deal`` (and ``hearts-sim
+    replay --worst``) picks its largest deal, A's worst hand in it and the same seat played by B."""
+    from hearts_sim.apps.cli import main
+
+    run = tmp_path / "run"
+    result = run_tournament(make_config(["lowest", "rule"], deals=25, seed=8), run, progress=False)
+    records = an.load_records(run)
+    table = an.deal_differences(records, "lowest", "rule")
+    assert len(table) == 25
+    assert table["diff"].mean() == pytest.approx(result.summary["pairs"][0]["a_minus_b"], abs=5e-4)
+    ranked = table["diff"].sort_values(ascending=False, kind="stable")
+    for nth in (1, 3):
+        worse = an.worst_deal(run, "lowest", nth=nth, batch_size=64)  # rule: the only other agent
+        assert (worse.deal, worse.b, worse.rank, worse.deals) == (ranked.index[nth - 1], "rule", nth, 25)
+        assert worse.means == pytest.approx(tuple(table.loc[worse.deal, ["lowest", "rule"]]))
+        a_row, b_row = worse.a_hand.row, worse.b_hand.row
+        seat = worse.a_hand.seat
+        assert worse.b_hand.seat == seat and a_row["deal"] == b_row["deal"] == worse.deal
+        assert a_row[f"agent_{seat}"] == "lowest" and b_row[f"agent_{seat}"] == "rule"
+        assert a_row[f"dealt_{seat}"] == b_row[f"dealt_{seat}"]  # the same cards
+        deal = an.to_long(records).query("deal == @worse.deal and agent == 'lowest'")
+        assert a_row[f"score_{seat}"] == deal["score"].max()
+        assert records.iloc[worse.a_hand.index].equals(a_row)
+
+    assert main(["replay", str(run), "--worst", "lowest", "--nth", "3"]) == 0
+    out = capsys.readouterr().out
+    worse = an.worst_deal(run, "lowest", "rule", nth=3)
+    assert out.startswith(f"deal {worse.deal:,} (pass {worse.pass_direction}), number 3 of 25 by how much")
+    assert str(an.replay(worse.a_hand.row)) in out and str(an.replay(worse.b_hand.row)) in out
+    with pytest.raises(an.AnalysisError, match="no agent 'rul' in .* did you mean 'rule'"):
+        an.worst_deal(run, "lowest", "rul")
+    with pytest.raises(an.AnalysisError, match="holds 25 deals that lowest and rule both played, not 26"):
+        an.worst_deal(run, "lowest", nth=26)
+    with pytest.raises(an.AnalysisError, match="compares two agents, not 'rule' with itself"):
+        an.deal_differences(records, "rule", "rule")
+
+
 def _new_session() -> None:
     """As if in a new Python session: engines stopped, agents' files imported afresh."""
     close_all()

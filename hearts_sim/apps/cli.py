@@ -480,7 +480,29 @@ REPLAY_OPTIONS = (
     ),
     Option("agent", TEXT, "with --moon or --failed: by this agent", flags=("--agent",), metavar="NAME"),
     Option(
-        "nth", COUNT, "with --moon or --failed: the Nth such hand", 1, 1, MAX_ROW, ("--nth",), metavar="N"
+        "worst",
+        TEXT,
+        "the deal in which this agent did worst against --against on the same cards: its worst "
+        "hand in it, then the same seat's cards in the other's",
+        flags=("--worst",),
+        metavar="NAME",
+    ),
+    Option(
+        "against",
+        TEXT,
+        "with --worst: the agent to compare with (default: the other one of a two-agent run)",
+        flags=("--against",),
+        metavar="NAME",
+    ),
+    Option(
+        "nth",
+        COUNT,
+        "with --moon, --failed or --worst: the Nth such hand (deal)",
+        1,
+        1,
+        MAX_ROW,
+        ("--nth",),
+        metavar="N",
     ),
     MIN_POINTS,
 )
@@ -489,16 +511,27 @@ REPLAY_OPTIONS = (
 def cmd_replay(args: argparse.Namespace) -> int:
     from hearts_sim.studies import analysis as an
 
-    if args.row is None and not (args.moon or args.failed):
-        raise UsageError("say which hand: --row N, --moon or --failed")
-    if args.moon and args.failed:
-        raise UsageError("--moon and --failed pick different hands: give one")
-    if args.row is not None and (args.moon or args.failed):
-        raise UsageError("--row names one hand itself: drop --moon and --failed")
+    selectors = (
+        ("--row", args.row is not None),
+        ("--moon", args.moon),
+        ("--failed", args.failed),
+        ("--worst", args.worst is not None),
+    )
+    picked = [flag for flag, given in selectors if given]
+    if not picked:
+        raise UsageError("say which hand: --row N, --moon, --failed or --worst NAME")
+    if len(picked) > 1:
+        raise UsageError(f"{' and '.join(picked)} pick different hands: give one")
     if args.row is not None and (args.agent is not None or args.nth != 1):
         raise UsageError(
             "--agent and --nth pick among the moon shots or the failed attempts: add --moon or --failed"
         )
+    if args.worst is not None and args.agent is not None:
+        raise UsageError("--worst names the agent itself: drop --agent")
+    if args.against is not None and args.worst is None:
+        raise UsageError("--against is the agent --worst compares with: add --worst NAME")
+    if args.worst is not None:
+        return _replay_worst(an.worst_deal(args.dir, args.worst, args.against, args.nth))
     found = an.find_hand(
         args.dir,
         row=args.row,
@@ -520,6 +553,24 @@ def cmd_replay(args: argparse.Namespace) -> int:
         what += f", seat {seat} ({hand.agents[seat]}) shoots the moon"
     print(f"{what}; deal {int(found.row['deal']):,}, seating {int(found.row['seating'])}")
     print(hand)
+    return 0
+
+
+def _replay_worst(worse: Any) -> int:
+    """The two hands of a ``DealComparison``: the worse agent's, then the other's on the same cards."""
+    from hearts_sim.studies import analysis as an
+
+    a_mean, b_mean = worse.means
+    print(
+        f"deal {worse.deal:,} (pass {worse.pass_direction}), number {worse.rank:,} of {worse.deals:,} "
+        f"by how much worse {worse.a} did: {worse.a} {a_mean:.2f} points a hand, {worse.b} "
+        f"{b_mean:.2f} ({a_mean - b_mean:+.2f})"
+    )
+    for agent, found in ((worse.a, worse.a_hand), (worse.b, worse.b_hand)):
+        hand = an.replay(found.row)
+        where = f"seat {found.seat} (row {found.index:,}, seating {int(found.row['seating'])})"
+        print(f"\n{agent} in {where}: score {hand.scores[found.seat]}")
+        print(hand)
     return 0
 
 

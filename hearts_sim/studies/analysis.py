@@ -701,6 +701,31 @@ def qs_tricks(data: pd.DataFrame, by: str | Sequence[str] | None = "agent") -> p
     return _distribution_table(qs_trick_counts(data, by), "qs_trick")
 
 
+def deal_differences(data: pd.DataFrame, a: str, b: str, column: str = "score") -> pd.DataFrame:
+    """Agent ``a`` against ``b`` deal by deal, from duplicate records (a tournament's or a match's):
+    each one's mean ``column`` per hand over its seats in the deal's seatings, and ``diff`` = a
+    minus b, one row per deal that both played (with its ``pass_direction``). The mean of
+    ``diff`` is the match's A minus B; its largest values are the deals where ``a`` did worst on
+    the same cards (``worst_deal`` picks the hands to replay)."""
+    if not isinstance(column, str):
+        raise AnalysisError(f"column must be a column name such as 'score' or 'points', not {shown(column)}")
+    long = _long(data, [], ("deal", "agent", "pass_direction", column))
+    names = [str(name) for name in long["agent"].cat.categories]
+    for agent in (a, b):
+        if not isinstance(agent, str) or agent not in names:
+            hint = did_you_mean(agent, names) if isinstance(agent, str) else ""
+            raise AnalysisError(
+                f"no agent {shown(agent)} in these records: they have {', '.join(names)}{hint}"
+            )
+    if a == b:
+        raise AnalysisError(f"deal_differences compares two agents, not {a!r} with itself")
+    pair = long[long["agent"].isin([a, b])]
+    means = pair.groupby(["deal", "agent"], observed=True)[column].mean().unstack("agent").dropna()
+    directions = pair.groupby("deal", observed=True)["pass_direction"].first()
+    out = pd.DataFrame({a: means[a], b: means[b], "diff": means[a] - means[b]})
+    return out.assign(pass_direction=directions.reindex(out.index))
+
+
 # ---------------------------------------------------------------------------- Parquet records
 def records_path(path: str | Path) -> Path:
     """The directory of Parquet parts for a tournament run ``path`` (its ``records/``) or
@@ -913,6 +938,98 @@ def find_hand(
     what = "moon shots" if moon else f"failed moon attempts (at least {min_points} points or all hearts)"
     by = f" by {agent}" if agent is not None else ""
     raise AnalysisError(f"the {seen:,} hands of {path} hold {found:,} {what}{by}, not {nth:,}")
+
+
+@dataclass(frozen=True)
+class DealComparison:
+    """A deal of a duplicate run where agent ``a`` did worse than ``b`` on the same cards
+    (``worst_deal``): both agents' mean score per hand in it, its rank among the run's deals,
+    the seat-hand where ``a`` scored most, and the same seat's cards played by ``b``."""
+
+    deal: int
+    pass_direction: str
+    a: str
+    b: str
+    means: tuple[float, float]
+    rank: int
+    deals: int
+    a_hand: FoundHand
+    b_hand: FoundHand
+
+
+def worst_deal(
+    path: str | Path, a: str, b: str | None = None, nth: int = 1, batch_size: int = DEFAULT_BATCH
+) -> DealComparison:
+    """The ``nth`` deal of a run in which ``a`` scored most above ``b`` per hand
+    (``deal_differences``; ``b`` may be left out when the run has two agents), read in two
+    passes over the records' batches: the sums per deal, then that deal's rows."""
+    if not is_integer(nth) or nth < 1:
+        raise AnalysisError(f"nth must be a whole number >= 1, not {shown(nth)}")
+    sums: pd.DataFrame | None = None
+    for batch in iter_records(path, batch_size=batch_size):
+        long = to_long(batch)
+        part = long.groupby(["deal", "agent"], observed=True)["score"].agg(["sum", "count"])
+        sums = add_counts(sums, part)
+    assert sums is not None  # iter_records refuses a run without records
+    means = (sums["sum"] / sums["count"]).unstack("agent")
+    names = [str(name) for name in means.columns]
+    if b is None and len(names) != 2:
+        raise AnalysisError(
+            f"{path} has {len(names)} agents ({', '.join(names)}): name the one to compare with"
+        )
+    b = next(name for name in names if name != a) if b is None and a in names else b
+    for agent in (a, b):
+        if not isinstance(agent, str) or agent not in names:
+            hint = did_you_mean(agent, names) if isinstance(agent, str) else ""
+            raise AnalysisError(f"no agent {shown(agent)} in {path}: it has {', '.join(names)}{hint}")
+    assert isinstance(b, str)
+    if a == b:
+        raise AnalysisError(f"worst_deal compares two agents, not {a!r} with itself")
+    both = means[[a, b]].dropna()
+    order = (both[a] - both[b]).sort_values(ascending=False, kind="stable")
+    if nth > len(order):
+        raise AnalysisError(f"{path} holds {len(order):,} deals that {a} and {b} both played, not {nth:,}")
+    deal = int(order.index[nth - 1])
+    rows, first = _deal_rows(path, deal, batch_size)
+    long = to_long(rows)
+    theirs = long[long["agent"] == a]
+    worst = theirs.loc[theirs["score"].idxmax()]  # the first of the highest scores
+    seat = int(worst["seat"])
+    same = long[(long["agent"] == b) & (long["seat"] == seat)]
+    if same.empty:  # seatings in which b never holds that seat: its first seat-hand of the deal
+        same = long[long["agent"] == b]
+    other = same.iloc[0]
+
+    def found(hit: pd.Series) -> FoundHand:
+        return FoundHand(rows.iloc[int(hit["hand"])], first + int(hit["hand"]), int(hit["seat"]))
+
+    direction = str(rows["pass_direction"].iloc[0]) if "pass_direction" in rows.columns else "?"
+    return DealComparison(
+        deal,
+        direction,
+        a,
+        b,
+        (float(both.loc[deal, a]), float(both.loc[deal, b])),
+        nth,
+        len(order),
+        found(worst),
+        found(other),
+    )
+
+
+def _deal_rows(path: str | Path, deal: int, batch_size: int) -> tuple[pd.DataFrame, int]:
+    """Every record row of ``deal`` (all columns), and the run's row number of the first."""
+    parts, first, seen = [], None, 0
+    for batch in iter_records(path, _dataset(path)[0].schema.names, batch_size):
+        at = np.flatnonzero(batch["deal"].to_numpy() == deal)
+        if len(at):
+            first = seen + int(at[0]) if first is None else first
+            parts.append(batch.iloc[at])
+        elif parts:  # a deal's rows are contiguous: past them
+            break
+        seen += len(batch)
+    assert first is not None
+    return pd.concat(parts, ignore_index=True), first
 
 
 # ---------------------------------------------------------------------------- one-pass summary
