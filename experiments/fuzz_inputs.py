@@ -382,6 +382,11 @@ def analysis_calls() -> dict[str, Callable[[Any], object]]:
         "analysis.find_hand(nth=)": lambda v: analysis.find_hand(_records_run(), failed=True, nth=v),
         "analysis.find_hand(agent=)": lambda v: analysis.find_hand(_records_run(), moon=True, agent=v),
         "analysis.replay(agents=)": lambda v: analysis.replay(wide.iloc[0], agents=v),
+        "analysis.deal_differences(data)": lambda v: analysis.deal_differences(v, "random", "rule"),
+        "analysis.deal_differences(a)": lambda v: analysis.deal_differences(wide, v, "rule"),
+        "analysis.deal_differences(column=)": lambda v: analysis.deal_differences(wide, "random", "rule", v),
+        "analysis.worst_deal(a)": lambda v: analysis.worst_deal(_records_run(), v),
+        "analysis.worst_deal(nth=)": lambda v: analysis.worst_deal(_records_run(), "random", nth=v),
     }
 
 
