@@ -328,6 +328,13 @@ def test_the_deal_an_agent_played_worst_and_the_same_cards_in_the_others_hands(t
     assert str(an.replay(worse.a_hand.row)) in out and str(an.replay(worse.b_hand.row)) in out
     with pytest.raises(an.AnalysisError, match="no agent 'rul' in .* did you mean 'rule'"):
         an.worst_deal(run, "lowest", "rul")
+    # a match with --out ends with the command that shows it
+    assert main(["match", "lowest", "rule", "--deals", "6", "--out", str(tmp_path / "m"), "--quiet"]) == 0
+    hint = capsys.readouterr().out.splitlines()[-1]
+    command = f"hearts-sim replay {tmp_path / 'm'} --worst lowest"
+    assert hint == f"the deal lowest played worst against the other: {command}"
+    assert main(hint.split("hearts-sim ")[1].split()) == 0
+    assert capsys.readouterr().out.startswith("deal ")
     with pytest.raises(an.AnalysisError, match="holds 25 deals that lowest and rule both played, not 26"):
         an.worst_deal(run, "lowest", nth=26)
     with pytest.raises(an.AnalysisError, match="compares two agents, not 'rule' with itself"):

@@ -272,9 +272,23 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     config = None if args.resume else _tournament_config(args)
     result = _run(args, config)
     print(json.dumps(result.summary) if args.json else format_summary(result.summary))
-    if result.out is not None and not args.json:
-        print(f"records and manifest: {result.out}")
+    if not args.json:
+        _where_the_records_are(result)
     return 0
+
+
+def _where_the_records_are(result: Any) -> None:
+    """After a run with --out: where its records are and, for two agents over hands, how to see
+    the deal the worse one played worst."""
+    if result.out is None:
+        return
+    print(f"records and manifest: {result.out}")
+    summary = result.summary
+    if summary.get("unit") == "hands" and len(summary["agents"]) == 2 and summary.get("pairs"):
+        pair = summary["pairs"][0]
+        worse = pair["a"] if pair["a_minus_b"] > 0 else pair["b"]
+        replay = f"hearts-sim replay {shlex.quote(str(result.out))} --worst {shlex.quote(worse)}"
+        print(f"the deal {worse} played worst against the other: {replay}")
 
 
 SPRT = Option(
@@ -351,6 +365,8 @@ def cmd_match(args: argparse.Namespace) -> int:
             f"{args.resume} holds a tournament of {len(result.summary['agents'])} agents, not a match"
         )
     print(json.dumps(match_json(result.summary)) if args.json else format_summary(result.summary))
+    if not args.json:
+        _where_the_records_are(result)
     return 0
 
 
