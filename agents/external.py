@@ -145,6 +145,12 @@ def wrap_object(agent: Any) -> ExternalSpec:
     return ExternalSpec(str(name), OBJECT, instance=agent)
 
 
+def is_object_label(name: str) -> bool:
+    """Whether ``name`` is how an agent object is recorded (``py:ClassName``, from ``wrap_object``):
+    it names no module or file, so the object itself must be given again to replay or resume."""
+    return re.fullmatch(r"py:\w+", name) is not None
+
+
 def _keyword_arguments(text: str, spec: str) -> tuple[tuple[str, Any], ...]:
     """``depth=3, name='x'`` as literal keyword arguments."""
     if not text.strip():

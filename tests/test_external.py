@@ -84,6 +84,30 @@ def test_an_object_passed_in_python_sits_at_the_table_and_act_batch_changes_noth
     assert max(batched.batches) > 50  # positions of many hands in one call
 
 
+def test_a_run_of_an_object_agent_keeps_records_and_resumes_from_python(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An object passed from Python is recorded by its name (the manifest is JSON: before, writing
+    it raised TypeError): the run keeps records, an interruption says to resume from Python, the
+    command line's --resume says the same in one line, and the resumed run equals one in a go."""
+    from hearts_sim.apps.cli import main
+    from hearts_sim.studies.tournament import Interrupted
+
+    agent = python_agents.Lowest()
+    config = TournamentConfig((agent, "rule"), deals=40, seed=3, chunk_deals=10)
+    with pytest.raises(Interrupted, match=r"resume with: run_tournament\(config, .*resume=True\)"):
+        run_tournament(config, tmp_path / "run", progress=False, stop_after_chunks=2)
+    assert main(["tournament", "--resume", str(tmp_path / "run")]) == 2
+    assert "was played by py:Lowest, an agent object passed from Python" in capsys.readouterr().err
+    resumed = run_tournament(config, tmp_path / "run", progress=False, resume=True)
+    whole = run_tournament(
+        TournamentConfig((agent, "rule"), deals=40, seed=3, chunk_deals=10), None, progress=False
+    )
+    assert resumed.summary == whole.summary
+    records = pd.read_parquet(tmp_path / "run" / "records")
+    assert len(records) == 40 * 14 and set(records["agent_0"].astype(str)) == {"py:Lowest", "rule"}
+
+
 def test_a_seeded_python_agent_is_reproducible_and_seeds_differ_by_decision() -> None:
     spec = f"py:{AGENTS}:SeededRandom"
     first = simulate("qdan3", spec, hands=200, seed=11)

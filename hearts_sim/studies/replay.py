@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from agents.api import decide
-from agents.external import ExternalAgentError
+from agents.external import ExternalAgentError, is_object_label
 from agents.kinds import AgentError
 from agents.registry import AgentSpec, Policy, parse_agent
 from hearts_sim.core.cards import (
@@ -67,7 +67,6 @@ SEAT_FIELDS = {
     "tricks": "tricks_won",
 }
 _LABEL_SUFFIX = re.compile(r"#\d+$")  # a tournament labels a spec named twice ``rule#1``, ``rule#2``
-_OBJECT_LABEL = re.compile(r"py:\w+")  # an agent object's label (``agents.external.wrap_object``)
 
 
 class ReplayError(ValueError):
@@ -402,7 +401,7 @@ def _spec_of(name: str, seat: int, given: Mapping[str, Any]) -> AgentSpec:
     try:
         spec = parse_agent(given[name] if name in given else given.get(label, label))
     except AgentError as error:
-        if _OBJECT_LABEL.fullmatch(label) and name not in given and label not in given:
+        if is_object_label(label) and name not in given and label not in given:
             raise ReplayError(
                 f"seat {seat} was played by {name}, an agent object passed from Python: give it "
                 f"again, replay(row, agents={{{name!r}: the_agent}})"

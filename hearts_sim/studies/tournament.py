@@ -39,7 +39,7 @@ import pyarrow
 from pyarrow import parquet
 from tqdm.auto import tqdm
 
-from agents.external import EngineOptions, ExternalAgentError
+from agents.external import EngineOptions, ExternalAgentError, is_object_label
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.checks import is_integer, shown, store_plain
 from hearts_sim.core.errors import InputError, StorageError
@@ -95,10 +95,18 @@ class TournamentError(InputError):
 class Interrupted(Exception):
     """Ctrl-C between chunks: every finished chunk is on disk."""
 
-    def __init__(self, done: int, total: int, out: Path | None):
+    def __init__(self, done: int, total: int, out: Path | None, objects: bool = False):
         self.done, self.total, self.out = done, total, out
-        where = f"; resume with: hearts-sim tournament --resume {out}" if out else ""
+        where = f"; resume with: {resume_command(out, objects)}" if out else ""
         super().__init__(f"interrupted after {done} of {total} chunks{where}")
+
+
+def resume_command(out: Path, objects: bool = False) -> str:
+    """How to continue the run in ``out``: the command line, or from Python when its agents
+    include objects (recorded by name only, so the caller gives them again)."""
+    if objects:
+        return f"run_tournament(config, {str(out)!r}, resume=True), with its agent objects in config"
+    return f"hearts-sim tournament --resume {out}"
 
 
 # ---------------------------------------------------------------------------- scheduling
@@ -188,7 +196,8 @@ class TournamentConfig:
 
     def to_dict(self) -> dict[str, Any]:
         values = asdict(self)
-        values["agents"] = list(self.agents)
+        # an agent object is recorded by its label (py:ClassName): the manifest is JSON
+        values["agents"] = [a if isinstance(a, str) else parse_agent(a).name for a in self.agents]
         values["rules"] = self.rules.to_dict()
         return values
 
@@ -274,10 +283,20 @@ def load_manifest(out: Path) -> dict[str, Any]:
     return manifest
 
 
-def manifest_config(out: Path, manifest: dict[str, Any]) -> TournamentConfig:
-    """The configuration a manifest records; without it nothing can be resumed or repaired."""
+def manifest_config(
+    out: Path, manifest: dict[str, Any], given: TournamentConfig | None = None
+) -> TournamentConfig:
+    """The configuration a manifest records; without it nothing can be resumed or repaired. An
+    agent object is recorded by its label (``py:ClassName``): ``given``'s object in its place
+    stands for it, when its label is the one recorded."""
     try:
-        return TournamentConfig.from_dict(manifest["config"])
+        values = dict(manifest["config"])
+        if given is not None and len(given.agents) == len(values["agents"]):
+            values["agents"] = [
+                mine if not isinstance(mine, str) and parse_agent(mine).name == recorded else recorded
+                for mine, recorded in zip(given.agents, values["agents"], strict=True)
+            ]
+        return TournamentConfig.from_dict(values)
     except (KeyError, TypeError, ValueError) as error:
         reason = f"{error} is missing" if isinstance(error, KeyError) else str(error)
         raise TournamentError(
@@ -394,6 +413,7 @@ def run_tournament(
             f"run_tournament takes a TournamentConfig (make_config(...)), not {type(config).__name__}"
         )
     out_path = Path(out) if out is not None else None
+    objects = any(not isinstance(agent, str) for agent in config.agents)
     runner = runner or LocalRunner(engines)
     table = config.table()
     manifest: dict[str, Any] = {}
@@ -472,17 +492,17 @@ def run_tournament(
                     break
         except KeyboardInterrupt:
             done = int(manifest.get("chunks_done", chunk)) if out_path is not None else chunk
-            raise Interrupted(done, config.n_chunks, out_path) from None
+            raise Interrupted(done, config.n_chunks, out_path, objects) from None
         except ExternalAgentError as error:  # the chunks finished before it are on disk
             if out_path is None:
                 raise
             done = int(manifest.get("chunks_done", chunk))
             raise ExternalAgentError(
                 f"{error}; {done} of {config.n_chunks} chunks are done: "
-                f"resume with hearts-sim tournament --resume {out_path}"
+                f"resume with {resume_command(out_path, objects)}"
             ) from None
     if last_chunk < config.n_chunks:
-        raise Interrupted(last_chunk, config.n_chunks, out_path)
+        raise Interrupted(last_chunk, config.n_chunks, out_path, objects)
     summary = summarize(
         tally,
         [spec.name for spec in config.specs()],
@@ -587,7 +607,7 @@ def _checked_for_resume(
     """The manifest of the run in ``out``, verified against ``config`` and the records on disk
     (with ``repair``: made to match them, by re-playing what is damaged)."""
     manifest = load_manifest(out)
-    if manifest_config(out, manifest) != config:
+    if manifest_config(out, manifest, given=config) != config:
         raise TournamentError(
             f"{out} holds a different tournament; resume it with "
             "its own arguments (hearts-sim tournament --resume DIR)"
@@ -667,8 +687,17 @@ class LocalRunner:
 def resume_tournament(out: str | Path, **options: Any) -> TournamentResult:
     """Continue the run stored in ``out`` from its last finished chunk (``repair=True``: after
     re-playing whatever does not match the manifest)."""
-    config = manifest_config(Path(out), load_manifest(Path(out)))
-    return run_tournament(config, out, resume=True, **options)
+    manifest = load_manifest(Path(out))
+    recorded = (
+        manifest.get("config", {}).get("agents", []) if isinstance(manifest.get("config"), dict) else []
+    )
+    objects = [name for name in recorded if isinstance(name, str) and is_object_label(name)]
+    if objects:
+        raise TournamentError(
+            f"{out} was played by {objects[0]}, an agent object passed from Python: resume it from "
+            "Python with the same objects, run_tournament(config, out, resume=True)"
+        )
+    return run_tournament(manifest_config(Path(out), manifest), out, resume=True, **options)
 
 
 def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
