@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -136,24 +137,14 @@ def test_rebuilt_timeline_credits_an_unseen_kitty_to_the_first_trick(kitty_card:
         _check_rebuild(state, seat)
 
 
-SEEDED_AGENT = """
-import random
-
-class Lucky:
-    def choose_pass(self, obs, seed):
-        return random.Random(seed).sample(sorted(obs.hand), obs.rules.pass_count)
-
-    def choose_play(self, obs, seed):
-        return random.Random(seed).choice(sorted(obs.legal_moves()))
-"""
+SEEDED = f"py:{Path(__file__).resolve().parent / 'python_agents.py'}:SeededRandom"  # plays from its seed
 
 
-def test_a_loaded_python_agent_decides_as_it_did_at_the_table(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_loaded_python_agent_decides_as_it_did_at_the_table() -> None:
     """``agents.load("py:...")`` (what ``hearts-sim play --level`` and ``serve --agent`` load) asks
     the agent with the seed the batched loop gave it: a hand stepped with loaded agents ends as
     the one ``simulate`` recorded. Before, any outside spec raised ``KeyError: 'external'``."""
-    (tmp_path / "lucky.py").write_text(SEEDED_AGENT)
-    seating = [f"py:{tmp_path / 'lucky.py'}:Lucky", "rule", "random", f"py:{tmp_path / 'lucky.py'}:Lucky"]
+    seating = [SEEDED, "rule", "random", SEEDED]
     loaded = [agents.load(spec) for spec in seating]
     frame = simulate("standard", seating, hands=6, seed=3)
     for deal in range(6):

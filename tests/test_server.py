@@ -275,26 +275,16 @@ def test_every_answer_is_standard_json(local: dict[str, MoveServer]) -> None:
         assert reply is not None and set(_strict_json(reply)) == {"id", "error"}
 
 
-SEEDED_AGENT = """
-import random
-
-class Lucky:
-    def choose_pass(self, obs, seed):
-        return random.Random(seed).sample(sorted(obs.hand), obs.rules.pass_count)
-
-    def choose_play(self, obs, seed):
-        return random.Random(seed).choice(sorted(obs.legal_moves()))
-"""
+SEEDED = f"py:{ROOT / 'tests' / 'python_agents.py'}:SeededRandom"  # plays from its seed
 
 
-def test_serving_your_own_python_agent(tmp_path: Path) -> None:
+def test_serving_your_own_python_agent() -> None:
     """``hearts-sim serve --agent py:...`` answers as the agent did at the table (its seed from
     the request's): its decisions run in a worker forked from the warmed-up server, which must
     start its own agent thread (before, every request timed out after 10 s)."""
     from hearts_sim import HandState, simulate
 
-    (tmp_path / "lucky.py").write_text(SEEDED_AGENT)
-    spec = f"py:{tmp_path / 'lucky.py'}:Lucky"
+    spec = SEEDED
     frame = simulate("standard", [spec, "rule", "rule", "rule"], hands=2, seed=9)
     client = Client("--agent", spec)
     try:
