@@ -24,6 +24,7 @@ decision, whatever was asked before (no hidden state).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,13 +75,16 @@ class Agent:
         """The cards to pass, lowest first. Raises ``IllegalMoveError`` unless the seat is to pass."""
         states = self.state(observation, hand_seed)
         _check_turn(states, observation, want_pass=True)
-        return cards_of(decide(self.spec.pass_policy, states[0], observation, self.name))
+        return cards_of(self._decide(self.spec.pass_policy, states, observation))
 
     def choose_play(self, observation: Observation, hand_seed: int | None = None) -> int:
         """The card to play. Raises ``IllegalMoveError`` unless the seat is to play."""
         states = self.state(observation, hand_seed)
         _check_turn(states, observation, want_pass=False)
-        return decide(self.spec.play_policy, states[0], observation, self.name)
+        return self._decide(self.spec.play_policy, states, observation)
+
+    def _decide(self, policy: Policy, states: np.ndarray, observation: Observation) -> int:
+        return decide(policy, states[0], observation.rules, observation.seat, self.name, lambda: observation)
 
     def act(self, observation: Observation, hand_seed: int | None = None) -> list[int] | int:
         """Whichever decision the observation asks for: a pass (list of cards) or a play (a card)."""
@@ -108,19 +112,20 @@ class Agent:
         state.play(self.choose_play(state.observation(leader)))
 
 
-def decide(policy: Policy, record: Any, observation: Observation, name: str) -> int:
-    """The move ``policy`` makes for ``observation``'s seat on the ``HAND_STATE`` record of its hand
-    (a pass as a bitboard, or a card), as the self-play loops make it: a compiled policy through
-    the dispatcher, an outside one (``py:``, ``exec:``, an object) asked by ``external_moves``,
-    each with the seat's ``decision_seed``."""
-    seat, rules = observation.seat, observation.rules
+def decide(
+    policy: Policy, record: Any, rules: Rules, seat: int, name: str, observe: Callable[[], Observation]
+) -> int:
+    """The move ``policy`` makes for ``seat`` on the ``HAND_STATE`` record of its hand (a pass as a
+    bitboard, or a card), as the self-play loops make it: a compiled policy through the
+    dispatcher, an outside one (``py:``, ``exec:``, an object) asked by ``external_moves`` with
+    the seat's observation (``observe()``, built only then), each with the seat's ``decision_seed``."""
     passing = int(record["phase"]) == PHASE_PASS
     if policy.external is None:
         return (loop_pass if passing else loop_play)(policy, record, rules.to_tuple(), seat, name)
     seeds, hand_seeds = [int(decision_seed(record, seat))], [int(record["hand_seed"])]
     where = f"seat {seat}, {'passing' if passing else 'playing'}"
     return external_moves(
-        policy.external, [observation], passing, seeds, hand_seeds, rules, EngineOptions(), lambda _: where
+        policy.external, [observe()], passing, seeds, hand_seeds, rules, EngineOptions(), lambda _: where
     )[0]
 
 

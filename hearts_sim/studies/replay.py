@@ -419,7 +419,7 @@ def _spec_of(name: str, seat: int, given: Mapping[str, Any]) -> AgentSpec:
 def _decision(policy: Policy, state: HandState, seat: int, name: str) -> int:
     """``seat``'s pass (a bitboard) or card, made as the loops made it (``agents.api.decide``)."""
     try:
-        return decide(policy, state.record, state.observation(seat), name)
+        return decide(policy, state.record, state.rules, seat, name, lambda: state.observation(seat))
     except ExternalAgentError as error:  # an outside agent failed on this position
         raise ReplayError(f"cannot replay: {error}") from None
     except AgentError as error:  # it cannot be loaded
