@@ -337,7 +337,7 @@ def test_the_deal_an_agent_played_worst_and_the_same_cards_in_the_others_hands(t
     assert capsys.readouterr().out.startswith("deal ")
     with pytest.raises(an.AnalysisError, match="holds 25 deals that lowest and rule both played, not 26"):
         an.worst_deal(run, "lowest", nth=26)
-    with pytest.raises(an.AnalysisError, match="compares two agents, not 'rule' with itself"):
+    with pytest.raises(an.AnalysisError, match="compare two agents, not 'rule' with itself"):
         an.deal_differences(records, "rule", "rule")
 
 

@@ -701,28 +701,44 @@ def qs_tricks(data: pd.DataFrame, by: str | Sequence[str] | None = "agent") -> p
     return _distribution_table(qs_trick_counts(data, by), "qs_trick")
 
 
+def deal_counts(data: pd.DataFrame, column: str = "score") -> pd.DataFrame:
+    """The sum and count of ``column`` per (deal, agent); additive over batches."""
+    if not isinstance(column, str):
+        raise AnalysisError(f"column must be a column name such as 'score' or 'points', not {shown(column)}")
+    long = _long(data, [], ("deal", "agent", column))
+    return long.groupby(["deal", "agent"], observed=True)[column].agg(["sum", "count"])
+
+
+def _pair_by_deal(counts: pd.DataFrame, a: str, b: str | None, where: str) -> pd.DataFrame:
+    """``a``'s and ``b``'s mean per hand in each deal both played, and ``diff`` = a minus b, from
+    ``deal_counts``; ``b`` may be None when there are two agents. Unknown names are refused."""
+    means = (counts["sum"] / counts["count"]).unstack("agent")
+    names = [str(name) for name in means.columns]
+    if b is None and len(names) != 2:
+        raise AnalysisError(
+            f"{where} has {len(names)} agents ({', '.join(names)}): name the one to compare with"
+        )
+    if b is None:
+        b = next((name for name in names if name != a), a)
+    for agent in (a, b):
+        if not isinstance(agent, str) or agent not in names:
+            hint = did_you_mean(agent, names) if isinstance(agent, str) else ""
+            raise AnalysisError(f"no agent {shown(agent)} in {where}: it has {', '.join(names)}{hint}")
+    if a == b:
+        raise AnalysisError(f"deal_differences and worst_deal compare two agents, not {a!r} with itself")
+    both = means[[a, b]].dropna()
+    return pd.DataFrame({a: both[a], b: both[b], "diff": both[a] - both[b]})
+
+
 def deal_differences(data: pd.DataFrame, a: str, b: str, column: str = "score") -> pd.DataFrame:
     """Agent ``a`` against ``b`` deal by deal, from duplicate records (a tournament's or a match's):
     each one's mean ``column`` per hand over its seats in the deal's seatings, and ``diff`` = a
     minus b, one row per deal that both played (with its ``pass_direction``). The mean of
     ``diff`` is the match's A minus B; its largest values are the deals where ``a`` did worst on
     the same cards (``worst_deal`` picks the hands to replay)."""
-    if not isinstance(column, str):
-        raise AnalysisError(f"column must be a column name such as 'score' or 'points', not {shown(column)}")
-    long = _long(data, [], ("deal", "agent", "pass_direction", column))
-    names = [str(name) for name in long["agent"].cat.categories]
-    for agent in (a, b):
-        if not isinstance(agent, str) or agent not in names:
-            hint = did_you_mean(agent, names) if isinstance(agent, str) else ""
-            raise AnalysisError(
-                f"no agent {shown(agent)} in these records: they have {', '.join(names)}{hint}"
-            )
-    if a == b:
-        raise AnalysisError(f"deal_differences compares two agents, not {a!r} with itself")
-    pair = long[long["agent"].isin([a, b])]
-    means = pair.groupby(["deal", "agent"], observed=True)[column].mean().unstack("agent").dropna()
-    directions = pair.groupby("deal", observed=True)["pass_direction"].first()
-    out = pd.DataFrame({a: means[a], b: means[b], "diff": means[a] - means[b]})
+    out = _pair_by_deal(deal_counts(data, column), a, b, "these records")
+    long = _long(data, [], ("deal", "pass_direction"))
+    directions = long.groupby("deal", observed=True)["pass_direction"].first()
     return out.assign(pass_direction=directions.reindex(out.index))
 
 
@@ -965,28 +981,13 @@ def worst_deal(
     passes over the records' batches: the sums per deal, then that deal's rows."""
     if not is_integer(nth) or nth < 1:
         raise AnalysisError(f"nth must be a whole number >= 1, not {shown(nth)}")
-    sums: pd.DataFrame | None = None
+    counts: pd.DataFrame | None = None
     for batch in iter_records(path, batch_size=batch_size):
-        long = to_long(batch)
-        part = long.groupby(["deal", "agent"], observed=True)["score"].agg(["sum", "count"])
-        sums = add_counts(sums, part)
-    assert sums is not None  # iter_records refuses a run without records
-    means = (sums["sum"] / sums["count"]).unstack("agent")
-    names = [str(name) for name in means.columns]
-    if b is None and len(names) != 2:
-        raise AnalysisError(
-            f"{path} has {len(names)} agents ({', '.join(names)}): name the one to compare with"
-        )
-    b = next(name for name in names if name != a) if b is None and a in names else b
-    for agent in (a, b):
-        if not isinstance(agent, str) or agent not in names:
-            hint = did_you_mean(agent, names) if isinstance(agent, str) else ""
-            raise AnalysisError(f"no agent {shown(agent)} in {path}: it has {', '.join(names)}{hint}")
-    assert isinstance(b, str)
-    if a == b:
-        raise AnalysisError(f"worst_deal compares two agents, not {a!r} with itself")
-    both = means[[a, b]].dropna()
-    order = (both[a] - both[b]).sort_values(ascending=False, kind="stable")
+        counts = add_counts(counts, deal_counts(batch))
+    assert counts is not None  # iter_records refuses a run without records
+    pair = _pair_by_deal(counts, a, b, str(path))
+    b = str(pair.columns[1])
+    order = pair["diff"].sort_values(ascending=False, kind="stable")
     if nth > len(order):
         raise AnalysisError(f"{path} holds {len(order):,} deals that {a} and {b} both played, not {nth:,}")
     deal = int(order.index[nth - 1])
@@ -1009,7 +1010,7 @@ def worst_deal(
         direction,
         a,
         b,
-        (float(both.loc[deal, a]), float(both.loc[deal, b])),
+        (float(pair.loc[deal, a]), float(pair.loc[deal, b])),
         nth,
         len(order),
         found(worst),
