@@ -108,6 +108,27 @@ def test_a_run_of_an_object_agent_keeps_records_and_resumes_from_python(
     assert len(records) == 40 * 14 and set(records["agent_0"].astype(str)) == {"py:Lowest", "rule"}
 
 
+def test_a_full_disk_during_a_run_of_an_object_agent_says_to_resume_from_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from hearts_sim.core.errors import StorageError
+    from hearts_sim.studies import tournament
+
+    write = tournament._write_atomically
+
+    def full_after_one_part(path: Path, data: bytes) -> None:
+        if path.name == "part-000001.parquet":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        write(path, data)
+
+    monkeypatch.setattr(tournament, "_write_atomically", full_after_one_part)
+    config = TournamentConfig((python_agents.Lowest(), "rule"), deals=30, seed=3, chunk_deals=10)
+    with pytest.raises(StorageError, match=r"1 of 3 chunks are saved; resume with: run_tournament\(config, "):
+        run_tournament(config, tmp_path / "run", progress=False)
+
+
 def test_a_seeded_python_agent_is_reproducible_and_seeds_differ_by_decision() -> None:
     spec = f"py:{AGENTS}:SeededRandom"
     first = simulate("qdan3", spec, hands=200, seed=11)

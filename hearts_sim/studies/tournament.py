@@ -566,13 +566,17 @@ def _save_manifest(out: Path, manifest: dict[str, Any], done: int, total: int) -
     try:
         _write_manifest(out, manifest)
     except OSError as error:
-        raise StorageError(_storage_message(out / MANIFEST, error, done, total, out)) from None
+        raise StorageError(_storage_message(out / MANIFEST, error, done, total, out, manifest)) from None
 
 
-def _storage_message(path: Path, error: OSError, done: int, total: int, out: Path) -> str:
+def _storage_message(
+    path: Path, error: OSError, done: int, total: int, out: Path, manifest: dict[str, Any]
+) -> str:
+    agents = manifest.get("config", {}).get("agents", [])
+    objects = any(isinstance(name, str) and is_object_label(name) for name in agents)
     return (
         f"cannot write {path}: {error.strerror or error}; {done} of {total} chunks are saved; "
-        f"resume with: hearts-sim tournament --resume {out}"
+        f"resume with: {resume_command(out, objects)}"
     )
 
 
@@ -584,7 +588,7 @@ def _commit(
     try:
         _write_atomically(part, data)
     except OSError as error:
-        raise StorageError(_storage_message(part, error, chunk, total, out)) from None
+        raise StorageError(_storage_message(part, error, chunk, total, out, manifest)) from None
     manifest["parts"] = [*manifest["parts"][:chunk], part_entry(data, rows)]
     manifest["chunks_done"] = chunk + 1
     manifest["tally"] = asdict(tally)
@@ -593,7 +597,7 @@ def _commit(
     except OSError as error:  # the part is on disk, uncounted: resuming re-plays its chunk
         manifest["parts"] = manifest["parts"][:chunk]
         manifest["chunks_done"] = chunk
-        raise StorageError(_storage_message(out / MANIFEST, error, chunk, total, out)) from None
+        raise StorageError(_storage_message(out / MANIFEST, error, chunk, total, out, manifest)) from None
 
 
 def _checked_for_resume(
@@ -640,7 +644,7 @@ def _checked_for_resume(
                 _write_atomically(part_path(out, chunk), data)
             except OSError as error:
                 raise StorageError(
-                    _storage_message(part_path(out, chunk), error, chunk, config.n_chunks, out)
+                    _storage_message(part_path(out, chunk), error, chunk, config.n_chunks, out, manifest)
                 ) from None
             manifest["parts"][chunk] = part_entry(data, len(records))
     if damaged:
