@@ -736,8 +736,8 @@ def deal_differences(data: pd.DataFrame, a: str, b: str, column: str = "score") 
     minus b, one row per deal that both played (with its ``pass_direction``). The mean of
     ``diff`` is the match's A minus B; its largest values are the deals where ``a`` did worst on
     the same cards (``worst_deal`` picks the hands to replay)."""
-    out = _pair_by_deal(deal_counts(data, column), a, b, "these records")
-    long = _long(data, [], ("deal", "pass_direction"))
+    long = _long(data, [], ("deal", "pass_direction"))  # wide records turned long once, for both
+    out = _pair_by_deal(deal_counts(long, column), a, b, "these records")
     directions = long.groupby("deal", observed=True)["pass_direction"].first()
     return out.assign(pass_direction=directions.reindex(out.index))
 
@@ -848,12 +848,17 @@ def _dataset(path: str | Path) -> tuple[Any, Path]:
 
 
 def iter_records(
-    path: str | Path, columns: Sequence[str] | None = None, batch_size: int = DEFAULT_BATCH
+    path: str | Path,
+    columns: Sequence[str] | None = None,
+    batch_size: int = DEFAULT_BATCH,
+    *,
+    every_column: bool = False,
 ) -> Iterator[pd.DataFrame]:
     """The wide hand records of a tournament directory as DataFrames of at most
-    ``batch_size`` rows, reading only ``columns`` (default: those ``to_long`` needs), so a
-    run of millions of hands is analysed in bounded memory. A ``rules`` column is added
-    from the manifest when the records do not carry one."""
+    ``batch_size`` rows, reading only ``columns`` (default: those ``to_long`` needs;
+    ``every_column``: all the records hold), so a run of millions of hands is analysed in
+    bounded memory. A ``rules`` column is added from the manifest when the records do not carry
+    one."""
     if not is_integer(batch_size) or not 1 <= batch_size <= MAX_BATCH:
         raise AnalysisError(
             f"batch_size must be a whole number of rows in 1 .. {MAX_BATCH:,}, not {shown(batch_size)}"
@@ -863,7 +868,9 @@ def iter_records(
     if "dealt_0" not in names:
         raise AnalysisError(f"{path} holds game records (from --games), not per-hand records")
     n = sum(1 for name in names if name.startswith("dealt_"))
-    if columns is None:
+    if every_column:
+        wanted = list(dataset.schema.names)
+    elif columns is None:
         wanted = long_columns(n)  # those of its optional fields the records lack are not read
     else:
         wanted = _names(columns, "columns", "a column name")
@@ -884,9 +891,7 @@ def iter_records(
 def load_records(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """All the hand records of a tournament directory in memory (for small runs): every column,
     or ``columns``. A row of it can be replayed (``replay``)."""
-    if columns is None:
-        columns = _dataset(path)[0].schema.names
-    parts = list(iter_records(path, columns))
+    parts = list(iter_records(path, columns, every_column=columns is None))
     frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     for column in frame.columns:  # batches may have different category sets
         if frame[column].dtype == object and column.startswith(("agent_", "rules", "pass_direction")):
@@ -928,7 +933,7 @@ def find_hand(
     if agent is not None and row is not None:
         raise AnalysisError("an agent picks among the moon shots or the failed attempts, not a row number")
     seen, found, agents = 0, 0, set[str]()
-    for batch in iter_records(path, _dataset(path)[0].schema.names, batch_size):
+    for batch in iter_records(path, batch_size=batch_size, every_column=True):
         if row is not None:
             if row < seen + len(batch):
                 return FoundHand(batch.iloc[row - seen], row, None)
@@ -1021,7 +1026,7 @@ def worst_deal(
 def _deal_rows(path: str | Path, deal: int, batch_size: int) -> tuple[pd.DataFrame, int]:
     """Every record row of ``deal`` (all columns), and the run's row number of the first."""
     parts, first, seen = [], None, 0
-    for batch in iter_records(path, _dataset(path)[0].schema.names, batch_size):
+    for batch in iter_records(path, batch_size=batch_size, every_column=True):
         at = np.flatnonzero(batch["deal"].to_numpy() == deal)
         if len(at):
             first = seen + int(at[0]) if first is None else first
