@@ -13,6 +13,7 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -94,6 +95,7 @@ def test_a_run_of_an_object_agent_keeps_records_and_resumes_from_python(
     from hearts_sim.studies.tournament import Interrupted
 
     agent = python_agents.Lowest()
+    agent.lock = threading.Lock()  # type: ignore[attr-defined]  # an object that cannot be copied
     config = TournamentConfig((agent, "rule"), deals=40, seed=3, chunk_deals=10)
     with pytest.raises(Interrupted, match=r"resume with: run_tournament\(config, .*resume=True\)"):
         run_tournament(config, tmp_path / "run", progress=False, stop_after_chunks=2)

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing, contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -195,10 +195,12 @@ class TournamentConfig:
         return math.ceil(self.deals / self.chunk_deals)
 
     def to_dict(self) -> dict[str, Any]:
-        values = asdict(self)
-        # an agent object is recorded by its label (py:ClassName): the manifest is JSON
+        # field by field, not asdict(): that deep-copies an agent object, which may hold a model
+        # or a lock; an object is recorded by its label (py:ClassName), as the manifest is JSON
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
         values["agents"] = [a if isinstance(a, str) else parse_agent(a).name for a in self.agents]
         values["rules"] = self.rules.to_dict()
+        values["sprt"] = asdict(self.sprt) if self.sprt is not None else None
         return values
 
     @classmethod
@@ -572,11 +574,19 @@ def _save_manifest(out: Path, manifest: dict[str, Any], done: int, total: int) -
 def _storage_message(
     path: Path, error: OSError, done: int, total: int, out: Path, manifest: dict[str, Any]
 ) -> str:
-    agents = manifest.get("config", {}).get("agents", [])
-    objects = any(isinstance(name, str) and is_object_label(name) for name in agents)
     return (
         f"cannot write {path}: {error.strerror or error}; {done} of {total} chunks are saved; "
-        f"resume with: {resume_command(out, objects)}"
+        f"resume with: {resume_command(out, bool(_recorded_objects(manifest)))}"
+    )
+
+
+def _recorded_objects(manifest: dict[str, Any]) -> list[str]:
+    """The agents a manifest records by an object's label (``py:ClassName``): only Python, given
+    the objects again, can resume their run."""
+    config = manifest.get("config")
+    agents = config.get("agents") if isinstance(config, dict) else None
+    return (
+        [a for a in agents if isinstance(a, str) and is_object_label(a)] if isinstance(agents, list) else []
     )
 
 
@@ -692,10 +702,7 @@ def resume_tournament(out: str | Path, **options: Any) -> TournamentResult:
     """Continue the run stored in ``out`` from its last finished chunk (``repair=True``: after
     re-playing whatever does not match the manifest)."""
     manifest = load_manifest(Path(out))
-    recorded = (
-        manifest.get("config", {}).get("agents", []) if isinstance(manifest.get("config"), dict) else []
-    )
-    objects = [name for name in recorded if isinstance(name, str) and is_object_label(name)]
+    objects = _recorded_objects(manifest)
     if objects:
         raise TournamentError(
             f"{out} was played by {objects[0]}, an agent object passed from Python: resume it from "
