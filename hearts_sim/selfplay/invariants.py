@@ -9,7 +9,7 @@ import numpy as np
 
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import deck_cards
-from hearts_sim.selfplay.records import unpack_trick_winners
+from hearts_sim.selfplay.records import tricks_won_masks, unpack_trick_winners
 
 
 class InvariantError(AssertionError):
@@ -91,17 +91,17 @@ def _check_trick_timeline(records: np.ndarray, rules: Rules, points: np.ndarray)
     _require((winners >= 0).all(axis=1), records, "a trick of the hand has no winner")
     point_tricks = records["point_tricks"].astype(np.int64)
     _require(point_tricks >> tricks == 0, records, "a point trick past the hand's last trick")
-    for seat in range(n):
-        won = winners == seat
-        _require(
-            won.sum(axis=1) == records["tricks"][:, seat], records, "trick winners do not add up to tricks"
-        )
-        bits = (won.astype(np.int64) << np.arange(tricks)).sum(axis=1)
-        _require(
-            (bits & point_tricks != 0) == (points[:, seat] > 0),
-            records,
-            "a seat's points do not match the point tricks it won",
-        )
+    won = tricks_won_masks(winners, n)
+    _require(
+        (np.bitwise_count(won) == records["tricks"][:, :n]).all(axis=1),
+        records,
+        "trick winners do not add up to tricks",
+    )
+    _require(
+        ((won & point_tricks[:, None] != 0) == (points > 0)).all(axis=1),
+        records,
+        "a seat's points do not match the point tricks it won",
+    )
     qs_trick = records["qs_trick"].astype(np.int64)
     rows = np.arange(len(records))
     _require((qs_trick >= 0) & (qs_trick < tricks), records, "the queen of spades was taken in no trick")

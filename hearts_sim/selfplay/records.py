@@ -244,6 +244,13 @@ def unpack_trick_winners(packed: Any) -> np.ndarray:
     return seats
 
 
+def tricks_won_masks(winners: np.ndarray, n_players: int) -> np.ndarray:
+    """(hands, n_players) int64 from ``unpack_trick_winners``: bit t of column s set when seat s
+    won trick t (``& point_tricks``: the point tricks each seat won)."""
+    bits = np.int64(1) << np.arange(winners.shape[1], dtype=np.int64)
+    return np.stack([(winners == seat) @ bits for seat in range(n_players)], axis=1)
+
+
 def game_columns(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[str]]) -> dict[str, Any]:
     """The columns of ``game_frame``."""
     n = rules.n_players

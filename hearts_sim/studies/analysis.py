@@ -57,6 +57,7 @@ from hearts_sim.selfplay.records import (
     MANIFEST,
     RECORDS_DIR,
     RecordsError,
+    tricks_won_masks,
     unpack_trick_winners,
     verified_parts,
 )
@@ -329,20 +330,13 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
     out["hearts_taken"] = np.where(standard, points - POINTS_QS * took_qs, -1).astype(np.int8).ravel()
     if all(name in records.columns for name in TIMELINE_FIELDS):
         point_tricks = records["point_tricks"].to_numpy(dtype=np.int64)[:, None]
-        won = point_tricks & _tricks_won(records["trick_winners"], n)
+        won = point_tricks & tricks_won_masks(unpack_trick_winners(records["trick_winners"].to_numpy()), n)
         out["first_points_trick"] = _first_trick(won).ravel()
         out["moon_stopped_trick"] = _first_trick(point_tricks & ~won).ravel()
         out["qs_trick"] = _repeat(records["qs_trick"], n)
     long = pd.DataFrame(out)
     stages = STAGES[:2] if features is True else () if features is False else _stages(features, "features")
     return add_features(long, stages) if stages else long
-
-
-def _tricks_won(packed: pd.Series, n: int) -> np.ndarray:
-    """(hands, n) int64: bit t of column s set when seat s won trick t (from ``trick_winners``)."""
-    winners = unpack_trick_winners(packed.to_numpy())
-    bits = np.int64(1) << np.arange(winners.shape[1], dtype=np.int64)
-    return np.stack([(winners == seat) @ bits for seat in range(n)], axis=1)
 
 
 def _first_trick(masks: np.ndarray) -> np.ndarray:
