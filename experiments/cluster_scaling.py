@@ -37,20 +37,24 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from hearts_sim.selfplay.simulate import set_threads
 from hearts_sim.studies.cluster import DaskRunner
-from hearts_sim.studies.tournament import LocalRunner, TournamentConfig, chunk_records, run_tournament
+from hearts_sim.studies.tournament import (
+    ChunkRecords,
+    LocalRunner,
+    TournamentConfig,
+    chunk_records,
+    run_tournament,
+)
 
 
 class ReplayRunner:
     """Yields precomputed shards: what is left is the client's own work per shard."""
 
-    def __init__(self, shards: dict[int, np.ndarray]):
+    def __init__(self, shards: dict[int, ChunkRecords]):
         self.shards = shards
 
-    def chunks(self, config: TournamentConfig, chunks: range) -> Iterator[tuple[int, np.ndarray]]:
+    def chunks(self, config: TournamentConfig, chunks: range) -> Iterator[tuple[int, ChunkRecords]]:
         for chunk in chunks:
             yield chunk, self.shards[chunk]
 
@@ -73,7 +77,7 @@ def search_ms_per_decision(spec: str, deals: int = 3) -> float:
     chunk_records(TournamentConfig((spec,), deals=1, chunk_deals=1), 0)  # compile / load
     config = TournamentConfig((spec,), deals=deals, chunk_deals=deals, seed=5)
     start = time.perf_counter()
-    records = chunk_records(config, 0)
+    records, _ = chunk_records(config, 0)
     seconds = time.perf_counter() - start
     n = config.rules.n_players
     passes = int((records["pass_offset"] % n != 0).sum()) * n if config.rules.pass_count else 0

@@ -420,6 +420,15 @@ def test_seeds_and_indices_outside_their_range_are_refused(name: str) -> None:
         REFUSED[name]()
 
 
+def test_the_hands_of_games_are_asked_for_with_true_not_a_count() -> None:
+    """``simulate`` counts hands; ``simulate_games(hands=...)`` asks for every hand of the games."""
+    from hearts_sim import simulate_games
+
+    for hands in (1000, "yes", None):
+        with pytest.raises(InputError, match=f"hands must be True or False .*, not {hands!r}"):
+            simulate_games("quick", games=1, hands=hands)  # type: ignore[arg-type]
+
+
 def test_a_seat_must_be_a_seat() -> None:
     state = HandState.deal("standard", seed=1)
     for seat in (1.7, -1, 4, True):

@@ -72,9 +72,13 @@ def test_a_python_lowest_in_a_duplicate_tournament_and_in_games(tmp_path: Path) 
     a, b = (pd.read_parquet(d / "records") for d in (tmp_path / "py", tmp_path / "nb"))
     pd.testing.assert_frame_equal(_outcomes(a), _outcomes(b))
     assert ours.summary["pairs"][0]["a_minus_b"] == theirs.summary["pairs"][0]["a_minus_b"]
-    games = simulate_games("quick", [LOWEST, "random", "rule", "lowest"], games=30, seed=5)
-    expected = simulate_games("quick", ["lowest", "random", "rule", "lowest"], games=30, seed=5)
+    games, hands = simulate_games("quick", [LOWEST, "random", "rule", "lowest"], games=30, seed=5, hands=True)
+    expected, expected_hands = simulate_games(
+        "quick", ["lowest", "random", "rule", "lowest"], games=30, seed=5, hands=True
+    )
     pd.testing.assert_frame_equal(_outcomes(games), _outcomes(expected))
+    pd.testing.assert_frame_equal(_outcomes(hands), _outcomes(expected_hands))  # lockstep keeps every hand
+    assert len(hands) == games["hands"].sum()
 
 
 def test_an_object_passed_in_python_sits_at_the_table_and_act_batch_changes_nothing() -> None:

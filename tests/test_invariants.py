@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 from hearts_sim import PRESETS, Rules, simulate, simulate_games
+from hearts_sim.selfplay import simulate as simulate_module
 
 try:
     from tests.rule_variants import RULE_VARIANTS
@@ -218,8 +219,9 @@ GAME_VARIANTS = {
 def test_games_end_and_winners(name):
     rules = GAME_VARIANTS[name]
     n, T = rules.n_players, moon_total(rules)
-    frame = simulate_games(rules, "random", games=GAMES, seed=99)
+    frame, hands = simulate_games(rules, "random", games=GAMES, seed=99, hands=True)
     assert len(frame) == GAMES and (frame["game"].to_numpy() == np.arange(GAMES)).all()
+    every_hand_adds_up_to_its_game(rules, frame, hands)
     final = seat_columns(frame, "final_score", n)
     won = seat_columns(frame, "won", n, bool)
     moons = seat_columns(frame, "moons", n)
@@ -254,6 +256,37 @@ def test_games_end_and_winners(name):
         assert (final == expected).all(), bad_rows(frame, (final == expected).all(1))
 
 
+def every_hand_of(games: pd.DataFrame, hands: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of ``hands`` where each game's hands start and where they end (one seating)."""
+    counts = games["hands"].to_numpy()
+    assert (hands.groupby("game").size().reindex(games["game"]).to_numpy() == counts).all()
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    return first, first + counts - 1
+
+
+def every_hand_adds_up_to_its_game(rules: Rules, games: pd.DataFrame, hands: pd.DataFrame) -> None:
+    """The hands of games (``hands=True``): hand h of a game follows the cycle as hand h of
+    ``simulate`` does, its totals before it are the sums of the game's earlier scores, and the
+    last hand's totals plus its scores are the game's final scores."""
+    n, T = rules.n_players, moon_total(rules)
+    first, last = every_hand_of(games, hands)
+    number = hands["game_hand"].to_numpy()
+    assert (number == np.arange(len(hands)) - np.repeat(first, games["hands"].to_numpy())).all()
+    assert (hands["dealer"].to_numpy() == number % n).all()
+    if rules.pass_cycle != "random":
+        allowed = np.array(cycle(rules))
+        assert (hands["pass_direction"].astype(str).to_numpy() == allowed[number % len(allowed)]).all()
+    assert (seat_columns(hands, "points", n).sum(1) == T).all()
+    scores, totals = seat_columns(hands, "score", n), seat_columns(hands, "game_score", n)
+    assert (totals[first] == 0).all()
+    following = np.setdiff1d(np.arange(len(hands)), first)
+    assert (totals[following] == totals[following - 1] + scores[following - 1]).all()
+    assert (totals[last] + scores[last] == seat_columns(games, "final_score", n)).all()
+    shooter = hands["moon_shooter"].to_numpy()
+    moons = np.stack([np.add.reduceat((shooter == s).astype(np.int64), first) for s in range(n)], 1)
+    assert (moons == seat_columns(games, "moons", n)).all()
+
+
 # ---------------------------------------------------------------- reproducibility
 THREADS = sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)})
 CHUNKS = [1000, 7, None]  # None: the default chunk size
@@ -286,17 +319,32 @@ def test_simulate_reproducible_across_chunks_and_threads(name):
 
 
 @pytest.mark.parametrize("name", sorted(REPRO_RULES))
-def test_simulate_games_reproducible_across_chunks_and_threads(name):
+def test_simulate_games_reproducible_across_chunks_and_threads(name, monkeypatch):
     rules = REPRO_RULES[name]
     seats = seats_for(rules)
     base = simulate_games(rules, seats, games=150, seed=4242, threads=1)
+    base_games, base_hands = simulate_games(rules, seats, games=150, seed=4242, threads=1, hands=True)
+    pd.testing.assert_frame_equal(base_games, base)  # keeping the hands changes no game
     for chunk in CHUNKS:
         for threads in THREADS:
             kwargs = {} if chunk is None else {"chunk_size": chunk}
+            where = f"chunk_size={chunk}, threads={threads}"
             frame = simulate_games(rules, seats, games=150, seed=4242, threads=threads, **kwargs)
-            pd.testing.assert_frame_equal(frame, base, obj=f"chunk_size={chunk}, threads={threads}")
+            pd.testing.assert_frame_equal(frame, base, obj=where)
+            _, hands = simulate_games(
+                rules, seats, games=150, seed=4242, threads=threads, hands=True, **kwargs
+            )
+            pd.testing.assert_frame_equal(hands, base_hands, obj=f"hands, {where}")
+    # room for one hand a game: every block runs out, and its games are played again with more
+    monkeypatch.setattr(simulate_module, "HANDS_PER_GAME_GUESS", 1)
+    for threads in THREADS:
+        _, hands = simulate_games(rules, seats, games=150, seed=4242, threads=threads, hands=True)
+        pd.testing.assert_frame_equal(hands, base_hands, obj=f"hands played again, threads={threads}")
     tail = simulate_games(rules, seats, games=100, seed=4242, first_game=50)
     pd.testing.assert_frame_equal(tail, base.iloc[50:].reset_index(drop=True))
+    _, tail_hands = simulate_games(rules, seats, games=100, seed=4242, first_game=50, hands=True)
+    later = base_hands[base_hands["game"] >= 50].reset_index(drop=True)
+    pd.testing.assert_frame_equal(tail_hands, later)
 
 
 # ---------------------------------------------------------------- the checker bench runs

@@ -118,7 +118,8 @@ def _require(ok: np.ndarray | np.bool_, records: np.ndarray, message: str) -> No
     bad = np.flatnonzero(~np.asarray(ok))
     if len(bad):
         row = records[bad[0]]
+        names = records.dtype.names or ()
+        hand = f"game {row['game']} hand {row['game_hand']}" if "game" in names else f"deal {row['deal']}"
         raise InvariantError(
-            f"{message} (deal {int(row['deal'])}, seating {int(row['seating'])}; "
-            f"{len(bad)} of {len(records)} hands)"
+            f"{message} ({hand}, seating {row['seating']}; {len(bad)} of {len(records)} hands)"
         )

@@ -29,6 +29,7 @@ from hearts_sim.game.observation import observations_from
 from hearts_sim.selfplay.loops import (
     SLOT_ACTIVE,
     SLOT_DONE,
+    SLOT_HAND_OVER,
     SLOT_NEW,
     advance_game_block,
     advance_hand_block,
@@ -36,8 +37,10 @@ from hearts_sim.selfplay.loops import (
     blocks_for,
     in_blocks,
     observe_slots,
+    write_game_hand_records,
     write_hand_records,
 )
+from hearts_sim.selfplay.records import GAME_HAND_RECORD
 
 BLOCK = 2048  # jobs played in lockstep: the batch an external agent decides at once
 
@@ -52,10 +55,19 @@ class ExternalSeat:
 
 
 def run_lockstep(
-    table: Any, seed: int, first: int, count: int, out: np.ndarray, games: bool, options: EngineOptions
+    table: Any,
+    seed: int,
+    first: int,
+    count: int,
+    out: np.ndarray,
+    games: bool,
+    options: EngineOptions,
+    keep_hands: bool = False,
 ) -> np.ndarray:
     """``count`` deals (or games) from ``first``, each in every seating of ``table``, into ``out``
-    (HAND_RECORDs or GAME_RECORDs in job order), with the external seats decided in lockstep."""
+    (HAND_RECORDs or GAME_RECORDs in job order), with the external seats decided in lockstep.
+    Returns the GAME_HAND_RECORDs of every hand of the games with ``keep_hands`` (in job order,
+    then hand order), else an empty array."""
     kinds, rules_tuple, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
     rules: Rules = table.rules
     n_seatings = len(table.seatings)
@@ -69,6 +81,7 @@ def run_lockstep(
     hands_played = np.zeros(size, dtype=np.int64)
     seeds = np.zeros(size, dtype=np.uint64)  # the loop's decision seed of each waiting seat
     game_records = np.zeros(size, dtype=out.dtype) if games else out[:0]
+    hands: list[np.ndarray] = []  # the finished hands of games, in the order they finished
     next_job = first_job
     while True:
         done = np.flatnonzero(status == SLOT_DONE)
@@ -84,11 +97,15 @@ def run_lockstep(
         status[fresh] = SLOT_NEW
         next_job += len(fresh)
         if not (status != SLOT_DONE).any():
-            return out
+            return _in_job_order(hands)
         arguments = (kinds, rules_tuple, np.uint64(seed), pass_codes, pass_params, play_codes, play_params)
         if games:
-            slots = (jobs, states, status, hands_played, game_records)
+            slots = (jobs, states, status, hands_played, game_records, keep_hands)
             in_blocks(advance_game_block, blocks_for(size), *arguments, *slots)
+            over = np.flatnonzero(status == SLOT_HAND_OVER)
+            if len(over):
+                hands.append(np.zeros(len(over), dtype=GAME_HAND_RECORD))
+                write_game_hand_records(states, jobs, n_seatings, over, hands_played, hands[-1])
         else:
             in_blocks(advance_hand_block, blocks_for(size), *arguments, jobs, states, status)
         waiting = np.flatnonzero(status >= 0)
@@ -98,6 +115,14 @@ def run_lockstep(
             moves = _decide(states, rules, positions, agents, n_seatings, games, options)
             apply_moves(states, rules_tuple, waiting, moves, status)
             status[waiting] = SLOT_ACTIVE
+
+
+def _in_job_order(hands: list[np.ndarray]) -> np.ndarray:
+    """The hands of games as ``play_game_block`` writes them: by game, seating, then hand."""
+    if not hands:
+        return np.zeros(0, dtype=GAME_HAND_RECORD)
+    every = np.concatenate(hands)
+    return every[np.lexsort((every["game_hand"], every["seating"], every["game"]))]
 
 
 def _external_agents(table: Any) -> dict[tuple[int, int, bool], ExternalSpec]:

@@ -238,6 +238,22 @@ def _stateless_tricks(state, rules, play_codes, choose) -> None:
 @njit
 def _write_hand_record(record, state, deal: np.int64, seating: np.int64) -> None:
     record.deal = deal
+    _write_hand_fields(record, state, seating)
+
+
+@njit
+def _write_game_hand_record(record, state, game: np.int64, hand_number: np.int64, seating: np.int64) -> None:
+    """Hand ``hand_number`` of a game as a GAME_HAND_RECORD, before its scores join the totals."""
+    record.game = game
+    record.game_hand = hand_number
+    for s in range(MAX_PLAYERS):
+        record.game_score[s] = state.game_scores[s]
+    _write_hand_fields(record, state, seating)
+
+
+@njit
+def _write_hand_fields(record, state, seating: np.int64) -> None:
+    """The fields HAND_RECORD and GAME_HAND_RECORD share, from a finished hand."""
     record.seating = seating
     record.hand_seed = state.hand_seed
     record.pass_offset = state.pass_offset
@@ -351,21 +367,30 @@ def play_hand_block(
 
 @njit
 def play_game(
-    kinds, state, rules, game_seed, pass_codes, pass_params, play_codes, play_params, record
-) -> None:
-    """One game to the target score (rule 9), written into a GAME_RECORD.
+    kinds, state, rules, game_seed, pass_codes, pass_params, play_codes, play_params, record, hands, at, end
+) -> np.int64:
+    """One game to the target score (rule 9), written into a GAME_RECORD; unless ``hands`` is
+    empty, each hand also into ``hands[at]``, ``hands[at + 1]`` ... below ``end``.
 
     Hand h uses seed ``derive_seed(game_seed, h)``, the pass direction of hand h in the
     cycle, and dealer h mod n; ``state.game_scores`` shows the totals before each hand.
+    Returns the next free index of ``hands``, or -1 when its hands did not fit below ``end``
+    (the game is then to be played again elsewhere: it is a function of its seed).
     """
+    keep = hands.shape[0] > 0
     start_game(state, game_seed, record)
     hand_number = 0
     while True:
         deal_game_hand(state, rules, game_seed, hand_number)
         play_out_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params)
+        if keep:
+            if at == end:
+                return -1
+            _write_game_hand_record(hands[at], state, record.game, hand_number, record.seating)
+            at += 1
         hand_number += 1
         if finish_game_hand(state, rules, hand_number, record):
-            break
+            return at
 
 
 @njit
@@ -411,35 +436,53 @@ def play_game_block(
     kinds,
     rules,
     master_seed,
-    first_game,
-    n_games,
+    first_job,
+    n_jobs,
     pass_codes,
     pass_params,
     play_codes,
     play_params,
     states,
     records,
+    hands,
+    progress,
     block,
     n_blocks,
 ) -> None:
-    """Whole games ``first_game ..``, each game in every seating: block ``block`` of ``n_blocks``,
-    on ``states[block]``. Game g's seed is ``derive_seed(master_seed, g)``, so any chunking
-    gives the same records."""
+    """Jobs ``first_job ..`` (job = game * n_seatings + seating: each game in every seating),
+    block ``block`` of ``n_blocks``, on ``states[block]``; job j's GAME_RECORD into
+    ``records[j - first_job]``. Game g's seed is ``derive_seed(master_seed, g)``, so any
+    chunking gives the same records.
+
+    Unless ``hands`` is empty, every hand of the block's games goes into the block's share of
+    it (``_block_bounds`` over its length), in job order. ``progress[block]`` receives the hands
+    written and the first job (from ``first_job``) not played: the block's last job unless its
+    share filled up first."""
     n_seatings = pass_codes.shape[0]
-    start, stop = _block_bounds(n_games * n_seatings, n_blocks, block)
+    start, stop = _block_bounds(n_jobs, n_blocks, block)
+    at, end = _block_bounds(hands.shape[0], n_blocks, block)
+    first_hand = at
     for job in range(start, stop):
-        game = first_game + job // n_seatings
-        seating = job % n_seatings
+        game = (first_job + job) // n_seatings
+        seating = (first_job + job) % n_seatings
         records[job].game = game
         records[job].seating = seating
-        play_game(
+        next_at = play_game(
             kinds,
             states[block],
             rules,
             derive_seed(master_seed, game),
             *seating_policies(pass_codes, pass_params, play_codes, play_params, seating),
             records[job],
+            hands,
+            at,
+            end,
         )
+        if next_at < 0:
+            progress[block, 0], progress[block, 1] = at - first_hand, job
+            return
+        at = next_at
+    progress[block, 0], progress[block, 1] = at - first_hand, stop
 
 
 # ---------------------------------------------------------------- lockstep blocks (external seats)
@@ -449,6 +492,7 @@ def play_game_block(
 # Python asks the agents (``observe_slots`` copies the waiting seats' information sets out)
 # and ``apply_moves`` plays their moves; and again. A slot's ``status``:
 SLOT_NEW, SLOT_ACTIVE, SLOT_DONE = -3, -2, -1  # >= 0: waiting on that seat
+SLOT_HAND_OVER = -4  # a game's hand is over, its state kept until Python copied its record
 
 
 def advance_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params):  # type: ignore[no-untyped-def]
@@ -541,11 +585,14 @@ def advance_game_block(
     status,
     hands_played,
     records,
+    keep_hands,
     block,
     n_blocks,
 ) -> None:
     """``advance_hand_block`` for whole games: slot i plays game ``jobs[i]`` (packed as game *
-    n_seatings + seating) hand after hand, its GAME_RECORD in ``records[i]``."""
+    n_seatings + seating) hand after hand, its GAME_RECORD in ``records[i]``. With
+    ``keep_hands`` a slot stops at the end of each hand (SLOT_HAND_OVER), for
+    ``write_game_hand_records``, and goes on to the next at its next call."""
     n_seatings = pass_codes.shape[0]
     start, stop = _block_bounds(jobs.shape[0], n_blocks, block)
     for i in range(start, stop):
@@ -565,6 +612,7 @@ def advance_game_block(
             status,
             hands_played,
             records[i],
+            keep_hands,
             i,
         )
 
@@ -584,9 +632,11 @@ def _advance_game(
     status,
     hands_played,
     record,
+    keep_hands,
     i,
 ) -> None:
-    """Slot i of ``advance_game_block``: its game goes on until an external seat must decide, or ends."""
+    """Slot i of ``advance_game_block``: its game goes on until an external seat must decide, a
+    hand is over (with ``keep_hands``), or the game ends."""
     game, seating = job // n_seatings, job % n_seatings
     game_seed = derive_seed(master_seed, game)
     if status[i] == SLOT_NEW:
@@ -595,6 +645,9 @@ def _advance_game(
         record.seating = seating
         hands_played[i] = 0
         deal_game_hand(state, rules, game_seed, 0)
+    elif status[i] == SLOT_HAND_OVER and _next_game_hand(state, rules, game_seed, hands_played, record, i):
+        status[i] = SLOT_DONE
+        return
     while True:
         seat = advance_hand(
             kinds,
@@ -605,11 +658,23 @@ def _advance_game(
         if seat != NO_SEAT:
             status[i] = seat
             return
-        hands_played[i] += 1
-        if finish_game_hand(state, rules, hands_played[i], record):
+        if keep_hands:
+            status[i] = SLOT_HAND_OVER
+            return
+        if _next_game_hand(state, rules, game_seed, hands_played, record, i):
             status[i] = SLOT_DONE
             return
-        deal_game_hand(state, rules, game_seed, hands_played[i])
+
+
+@njit
+def _next_game_hand(state, rules, game_seed, hands_played, record, i) -> bool:
+    """Slot i's hand is over: add it to the game, and deal the next hand unless the game is
+    over (True)."""
+    hands_played[i] += 1
+    if finish_game_hand(state, rules, hands_played[i], record):
+        return True
+    deal_game_hand(state, rules, game_seed, hands_played[i])
+    return False
 
 
 @njit
@@ -643,3 +708,15 @@ def write_hand_records(states, jobs, n_seatings, slots, records, first_job) -> N
         slot = slots[k]
         job = jobs[slot]
         _write_hand_record(records[job - first_job], states[slot], job // n_seatings, job % n_seatings)
+
+
+@njit
+def write_game_hand_records(states, jobs, n_seatings, slots, hands_played, records) -> None:
+    """The GAME_HAND_RECORDs of the slots ``slots`` whose hand is over (SLOT_HAND_OVER), slot
+    ``slots[k]`` into ``records[k]``."""
+    for k in range(slots.shape[0]):
+        slot = slots[k]
+        job = jobs[slot]
+        _write_game_hand_record(
+            records[k], states[slot], job // n_seatings, hands_played[slot], job % n_seatings
+        )

@@ -10,7 +10,8 @@ A hand record is one row per (deal, seating) in the order the jobs were played; 
 are sized ``MAX_PLAYERS`` in the dtype and become columns suffixed ``_0`` .. ``_{n-1}``
 (``seat_column``); the winners of the tricks are packed into one integer
 (``engine.hand.pack_trick_winners``, ``unpack_trick_winners``).
-Game records are the same per game.
+Game records are the same per game; the hands of games (``GAME_HAND_RECORD``) are hand records
+that say which game, which hand of it, and the game's totals before it.
 """
 
 from __future__ import annotations
@@ -30,29 +31,28 @@ from hearts_sim.engine.state import MAX_TRICKS, NO_TRICK, TRICK_BITS
 
 i1, i2, i4, i8, u8 = np.int8, np.int16, np.int32, np.int64, np.uint64
 
-HAND_RECORD = np.dtype(
-    [
-        ("deal", i8),
-        ("seating", i4),
-        ("hand_seed", u8),
-        ("pass_offset", i1),
-        ("dealer", i1),
-        ("moon_shooter", i1),
-        ("qs_taker", i1),
-        ("jd_taker", i1),
-        ("hearts_broken_trick", i1),
-        ("qs_trick", i1),  # the trick that took the QS (0: also when it lay in the kitty)
-        ("first_leader", i1),
-        ("point_tricks", i4),  # bit t: trick t carried points (the kitty's count with trick 0)
-        ("kitty", u8),
-        ("dealt", u8, MAX_PLAYERS),
-        ("passed", u8, MAX_PLAYERS),
-        ("points", i2, MAX_PLAYERS),
-        ("score", i2, MAX_PLAYERS),
-        ("tricks", i1, MAX_PLAYERS),
-        ("trick_winners", u8),  # every trick's winner, packed (``unpack_trick_winners``)
-    ]
-)
+# What a played hand records, in both kinds of hand record below.
+_HAND_FIELDS: list[tuple[Any, ...]] = [
+    ("seating", i4),
+    ("hand_seed", u8),
+    ("pass_offset", i1),
+    ("dealer", i1),
+    ("moon_shooter", i1),
+    ("qs_taker", i1),
+    ("jd_taker", i1),
+    ("hearts_broken_trick", i1),
+    ("qs_trick", i1),  # the trick that took the QS (0: also when it lay in the kitty)
+    ("first_leader", i1),
+    ("point_tricks", i4),  # bit t: trick t carried points (the kitty's count with trick 0)
+    ("kitty", u8),
+    ("dealt", u8, MAX_PLAYERS),
+    ("passed", u8, MAX_PLAYERS),
+    ("points", i2, MAX_PLAYERS),
+    ("score", i2, MAX_PLAYERS),
+    ("tricks", i1, MAX_PLAYERS),
+    ("trick_winners", u8),  # every trick's winner, packed (``unpack_trick_winners``)
+]
+HAND_RECORD = np.dtype([("deal", i8), *_HAND_FIELDS])
 
 GAME_RECORD = np.dtype(
     [
@@ -64,6 +64,18 @@ GAME_RECORD = np.dtype(
         ("final_score", i4, MAX_PLAYERS),
         ("moons", i2, MAX_PLAYERS),
         ("points", i4, MAX_PLAYERS),  # raw penalty points over the game
+    ]
+)
+
+# Every hand of a game (``simulate_games(..., hands=True)``, a ``--games`` run's ``hands/``): a
+# HAND_RECORD whose deal is hand ``game_hand`` (0-based) of game ``game``, with the game's
+# totals before it. Hand h of a game is dealt the same cards in every seating.
+GAME_HAND_RECORD = np.dtype(
+    [
+        ("game", i8),
+        ("game_hand", i2),
+        *_HAND_FIELDS,
+        ("game_score", i4, MAX_PLAYERS),  # the game's totals before this hand
     ]
 )
 
@@ -80,8 +92,10 @@ HAND_OUTCOME_COLUMNS = (
     "trick_winners",  # packed: ``unpack_trick_winners``
 )
 
-# The directory of a run with --out.
+# The directory of a run with --out: its records (hands, or games with --games), and with
+# --games every hand of those games too.
 RECORDS_DIR = "records"
+HANDS_DIR = "hands"
 MANIFEST = "manifest.json"
 PART_GLOB = "part-*.parquet"
 
@@ -91,9 +105,9 @@ def seat_column(name: str, seat: int) -> str:
     return f"{name}_{seat}"
 
 
-def part_path(out: Path, chunk: int) -> Path:
-    """Where chunk ``chunk`` of a run in ``out`` is written."""
-    return Path(out) / RECORDS_DIR / f"part-{chunk:06d}.parquet"
+def part_path(out: Path, chunk: int, directory: str = RECORDS_DIR) -> Path:
+    """Where chunk ``chunk`` of a run in ``out`` is written (its game hands: ``HANDS_DIR``)."""
+    return Path(out) / directory / f"part-{chunk:06d}.parquet"
 
 
 class RecordsError(InputError):
@@ -136,27 +150,33 @@ def repair_hint(out: Path) -> str:
     return f"re-play the damaged chunks with: hearts-sim tournament --resume {out} --repair"
 
 
-def parts_problem(manifest: Any) -> str | None:
-    """Why a manifest's list of parts cannot be used (None when it can): it must list one entry
-    per chunk it counts as done."""
-    parts = manifest.get("parts") if isinstance(manifest, dict) else None
+PARTS_KEYS = {RECORDS_DIR: "parts", HANDS_DIR: "hand_parts"}  # the manifest's list for each directory
+
+
+def parts_problem(manifest: Any, directory: str = RECORDS_DIR) -> str | None:
+    """Why a manifest's list of the parts in ``directory`` cannot be used (None when it can): it
+    must list one entry per chunk it counts as done."""
+    key = PARTS_KEYS[directory]
+    parts = manifest.get(key) if isinstance(manifest, dict) else None
     done = manifest.get("chunks_done") if isinstance(manifest, dict) else None
     if not isinstance(parts, list):
+        if directory == HANDS_DIR:
+            return "lists no checksums of the games' hands (written before they were recorded, or edited)"
         return "lists no part checksums (written before they were recorded, or edited)"
     if not is_integer(done) or done != len(parts):
-        return f"chunks_done is {done!r} but {len(parts)} parts are listed"
+        return f"chunks_done is {done!r} but {len(parts)} {key.replace('_', ' ')} are listed"
     return None
 
 
-def verified_parts(out: Path, manifest: Any) -> list[Path]:
-    """The parts a run's manifest counts, each checked against its entry (``RecordsError``
-    naming the manifest or the first part that does not match)."""
-    problem = parts_problem(manifest)
+def verified_parts(out: Path, manifest: Any, directory: str = RECORDS_DIR) -> list[Path]:
+    """The parts in ``directory`` a run's manifest counts, each checked against its entry
+    (``RecordsError`` naming the manifest or the first part that does not match)."""
+    problem = parts_problem(manifest, directory)
     if problem is not None:
         raise RecordsError(f"{Path(out) / MANIFEST} cannot be trusted: {problem}; {repair_hint(out)}")
     paths = []
-    for chunk, entry in enumerate(manifest["parts"]):
-        path = part_path(out, chunk)
+    for chunk, entry in enumerate(manifest[PARTS_KEYS[directory]]):
+        path = part_path(out, chunk, directory)
         problem = part_problem(path, entry)
         if problem is not None:
             raise RecordsError(f"records part {path} {problem}; {repair_hint(out)}")
@@ -165,7 +185,8 @@ def verified_parts(out: Path, manifest: Any) -> list[Path]:
 
 
 def hand_frame(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[str]]) -> pd.DataFrame:
-    """HAND_RECORDs as a DataFrame: one row per hand, per-seat columns suffixed ``_0`` .. ``_{n-1}``.
+    """HAND_RECORDs as a DataFrame: one row per hand, per-seat columns suffixed ``_0`` .. ``_{n-1}``
+    (GAME_HAND_RECORDs: ``game`` and ``game_hand`` in place of ``deal``, and ``game_score_<s>``).
 
     ``labels[i]`` names the agent in each seat of seating i. The numeric columns are views of
     ``records``, not copies: gathering ~40 strided columns into pandas' consolidated blocks took
@@ -217,8 +238,10 @@ def hand_columns(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[st
     offset_codes = np.array(
         [PASS_DIRECTIONS.index(pass_direction_name(o, n)) for o in range(n)], dtype=np.int8
     )
+    in_games = records.dtype == GAME_HAND_RECORD
+    game = {"game": records["game"], "game_hand": records["game_hand"]} if in_games else None
     columns: dict[str, Any] = {
-        "deal": records["deal"],
+        **(game or {"deal": records["deal"]}),
         "seating": records["seating"],
         "seed": records["hand_seed"],
         "pass_direction": _categorical(offset_codes[records["pass_offset"]], PASS_DIRECTIONS),
@@ -232,6 +255,8 @@ def hand_columns(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[st
         columns["kitty"] = records["kitty"]
     for name in HAND_OUTCOME_COLUMNS:
         columns[name] = records[name]
+    if in_games:
+        columns.update(_seat_columns(records, ("game_score",), n))
     return columns
 
 

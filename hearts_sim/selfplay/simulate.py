@@ -37,7 +37,7 @@ from hearts_sim.selfplay.loops import (
     play_hand_block,
     set_thread_count,
 )
-from hearts_sim.selfplay.records import GAME_RECORD, HAND_RECORD, game_frame, hand_frame
+from hearts_sim.selfplay.records import GAME_HAND_RECORD, GAME_RECORD, HAND_RECORD, game_frame, hand_frame
 
 DEFAULT_CHUNK = 1 << 17  # hands per kernel call: bounds memory, paces the progress bar
 MAX_COUNT = 2**40  # hands or games in one call: the kernels count in int64, memory runs out first
@@ -101,11 +101,13 @@ def compile_seconds(table: Table, games: bool = False) -> float | None:
     nor numba's on-disk cache holds the loop specialised for its kind set; None otherwise
     (or when numba's cache cannot be inspected: then nothing is promised)."""
     loop = play_game_block if games else play_hand_block
-    dtype = GAME_RECORD if games else HAND_RECORD
     kinds, rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
+    records: tuple[np.ndarray, ...] = (np.zeros(1, dtype=HAND_RECORD),)
+    if games:  # the games, their hands, each block's progress
+        records = (np.zeros(1, GAME_RECORD), np.zeros(0, GAME_HAND_RECORD), np.zeros((1, 2), np.int64))
     arguments = (
         kinds, rules, np.uint64(0), 0, 1, pass_codes, pass_params, play_codes, play_params,
-        new_states(1), np.zeros(1, dtype=dtype), 0, 1,
+        new_states(1), *records, 0, 1,
     )  # fmt: skip
     try:
         signature = tuple(loop.typeof_pyval(a) for a in arguments)
@@ -134,15 +136,13 @@ def set_threads(threads: int | None) -> int:
     return int(threads)
 
 
-def _play_in_blocks(
-    block_kernel: Any, table: Table, seed: int, first: int, count: int, records: np.ndarray
-) -> None:
-    """``block_kernel`` (``play_hand_block`` or ``play_game_block``) over ``count`` deals or games
-    from ``first``, in blocks on threads (``loops.in_blocks``), one scratch state per block."""
+def _play_hands(table: Table, seed: int, first: int, count: int, records: np.ndarray) -> None:
+    """``play_hand_block`` over ``count`` deals from ``first``, in blocks on threads
+    (``loops.in_blocks``), one scratch state per block."""
     kinds, rules, *policies = table.kernel_arguments()
     states = new_states(blocks_for(len(records)))
     in_blocks(
-        block_kernel, len(states), kinds, rules, np.uint64(seed), first, count, *policies, states, records
+        play_hand_block, len(states), kinds, rules, np.uint64(seed), first, count, *policies, states, records
     )
 
 
@@ -160,8 +160,9 @@ def run_hands(
     in lockstep (``selfplay.lockstep``; ``engines``: how its engines run)."""
     records = _records_out(out, n_deals * len(table.seatings), HAND_RECORD)
     if table.external:
-        return run_lockstep(table, seed, first_deal, n_deals, records, False, engines or EngineOptions())
-    _play_in_blocks(play_hand_block, table, seed, first_deal, n_deals, records)
+        run_lockstep(table, seed, first_deal, n_deals, records, False, engines or EngineOptions())
+        return records
+    _play_hands(table, seed, first_deal, n_deals, records)
     return records
 
 
@@ -173,6 +174,12 @@ def _records_out(out: np.ndarray | None, count: int, dtype: np.dtype) -> np.ndar
     return out
 
 
+# Room for each game's hands in a first try: a game to 100 between random players lasts about 11
+# hands (at most 15 in 2,000); a block whose games run past their room plays its games from the
+# first that did not fit again, with twice as much.
+HANDS_PER_GAME_GUESS = 24
+
+
 def run_games(
     table: Table,
     seed: int,
@@ -180,14 +187,57 @@ def run_games(
     n_games: int,
     out: np.ndarray | None = None,
     engines: EngineOptions | None = None,
-) -> np.ndarray:
+    keep_hands: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
     """Kernel call: ``n_games`` whole games, each in every seating, as GAME_RECORDs (into ``out``
-    when given, as ``run_hands``)."""
+    when given, as ``run_hands``), and with ``keep_hands`` every hand of them as
+    GAME_HAND_RECORDs, by game, seating, then hand (else an empty array)."""
     records = _records_out(out, n_games * len(table.seatings), GAME_RECORD)
+    first_job = first_game * len(table.seatings)
     if table.external:
-        return run_lockstep(table, seed, first_game, n_games, records, True, engines or EngineOptions())
-    _play_in_blocks(play_game_block, table, seed, first_game, n_games, records)
-    return records
+        options = engines or EngineOptions()
+        return records, run_lockstep(table, seed, first_game, n_games, records, True, options, keep_hands)
+    if not keep_hands:
+        _play_games(table, seed, first_job, records, np.zeros(0, dtype=GAME_HAND_RECORD))
+        return records, np.zeros(0, dtype=GAME_HAND_RECORD)
+    return records, np.concatenate(
+        _games_keeping_hands(table, seed, first_job, records, HANDS_PER_GAME_GUESS)
+    )
+
+
+def _play_games(
+    table: Table, seed: int, first_job: int, records: np.ndarray, hands: np.ndarray
+) -> np.ndarray:
+    """``play_game_block`` over the jobs of ``records`` from ``first_job``, in blocks on threads;
+    each block's (hands written, first job not played)."""
+    kinds, rules, *policies = table.kernel_arguments()
+    states = new_states(blocks_for(len(records)))
+    progress = np.zeros((len(states), 2), dtype=np.int64)
+    in_blocks(
+        play_game_block, len(states), kinds, rules, np.uint64(seed), first_job, len(records), *policies,
+        states, records, hands, progress,
+    )  # fmt: skip
+    return progress
+
+
+def _games_keeping_hands(
+    table: Table, seed: int, first_job: int, records: np.ndarray, per_game: int
+) -> list[np.ndarray]:
+    """The hands of the games of ``records`` (jobs from ``first_job``) in job order, with room
+    for ``per_game`` hands a game: the games of a block that ran out of room are played again
+    with twice as much (each is a function of its seed)."""
+    hands = np.empty(len(records) * per_game, dtype=GAME_HAND_RECORD)
+    progress = _play_games(table, seed, first_job, records, hands)
+    n_blocks = len(progress)
+    pieces = []
+    for block, (written, stopped) in enumerate(progress.tolist()):
+        at = block * len(hands) // n_blocks  # the block's share of ``hands`` starts here
+        pieces.append(hands[at : at + written])
+        stop = (block + 1) * len(records) // n_blocks
+        if stopped < stop:
+            rest = records[stopped:stop]
+            pieces += _games_keeping_hands(table, seed, first_job + stopped, rest, 2 * per_game)
+    return pieces
 
 
 def chunks(total: int, size: int) -> Iterator[tuple[int, int]]:
@@ -230,7 +280,7 @@ def progress_shown(progress: bool | None) -> bool:
 
 
 def _run_chunked(
-    run: Callable[[int, int, np.ndarray], np.ndarray],
+    run: Callable[[int, int, np.ndarray], object],
     total: int,
     chunk: int,
     dtype: np.dtype,
@@ -294,28 +344,39 @@ def simulate_games(
     games: int = 1_000,
     seed: int = 0,
     *,
+    hands: bool = False,
     first_game: int = 0,
     chunk_size: int = 1 << 13,
     threads: int | None = None,
     progress: bool | None = None,
     engine_procs: int = 1,
     engine_timeout: float | None = 30.0,
-) -> pd.DataFrame:
+) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """Play ``games`` whole games to ``rules.target_score``; one row per game (scores, winner, moons).
-    Seats and engines as in ``simulate``."""
+    Seats and engines as in ``simulate``.
+
+    ``hands=True`` returns ``(games, hands)``: also every hand of the games, one row each with
+    ``simulate``'s columns, ``game`` and ``game_hand`` (0-based) in place of ``deal``, and
+    ``game_score_<s>``, the game's totals before the hand. Hand h of game g is dealt the same
+    cards in every seating, and can be replayed (``replay``)."""
     rules = resolve_rules(rules)
     games = check_count("games", games)
+    if not isinstance(hands, (bool, np.bool_)):
+        raise SimulationError(
+            f"hands must be True or False (keep every hand of the games), not {shown(hands)}"
+        )
     chunk_size = check_count("chunk_size", chunk_size)
     seed, first_game = _check_seeding(seed, first_game, "first_game")
     table = Table.build(rules, _seatings(rules, seats))
     set_threads(threads)
     engines = EngineOptions(engine_procs, engine_timeout)
-    records = _run_chunked(
-        lambda start, count, out: run_games(table, seed, first_game + start, count, out, engines),
-        games,
-        chunk_size,
-        GAME_RECORD,
-        "game",
-        progress,
-    )
-    return game_frame(records, table.rules, table.labels())
+    kept: list[np.ndarray] = []
+
+    def run(start: int, count: int, out: np.ndarray) -> None:
+        kept.append(run_games(table, seed, first_game + start, count, out, engines, bool(hands))[1])
+
+    records = _run_chunked(run, games, chunk_size, GAME_RECORD, "game", progress)
+    frame = game_frame(records, table.rules, table.labels())
+    if not hands:
+        return frame
+    return frame, hand_frame(np.concatenate(kept), table.rules, table.labels())

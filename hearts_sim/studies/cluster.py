@@ -39,11 +39,10 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from agents.external import EngineOptions
 from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.studies.tournament import (
+    ChunkRecords,
     PlayedChunks,
     TournamentConfig,
     TournamentError,
@@ -110,7 +109,7 @@ _WARM: dict[str, Any] = {}  # this worker process's first warm-up seconds, numba
 
 def play_chunk(
     config: TournamentConfig, chunk: int, threads: int = 1, engines: EngineOptions | None = None
-) -> np.ndarray:
+) -> ChunkRecords:
     """One task: chunk ``chunk`` of ``config`` on ``threads`` threads (capped at the worker's
     cores). The thread count is a setting per calling thread, so it is set in the task.
     External agents (``engines``) must be importable, or their commands runnable, on the worker."""

@@ -46,7 +46,10 @@ from hearts_sim.core.errors import InputError, StorageError
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.rng import MAX_DEALS, SeedError, check_seed
 from hearts_sim.selfplay.records import (
+    GAME_HAND_RECORD,
+    HANDS_DIR,
     MANIFEST,
+    PARTS_KEYS,
     RECORDS_DIR,
     game_columns,
     hand_columns,
@@ -77,6 +80,9 @@ from hearts_sim.studies.stats import (
 )
 
 FAST_CHUNK_HANDS = 1 << 16
+# A game to 100 lasts 8 to 12 hands between the built-in agents (fewer to 50): a chunk of games
+# is cut to about as many hands as a chunk of hands, which a run of games keeps too (``hands/``).
+GAME_HANDS = 16
 SLOW_CHUNK_HANDS = 64  # a search agent plays: small chunks, frequent progress
 PROGRESS_LINE_SECONDS = 60.0  # stderr not a terminal: a progress line at most this often
 EXTERNAL_CHUNK_HANDS = 1 << 12  # a Python agent or an engine plays: blocks big enough to batch
@@ -170,6 +176,8 @@ class TournamentConfig:
                 per_chunk = EXTERNAL_CHUNK_HANDS
             if any(spec.searches for spec in specs):
                 per_chunk = SLOW_CHUNK_HANDS
+            if self.games:  # a chunk of games holds about as many hands as one of hands
+                per_chunk //= GAME_HANDS
             object.__setattr__(self, "chunk_deals", max(1, per_chunk // len(self.seatings())))
 
     def specs(self) -> list[AgentSpec]:
@@ -235,6 +243,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
     """``path`` holds ``data`` afterwards, or what it held before: never half a file."""
     temporary = path.with_name(path.name + ".tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         temporary.write_bytes(data)
         os.replace(temporary, path)
     except OSError:
@@ -324,8 +333,9 @@ def manifest_problem(config: TournamentConfig, manifest: dict[str, Any]) -> str 
     done, total, parts = manifest.get("chunks_done"), manifest.get("chunks_total"), manifest.get("parts")
     if total != config.n_chunks:
         return f"chunks_total is {total!r}, not the configuration's {config.n_chunks}"
-    if (problem := parts_problem(manifest)) is not None:
-        return problem
+    for directory in _directories(config):
+        if (problem := parts_problem(manifest, directory)) is not None:
+            return problem
     assert isinstance(done, int) and isinstance(parts, list)
     if not 0 <= done <= config.n_chunks:
         return f"chunks_done is {done!r}, not a count in 0 .. {config.n_chunks}"
@@ -465,7 +475,7 @@ def run_tournament(
         closing(runner.chunks(config, range(first_chunk, last_chunk))) as played,
     ):
         try:
-            for chunk, records in played:
+            for chunk, (records, hands) in played:
                 if config.games:
                     tally_games(tally, records, seating_agents, n_seatings)
                 else:
@@ -479,9 +489,9 @@ def run_tournament(
                             config=config.to_dict(), chunks_total=config.n_chunks, deals_cap=deals_cap
                         )
                 if out_path is not None:
-                    data = _part_bytes(_columns(config, table, records))
+                    parts = _chunk_parts(config, table, records, hands)
                     with interrupts_deferred():
-                        _commit(out_path, manifest, chunk, data, len(records), tally, config.n_chunks)
+                        _commit(out_path, manifest, chunk, parts, tally, config.n_chunks)
                 bar.update(len(records))
                 llr = ""
                 if config.sprt is not None:
@@ -554,14 +564,28 @@ class ProgressLines:
         self.report("hearts-sim: " + ", ".join(news))
 
 
-def _columns(config: TournamentConfig, table: Table, records: np.ndarray) -> dict[str, Any]:
-    return (game_columns if config.games else hand_columns)(records, table.rules, table.labels())
+def _directories(config: TournamentConfig) -> tuple[str, ...]:
+    """Where a run's parts go: its records, and with games every hand of them."""
+    return (RECORDS_DIR, HANDS_DIR) if config.games else (RECORDS_DIR,)
+
+
+def _chunk_parts(
+    config: TournamentConfig, table: Table, records: np.ndarray, hands: np.ndarray
+) -> dict[str, tuple[bytes, int]]:
+    """A chunk's Parquet part for each of the run's directories: its bytes and rows."""
+    columns = (game_columns if config.games else hand_columns)(records, table.rules, table.labels())
+    parts = {RECORDS_DIR: (_part_bytes(columns), len(records))}
+    if config.games:
+        parts[HANDS_DIR] = (_part_bytes(hand_columns(hands, table.rules, table.labels())), len(hands))
+    return parts
 
 
 def _reset_progress(config: TournamentConfig, manifest: dict[str, Any]) -> None:
     """The manifest of a run with no chunk played yet."""
     tally = new_tally(config.seatings(), len(config.agents), config.games)
     manifest.update(chunks_total=config.n_chunks, chunks_done=0, parts=[], tally=asdict(tally), summary=None)
+    if config.games:
+        manifest["hand_parts"] = []
 
 
 def _save_manifest(out: Path, manifest: dict[str, Any], done: int, total: int) -> None:
@@ -591,21 +615,30 @@ def _recorded_objects(manifest: dict[str, Any]) -> list[str]:
 
 
 def _commit(
-    out: Path, manifest: dict[str, Any], chunk: int, data: bytes, rows: int, tally: Tally, total: int
+    out: Path,
+    manifest: dict[str, Any],
+    chunk: int,
+    parts: dict[str, tuple[bytes, int]],
+    tally: Tally,
+    total: int,
 ) -> None:
-    """Write chunk ``chunk``'s part, then the manifest that counts it (and its checksum)."""
-    part = part_path(out, chunk)
-    try:
-        _write_atomically(part, data)
-    except OSError as error:
-        raise StorageError(_storage_message(part, error, chunk, total, out, manifest)) from None
-    manifest["parts"] = [*manifest["parts"][:chunk], part_entry(data, rows)]
+    """Write chunk ``chunk``'s parts, then the manifest that counts them (and their checksums)."""
+    for directory, (data, _) in parts.items():
+        part = part_path(out, chunk, directory)
+        try:
+            _write_atomically(part, data)
+        except OSError as error:
+            raise StorageError(_storage_message(part, error, chunk, total, out, manifest)) from None
+    for directory, (data, rows) in parts.items():
+        key = PARTS_KEYS[directory]
+        manifest[key] = [*manifest[key][:chunk], part_entry(data, rows)]
     manifest["chunks_done"] = chunk + 1
     manifest["tally"] = asdict(tally)
     try:
         _write_manifest(out, manifest)
-    except OSError as error:  # the part is on disk, uncounted: resuming re-plays its chunk
-        manifest["parts"] = manifest["parts"][:chunk]
+    except OSError as error:  # the parts are on disk, uncounted: resuming re-plays their chunk
+        for directory in parts:
+            manifest[PARTS_KEYS[directory]] = manifest[PARTS_KEYS[directory]][:chunk]
         manifest["chunks_done"] = chunk
         raise StorageError(_storage_message(out / MANIFEST, error, chunk, total, out, manifest)) from None
 
@@ -635,35 +668,39 @@ def _checked_for_resume(
         _reset_progress(config, manifest)
         _save_manifest(out, manifest, 0, config.n_chunks)
         return manifest
-    damaged = [
-        (chunk, problem)
-        for chunk, entry in enumerate(manifest["parts"])
-        if (problem := part_problem(part_path(out, chunk), entry)) is not None
-    ]
+    damaged = sorted(
+        (chunk, str(part), problem)
+        for directory in _directories(config)
+        for chunk, entry in enumerate(manifest[PARTS_KEYS[directory]])
+        if (problem := part_problem(part := part_path(out, chunk, directory), entry)) is not None
+    )
     if damaged and not repair:
-        chunk, problem = damaged[0]
+        _, name, problem = damaged[0]
         more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
-        raise TournamentError(f"records part {part_path(out, chunk)} {problem}{more}; {repair_hint(out)}")
-    for chunk, problem in damaged:
-        report(
-            f"hearts-sim: repair: {part_path(out, chunk)} {problem}; re-playing chunk {chunk} from its seeds"
-        )
-        for _, records in runner.chunks(config, range(chunk, chunk + 1)):
-            data = _part_bytes(_columns(config, table, records))
-            try:
-                _write_atomically(part_path(out, chunk), data)
-            except OSError as error:
-                raise StorageError(
-                    _storage_message(part_path(out, chunk), error, chunk, config.n_chunks, out, manifest)
-                ) from None
-            manifest["parts"][chunk] = part_entry(data, len(records))
+        raise TournamentError(f"records part {name} {problem}{more}; {repair_hint(out)}")
+    for chunk, name, problem in damaged:
+        report(f"hearts-sim: repair: {name} {problem}; re-playing chunk {chunk} from its seeds")
+    for chunk in sorted({chunk for chunk, _, _ in damaged}):
+        for _, (records, hands) in runner.chunks(config, range(chunk, chunk + 1)):
+            for directory, (data, rows) in _chunk_parts(config, table, records, hands).items():
+                part = part_path(out, chunk, directory)
+                try:
+                    _write_atomically(part, data)
+                except OSError as error:
+                    raise StorageError(
+                        _storage_message(part, error, chunk, config.n_chunks, out, manifest)
+                    ) from None
+                manifest[PARTS_KEYS[directory]][chunk] = part_entry(data, rows)
     if damaged:
         _save_manifest(out, manifest, int(manifest["chunks_done"]), config.n_chunks)
     return manifest
 
 
-def chunk_records(config: TournamentConfig, chunk: int, engines: EngineOptions | None = None) -> np.ndarray:
-    """Play chunk ``chunk`` of a tournament: HAND_RECORDs (or GAME_RECORDs with ``games``).
+def chunk_records(
+    config: TournamentConfig, chunk: int, engines: EngineOptions | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Play chunk ``chunk`` of a tournament: its HAND_RECORDs (or GAME_RECORDs with ``games``),
+    and with ``games`` every hand of those games (GAME_HAND_RECORDs; else an empty array).
 
     A pure function of (config, chunk) whatever the machine, thread count or process,
     which is what lets any runner (local or a cluster) produce identical results.
@@ -673,16 +710,17 @@ def chunk_records(config: TournamentConfig, chunk: int, engines: EngineOptions |
     start = chunk * config.chunk_deals
     count = min(config.chunk_deals, config.deals - start)
     if config.games:
-        return run_games(table, config.seed, start, count, engines=engines)
-    return run_hands(table, config.seed, start, count, engines=engines)
+        return run_games(table, config.seed, start, count, engines=engines, keep_hands=True)
+    return run_hands(table, config.seed, start, count, engines=engines), np.zeros(0, dtype=GAME_HAND_RECORD)
 
 
-PlayedChunks = Generator[tuple[int, np.ndarray], None, None]  # (chunk index, records), in order
+ChunkRecords = tuple[np.ndarray, np.ndarray]  # ``chunk_records``: the records, the hands of games
+PlayedChunks = Generator[tuple[int, ChunkRecords], None, None]  # (chunk index, its records), in order
 
 
 class ChunkRunner(Protocol):
-    """Plays chunks of a tournament and yields them in order, as (chunk index, records); a
-    generator, which a run that stops early (a sequential test decided) closes."""
+    """Plays chunks of a tournament and yields them in order, as (chunk index, ``chunk_records``);
+    a generator, which a run that stops early (a sequential test decided) closes."""
 
     def chunks(self, config: TournamentConfig, chunks: range) -> PlayedChunks: ...
 
@@ -733,7 +771,8 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
         problem = manifest_problem(config, manifest)
         if problem is not None:
             raise _untrusted_manifest(out, problem)
-        verified_parts(out, manifest)  # damaged records: a RecordsError that says how to repair them
+        for directory in _directories(config):  # damaged records: a RecordsError that says how to repair them
+            verified_parts(out, manifest, directory)
         if manifest["chunks_done"] < config.n_chunks:
             raise TournamentError(
                 f"{out} is unfinished ({manifest['chunks_done']} of {config.n_chunks} chunks): "
