@@ -62,6 +62,16 @@ class Recorder(Lowest):
         return super().choose_play(obs)
 
 
+class Trailing(Lowest):
+    """``Lowest``, except that in a game, alone with the highest total, it plays its highest
+    legal card: its play depends on the game's totals, which a replay must show it."""
+
+    def choose_play(self, obs: Any) -> int:
+        totals = list(obs.game_scores)
+        last = totals.count(max(totals)) == 1 and totals[obs.seat] == max(totals)
+        return _by_rank(obs.legal_moves(), highest=last)[0]
+
+
 class Raises(Lowest):
     def choose_play(self, obs: Any) -> int:
         raise RuntimeError("the model is not loaded")

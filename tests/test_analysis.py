@@ -113,6 +113,32 @@ def test_long_format_one_row_per_seat() -> None:
     assert long.loc[long["hand"] == 1, "hearts_taken"].tolist() == [4, 9, 0, 0]
 
 
+def _in_a_game(hands: pd.DataFrame) -> pd.DataFrame:
+    """The hands as hands 0 .. 3 of one game: ``game``, ``game_hand`` for ``deal``, and the
+    totals before each hand (the sums of the scores before it)."""
+    scores = np.stack([hands[f"score_{s}"].to_numpy(dtype=np.int64) for s in range(4)], axis=1)
+    totals = np.cumsum(scores, axis=0) - scores
+    game = hands.drop(columns=["deal"]).assign(game=0, game_hand=np.arange(len(hands)))
+    return game.assign(**{f"game_score_{s}": totals[:, s] for s in range(4)})
+
+
+def test_where_each_seat_stood_in_the_game_before_a_hand() -> None:
+    long = to_long(_in_a_game(_hands()))
+    totals = [[0, 0, 0, 0], [26, 26, 0, 26], [30, 48, 0, 26], [43, 48, 0, 39]]
+    assert long["game_score"].tolist() == sum(totals, [])
+    places = [[1, 1, 1, 1], [2, 2, 1, 2], [3, 4, 1, 2], [3, 4, 1, 2]]  # equal totals share a place
+    assert long["game_place"].tolist() == sum(places, [])
+    assert long["game_behind"].tolist() == [t - min(row) for row in totals for t in row]
+    assert long["game_hand"].tolist() == [h for h in range(4) for _ in range(4)]
+    by_place = moon_rates(long, ["agent", "game_place"])
+    assert by_place.loc[("A", 1), ["hands", "moons"]].tolist() == [5, 1]  # seat 2's moon, all level
+    summary = RecordSummary.from_frame(_in_a_game(_hands()))
+    assert summary.in_games and summary.game_hands == 4
+    assert summary.moon_rates("moons_by_game_place", scale=1.0).equals(by_place)
+    with pytest.raises(AnalysisError, match="only 0 of these 4 hands are hands of games"):
+        RecordSummary.from_frame(_hands()).moon_rates("moons_by_game_place")
+
+
 def test_moon_rates_known_moon() -> None:
     rates = moon_rates(_hands(), "agent")
     assert rates.loc["A", ["hands", "moons"]].tolist() == [8, 1]

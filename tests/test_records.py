@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from hearts_sim.apps.cli import main
+from hearts_sim.core.rules import Rules
 from hearts_sim.studies import tournament
 from hearts_sim.studies.analysis import load_records
 
@@ -143,3 +144,56 @@ def test_a_full_disk_is_one_line_with_the_resume_command_and_resuming_gives_the_
 
 def test_every_damage_is_exercised() -> None:
     assert set(DAMAGE) >= {"truncated", "deleted", "garbage", "edited", "empty_manifest"}
+
+
+GAMES = tournament.TournamentConfig(
+    ("rule", "random"), rules=Rules.preset("quick"), deals=8, seed=5, chunk_deals=2, games=True
+)
+
+
+def _frames(run: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A run of games' records and the hands of its games, read part by part."""
+    return tuple(  # type: ignore[return-value]
+        pd.concat([pd.read_parquet(p) for p in sorted((run / d).glob("part-*.parquet"))], ignore_index=True)
+        for d in ("records", "hands")
+    )
+
+
+def test_a_run_of_games_keeps_every_hand_verified_resumed_and_repaired(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--games --out`` writes ``hands/`` beside ``records/``, each part listed with its
+    checksum (``hand_parts``); an interrupted run resumes to the same hands, a damaged hand part
+    is refused by name and repaired, and a manifest from before hands were kept is re-played."""
+    whole = tournament.run_tournament(GAMES, tmp_path / "whole", progress=False)
+    games, hands = _frames(tmp_path / "whole")
+    assert len(hands) == games["hands"].sum() and set(hands["game"]) == set(games["game"])
+    entries = manifest(tmp_path / "whole")["hand_parts"]
+    assert [e["rows"] for e in entries] == [
+        pq.ParquetFile(p).metadata.num_rows for p in sorted((tmp_path / "whole" / "hands").iterdir())
+    ]
+    run = tmp_path / "parts"
+    with pytest.raises(tournament.Interrupted):
+        tournament.run_tournament(GAMES, run, progress=False, stop_after_chunks=2)
+    assert tournament.resume_tournament(run, progress=False).summary == whole.summary
+    for ours, theirs in zip(_frames(run), (games, hands), strict=True):
+        pd.testing.assert_frame_equal(ours, theirs)
+
+    damaged = run / "hands" / "part-000002.parquet"
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    assert main(["report", str(run)]) == 2
+    assert "hands/part-000002.parquet is 100 bytes" in one_error_line(capsys)
+    assert main(["tournament", "--resume", str(run), "--quiet"]) == 2
+    assert "hands/part-000002.parquet is 100 bytes" in one_error_line(capsys)
+    assert main(["tournament", "--resume", str(run), "--repair", "--quiet"]) == 0
+    capsys.readouterr()
+    pd.testing.assert_frame_equal(_frames(run)[1], hands)
+
+    older = json.loads((run / "manifest.json").read_text())
+    del older["hand_parts"]  # a run of games made before their hands were kept
+    (run / "manifest.json").write_text(json.dumps(older))
+    assert main(["tournament", "--resume", str(run), "--quiet"]) == 2
+    assert "lists no checksums of the games' hands" in one_error_line(capsys)
+    assert main(["tournament", "--resume", str(run), "--repair", "--quiet"]) == 0
+    capsys.readouterr()
+    assert manifest(run)["hand_parts"] == entries

@@ -296,6 +296,31 @@ def test_the_replay_command_finds_a_hand_and_shows_it(tmp_path, capsys) -> None:
     assert capsys.readouterr().out.splitlines()[1:] == str(an.replay(records.iloc[7])).splitlines()
 
 
+def test_the_replay_command_shows_a_hand_of_a_game_with_the_totals_before_it(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A ``--games`` run with ``--out`` says where its hands are; ``replay`` finds its moon shots
+    among them and names the game, the hand and the totals; ``--worst`` says why it cannot."""
+    from hearts_sim.apps.cli import main
+
+    run = tmp_path / "games"
+    command = ["tournament", "random", "rule", "--games", "--rules", "quick", "--deals", "20", "--seed", "4"]
+    assert main([*command, "--out", str(run), "--quiet"]) == 0
+    hint = capsys.readouterr().out.splitlines()[-1]
+    assert hint == f"every hand of its games: hearts-sim report {run}; hearts-sim replay {run} --moon"
+    hands = an.load_records(run)
+    long = an.to_long(hands)
+    shot = long[long["shot_moon"]].iloc[0]
+    row = hands.iloc[shot["hand"]]
+    assert main(["replay", str(run), "--moon"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    totals = [int(row[f"game_score_{s}"]) for s in range(4)]
+    where = f"game {row['game']:,}, its hand {row['game_hand'] + 1} (totals before it: {totals})"
+    who = f"seat {shot['seat']} ({shot['agent']})"
+    assert out[0] == f"row {shot['hand']:,}, {who} shoots the moon; {where}, seating {row['seating']}"
+    assert out[1:] == str(an.replay(row)).splitlines()
+    assert main(["replay", str(run), "--worst", "random"]) == 2
+    assert "hands of games" in capsys.readouterr().err
+
+
 def test_the_deal_an_agent_played_worst_and_the_same_cards_in_the_others_hands(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     """``deal_differences`` averages to the match's A minus B; ``worst_deal`` (and ``hearts-sim
     replay --worst``) picks its largest deal, A's worst hand in it and the same seat played by B."""
@@ -400,5 +425,26 @@ def test_rules_of_other_players_than_the_row_are_refused() -> None:
 
 def test_a_game_record_is_refused() -> None:
     games = simulate_games("quick", "random", games=1, seed=1)
-    with pytest.raises(an.ReplayError, match="a game record keeps no deal"):
+    with pytest.raises(an.ReplayError, match=r"a game record keeps no deal .*\(hands=True\)"):
         an.replay(games.iloc[0])
+
+
+def test_every_hand_of_a_game_replays_and_its_players_see_the_totals_before_it() -> None:
+    """``Trailing`` plays otherwise when it is last in the game: the replay of a hand of a game
+    deals the game's totals before it to the seats, as the loop did, or the cards differ."""
+    trailing = f"py:{Path(__file__).resolve().parent / 'python_agents.py'}:Trailing"
+    games, hands = simulate_games(
+        "quick", [trailing, "rule", "random", "mc(samples=4)"], 8, seed=3, hands=True
+    )
+    assert len(hands) == games["hands"].sum() > len(games)
+    for i in range(len(hands)):
+        replayed = an.replay(hands.iloc[i])
+        assert replayed.scores == tuple(int(hands[f"score_{s}"].iloc[i]) for s in range(4))
+    without_totals = hands.drop(columns=[f"game_score_{s}" for s in range(4)])
+    mismatched = 0
+    for i in range(len(hands)):
+        try:
+            an.replay(without_totals.iloc[i])
+        except an.ReplayError:
+            mismatched += 1
+    assert mismatched > 0  # Trailing was last in some hand, and played otherwise there

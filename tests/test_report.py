@@ -145,11 +145,29 @@ def test_report_errors_are_one_line_and_exit_2(
     assert message in err and err.count("\n") == 1
 
 
-def test_report_refuses_game_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_report_of_a_run_of_games_reads_its_hands_and_says_where_the_moons_fell(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "games"
-    run_tournament(make_config(["random", "lowest"], rules="quick", deals=2, games=True), out, progress=False)
-    assert main(["report", str(out)]) == 2
-    assert "game records" in capsys.readouterr().err
+    run_tournament(make_config(["random", "rule"], rules="quick", deals=30, games=True), out, progress=False)
+    assert main(["report", str(out / "hands")]) == 0  # the run's hands/, as its records/: into the run
+    summary = (out / REPORT_DIR / SUMMARY_FILE).read_text()
+    assert (out / REPORT_DIR / "moon_rate_by_game_place.png").read_bytes()[:4] == b"\x89PNG"
+    hands = load_records(out)
+    assert len(hands) == hands.groupby(["game", "seating"]).size().sum() > 30 * 14
+    assert f"{len(hands):,} hands" in summary
+    by_place = moon_rates(hands, ["agent", "game_place"], scale=1000)
+    table = summary.split("## Moons per 1,000 hands by place in the game")[1]
+    assert "| agent | 1st | 2nd | 3rd | 4th |" in table
+    for agent in ("random", "rule"):
+        cells = [
+            f"{r['rate']:.1f} [{r['low']:.1f}, {r['high']:.1f}]" for _, r in by_place.loc[agent].iterrows()
+        ]
+        assert f"| {agent} | {' | '.join(cells)} |" in table
+    capsys.readouterr()
+    assert main(["report", str(out / "records")]) == 2  # the games themselves: one row per game
+    err = capsys.readouterr().err
+    assert "holds game records (from --games), not per-hand records: its run's hands/" in err
 
 
 def test_a_log_rate_axis_reads_in_plain_numbers() -> None:

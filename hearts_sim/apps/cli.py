@@ -284,6 +284,9 @@ def _where_the_records_are(result: Any) -> None:
         return
     print(f"records and manifest: {result.out}")
     summary = result.summary
+    if summary.get("unit") == "games":
+        out = shlex.quote(str(result.out))
+        print(f"every hand of its games: hearts-sim report {out}; hearts-sim replay {out} --moon")
     if summary.get("unit") == "hands" and len(summary["agents"]) == 2 and summary.get("pairs"):
         pair = summary["pairs"][0]
         worse = pair["a"] if pair["a_minus_b"] > 0 else pair["b"]
@@ -567,9 +570,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
         what += f", seat {seat} ({hand.agents[seat]}) takes {hand.points[seat]} points and no moon"
     elif seat is not None:
         what += f", seat {seat} ({hand.agents[seat]}) shoots the moon"
-    print(f"{what}; deal {int(found.row['deal']):,}, seating {int(found.row['seating'])}")
+    print(f"{what}; {_hand_name(found.row)}, seating {int(found.row['seating'])}")
     print(hand)
     return 0
+
+
+def _hand_name(row: Any) -> str:
+    """Which hand a record row is: its deal, or its game, its number in it and the totals before it."""
+    if "game_hand" not in row.index:
+        return f"deal {int(row['deal']):,}"
+    totals = [int(row[c]) for c in row.index if str(c).startswith("game_score_")]
+    return f"game {int(row['game']):,}, its hand {int(row['game_hand']) + 1} (totals before it: {totals})"
 
 
 def _replay_worst(worse: Any) -> int:

@@ -54,7 +54,9 @@ from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import PASS_DIRECTIONS, Rules, check_n_players, pass_offset
 from hearts_sim.selfplay.records import (
     HAND_SEAT_COLUMNS,
+    HANDS_DIR,
     MANIFEST,
+    PARTS_KEYS,
     RECORDS_DIR,
     RecordsError,
     tricks_won_masks,
@@ -73,6 +75,8 @@ MAX_BATCH = 2**31 - 1  # pyarrow takes a batch size as a C int
 HAND_FIELDS = ("deal", "seating", "pass_direction", "rules", "moon_shooter", "qs_taker", "jd_taker")
 TIMELINE_FIELDS = ("trick_winners", "point_tricks", "qs_trick")  # when: records since 2026-12-05
 TIMELINE_TABLES = ("stopping_tricks", "qs_tricks")  # RecordSummary's tables that need them
+GAME_FIELDS = ("game", "game_hand")  # hands of games (``simulate_games(hands=True)``, ``hands/``)
+GAME_TABLES = ("moons_by_game_place",)  # RecordSummary's tables of hands of games
 STAGES = ("dealt", "held", "received")  # bitboard columns of the long format that features apply to
 
 HIGH_RANKS = range(JACK, ACE + 1)  # J, Q, K, A
@@ -221,16 +225,18 @@ def n_seats(records: pd.DataFrame) -> int:
         count += 1
     if count == 0:
         raise AnalysisError(
-            "these are not per-hand records (no dealt_0 column): analyse the records of "
-            "simulate() or of a hand tournament, not of --games"
+            "these are not per-hand records (no dealt_0 column): analyse the records of simulate(), "
+            "of a hand tournament, or the hands of games (simulate_games(hands=True), a --games run's hands/)"
         )
     return count
 
 
 def long_columns(n_players: int) -> list[str]:
     """The wide columns ``to_long`` reads: a column projection for Parquet."""
-    per_seat = [f"{name}_{s}" for name in ("agent", *HAND_SEAT_COLUMNS) for s in range(n_players)]
-    return [*HAND_FIELDS, *TIMELINE_FIELDS, *per_seat]
+    per_seat = [
+        f"{name}_{s}" for name in ("agent", *HAND_SEAT_COLUMNS, "game_score") for s in range(n_players)
+    ]
+    return [*HAND_FIELDS, *GAME_FIELDS, *TIMELINE_FIELDS, *per_seat]
 
 
 def _repeat(column: pd.Series, times: int) -> Any:
@@ -280,8 +286,12 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
     made since 2026-12-05), 0-based tricks, -1 for never: ``first_points_trick`` (the first
     trick in which the seat took points), ``moon_stopped_trick`` (the first in which another
     seat did: from then on this seat could not shoot the moon) and ``qs_trick`` (the trick
-    that took the queen of spades). ``features``: True or a list of stages among
-    ``dealt``, ``held``, ``received`` adds ``hand_features`` columns prefixed ``held_`` ...
+    that took the queen of spades). From hands of games (``simulate_games(hands=True)``, a
+    ``--games`` run's ``hands/``): ``game``, ``game_hand`` (0-based), and where the seat stood
+    before the hand: ``game_score`` (its total), ``game_place`` (1 for the lowest total, ties
+    sharing the better place) and ``game_behind`` (its total less the lowest). ``features``:
+    True or a list of stages among ``dealt``, ``held``, ``received`` adds ``hand_features``
+    columns prefixed ``held_`` ...
     """
     n = n_seats(records)
     seat_columns = [f"{name}_{s}" for name in ("agent", *HAND_SEAT_COLUMNS) for s in range(n)]
@@ -289,7 +299,7 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
     rows = len(records)
     seat_grid = np.broadcast_to(np.arange(n, dtype=np.int8), (rows, n))
     out: dict[str, Any] = {"hand": np.repeat(np.arange(rows, dtype=np.int64), n)}
-    for name in ("deal", "seating"):
+    for name in ("deal", *GAME_FIELDS, "seating"):
         if name in records.columns:
             out[name] = _repeat(records[name], n)
     out["seat"] = seat_grid.ravel()
@@ -334,6 +344,12 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
         out["first_points_trick"] = _first_trick(won).ravel()
         out["moon_stopped_trick"] = _first_trick(point_tricks & ~won).ravel()
         out["qs_trick"] = _repeat(records["qs_trick"], n)
+    if "game_score_0" in records.columns:  # a hand of a game: where the seat stood
+        totals = _seat_matrix(records, "game_score", n, np.int64)
+        out["game_score"] = totals.ravel()
+        lower = (totals[:, None, :] < totals[:, :, None]).sum(axis=2)  # [h, s]: the seats below s
+        out["game_place"] = (1 + lower).astype(np.int8).ravel()
+        out["game_behind"] = (totals - totals.min(axis=1, keepdims=True)).ravel()
     long = pd.DataFrame(out)
     stages = STAGES[:2] if features is True else () if features is False else _stages(features, "features")
     return add_features(long, stages) if stages else long
@@ -699,6 +715,11 @@ def deal_counts(data: pd.DataFrame, column: str = "score") -> pd.DataFrame:
     """The sum and count of ``column`` per (deal, agent); additive over batches."""
     if not isinstance(column, str):
         raise AnalysisError(f"column must be a column name such as 'score' or 'points', not {shown(column)}")
+    if "game_hand" in data.columns and "deal" not in data.columns:
+        raise AnalysisError(
+            "these are hands of games: the seatings of a game part after its first hand (their totals "
+            "differ, and so do their games' lengths), so they are not compared deal by deal"
+        )
     long = _long(data, [], ("deal", "agent", column))
     return long.groupby(["deal", "agent"], observed=True)[column].agg(["sum", "count"])
 
@@ -738,14 +759,16 @@ def deal_differences(data: pd.DataFrame, a: str, b: str, column: str = "score") 
 
 # ---------------------------------------------------------------------------- Parquet records
 def records_path(path: str | Path) -> Path:
-    """The directory of Parquet parts for a tournament run ``path`` (its ``records/``) or
-    for the records directory itself; raises ``AnalysisError`` naming what is missing."""
+    """The directory of Parquet hand records for a tournament run ``path`` (its ``records/``,
+    or the ``hands/`` of a run of games) or for the records directory itself; raises
+    ``AnalysisError`` naming what is missing."""
     path = Path(path)
     if not path.exists():
         raise AnalysisError(f"{path} does not exist")
     if not path.is_dir():
         raise AnalysisError(f"{path} is not a directory")
-    directory = path / RECORDS_DIR if (path / RECORDS_DIR).is_dir() else path
+    inside = [path / name for name in (HANDS_DIR, RECORDS_DIR) if (path / name).is_dir()]
+    directory = inside[0] if inside else path
     if not any(directory.glob("*.parquet")):
         raise AnalysisError(f"{path} holds no records (no {RECORDS_DIR}/part-*.parquet files)")
     return directory
@@ -816,7 +839,7 @@ def run_parts(directory: Path) -> list[Path]:
         return sorted(directory.glob("*.parquet"))  # not subfolders (a report/ inside)
     try:
         manifest = json.loads((run / MANIFEST).read_text())
-        parts = verified_parts(run, manifest)
+        parts = verified_parts(run, manifest, directory.name if directory.name in PARTS_KEYS else RECORDS_DIR)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise AnalysisError(f"cannot read {run / MANIFEST}: {error}") from None
     except RecordsError as error:
@@ -860,7 +883,10 @@ def iter_records(
     dataset, directory = _dataset(path)
     names = set(dataset.schema.names)
     if "dealt_0" not in names:
-        raise AnalysisError(f"{path} holds game records (from --games), not per-hand records")
+        raise AnalysisError(
+            f"{path} holds game records (from --games), not per-hand records: its run's {HANDS_DIR}/ "
+            "holds every hand of its games (runs made since 2026-12-05)"
+        )
     n = sum(1 for name in names if name.startswith("dealt_"))
     if every_column:
         wanted = list(dataset.schema.names)
@@ -1049,6 +1075,7 @@ class RecordSummary:
     all_hearts: bool = True
     hands: int = 0
     timeline_hands: int = 0  # of ``hands``, those whose records say when each trick was won
+    game_hands: int = 0  # of ``hands``, those of games (which say where each seat stood)
     counts: dict[str, pd.DataFrame] = field(default_factory=dict)
     rules: set[str] = field(default_factory=set)
 
@@ -1068,6 +1095,7 @@ class RecordSummary:
                 long, "agent", self.min_points, self.all_hearts
             ),
             "qs_tricks": lambda long: qs_trick_counts(long, "agent"),
+            "moons_by_game_place": lambda long: moon_counts(long, ["agent", "game_place"]),
         }
 
     def add(self, records: pd.DataFrame) -> None:
@@ -1080,8 +1108,10 @@ class RecordSummary:
             self.rules.update(str(r) for r in pd.unique(records["rules"].astype(str)))
         timeline = "qs_trick" in long.columns  # not in records made before 2026-12-05
         self.timeline_hands += len(records) if timeline else 0
+        in_games = "game_place" in long.columns
+        self.game_hands += len(records) if in_games else 0
         for name, count in self.counters().items():
-            if timeline or name not in TIMELINE_TABLES:
+            if (timeline or name not in TIMELINE_TABLES) and (in_games or name not in GAME_TABLES):
                 self.counts[name] = add_counts(self.counts.get(name), count(long))
 
     @classmethod
@@ -1112,6 +1142,11 @@ class RecordSummary:
     def _counts(self, name: str) -> pd.DataFrame:
         if not self.counts:
             raise AnalysisError("no records added yet")
+        if name in GAME_TABLES and not self.in_games:
+            raise AnalysisError(
+                f"only {self.game_hands:,} of these {self.hands:,} hands are hands of games: "
+                f"no table {name} (read the hands/ of a --games run, or simulate_games(hands=True))"
+            )
         return self.counts[name]
 
     def moon_rates(self, table: str = "moons", scale: float = 1000.0) -> pd.DataFrame:
@@ -1138,6 +1173,11 @@ class RecordSummary:
     def has_timeline(self) -> bool:
         """Whether every hand added said when each trick was won (records made since 2026-12-05)."""
         return 0 < self.timeline_hands == self.hands
+
+    @property
+    def in_games(self) -> bool:
+        """Whether every hand added was a hand of a game (so it says where each seat stood)."""
+        return 0 < self.game_hands == self.hands
 
     def _timeline_counts(self, name: str) -> pd.DataFrame:
         if self.hands and not self.has_timeline:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
@@ -281,7 +281,9 @@ def replay(row: Any, rules: Rules | str | None = None, agents: Mapping[str, Any]
     names = tuple(str(values[seat_column("agent", s)]) for s in range(n))
     specs = [_spec_of(name, s, given) for s, name in enumerate(names)]
     seed = _whole(values, "seed", 2**64)
-    state = _dealt_state(rules, seed, _pass_offset(values, n), _dealer(values, n))
+    in_game = [seat_column("game_score", s) for s in range(n) if seat_column("game_score", s) in values]
+    totals = [_whole(values, column) for column in in_game]  # a hand of a game: the seats see them
+    state = _dealt_state(rules, seed, _pass_offset(values, n), _dealer(values, n), totals)
     if state.phase == "pass":  # every seat passes in turn, as ``play_out_hand``
         for seat, spec in enumerate(specs):
             state.pass_cards(seat, _decision(spec.pass_policy, state, seat, names[seat]))
@@ -320,9 +322,11 @@ def replay(row: Any, rules: Rules | str | None = None, agents: Mapping[str, Any]
     return result
 
 
-def _dealt_state(rules: Rules, seed: int, offset: int, dealer: int) -> HandState:
-    """The hand dealt from hand seed ``seed`` exactly as the self-play loop deals it."""
+def _dealt_state(rules: Rules, seed: int, offset: int, dealer: int, totals: Sequence[int] = ()) -> HandState:
+    """The hand dealt from hand seed ``seed`` exactly as the self-play loop deals it; in a game
+    whose ``totals`` before it were these (the seats see them)."""
     states = new_states(1)
+    states[0]["game_scores"][: len(totals)] = totals
     deal_hand(states[0], rules.to_tuple(), offset, dealer, np.uint64(seed))
     return HandState(rules, states)
 
@@ -332,8 +336,8 @@ def _row_values(row: Any) -> dict[str, Any]:
     values = _as_dict(row)
     if "game" in values and seat_column("dealt", 0) not in values:
         raise ReplayError(
-            "a game record keeps no deal (simulate_games, --games): replay a row of simulate() or of "
-            "a hand tournament's records"
+            "a game record keeps no deal (simulate_games, --games): replay a row of simulate(), of a "
+            "hand tournament's records, or a hand of the games (simulate_games(hands=True), hands/)"
         )
     return values
 
@@ -441,8 +445,9 @@ def _pass_offset(values: Mapping[str, Any], n: int) -> int:
 def _dealer(values: Mapping[str, Any], n: int) -> int:
     if "dealer" in values:
         return _whole(values, "dealer", n)
-    if "deal" in values:  # the loops deal hand i with dealer i mod n
-        return _whole(values, "deal") % n
+    for column in ("deal", "game_hand"):  # the loops deal hand i (of a game) with dealer i mod n
+        if column in values:
+            return _whole(values, column) % n
     raise ReplayError("the row has no dealer or deal column")
 
 

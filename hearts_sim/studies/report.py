@@ -19,7 +19,7 @@ import pandas as pd
 
 from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS
-from hearts_sim.selfplay.records import MANIFEST, RECORDS_DIR
+from hearts_sim.selfplay.records import HANDS_DIR, MANIFEST, RECORDS_DIR
 from hearts_sim.studies.analysis import (
     DEFAULT_BATCH,
     DEFAULT_FAILED_POINTS,
@@ -198,8 +198,8 @@ def mean_trick(table: pd.DataFrame) -> pd.Series:
 
 # ---------------------------------------------------------------------------- the report
 def _base_dir(path: Path) -> Path:
-    """The run directory: ``path``, or its parent when ``path`` is a run's ``records/``."""
-    if path.name == RECORDS_DIR and (path.parent / MANIFEST).is_file():
+    """The run directory: ``path``, or its parent when ``path`` is a run's ``records/`` or ``hands/``."""
+    if path.name in (RECORDS_DIR, HANDS_DIR) and (path.parent / MANIFEST).is_file():
         return path.parent
     return path
 
@@ -264,6 +264,14 @@ def _figures(summary: RecordSummary) -> dict[str, Any]:
             title="When the queen of spades fell",
             ylabel="share of the agent's QS captures",
         )
+    if summary.in_games:
+        ax = figures["moon_rate_by_game_place.png"] = new_axes(8.0)
+        plot_rates(
+            summary.moon_rates("moons_by_game_place"),
+            ax,
+            title="Moon shots by agent and place in the game before the hand (1: leading)",
+            ylabel="moons per 1,000 hands (95% CI)",
+        )
     return figures
 
 
@@ -326,14 +334,7 @@ def summary_markdown(summary: RecordSummary, source: str, figures: Sequence[str]
     ]
     by_direction = summary.moon_rates("moons_by_direction")
     directions = _ordered(by_direction.index.get_level_values(1))
-    rows = []
-    for agent in moons.index:
-        cells = []
-        for direction in directions:
-            r = by_direction.loc[(agent, direction)] if (agent, direction) in by_direction.index else None
-            cells.append("-" if r is None else per_thousand(r["rate"], r["low"], r["high"]))
-        rows.append([agent, *cells])
-    lines += _markdown_table(["agent", *directions], rows)
+    lines += _markdown_table(["agent", *directions], _rate_rows(by_direction, moons.index, directions))
     lines += ["", "## Queen of spades capture rate by pass direction", ""]
     qs = summary.qs_capture_rates()
     rows = []
@@ -363,9 +364,37 @@ def summary_markdown(summary: RecordSummary, source: str, figures: Sequence[str]
             f"Only {summary.timeline_hands:,} of the {summary.hands:,} hands say when each trick was won "
             "(records made before 2026-12-05 do not): no figures of when."
         )
+    if summary.in_games:
+        lines += ["", "## Moons per 1,000 hands by place in the game", ""]
+        by_place = summary.moon_rates("moons_by_game_place")
+        places = sorted(set(by_place.index.get_level_values(1)))
+        rows = _rate_rows(by_place, moons.index, places)
+        lines += _markdown_table(["agent", *(_place(p) for p in places)], rows)
+        lines += [
+            "",
+            "The seat's place by the game's totals before the hand: 1st has the lowest total "
+            "(seats with equal totals share the better place).",
+        ]
     lines += ["", "## Figures", ""]
     lines += [f"![{name}]({name})" for name in figures]
     return "\n".join(lines) + "\n"
+
+
+def _rate_rows(table: pd.DataFrame, agents: Sequence[Any], keys: Sequence[Any]) -> list[list[str]]:
+    """A row per agent of a rate table indexed (agent, key): its rate per 1,000 under each key."""
+    rows = []
+    for agent in agents:
+        cells = []
+        for key in keys:
+            r = table.loc[(agent, key)] if (agent, key) in table.index else None
+            cells.append("-" if r is None else per_thousand(r["rate"], r["low"], r["high"]))
+        rows.append([agent, *cells])
+    return rows
+
+
+def _place(place: int) -> str:
+    """1st, 2nd, 3rd, 4th, 5th."""
+    return f"{place}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(place, 'th') }"
 
 
 def write_report(
