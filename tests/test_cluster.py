@@ -126,11 +126,16 @@ def test_a_sequential_match_stops_on_the_cluster_as_it_does_here(client: Any, tm
 
 
 @needs_dask
-def test_games_on_the_cluster_rate_in_the_same_order(client: Any) -> None:
+def test_games_on_the_cluster_rate_in_the_same_order_and_keep_the_same_hands(
+    client: Any, tmp_path: Path
+) -> None:
     config = TournamentConfig(("lowest", "random", "highest"), deals=6, seed=2, games=True, chunk_deals=1)
-    local = run_tournament(config, progress=False).summary
+    local = run_tournament(config, tmp_path / "local", progress=False).summary
     with DaskRunner(client) as runner:
-        assert run_tournament(config, runner=runner, progress=False).summary == local
+        assert run_tournament(config, tmp_path / "run", runner=runner, progress=False).summary == local
+    hands = [pd.read_parquet(tmp_path / run / "hands") for run in ("local", "run")]
+    assert len(hands[0]) > 6 * len(config.seatings())  # games of several hands
+    pd.testing.assert_frame_equal(hands[1], hands[0])
 
 
 @needs_dask
