@@ -174,7 +174,13 @@ DEALS = Option(
     MAX_DEALS,
     ("--deals", "--hands"),
 )
-GAMES = Option("games", FLAG, "whole games to the target score", False, flags=("--games",))
+GAMES = Option(
+    "games",
+    FLAG,
+    "whole games to the target score (with --out, every hand of them in DIR/hands)",
+    False,
+    flags=("--games",),
+)
 OUT = Option("out", TEXT, "directory for Parquet records and the manifest", flags=("--out",), metavar="DIR")
 TOURNAMENT_THREADS = threads_option()
 
