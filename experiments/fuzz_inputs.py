@@ -264,7 +264,7 @@ def api_calls() -> dict[str, Callable[[Any], object]]:
         "simulate(threads=)": lambda v: simulate("standard", "random", hands=2, threads=v, progress=False),
         "simulate(engine_timeout=)": lambda v: simulate(hands=2, engine_timeout=v, progress=False),
         "simulate_games(games=)": lambda v: simulate_games("standard", "random", games=v, progress=False),
-        "simulate_games(hands=)": lambda v: simulate_games("quick", "random", games=2, hands=v, progress=False),
+        "simulate_games(hands=)": lambda v: simulate_games("quick", games=2, hands=v, progress=False),
         "make_config(agents)": make_config,
         "make_config(rules=)": lambda v: make_config(["random", "rule"], rules=v),
         "make_config(rule_overrides=)": lambda v: make_config(["random", "rule"], rule_overrides=v),
