@@ -119,6 +119,7 @@ def _in_a_game(hands: pd.DataFrame) -> pd.DataFrame:
     scores = np.stack([hands[f"score_{s}"].to_numpy(dtype=np.int64) for s in range(4)], axis=1)
     totals = np.cumsum(scores, axis=0) - scores
     game = hands.drop(columns=["deal"]).assign(game=0, game_hand=np.arange(len(hands)))
+    game = game.assign(**{f"game_won_{s}": s == 2 for s in range(4)})  # the lowest total at the end
     return game.assign(**{f"game_score_{s}": totals[:, s] for s in range(4)})
 
 
@@ -130,6 +131,7 @@ def test_where_each_seat_stood_in_the_game_before_a_hand() -> None:
     assert long["game_place"].tolist() == sum(places, [])
     assert long["game_behind"].tolist() == [t - min(row) for row in totals for t in row]
     assert long["game_hand"].tolist() == [h for h in range(4) for _ in range(4)]
+    assert long["game_won"].tolist() == [False, False, True, False] * 4
     by_place = moon_rates(long, ["agent", "game_place"])
     assert by_place.loc[("A", 1), ["hands", "moons"]].tolist() == [5, 1]  # seat 2's moon, all level
     summary = RecordSummary.from_frame(_in_a_game(_hands()))

@@ -79,6 +79,13 @@ def test_a_python_lowest_in_a_duplicate_tournament_and_in_games(tmp_path: Path) 
     pd.testing.assert_frame_equal(_outcomes(games), _outcomes(expected))
     pd.testing.assert_frame_equal(_outcomes(hands), _outcomes(expected_hands))  # lockstep keeps every hand
     assert len(hands) == games["hands"].sum()
+    for name, agent in (("py_games", LOWEST), ("nb_games", "lowest")):  # chunks after the first too
+        config = TournamentConfig(
+            (agent, "rule"), Rules.preset("quick"), deals=3, seed=4, games=True, chunk_deals=1
+        )
+        run_tournament(config, tmp_path / name, progress=False)
+    a, b = (pd.read_parquet(tmp_path / d / "hands") for d in ("py_games", "nb_games"))
+    pd.testing.assert_frame_equal(_outcomes(a), _outcomes(b))
 
 
 def test_an_object_passed_in_python_sits_at_the_table_and_act_batch_changes_nothing() -> None:

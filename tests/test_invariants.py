@@ -285,6 +285,8 @@ def every_hand_adds_up_to_its_game(rules: Rules, games: pd.DataFrame, hands: pd.
     shooter = hands["moon_shooter"].to_numpy()
     moons = np.stack([np.add.reduceat((shooter == s).astype(np.int64), first) for s in range(n)], 1)
     assert (moons == seat_columns(games, "moons", n)).all()
+    won = np.repeat(seat_columns(games, "won", n, bool), games["hands"].to_numpy(), axis=0)
+    assert (seat_columns(hands, "game_won", n, bool) == won).all()  # every hand says who won its game
 
 
 # ---------------------------------------------------------------- reproducibility

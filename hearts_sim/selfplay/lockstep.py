@@ -97,7 +97,7 @@ def run_lockstep(
         status[fresh] = SLOT_NEW
         next_job += len(fresh)
         if not (status != SLOT_DONE).any():
-            return _in_job_order(hands)
+            return _in_job_order(hands, out, first_job, n_seatings)
         arguments = (kinds, rules_tuple, np.uint64(seed), pass_codes, pass_params, play_codes, play_params)
         if games:
             slots = (jobs, states, status, hands_played, game_records, keep_hands)
@@ -117,12 +117,15 @@ def run_lockstep(
             status[waiting] = SLOT_ACTIVE
 
 
-def _in_job_order(hands: list[np.ndarray]) -> np.ndarray:
-    """The hands of games as ``play_game_block`` writes them: by game, seating, then hand."""
+def _in_job_order(hands: list[np.ndarray], games: np.ndarray, first_job: int, n_seatings: int) -> np.ndarray:
+    """The hands of ``games`` (their GAME_RECORDs, by job from ``first_job``) as
+    ``play_game_block`` writes them: by game, seating, then hand, each with its game's winners."""
     if not hands:
         return np.zeros(0, dtype=GAME_HAND_RECORD)
     every = np.concatenate(hands)
-    return every[np.lexsort((every["game_hand"], every["seating"], every["game"]))]
+    every = every[np.lexsort((every["game_hand"], every["seating"], every["game"]))]
+    every["game_winners"] = games["winners"][every["game"] * n_seatings + every["seating"] - first_job]
+    return every
 
 
 def _external_agents(table: Any) -> dict[tuple[int, int, bool], ExternalSpec]:

@@ -379,6 +379,7 @@ def play_game(
     """
     keep = hands.shape[0] > 0
     start_game(state, game_seed, record)
+    first = at
     hand_number = 0
     while True:
         deal_game_hand(state, rules, game_seed, hand_number)
@@ -390,6 +391,8 @@ def play_game(
             at += 1
         hand_number += 1
         if finish_game_hand(state, rules, hand_number, record):
+            for k in range(first, at):  # every hand of the game says who won it
+                hands[k].game_winners = record.winners
             return at
 
 

@@ -76,6 +76,7 @@ GAME_HAND_RECORD = np.dtype(
         ("game_hand", i2),
         *_HAND_FIELDS,
         ("game_score", i4, MAX_PLAYERS),  # the game's totals before this hand
+        ("game_winners", i4),  # bitmask of the seats that won the game (GAME_RECORD's winners)
     ]
 )
 
@@ -257,7 +258,14 @@ def hand_columns(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[st
         columns[name] = records[name]
     if in_games:
         columns.update(_seat_columns(records, ("game_score",), n))
+        columns.update(_won_columns(records["game_winners"], n, "game_won"))
     return columns
+
+
+def _won_columns(winners: np.ndarray, n: int, name: str) -> dict[str, np.ndarray]:
+    """``<name>_<s>``: whether seat s is among the ``winners`` bitmask's seats, per row."""
+    winners = winners.astype(np.int64)
+    return {seat_column(name, seat): ((winners >> seat) & 1).astype(bool) for seat in range(n)}
 
 
 def unpack_trick_winners(packed: Any) -> np.ndarray:
@@ -295,7 +303,6 @@ def game_columns(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[st
         "n_winners": n_winners,
     }
     columns.update(_agent_columns(records, rules, labels))
-    for seat in range(n):
-        columns[seat_column("won", seat)] = ((winners >> seat) & 1).astype(bool)
+    columns.update(_won_columns(winners, n, "won"))
     columns.update(_seat_columns(records, GAME_SEAT_COLUMNS, n))
     return columns

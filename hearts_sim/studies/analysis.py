@@ -76,6 +76,7 @@ HAND_FIELDS = ("deal", "seating", "pass_direction", "rules", "moon_shooter", "qs
 TIMELINE_FIELDS = ("trick_winners", "point_tricks", "qs_trick")  # when: records since 2026-12-05
 TIMELINE_TABLES = ("stopping_tricks", "qs_tricks")  # RecordSummary's tables that need them
 GAME_FIELDS = ("game", "game_hand")  # hands of games (``simulate_games(hands=True)``, ``hands/``)
+GAME_SEAT_FIELDS = ("game_score", "game_won")  # and per seat: its total before the hand, the game won
 GAME_TABLES = ("moons_by_game_place",)  # RecordSummary's tables of hands of games
 STAGES = ("dealt", "held", "received")  # bitboard columns of the long format that features apply to
 
@@ -234,7 +235,7 @@ def n_seats(records: pd.DataFrame) -> int:
 def long_columns(n_players: int) -> list[str]:
     """The wide columns ``to_long`` reads: a column projection for Parquet."""
     per_seat = [
-        f"{name}_{s}" for name in ("agent", *HAND_SEAT_COLUMNS, "game_score") for s in range(n_players)
+        f"{name}_{s}" for name in ("agent", *HAND_SEAT_COLUMNS, *GAME_SEAT_FIELDS) for s in range(n_players)
     ]
     return [*HAND_FIELDS, *GAME_FIELDS, *TIMELINE_FIELDS, *per_seat]
 
@@ -289,7 +290,8 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
     that took the queen of spades). From hands of games (``simulate_games(hands=True)``, a
     ``--games`` run's ``hands/``): ``game``, ``game_hand`` (0-based), and where the seat stood
     before the hand: ``game_score`` (its total), ``game_place`` (1 for the lowest total, ties
-    sharing the better place) and ``game_behind`` (its total less the lowest). ``features``:
+    sharing the better place) and ``game_behind`` (its total less the lowest), and
+    ``game_won`` (the seat won that game, alone or sharing first place). ``features``:
     True or a list of stages among ``dealt``, ``held``, ``received`` adds ``hand_features``
     columns prefixed ``held_`` ...
     """
@@ -350,6 +352,8 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
         lower = (totals[:, None, :] < totals[:, :, None]).sum(axis=2)  # [h, s]: the seats below s
         out["game_place"] = (1 + lower).astype(np.int8).ravel()
         out["game_behind"] = (totals - totals.min(axis=1, keepdims=True)).ravel()
+        if "game_won_0" in records.columns:
+            out["game_won"] = _seat_matrix(records, "game_won", n, bool).ravel()
     long = pd.DataFrame(out)
     stages = STAGES[:2] if features is True else () if features is False else _stages(features, "features")
     return add_features(long, stages) if stages else long
