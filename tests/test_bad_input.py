@@ -284,7 +284,12 @@ CASES: list[tuple[list[str], str]] = [
     (["report", "{run:good}", "{run:truncated}", "--out", "{tmp}"], "runs of the same agents on seed"),
     # ---- replay
     (["replay"], "the following arguments are required: DIR"),
-    (["replay", "{run:good}"], "say which hand: --row N, --moon, --failed or --worst NAME"),
+    (["replay", "{run:good}"], "say which hand: --row N, --moon, --failed, --worst NAME or --game G"),
+    (["replay", "{run:good}", "--game", "0"], "holds hands of single deals, not of games (from --games)"),
+    (["replay", "{run:good}", "--hand", "2"], "--hand and --seating pick within a game: add --game G"),
+    (["replay", "{run:good}", "--game", "-1"], "--game -1 is not valid"),
+    (["replay", "{run:good}", "--game", "0", "--hand", "0"], "--hand 0 is not valid"),
+    (["replay", "{run:good}", "--game", "0", "--moon"], "--moon and --game pick different hands"),
     (["replay", "/nonexistent-run", "--moon"], "/nonexistent-run does not exist"),
     (["replay", "{tmp}", "--moon"], "holds no records"),
     (["replay", "{run:good}", "--row", "-1"], "--row -1 is not valid"),

@@ -320,6 +320,26 @@ def test_the_replay_command_shows_a_hand_of_a_game_with_the_totals_before_it(tmp
     assert main(["replay", str(run), "--worst", "random"]) == 2
     assert "hands of games" in capsys.readouterr().err
 
+    # a whole game, hand by hand, then one of its hands
+    game = hands[(hands["game"] == 7) & (hands["seating"] == 3)]
+    assert main(["replay", str(run), "--game", "7", "--seating", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    won = [str(s) for s in range(4) if game[f"game_won_{s}"].iloc[0]]
+    assert out[0].endswith(f"; {len(game)} hands, won by seat {' and seat '.join(won)}")
+    table = [line.split() for line in out[2 : 2 + len(game)]]
+    totals = game[[f"score_{s}" for s in range(4)]].cumsum().to_numpy()
+    assert [[int(x) for x in line[6:10]] for line in table] == totals.tolist()
+    last = len(game)
+    assert main(["replay", str(run), "--game", "7", "--seating", "3", "--hand", str(last)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1:] == str(an.replay(game.iloc[-1])).splitlines()
+    assert main(["replay", str(run), "--game", "7", "--seating", "3", "--hand", str(last + 1)]) == 2
+    assert f"game 7 in seating 3 lasted {last} hands, not {last + 1}" in capsys.readouterr().err
+    assert main(["replay", str(run), "--game", "20"]) == 2
+    assert (
+        "holds no game 20 in seating 0: it holds games 0 .. 19, seatings 0 .. 13" in capsys.readouterr().err
+    )
+
 
 def test_the_deal_an_agent_played_worst_and_the_same_cards_in_the_others_hands(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     """``deal_differences`` averages to the match's A minus B; ``worst_deal`` (and ``hearts-sim

@@ -524,6 +524,29 @@ REPLAY_OPTIONS = (
         metavar="N",
     ),
     MIN_POINTS,
+    Option(
+        "game",
+        COUNT,
+        "a run of --games: game G hand by hand (scores, totals, moons), or with --hand one of its hands",
+        None,
+        0,
+        MAX_ROW,
+        ("--game",),
+        metavar="G",
+    ),
+    Option(
+        "seating",
+        COUNT,
+        "with --game: the seating it was played in",
+        0,
+        0,
+        MAX_ROW,
+        ("--seating",),
+        metavar="S",
+    ),
+    Option(
+        "hand", COUNT, "with --game: its hand H (the first is 1)", None, 1, MAX_ROW, ("--hand",), metavar="H"
+    ),
 )
 
 
@@ -535,10 +558,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
         ("--moon", args.moon),
         ("--failed", args.failed),
         ("--worst", args.worst is not None),
+        ("--game", args.game is not None),
     )
     picked = [flag for flag, given in selectors if given]
+    if args.game is None and (args.hand is not None or args.seating != 0):
+        raise UsageError("--hand and --seating pick within a game: add --game G")
     if not picked:
-        raise UsageError("say which hand: --row N, --moon, --failed or --worst NAME")
+        raise UsageError("say which hand: --row N, --moon, --failed, --worst NAME or --game G")
     if len(picked) > 1:
         raise UsageError(f"{' and '.join(picked)} pick different hands: give one")
     if args.row is not None and (args.agent is not None or args.nth != 1):
@@ -549,6 +575,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError("--worst names the agent itself: drop --agent")
     if args.against is not None and args.worst is None:
         raise UsageError("--against is the agent --worst compares with: add --worst NAME")
+    if args.game is not None:
+        return _replay_game(args)
     if args.worst is not None:
         return _replay_worst(an.worst_deal(args.dir, args.worst, args.against, args.nth))
     found = an.find_hand(
@@ -572,6 +600,33 @@ def cmd_replay(args: argparse.Namespace) -> int:
         what += f", seat {seat} ({hand.agents[seat]}) shoots the moon"
     print(f"{what}; {_hand_name(found.row)}, seating {int(found.row['seating'])}")
     print(hand)
+    return 0
+
+
+def _replay_game(args: argparse.Namespace) -> int:
+    """``replay --game G``: the game hand by hand, or with ``--hand H`` that hand trick by trick."""
+    from hearts_sim.studies import analysis as an
+
+    rows = an.game_rows(args.dir, args.game, args.seating)
+    if args.hand is not None:
+        if args.hand > len(rows):
+            raise UsageError(
+                f"game {args.game:,} in seating {args.seating} lasted {len(rows)} hands, not {args.hand}"
+            )
+        row = rows.iloc[args.hand - 1]
+        print(f"{_hand_name(row)}, seating {args.seating}")
+        print(an.replay(row))
+        return 0
+    n = an.n_seats(rows)
+    seats = ", ".join(f"seat {s} {rows[f'agent_{s}'].iloc[0]}" for s in range(n))
+    result = f"{len(rows)} hands"
+    if "game_won_0" in rows.columns:  # hands kept since 2026-12-05 say who won
+        won = [str(s) for s in range(n) if bool(rows[f"game_won_{s}"].iloc[0])]
+        result += f", won by seat {' and seat '.join(won)}" if won else ", cut off undecided"
+    print(f"game {args.game:,}, seating {args.seating}: {seats}; {result}")
+    print(an.game_summary(rows).to_string(index=False))
+    command = f"hearts-sim replay {shlex.quote(str(args.dir))} --game {args.game} --seating {args.seating}"
+    print(f"one hand trick by trick: {command} --hand H")
     return 0
 
 

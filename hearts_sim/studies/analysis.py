@@ -985,6 +985,43 @@ def find_hand(
     raise AnalysisError(f"the {seen:,} hands of {path} hold {found:,} {what}{by}, not {nth:,}")
 
 
+def game_rows(path: str | Path, game: int, seating: int = 0, batch_size: int = DEFAULT_BATCH) -> pd.DataFrame:
+    """Every hand of game ``game`` in seating ``seating`` of a run of games (its ``hands/``), in
+    the order they were played, read batch by batch; ``replay`` plays any of them again."""
+    for value, name in ((game, "game"), (seating, "seating")):
+        if not is_integer(value) or value < 0:
+            raise AnalysisError(f"{name} must be a whole number >= 0, not {shown(value)}")
+    found, games, seatings = [], -1, -1
+    for batch in iter_records(path, batch_size=batch_size, every_column=True):
+        if "game_hand" not in batch.columns:
+            raise AnalysisError(f"{path} holds hands of single deals, not of games (from --games)")
+        games = max(games, int(batch["game"].max()))
+        seatings = max(seatings, int(batch["seating"].max()))
+        found.append(batch[(batch["game"].to_numpy() == game) & (batch["seating"].to_numpy() == seating)])
+    rows = pd.concat(found, ignore_index=True)
+    if rows.empty:
+        held = f"games 0 .. {games:,}, seatings 0 .. {seatings}"
+        raise AnalysisError(f"{path} holds no game {game:,} in seating {seating}: it holds {held}")
+    return rows.sort_values("game_hand", kind="stable").reset_index(drop=True)
+
+
+def game_summary(rows: pd.DataFrame) -> pd.DataFrame:
+    """A game hand by hand (``game_rows``): the hand (from 1), its pass, each seat's score in it
+    and its total after it, and who shot the moon (-1: nobody)."""
+    rows = _frame(rows)
+    n = n_seats(rows)
+    _require(rows, ["game_hand", "moon_shooter", *(f"game_score_{s}" for s in range(n))], "game_summary")
+    table: dict[str, Any] = {"hand": rows["game_hand"].to_numpy() + 1}
+    if "pass_direction" in rows.columns:
+        table["pass"] = rows["pass_direction"].astype(str).to_numpy()
+    for s in range(n):
+        table[f"score_{s}"] = rows[f"score_{s}"].to_numpy()
+    for s in range(n):
+        table[f"total_{s}"] = rows[f"game_score_{s}"].to_numpy() + rows[f"score_{s}"].to_numpy()
+    table["moon"] = rows["moon_shooter"].to_numpy()
+    return pd.DataFrame(table)
+
+
 @dataclass(frozen=True)
 class DealComparison:
     """A deal of a duplicate run where agent ``a`` did worse than ``b`` on the same cards
