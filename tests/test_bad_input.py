@@ -285,7 +285,7 @@ CASES: list[tuple[list[str], str]] = [
     # ---- replay
     (["replay"], "the following arguments are required: DIR"),
     (["replay", "{run:good}"], "say which hand: --row N, --moon, --failed, --worst NAME or --game G"),
-    (["replay", "{run:good}", "--game", "0"], "holds hands of single deals, not of games (from --games)"),
+    (["replay", "{run:good}", "--game", "0"], "holds hands of single deals, not the hands of games"),
     (["replay", "{run:good}", "--hand", "2"], "--hand and --seating pick within a game: add --game G"),
     (["replay", "{run:good}", "--game", "-1"], "--game -1 is not valid"),
     (["replay", "{run:good}", "--game", "0", "--hand", "0"], "--hand 0 is not valid"),

@@ -322,6 +322,10 @@ def test_the_replay_command_shows_a_hand_of_a_game_with_the_totals_before_it(tmp
 
     # a whole game, hand by hand, then one of its hands
     game = hands[(hands["game"] == 7) & (hands["seating"] == 3)]
+    read = an.game_rows(run, 7, seating=3, batch_size=5)  # the parts that cannot hold it are skipped
+    pd.testing.assert_frame_equal(read, game.reset_index(drop=True), check_categorical=False)
+    with pytest.raises(an.AnalysisError, match="holds game records .*, not the hands of games"):
+        an.game_rows(run / "records", 7)
     assert main(["replay", str(run), "--game", "7", "--seating", "3"]) == 0
     out = capsys.readouterr().out.splitlines()
     won = [str(s) for s in range(4) if game[f"game_won_{s}"].iloc[0]]

@@ -853,9 +853,16 @@ def run_parts(directory: Path) -> list[Path]:
     return parts
 
 
-def _dataset(path: str | Path) -> tuple[Any, Path]:
+def _dataset(path: str | Path, batch_size: int = DEFAULT_BATCH) -> tuple[Any, Path]:
+    """The pyarrow dataset of a run's verified parts (the columns every part has) and its
+    records directory; ``batch_size`` is checked first, before any part is read."""
     import pyarrow as pa
     import pyarrow.dataset as ds
+
+    if not is_integer(batch_size) or not 1 <= batch_size <= MAX_BATCH:
+        raise AnalysisError(
+            f"batch_size must be a whole number of rows in 1 .. {MAX_BATCH:,}, not {shown(batch_size)}"
+        )
 
     directory = records_path(path)
     parts = [str(part) for part in run_parts(directory)]
@@ -880,11 +887,7 @@ def iter_records(
     ``every_column``: all the records hold), so a run of millions of hands is analysed in
     bounded memory. A ``rules`` column is added from the manifest when the records do not carry
     one."""
-    if not is_integer(batch_size) or not 1 <= batch_size <= MAX_BATCH:
-        raise AnalysisError(
-            f"batch_size must be a whole number of rows in 1 .. {MAX_BATCH:,}, not {shown(batch_size)}"
-        )
-    dataset, directory = _dataset(path)
+    dataset, directory = _dataset(path, batch_size)
     names = set(dataset.schema.names)
     if "dealt_0" not in names:
         raise AnalysisError(
@@ -903,12 +906,20 @@ def iter_records(
             have = ", ".join(dataset.schema.names)
             raise AnalysisError(f"{path}'s records have no column {shown(unknown[0])} (they have {have})")
     read = [c for c in wanted if c in names]
-    known = run_rules(directory) if "rules" in wanted and "rules" not in names else None
-    rules = known.describe() if known is not None else None
-    for batch in dataset.to_batches(columns=read, batch_size=batch_size):
+    yield from _frames(dataset, directory, read, "rules" in wanted, batch_size)
+
+
+def _frames(
+    dataset: Any, directory: Path, read: list[str], rules: bool, batch_size: int, where: Any = None
+) -> Iterator[pd.DataFrame]:
+    """The columns ``read`` of a run's dataset as DataFrames, with a ``rules`` column from the
+    manifest when ``rules`` is asked for and the records lack one; ``where``: a pyarrow filter
+    (the parts' statistics skip those that cannot match)."""
+    known = run_rules(directory) if rules and "rules" not in dataset.schema.names else None
+    for batch in dataset.to_batches(columns=read, batch_size=batch_size, filter=where):
         frame = batch.to_pandas()
-        if rules is not None:
-            frame["rules"] = pd.Categorical([rules] * len(frame))
+        if known is not None:
+            frame["rules"] = pd.Categorical([known.describe()] * len(frame))
         yield frame
 
 
@@ -988,20 +999,24 @@ def find_hand(
 def game_rows(path: str | Path, game: int, seating: int = 0, batch_size: int = DEFAULT_BATCH) -> pd.DataFrame:
     """Every hand of game ``game`` in seating ``seating`` of a run of games (its ``hands/``), in
     the order they were played, read batch by batch; ``replay`` plays any of them again."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
     for value, name in ((game, "game"), (seating, "seating")):
         if not is_integer(value) or value < 0:
             raise AnalysisError(f"{name} must be a whole number >= 0, not {shown(value)}")
-    found, games, seatings = [], -1, -1
-    for batch in iter_records(path, batch_size=batch_size, every_column=True):
-        if "game_hand" not in batch.columns:
-            raise AnalysisError(f"{path} holds hands of single deals, not of games (from --games)")
-        games = max(games, int(batch["game"].max()))
-        seatings = max(seatings, int(batch["seating"].max()))
-        found.append(batch[(batch["game"].to_numpy() == game) & (batch["seating"].to_numpy() == seating)])
-    rows = pd.concat(found, ignore_index=True)
-    if rows.empty:
-        held = f"games 0 .. {games:,}, seatings 0 .. {seatings}"
+    dataset, directory = _dataset(path, batch_size)
+    names = list(dataset.schema.names)
+    if "game_hand" not in names:
+        kind = "game records (one row per game)" if "dealt_0" not in names else "hands of single deals"
+        raise AnalysisError(f"{path} holds {kind}, not the hands of games (a --games run's hands/)")
+    where = (ds.field("game") == int(game)) & (ds.field("seating") == int(seating))
+    found = list(_frames(dataset, directory, names, True, batch_size, where))
+    if not found or sum(map(len, found)) == 0:
+        keys = dataset.to_table(columns=["game", "seating"])
+        held = f"games 0 .. {pc.max(keys['game']).as_py():,}, seatings 0 .. {pc.max(keys['seating']).as_py()}"
         raise AnalysisError(f"{path} holds no game {game:,} in seating {seating}: it holds {held}")
+    rows = pd.concat(found, ignore_index=True) if len(found) > 1 else found[0]
     return rows.sort_values("game_hand", kind="stable").reset_index(drop=True)
 
 
