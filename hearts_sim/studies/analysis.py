@@ -998,7 +998,8 @@ def find_hand(
 
 def game_rows(path: str | Path, game: int, seating: int = 0, batch_size: int = DEFAULT_BATCH) -> pd.DataFrame:
     """Every hand of game ``game`` in seating ``seating`` of a run of games (its ``hands/``), in
-    the order they were played, read batch by batch; ``replay`` plays any of them again."""
+    the order they were played, read from the parts that can hold it; ``replay`` plays any of
+    them again."""
     import pyarrow.compute as pc
     import pyarrow.dataset as ds
 
