@@ -204,19 +204,20 @@ def _base_dir(path: Path) -> Path:
     return path
 
 
+MOONS_PER_1000 = "moons per 1,000 hands (95% CI)"
+
+
 def _figures(summary: RecordSummary) -> dict[str, Any]:
     """File name -> Axes of each figure."""
     figures: dict[str, Any] = {}
-    ax = figures["moon_rate_by_agent.png"] = new_axes()
-    plot_rates(
-        summary.moon_rates("moons"), ax, title="Moon shots by agent", ylabel="moons per 1,000 hands (95% CI)"
-    )
-    ax = figures["moon_rate_by_pass_direction.png"] = new_axes(8.0)
-    plot_rates(
-        summary.moon_rates("moons_by_direction"),
-        ax,
-        title="Moon shots by agent and pass direction",
-        ylabel="moons per 1,000 hands (95% CI)",
+
+    def moon_bars(name: str, table: str, title: str, width: float = 7.0) -> None:
+        figures[name] = new_axes(width)
+        plot_rates(summary.moon_rates(table), figures[name], title=title, ylabel=MOONS_PER_1000)
+
+    moon_bars("moon_rate_by_agent.png", "moons", "Moon shots by agent")
+    moon_bars(
+        "moon_rate_by_pass_direction.png", "moons_by_direction", "Moon shots by agent and pass direction", 8.0
     )
     ax = figures["moon_vs_hearts.png"] = new_axes()
     plot_rate_curves(
@@ -265,13 +266,8 @@ def _figures(summary: RecordSummary) -> dict[str, Any]:
             ylabel="share of the agent's QS captures",
         )
     if summary.in_games:
-        ax = figures["moon_rate_by_game_place.png"] = new_axes(8.0)
-        plot_rates(
-            summary.moon_rates("moons_by_game_place"),
-            ax,
-            title="Moon shots by agent and place in the game before the hand (1: leading)",
-            ylabel="moons per 1,000 hands (95% CI)",
-        )
+        title = "Moon shots by agent and place in the game before the hand (1: leading)"
+        moon_bars("moon_rate_by_game_place.png", "moons_by_game_place", title, 8.0)
     return figures
 
 
