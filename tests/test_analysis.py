@@ -137,6 +137,12 @@ def test_where_each_seat_stood_in_the_game_before_a_hand() -> None:
     summary = RecordSummary.from_frame(_in_a_game(_hands()))
     assert summary.in_games and summary.game_hands == 4
     assert summary.moon_rates("moons_by_game_place", scale=1.0).equals(by_place)
+    failed = summary.failed_moons(scale=1.0, table="failed_by_game_place")
+    assert failed.equals(failed_moons(long, ["agent", "game_place"], scale=1.0))
+    # B failed twice, 2nd both times: seat 1's 22 points in hand 1, seat 3's 13 hearts in hand 2
+    assert failed.loc[("B", 2), ["hands", "failed"]].tolist() == [4, 2]
+    with pytest.raises(AnalysisError, match="unknown failed-attempt table 'moons'"):
+        summary.failed_moons(table="moons")
     with pytest.raises(AnalysisError, match="only 0 of these 4 hands are hands of games"):
         RecordSummary.from_frame(_hands()).moon_rates("moons_by_game_place")
 

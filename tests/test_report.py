@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from hearts_sim.apps.cli import main
-from hearts_sim.studies.analysis import RecordSummary, load_records, moon_rates
+from hearts_sim.studies.analysis import RecordSummary, failed_moons, load_records, moon_rates
 from hearts_sim.studies.report import (
     REPORT_DIR,
     SUMMARY_FILE,
@@ -156,14 +156,19 @@ def test_a_report_of_a_run_of_games_reads_its_hands_and_says_where_the_moons_fel
     hands = load_records(out)
     assert len(hands) == hands.groupby(["game", "seating"]).size().sum() > 30 * 14
     assert f"{len(hands):,} hands" in summary
-    by_place = moon_rates(hands, ["agent", "game_place"], scale=1000)
-    table = summary.split("## Moons per 1,000 hands by place in the game")[1]
-    assert "| agent | 1st | 2nd | 3rd | 4th |" in table
-    for agent in ("random", "rule"):
-        cells = [
-            f"{r['rate']:.1f} [{r['low']:.1f}, {r['high']:.1f}]" for _, r in by_place.loc[agent].iterrows()
-        ]
-        assert f"| {agent} | {' | '.join(cells)} |" in table
+    moons = moon_rates(hands, ["agent", "game_place"], scale=1000)
+    failed = failed_moons(hands, ["agent", "game_place"], scale=1000)
+    moons_part, failed_part = summary.split("## Moons per 1,000 hands by place in the game")[1].split(
+        "## Failed attempts per 1,000 hands by place in the game"
+    )
+    for table, rates, prefix in ((moons_part, moons, ""), (failed_part, failed, "failed_")):
+        assert "| agent | 1st | 2nd | 3rd | 4th |" in table
+        for agent in ("random", "rule"):
+            cells = [
+                f"{r[prefix + 'rate']:.1f} [{r[prefix + 'low']:.1f}, {r[prefix + 'high']:.1f}]"
+                for _, r in rates.loc[agent].iterrows()
+            ]
+            assert f"| {agent} | {' | '.join(cells)} |" in table
     capsys.readouterr()
     assert main(["report", str(out / "records")]) == 2  # the games themselves: one row per game
     err = capsys.readouterr().err

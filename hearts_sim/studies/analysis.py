@@ -77,7 +77,7 @@ TIMELINE_FIELDS = ("trick_winners", "point_tricks", "qs_trick")  # when: records
 TIMELINE_TABLES = ("stopping_tricks", "qs_tricks")  # RecordSummary's tables that need them
 GAME_FIELDS = ("game", "game_hand")  # hands of games (``simulate_games(hands=True)``, ``hands/``)
 GAME_SEAT_FIELDS = ("game_score", "game_won")  # and per seat: its total before the hand, the game won
-GAME_TABLES = ("moons_by_game_place",)  # RecordSummary's tables of hands of games
+GAME_TABLES = ("moons_by_game_place", "failed_by_game_place")  # RecordSummary's, of hands of games
 STAGES = ("dealt", "held", "received")  # bitboard columns of the long format that features apply to
 
 HIGH_RANKS = range(JACK, ACE + 1)  # J, Q, K, A
@@ -1153,6 +1153,9 @@ class RecordSummary:
             ),
             "qs_tricks": lambda long: qs_trick_counts(long, "agent"),
             "moons_by_game_place": lambda long: moon_counts(long, ["agent", "game_place"]),
+            "failed_by_game_place": lambda long: failed_moon_counts(
+                long, ["agent", "game_place"], self.min_points, self.all_hearts
+            ),
         }
 
     def add(self, records: pd.DataFrame) -> None:
@@ -1214,8 +1217,14 @@ class RecordSummary:
             raise AnalysisError(f"unknown moon table {shown(table)}: choose from {', '.join(tables)}{hint}")
         return _with_rate(self._counts(table), "moons", "hands", scale, 1.959963984540054)
 
-    def failed_moons(self, scale: float = 1000.0) -> pd.DataFrame:
-        return _failed_table(self._counts("failed"), scale, 1.959963984540054)
+    def failed_moons(self, scale: float = 1000.0, table: str = "failed") -> pd.DataFrame:
+        """``failed_moons`` by agent (``failed``), or by agent and place in the game
+        (``failed_by_game_place``, hands of games only)."""
+        if table not in ("failed", "failed_by_game_place"):
+            raise AnalysisError(
+                f"unknown failed-attempt table {shown(table)}: choose failed or failed_by_game_place"
+            )
+        return _failed_table(self._counts(table), scale, 1.959963984540054)
 
     def moons_suffered(self, scale: float = 1000.0) -> pd.DataFrame:
         return _suffered_table(self._counts("suffered"), scale, 1.959963984540054)

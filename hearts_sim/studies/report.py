@@ -361,11 +361,17 @@ def summary_markdown(summary: RecordSummary, source: str, figures: Sequence[str]
             "(records made before 2026-12-05 do not): no figures of when."
         )
     if summary.in_games:
-        lines += ["", "## Moons per 1,000 hands by place in the game", ""]
         by_place = summary.moon_rates("moons_by_game_place")
         places = sorted(set(by_place.index.get_level_values(1)))
-        rows = _rate_rows(by_place, moons.index, places)
-        lines += _markdown_table(["agent", *(_place(p) for p in places)], rows)
+        header = ["agent", *(_place(p) for p in places)]
+        lines += ["", "## Moons per 1,000 hands by place in the game", ""]
+        lines += _markdown_table(header, _rate_rows(by_place, moons.index, places))
+        failed_by_place = summary.failed_moons(table="failed_by_game_place")
+        failed_by_place = failed_by_place[["failed_rate", "failed_low", "failed_high"]].set_axis(
+            ["rate", "low", "high"], axis=1
+        )
+        lines += ["", "## Failed attempts per 1,000 hands by place in the game", ""]
+        lines += _markdown_table(header, _rate_rows(failed_by_place, moons.index, places))
         lines += [
             "",
             "The seat's place by the game's totals before the hand: 1st has the lowest total "
