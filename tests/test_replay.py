@@ -313,10 +313,11 @@ def test_the_replay_command_shows_a_hand_of_a_game_with_the_totals_before_it(tmp
     assert main(["replay", str(run), "--moon"]) == 0
     out = capsys.readouterr().out.splitlines()
     totals = [int(row[f"game_score_{s}"]) for s in range(4)]
-    where = f"game {row['game']:,}, its hand {row['game_hand'] + 1} (totals before it: {totals})"
+    where = f"game {row['game']:,}, its hand {row['game_hand'] + 1}"
     who = f"seat {shot['seat']} ({shot['agent']})"
     assert out[0] == f"row {shot['hand']:,}, {who} shoots the moon; {where}, seating {row['seating']}"
     assert out[1:] == str(an.replay(row)).splitlines()
+    assert f"| game totals before it {totals} |" in out[1]  # the caption
     assert main(["replay", str(run), "--worst", "random"]) == 2
     assert "hands of games" in capsys.readouterr().err
 
@@ -464,6 +465,9 @@ def test_every_hand_of_a_game_replays_and_its_players_see_the_totals_before_it()
     for i in range(len(hands)):
         replayed = an.replay(hands.iloc[i])
         assert replayed.scores == tuple(int(hands[f"score_{s}"].iloc[i]) for s in range(4))
+        totals = tuple(int(hands[f"game_score_{s}"].iloc[i]) for s in range(4))
+        assert replayed.game_totals == totals
+        assert tuple(replayed.state_at(1).record["game_scores"][:4]) == totals  # the table as it stood
     without_totals = hands.drop(columns=[f"game_score_{s}" for s in range(4)])
     mismatched = 0
     for i in range(len(hands)):

@@ -631,11 +631,11 @@ def _replay_game(args: argparse.Namespace) -> int:
 
 
 def _hand_name(row: Any) -> str:
-    """Which hand a record row is: its deal, or its game, its number in it and the totals before it."""
+    """Which hand a record row is: its deal, or its game and its number in it (the replay's
+    caption gives the game's totals before it)."""
     if "game_hand" not in row.index:
         return f"deal {int(row['deal']):,}"
-    totals = [int(row[c]) for c in row.index if str(c).startswith("game_score_")]
-    return f"game {int(row['game']):,}, its hand {int(row['game_hand']) + 1} (totals before it: {totals})"
+    return f"game {int(row['game']):,}, its hand {int(row['game_hand']) + 1}"
 
 
 def _replay_worst(worse: Any) -> int:

@@ -91,8 +91,9 @@ class Replay:
     """A recorded hand rebuilt card by card; displays in a notebook as a trick-by-trick table.
 
     ``points`` are raw penalty points, ``scores`` the hand's scores (moon and bonuses applied),
-    ``moon_shooter`` the shooter's seat or -1, as in the records. ``marks`` maps a trick number
-    (0-based) to a note shown on its row (``mark``)."""
+    ``moon_shooter`` the shooter's seat or -1, as in the records. ``game_totals``: a hand of a
+    game's totals before it (empty for a single hand). ``marks`` maps a trick number (0-based)
+    to a note shown on its row (``mark``)."""
 
     rules: Rules
     seed: int
@@ -106,6 +107,7 @@ class Replay:
     points: tuple[int, ...]
     scores: tuple[int, ...]
     moon_shooter: int
+    game_totals: tuple[int, ...] = ()
     marks: Mapping[int, str] = field(default_factory=dict)
 
     @property
@@ -137,9 +139,8 @@ class Replay:
         """The table just before trick ``trick`` (0-based) is led, as a ``HandState``
         (``len(tricks)``: the finished hand); it displays as the table in a notebook."""
         self._check_trick(trick, len(self.tricks))
-        state = _dealt_state(
-            self.rules, self.seed, pass_offset(self.pass_direction, len(self.agents)), self.dealer
-        )
+        offset = pass_offset(self.pass_direction, len(self.agents))
+        state = _dealt_state(self.rules, self.seed, offset, self.dealer, self.game_totals)
         if state.phase == "pass":
             for seat, cards in enumerate(self.passed):
                 state.pass_cards(seat, cards)
@@ -201,9 +202,10 @@ class Replay:
 
     def _caption(self) -> str:
         moon = f" | moon by seat {self.moon_shooter}" if self.moon_shooter >= 0 else ""
+        totals = f" | game totals before it {list(self.game_totals)}" if self.game_totals else ""
         return (
             f"{self.rules.describe()} | seed {self.seed} | pass {self.pass_direction} | "
-            f"dealer {self.dealer}{moon}"
+            f"dealer {self.dealer}{totals}{moon}"
         )
 
     def _repr_html_(self) -> str:
@@ -317,6 +319,7 @@ def replay(row: Any, rules: Rules | str | None = None, agents: Mapping[str, Any]
         points=tuple(int(p) for p in state.points()),
         scores=tuple(int(x) for x in state.scores()),
         moon_shooter=state.moon_shooter,
+        game_totals=tuple(totals),
     )
     _check(result, state, values)
     return result
