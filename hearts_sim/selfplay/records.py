@@ -240,9 +240,9 @@ def hand_columns(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[st
         [PASS_DIRECTIONS.index(pass_direction_name(o, n)) for o in range(n)], dtype=np.int8
     )
     in_games = records.dtype == GAME_HAND_RECORD
-    game = {"game": records["game"], "game_hand": records["game_hand"]} if in_games else None
+    which = ("game", "game_hand") if in_games else ("deal",)  # the hand's place in the run
     columns: dict[str, Any] = {
-        **(game or {"deal": records["deal"]}),
+        **{name: records[name] for name in which},
         "seating": records["seating"],
         "seed": records["hand_seed"],
         "pass_direction": _categorical(offset_codes[records["pass_offset"]], PASS_DIRECTIONS),

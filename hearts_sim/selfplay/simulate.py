@@ -198,8 +198,9 @@ def run_games(
         options = engines or EngineOptions()
         return records, run_lockstep(table, seed, first_game, n_games, records, True, options, keep_hands)
     if not keep_hands:
-        _play_games(table, seed, first_job, records, np.zeros(0, dtype=GAME_HAND_RECORD))
-        return records, np.zeros(0, dtype=GAME_HAND_RECORD)
+        no_hands = np.zeros(0, dtype=GAME_HAND_RECORD)
+        _play_games(table, seed, first_job, records, no_hands)
+        return records, no_hands
     return records, np.concatenate(
         _games_keeping_hands(table, seed, first_job, records, HANDS_PER_GAME_GUESS)
     )

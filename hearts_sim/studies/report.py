@@ -10,7 +10,7 @@ through pyplot, so the command works without a display and leaves pyplot's state
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -332,15 +332,8 @@ def summary_markdown(summary: RecordSummary, source: str, figures: Sequence[str]
     directions = _ordered(by_direction.index.get_level_values(1))
     lines += _markdown_table(["agent", *directions], _rate_rows(by_direction, moons.index, directions))
     lines += ["", "## Queen of spades capture rate by pass direction", ""]
-    qs = summary.qs_capture_rates()
-    rows = []
-    for agent in moons.index:
-        cells = []
-        for direction in directions:
-            r = qs.loc[(agent, direction)] if (agent, direction) in qs.index else None
-            cells.append("-" if r is None else f"{r['rate']:.3f}")
-        rows.append([agent, *cells])
-    lines += _markdown_table(["agent", *directions], rows)
+    qs_rows = _rate_rows(summary.qs_capture_rates(), moons.index, directions, lambda r: f"{r['rate']:.3f}")
+    lines += _markdown_table(["agent", *directions], qs_rows)
     lines += ["", "## When", ""]
     if summary.has_timeline:
         stopped, queen = mean_trick(summary.stopping_tricks()), mean_trick(summary.qs_tricks())
@@ -367,11 +360,8 @@ def summary_markdown(summary: RecordSummary, source: str, figures: Sequence[str]
         lines += ["", "## Moons per 1,000 hands by place in the game", ""]
         lines += _markdown_table(header, _rate_rows(by_place, moons.index, places))
         failed_by_place = summary.failed_moons(table="failed_by_game_place")
-        failed_by_place = failed_by_place[["failed_rate", "failed_low", "failed_high"]].set_axis(
-            ["rate", "low", "high"], axis=1
-        )
         lines += ["", "## Failed attempts per 1,000 hands by place in the game", ""]
-        lines += _markdown_table(header, _rate_rows(failed_by_place, moons.index, places))
+        lines += _markdown_table(header, _rate_rows(failed_by_place, moons.index, places, _failed_cell))
         lines += [
             "",
             "The seat's place by the game's totals before the hand: 1st has the lowest total "
@@ -382,14 +372,25 @@ def summary_markdown(summary: RecordSummary, source: str, figures: Sequence[str]
     return "\n".join(lines) + "\n"
 
 
-def _rate_rows(table: pd.DataFrame, agents: Sequence[Any], keys: Sequence[Any]) -> list[list[str]]:
-    """A row per agent of a rate table indexed (agent, key): its rate per 1,000 under each key."""
+def _per_thousand_cell(row: pd.Series) -> str:
+    return per_thousand(row["rate"], row["low"], row["high"])
+
+
+def _failed_cell(row: pd.Series) -> str:
+    return per_thousand(row["failed_rate"], row["failed_low"], row["failed_high"])
+
+
+def _rate_rows(
+    table: pd.DataFrame,
+    agents: Sequence[Any],
+    keys: Sequence[Any],
+    cell: Callable[[pd.Series], str] = _per_thousand_cell,
+) -> list[list[str]]:
+    """A row per agent of a table indexed (agent, key): ``cell`` of its row under each key
+    (default: the rate per 1,000 with its interval), ``-`` where it has none."""
     rows = []
     for agent in agents:
-        cells = []
-        for key in keys:
-            r = table.loc[(agent, key)] if (agent, key) in table.index else None
-            cells.append("-" if r is None else per_thousand(r["rate"], r["low"], r["high"]))
+        cells = [cell(table.loc[(agent, key)]) if (agent, key) in table.index else "-" for key in keys]
         rows.append([agent, *cells])
     return rows
 
