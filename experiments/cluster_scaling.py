@@ -54,7 +54,9 @@ class ReplayRunner:
     def __init__(self, shards: dict[int, ChunkRecords]):
         self.shards = shards
 
-    def chunks(self, config: TournamentConfig, chunks: range) -> Iterator[tuple[int, ChunkRecords]]:
+    def chunks(
+        self, config: TournamentConfig, chunks: range, hands: bool = True
+    ) -> Iterator[tuple[int, ChunkRecords]]:
         for chunk in chunks:
             yield chunk, self.shards[chunk]
 

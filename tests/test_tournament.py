@@ -133,6 +133,28 @@ def test_games_report_win_rates_and_ratings() -> None:
     assert "by_pass_direction" not in summary["pairs"][0]  # a game passes every way
 
 
+class HandsSeen(tournament.LocalRunner):
+    """The local runner, counting the hands of games each chunk brought back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hands: list[int] = []
+
+    def chunks(self, config: TournamentConfig, chunks: range, hands: bool = True) -> tournament.PlayedChunks:
+        for chunk, (records, kept) in super().chunks(config, chunks, hands):
+            self.hands.append(len(kept))
+            yield chunk, (records, kept)
+
+
+def test_games_keep_their_hands_only_for_a_run_that_writes_them(tmp_path: Path) -> None:
+    config = make_config(["lowest", "random"], rules="quick", deals=8, seed=2, games=True)
+    quiet, written = HandsSeen(), HandsSeen()
+    summary = run_tournament(config, runner=quiet, progress=False).summary
+    assert quiet.hands and set(quiet.hands) == {0}
+    assert run_tournament(config, tmp_path / "run", runner=written, progress=False).summary == summary
+    assert min(written.hands) > 0 and len(written.hands) == len(quiet.hands)
+
+
 def test_a_different_run_cannot_be_resumed_into(tmp_path: Path) -> None:
     run_tournament(TournamentConfig(("lowest", "random"), deals=10), tmp_path / "run", progress=False)
     with pytest.raises(TournamentError, match="already holds a run"):

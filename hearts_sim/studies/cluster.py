@@ -108,16 +108,21 @@ _WARM: dict[str, Any] = {}  # this worker process's first warm-up seconds, numba
 
 
 def play_chunk(
-    config: TournamentConfig, chunk: int, threads: int = 1, engines: EngineOptions | None = None
+    config: TournamentConfig,
+    chunk: int,
+    threads: int = 1,
+    engines: EngineOptions | None = None,
+    hands: bool = True,
 ) -> ChunkRecords:
     """One task: chunk ``chunk`` of ``config`` on ``threads`` threads (capped at the worker's
-    cores). The thread count is a setting per calling thread, so it is set in the task.
-    External agents (``engines``) must be importable, or their commands runnable, on the worker."""
+    cores), with the hands of games if ``hands``. The thread count is a setting per calling
+    thread, so it is set in the task. External agents (``engines``) must be importable, or their
+    commands runnable, on the worker."""
     from hearts_sim._numba import max_threads
     from hearts_sim.selfplay.simulate import set_threads
 
     set_threads(max(1, min(threads, max_threads())))
-    return chunk_records(config, chunk, engines)
+    return chunk_records(config, chunk, engines, hands)
 
 
 def _cache_stats() -> dict[str, Any]:
@@ -257,7 +262,7 @@ class DaskRunner:
         info: dict[str, dict[str, Any]] = self.client.run(worker_info)
         return info
 
-    def chunks(self, config: TournamentConfig, chunks: range) -> PlayedChunks:
+    def chunks(self, config: TournamentConfig, chunks: range, hands: bool = True) -> PlayedChunks:
         """Submit up to ``max_in_flight`` chunks, yield the oldest as soon as it is done, submit
         the next: records arrive in chunk order, whatever order the workers finish in."""
         if not len(chunks):
@@ -278,6 +283,7 @@ class DaskRunner:
                     chunk,
                     self.threads,
                     self.engines,
+                    hands,
                     key=f"hearts-sim-chunk-{token}-{chunk}",
                     retries=self.retries,
                     pure=False,

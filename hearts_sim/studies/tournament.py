@@ -472,7 +472,7 @@ def run_tournament(
     deals_cap = int(manifest.get("deals_cap", config.deals))
     with (
         tqdm(total=total_jobs, initial=done_jobs, unit=unit, disable=not show, smoothing=0.05) as bar,
-        closing(runner.chunks(config, range(first_chunk, last_chunk))) as played,
+        closing(runner.chunks(config, range(first_chunk, last_chunk), hands=out_path is not None)) as played,
     ):
         try:
             for chunk, (records, hands) in played:
@@ -697,10 +697,11 @@ def _checked_for_resume(
 
 
 def chunk_records(
-    config: TournamentConfig, chunk: int, engines: EngineOptions | None = None
+    config: TournamentConfig, chunk: int, engines: EngineOptions | None = None, hands: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """Play chunk ``chunk`` of a tournament: its HAND_RECORDs (or GAME_RECORDs with ``games``),
-    and with ``games`` every hand of those games (GAME_HAND_RECORDs; else an empty array).
+    and with ``games`` and ``hands`` every hand of those games (GAME_HAND_RECORDs; else an empty
+    array: a run that writes no records has no use for them).
 
     A pure function of (config, chunk) whatever the machine, thread count or process,
     which is what lets any runner (local or a cluster) produce identical results.
@@ -710,7 +711,7 @@ def chunk_records(
     start = chunk * config.chunk_deals
     count = min(config.chunk_deals, config.deals - start)
     if config.games:
-        return run_games(table, config.seed, start, count, engines=engines, keep_hands=True)
+        return run_games(table, config.seed, start, count, engines=engines, keep_hands=hands)
     return run_hands(table, config.seed, start, count, engines=engines), np.zeros(0, dtype=GAME_HAND_RECORD)
 
 
@@ -720,9 +721,10 @@ PlayedChunks = Generator[tuple[int, ChunkRecords], None, None]  # (chunk index, 
 
 class ChunkRunner(Protocol):
     """Plays chunks of a tournament and yields them in order, as (chunk index, ``chunk_records``);
-    a generator, which a run that stops early (a sequential test decided) closes."""
+    a generator, which a run that stops early (a sequential test decided) closes. ``hands``: keep
+    the hands of games (``chunk_records``), for a run that writes them."""
 
-    def chunks(self, config: TournamentConfig, chunks: range) -> PlayedChunks: ...
+    def chunks(self, config: TournamentConfig, chunks: range, hands: bool = True) -> PlayedChunks: ...
 
 
 class LocalRunner:
@@ -731,9 +733,9 @@ class LocalRunner:
     def __init__(self, engines: EngineOptions | None = None):
         self.engines = engines
 
-    def chunks(self, config: TournamentConfig, chunks: range) -> PlayedChunks:
+    def chunks(self, config: TournamentConfig, chunks: range, hands: bool = True) -> PlayedChunks:
         for chunk in chunks:
-            yield chunk, chunk_records(config, chunk, self.engines)
+            yield chunk, chunk_records(config, chunk, self.engines, hands)
 
 
 def resume_tournament(out: str | Path, **options: Any) -> TournamentResult:
