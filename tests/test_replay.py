@@ -334,6 +334,12 @@ def test_the_replay_command_shows_a_hand_of_a_game_with_the_totals_before_it(tmp
     table = [line.split() for line in out[2 : 2 + len(game)]]
     totals = game[[f"score_{s}" for s in range(4)]].cumsum().to_numpy()
     assert [[int(x) for x in line[6:10]] for line in table] == totals.tolist()
+    shooters = [" ".join(line[10:]) for line in table]
+    assert shooters == [f"seat {s}" if s >= 0 else "-" for s in game["moon_shooter"]]
+    assert main(["replay", str(run), "--game", str(row["game"]), "--seating", str(row["seating"])]) == 0
+    moon_line = capsys.readouterr().out.splitlines()[2 + int(row["game_hand"])]  # the caption, the header
+    assert moon_line.split()[0] == str(row["game_hand"] + 1)
+    assert moon_line.endswith(f"seat {row['moon_shooter']}")
     last = len(game)
     assert main(["replay", str(run), "--game", "7", "--seating", "3", "--hand", str(last)]) == 0
     out = capsys.readouterr().out.splitlines()

@@ -624,7 +624,9 @@ def _replay_game(args: argparse.Namespace) -> int:
         won = [str(s) for s in range(n) if bool(rows[f"game_won_{s}"].iloc[0])]
         result += f", won by seat {' and seat '.join(won)}" if won else ", cut off undecided"
     print(f"game {args.game:,}, seating {args.seating}: {seats}; {result}")
-    print(an.game_summary(rows).to_string(index=False))
+    table = an.game_summary(rows)
+    table["moon"] = [f"seat {seat}" if seat >= 0 else "-" for seat in table["moon"]]
+    print(table.to_string(index=False))
     command = f"hearts-sim replay {shlex.quote(str(args.dir))} --game {args.game} --seating {args.seating}"
     print(f"one hand trick by trick: {command} --hand H")
     return 0
