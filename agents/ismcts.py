@@ -193,6 +193,37 @@ def ismcts_play(
     """The root card (``final``) of an SO-ISMCTS search over ``seat``'s information set."""
     if card_count(legal) == 1:
         return lowest_card(legal)
+    return root_card(
+        ismcts_search(params, state, rules, seat, legal, seed), legal, seat, np.int64(params[P.final])
+    )
+
+
+@njit
+def ismcts_values(
+    params: Params,
+    state,
+    rules: RulesTuple,
+    seat: np.int64,
+    legal: np.uint64,
+    seed: np.uint64,
+    values,
+    weights,
+) -> None:
+    """``ismcts_play``'s search, its root cards' statistics for ``seat`` kept: ``values[card]``
+    the mean hand score of the playouts through the card, ``weights[card]`` their number."""
+    tree = ismcts_search(params, state, rules, seat, legal, seed)
+    child = tree[0].first_child
+    while child != NO_NODE:
+        values[tree[child].card] = mean_score(tree, child, seat)
+        weights[tree[child].card] = tree[child].visits
+        child = tree[child].next
+
+
+@njit
+def ismcts_search(
+    params: Params, state, rules: RulesTuple, seat: np.int64, legal: np.uint64, seed: np.uint64
+):
+    """The tree of an SO-ISMCTS search over ``seat``'s information set (two or more ``legal`` cards)."""
     iterations = budget_count(params[P.iterations], 1, MAX_ITERATIONS)
     c = np.float64(params[P.c])
     rollout = np.int64(params[P.rollout])
@@ -294,7 +325,7 @@ def ismcts_play(
                 continue
         rng = play_out(work, rules, rng, rollout, epsilon)
         backup(tree, path, depth, work.scores, n)
-    return root_card(tree, legal, seat, np.int64(params[P.final]))
+    return tree
 
 
 @njit
@@ -310,5 +341,6 @@ KIND = PolicyKind(
     PARAMETERS,
     play=ismcts_play,
     pass_cards=ismcts_pass,
+    card_values=ismcts_values,
     searches=True,
 )

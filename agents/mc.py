@@ -176,6 +176,32 @@ def mc_play(
     With ``ms`` > 0 it samples worlds until the time is up (at least one) instead."""
     if card_count(legal) == 1:
         return lowest_card(legal)
+    values = np.zeros(N_CARDS, dtype=np.float64)
+    weights = np.zeros(N_CARDS, dtype=np.int64)
+    mc_values(params, state, rules, seat, legal, seed, values, weights)
+    best = np.int64(-1)
+    cards = legal
+    while cards:  # the lowest mean; ties go to the lower card index
+        card = lowest_card(cards)
+        cards &= cards - np.uint64(1)
+        if best < 0 or values[card] < values[best]:
+            best = card
+    return best
+
+
+@njit
+def mc_values(
+    params: Params,
+    state,
+    rules: RulesTuple,
+    seat: np.int64,
+    legal: np.uint64,
+    seed: np.uint64,
+    values,
+    weights,
+) -> None:
+    """``values[card]``: every legal card's mean final score for ``seat`` over the sampled
+    worlds (the same worlds and rollout streams for every card), ``weights[card]`` their number."""
     deadline = budget_deadline(np.float64(params[P.ms]))
     samples = budget_count(params[P.samples], 1, MAX_SAMPLES) if deadline == 0 else np.int64(1) << 62
     kind = np.int64(params[P.rollout])
@@ -186,9 +212,11 @@ def mc_play(
     rng, pool, cumulative, pool_size = weighted_pool(
         state, rules, seat, rng, params[P.belief], params[P.trust], params[P.shape], params[P.plays]
     )
+    done = np.int64(0)
     for sample in range(samples):
         if deadline > 0 and sample > 0 and monotonic_ns() >= deadline:
             break
+        done += 1
         rng = next_world(state, rules, seat, rng, pool, cumulative, pool_size, worlds[WORLD], plan, card_rows)
         rng, stream = next_u64(rng)  # one rollout stream per world, shared by every card
         cards = legal
@@ -203,14 +231,12 @@ def mc_play(
                 play_card(worlds[TRIAL], rules, card)
                 play_out(worlds[TRIAL], rules, stream, kind, 0.0)
                 totals[card] += worlds[TRIAL].scores[seat]
-    best = np.int64(-1)
     cards = legal
-    while cards:  # the lowest total; ties go to the lower card index
+    while cards:
         card = lowest_card(cards)
         cards &= cards - np.uint64(1)
-        if best < 0 or totals[card] < totals[best]:
-            best = card
-    return best
+        values[card] = totals[card] / np.float64(done)
+        weights[card] = done
 
 
 # ---------------------------------------------------------------- pass
@@ -263,6 +289,7 @@ KIND = PolicyKind(
     PARAMETERS,
     play=mc_play,
     pass_cards=mc_pass,
+    card_values=mc_values,
     searches=True,
 )
 DEFAULT_PARAMS = KIND.default_params()

@@ -173,6 +173,34 @@ def pimc_play(
     """The legal card with the lowest mean score over ``worlds`` UCT searches of sampled deals."""
     if card_count(legal) == 1:
         return lowest_card(legal)
+    values = np.zeros(N_CARDS, dtype=np.float64)
+    weights = np.zeros(N_CARDS, dtype=np.int64)
+    pimc_values(params, state, rules, seat, legal, seed, values, weights)
+    best = lowest_card(legal)
+    best_value = np.inf
+    remaining = legal
+    while remaining != _ZERO:
+        card = lowest_card(remaining)
+        remaining &= remaining - _ONE
+        if weights[card] > 0 and values[card] < best_value:
+            best_value = values[card]
+            best = card
+    return best
+
+
+@njit
+def pimc_values(
+    params: Params,
+    state,
+    rules: RulesTuple,
+    seat: np.int64,
+    legal: np.uint64,
+    seed: np.uint64,
+    values,
+    weights,
+) -> None:
+    """``values[card]``: a root card's mean score for ``seat`` over the worlds whose search
+    tried it, ``weights[card]`` the number of those worlds (two or more ``legal`` cards)."""
     iterations = budget_count(params[P.iterations], 1, MAX_ITERATIONS)
     n_worlds = budget_count(params[P.worlds], 1, MAX_SAMPLES)
     c = np.float64(params[P.c])
@@ -209,18 +237,10 @@ def pimc_play(
             root_value,
             root_count,
         )
-    best = lowest_card(legal)
-    best_value = np.inf
-    remaining = legal
-    while remaining != _ZERO:
-        card = lowest_card(remaining)
-        remaining &= remaining - _ONE
+    for card in range(N_CARDS):
         if root_count[card] > 0:
-            value = root_value[card] / np.float64(root_count[card])
-            if value < best_value:
-                best_value = value
-                best = card
-    return best
+            values[card] = root_value[card] / np.float64(root_count[card])
+            weights[card] = root_count[card]
 
 
 @njit
@@ -236,5 +256,6 @@ KIND = PolicyKind(
     PARAMETERS,
     play=pimc_play,
     pass_cards=pimc_pass,
+    card_values=pimc_values,
     searches=True,
 )

@@ -197,6 +197,55 @@ def test_search_agents_reproduce_too(spec: str) -> None:
         assert agent.act(Observation.from_history(**history(obs)), hand_seed=hand_seed) == move
 
 
+@pytest.mark.parametrize(
+    ("spec", "budget"),
+    [
+        ("mc(samples=12)", lambda row: row.weight == 12),  # every card in every world
+        ("pimc(iterations=60,worlds=3)", lambda row: 1 <= row.weight <= 3),  # worlds that tried it
+        ("ismcts(iterations=150)", lambda row: row.weight >= 1),  # playouts through it
+        ("ismcts(iterations=150,final=mean)", lambda row: row.weight >= 1),
+    ],
+)
+def test_card_values_are_what_a_search_plays_by(spec: str, budget: Any) -> None:
+    """``Agent.card_values``: one row per legal card, best first, and the card marked chosen is
+    the one the batched loop played; it is the lowest mean for ``mc`` and ``pimc``, the most
+    visited for ``ismcts`` (its default ``final``). A forced card gets one row and no search."""
+    rules = Rules()
+    state, hand_seed, decisions = loop_hand(rules, [spec] * 4, seed=8, deal=0)
+    agent = agents.load(spec)
+    searched = forced = 0
+    for obs, move in decisions:
+        if obs.phase == "pass":
+            continue
+        table = agent.card_values(obs, hand_seed=hand_seed)
+        assert sorted(table["card"]) == sorted(card_str(c) for c in obs.legal_moves())
+        assert table.loc[table["chosen"], "card"].tolist() == [card_str(move)]
+        if len(table) == 1:
+            forced += 1
+            assert np.isnan(table["points"].iloc[0]) and table["weight"].iloc[0] == 0
+            continue
+        searched += 1
+        assert all(budget(row) for row in table.itertuples())
+        assert table["points"].is_monotonic_increasing and table["points"].between(-26, 26).all()
+        best = table[table["chosen"]].iloc[0]
+        if spec.startswith("ismcts") and "final" not in spec:
+            assert best.weight == table["weight"].max()
+        elif not spec.startswith("ismcts"):
+            assert best.points == table["points"].min()
+    assert searched >= 20 and forced >= 1
+
+
+def test_card_values_explain_search_agents_only() -> None:
+    obs = HandState.deal("standard", seed=4).observation(1)
+    with pytest.raises(AgentError, match="rule, which scores no cards: card_values explains the search"):
+        agents.load("rule").card_values(obs)
+    with pytest.raises(AgentError, match="scores no cards"):  # a composite plays by its play policy
+        agents.load("pass=mc,play=lowest").card_values(obs)
+    with pytest.raises(IllegalMoveError, match="seat 1 is to pass, not to play"):
+        agents.load("mc").card_values(obs)
+    assert agents.load("hard").scores_cards and not agents.load("normal").scores_cards
+
+
 def test_without_hand_seed_decisions_depend_on_the_observation_only() -> None:
     state = HandState.deal("standard", seed=4)
     obs = state.observation(2)

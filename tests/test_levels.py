@@ -239,6 +239,38 @@ def test_terminal_help_and_hints_at_any_prompt() -> None:
     assert lines[-1].startswith("\nYou left after 0 hands") and game.hands_played == 0
 
 
+def test_a_search_opponents_hint_shows_the_points_it_expects_after_each_card() -> None:
+    """Against a search agent a play hint is its card and, from ``Agent.card_values``, the points
+    it expects the person to take this hand after each legal card, best first; playing the
+    hinted card plays on."""
+    from hearts_sim.apps.terminal import play_in_terminal
+
+    lines: list[str] = []
+
+    def ask(prompt: str) -> str:
+        lines.append(prompt)
+        if lines[-2:-1] and lines[-2].startswith("  hint: "):
+            hint = lines[-2][len("  hint: ") :]
+            return hint.split(" (")[0]  # a pass's three cards, or the card before its reasons
+        return "quit" if sum(line.startswith("  hint: ") for line in lines) >= 8 else "hint"
+
+    play_in_terminal(Rules(), "ismcts(iterations=200)", seed=5, ask=ask, say=lines.append)
+    hints = [line[len("  hint: ") :] for line in lines if line.startswith("  hint: ")]
+    assert len(hints) == 8 and len(hints[0].split()) == 3  # the pass: its three cards
+    plays = hints[1:]
+    searched = [
+        re.fullmatch(r"(\w+) \(points it expects you to take this hand after each card: (.+)\)", h)
+        for h in plays
+    ]
+    forced = [re.fullmatch(r"\w+ \(your only legal card\)", h) for h in plays]
+    assert any(searched) and all(m or f for m, f in zip(searched, forced, strict=True))
+    for match in filter(None, searched):
+        listed = [item.rsplit(" ", 1) for item in match.group(2).split(", ")]
+        points = [float(value) for _, value in listed]
+        assert match.group(1) in [card for card, _ in listed] and points == sorted(points)
+    assert not any("not legal" in line or "does not hold" in line for line in lines)
+
+
 def test_a_terminal_game_against_your_own_python_agent() -> None:
     """``hearts-sim play --level py:...``: the opponents are a Python agent (its hint too), and
     a game taking every hint plays to the end. Before, the first CPU pass raised KeyError."""

@@ -147,7 +147,15 @@ def _hint(cpu: Agent, state: HandState, seat: int) -> Callable[[], str]:
     """What ``cpu`` would pass or play in ``seat``'s place now, as the person types cards."""
 
     def hint() -> str:
-        move = cpu.act(state.observation(seat))
+        observation = state.observation(seat)
+        if observation.phase == "play" and cpu.scores_cards:  # a search: what it expects of each card
+            table = cpu.card_values(observation)
+            chosen = table.loc[table["chosen"], "card"].iloc[0]
+            if len(table) == 1:
+                return f"{chosen} (your only legal card)"
+            points = ", ".join(f"{row.card} {row.points:.1f}" for row in table.itertuples() if row.weight > 0)
+            return f"{chosen} (points it expects you to take this hand after each card: {points})"
+        move = cpu.act(observation)
         return " ".join(card_str(c) for c in (move if isinstance(move, list) else [move]))
 
     return hint
