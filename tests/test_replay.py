@@ -19,7 +19,7 @@ import pytest
 
 from agents.external import close_all
 from hearts_sim import analysis as an
-from hearts_sim.core.cards import parse_card
+from hearts_sim.core.cards import card_str, parse_card
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.records import hand_frame, unpack_trick_winners
 from hearts_sim.selfplay.simulate import Table, run_hands, simulate, simulate_games
@@ -482,3 +482,72 @@ def test_every_hand_of_a_game_replays_and_its_players_see_the_totals_before_it()
         except an.ReplayError:
             mismatched += 1
     assert mismatched > 0  # Trailing was last in some hand, and played otherwise there
+
+
+def test_a_replay_says_what_each_search_weighed_and_what_another_agent_would_play() -> None:
+    """``Replay.card_values(trick, seat)``: the search's statistics in the position as it stood,
+    with the hand's seed, so the card marked chosen is the card the seat played; ``agent=`` asks
+    another agent in the same position (what ``agents.load`` answers there with that seed)."""
+    import agents
+
+    df = simulate("standard", ["ismcts(iterations=150)", "easy", "mc(samples=6)", "rule"], hands=2, seed=2)
+    hand = an.replay(df.iloc[1])
+    assert [hand.searches(seat) for seat in range(4)] == [True, False, True, False]
+    for trick in (0, 4, 12):
+        state = hand.state_at(trick)
+        for seat, card in hand.tricks[trick].cards:
+            if hand.searches(seat):
+                table = hand.card_values(trick, seat)
+                assert sorted(table["card"]) == sorted(card_str(c) for c in state.legal_moves())
+                assert table.loc[table["chosen"], "card"].tolist() == [card_str(card)]
+            else:
+                with pytest.raises(an.ReplayError, match=f"seat {seat}: .* scores no cards"):
+                    hand.card_values(trick, seat)
+            state.play(card)
+    state = hand.state_at(4)
+    for seat, card in hand.tricks[4].cards:
+        if seat == 1:
+            break
+        state.play(card)
+    asked = agents.load("mc(samples=6)").card_values(state.observation(1), hand_seed=hand.seed)
+    pd.testing.assert_frame_equal(hand.card_values(4, 1, agent="mc(samples=6)"), asked)
+    with pytest.raises(an.ReplayError, match="seat 4 does not exist"):
+        hand.card_values(0, 4)
+    with pytest.raises(an.ReplayError, match="trick 13 does not exist"):
+        hand.card_values(13, 0)
+    with pytest.raises(an.ReplayError, match="agent is a spec or a level name"):
+        hand.card_values(0, 0, agent=3)  # type: ignore[arg-type]
+
+
+def test_the_replay_command_says_why_with_why_and_ask(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """``replay ... --why T`` lists each search seat's card and what it weighed in trick T;
+    ``--ask SPEC`` asks that agent in every seat's place and says what it would play."""
+    from hearts_sim.apps.cli import main
+
+    run = tmp_path / "run"
+    assert (
+        main(["tournament", "ismcts(iterations=100)", "easy", "--deals", "1", "--out", str(run), "--quiet"])
+        == 0
+    )
+    capsys.readouterr()
+    hand = an.replay(an.load_records(run).iloc[3])
+    assert main(["replay", str(run), "--row", "3", "--why", "5"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    start = out.index("trick 5: the points each search expected this hand after each card (playouts)")
+    searchers = [(seat, card) for seat, card in hand.tricks[4].cards if hand.searches(seat)]
+    assert searchers and len(out) == start + 1 + len(searchers)
+    for line, (seat, card) in zip(out[start + 1 :], searchers, strict=True):
+        table = hand.card_values(4, seat)
+        assert line.startswith(f"  seat {seat} ismcts(iterations=100) played {card_str(card)}: ")
+        assert line.endswith(
+            f"{table['card'].iloc[-1]} {table['points'].iloc[-1]:.2f} ({table['weight'].iloc[-1]:,})"
+        )
+    assert main(["replay", str(run), "--row", "3", "--why", "5", "--ask", "mc(samples=4)"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    asked = out[
+        out.index("trick 5: the points each search expected this hand after each card (playouts)") + 1 :
+    ]
+    assert len(asked) == 4
+    for line, (seat, _) in zip(asked, hand.tricks[4].cards, strict=True):
+        chosen = hand.card_values(4, seat, "mc(samples=4)").query("chosen")["card"].iloc[0]
+        assert line.startswith(f"  seat {seat} ") and f"; mc(samples=4) would play {chosen}: " in line

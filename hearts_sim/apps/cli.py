@@ -41,6 +41,7 @@ from hearts_sim.apps.options import (
     read_config,
     threads_option,
 )
+from hearts_sim.core.cards import card_str
 from hearts_sim.core.checks import did_you_mean
 from hearts_sim.core.errors import InputError, StorageError
 from hearts_sim.core.rules import MAX_PLAYERS, MAX_POINTS, PRESETS, SWITCHES, Rules, accepted
@@ -547,10 +548,29 @@ REPLAY_OPTIONS = (
     Option(
         "hand", COUNT, "with --game: its hand H (the first is 1)", None, 1, MAX_ROW, ("--hand",), metavar="H"
     ),
+    Option(
+        "why",
+        COUNT,
+        "after the hand: what each search agent weighed when it played to trick T (the first is 1), "
+        "the mean points it expected after each legal card",
+        None,
+        1,
+        MAX_ROW,
+        ("--why",),
+        metavar="T",
+    ),
+    Option(
+        "ask",
+        TEXT,
+        "with --why: ask this agent (a spec or level) in every seat's place instead, e.g. --ask hard",
+        flags=("--ask",),
+        metavar="AGENT",
+    ),
 )
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from agents.api import load as load_agent
     from hearts_sim.studies import analysis as an
 
     selectors = (
@@ -575,10 +595,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError("--worst names the agent itself: drop --agent")
     if args.against is not None and args.worst is None:
         raise UsageError("--against is the agent --worst compares with: add --worst NAME")
+    if args.ask is not None and args.why is None:
+        raise UsageError("--ask is the agent --why asks: add --why T")
+    if args.why is not None and args.game is not None and args.hand is None:
+        raise UsageError("--why looks into one hand: add --hand H")
+    if args.ask is not None and not load_agent(args.ask).scores_cards:  # an unknown name too: one line
+        raise UsageError(
+            f"--ask {args.ask}: it plays without scoring its cards; ask a search agent (hard, mc, ...)"
+        )
     if args.game is not None:
         return _replay_game(args)
     if args.worst is not None:
-        return _replay_worst(an.worst_deal(args.dir, args.worst, args.against, args.nth))
+        return _replay_worst(an.worst_deal(args.dir, args.worst, args.against, args.nth), args)
     found = an.find_hand(
         args.dir,
         row=args.row,
@@ -598,9 +626,41 @@ def cmd_replay(args: argparse.Namespace) -> int:
         what += f", seat {seat} ({hand.agents[seat]}) takes {hand.points[seat]} points and no moon"
     elif seat is not None:
         what += f", seat {seat} ({hand.agents[seat]}) shoots the moon"
+    lines = _hand_lines(hand, args)
     print(f"{what}; {_hand_name(found.row)}, seating {int(found.row['seating'])}")
-    print(hand)
+    print("\n".join(lines))
     return 0
+
+
+def _hand_lines(hand: Any, args: argparse.Namespace) -> list[str]:
+    """A replayed hand's lines, then with ``--why T`` what its search agents (or ``--ask``)
+    weighed in trick T; worked out before anything is printed, so that a refusal prints only
+    its own line."""
+    return [str(hand), *([] if args.why is None else _why_lines(hand, args.why, args.ask))]
+
+
+def _why_lines(hand: Any, number: int, ask: str | None) -> list[str]:
+    """``--why``: each search's mean points after each legal card in trick ``number`` (from 1)."""
+    if number > len(hand.tricks):
+        raise UsageError(f"--why {number}: this hand has tricks 1 .. {len(hand.tricks)}")
+    trick = number - 1
+    asked = [
+        (seat, card, hand.card_values(trick, seat, ask))
+        for seat, card in hand.tricks[trick].cards
+        if ask is not None or hand.searches(seat)
+    ]
+    if not asked:
+        return [f"\ntrick {number}: no seat played by a search agent; ask one with --ask hard"]
+    lines = [f"\ntrick {number}: the points each search expected this hand after each card (playouts)"]
+    for seat, card, table in asked:
+        chosen = table.loc[table["chosen"], "card"].iloc[0]
+        answer = "" if ask is None else f"; {ask} would play {chosen}"
+        weighed = ", ".join(
+            f"{row.card} {row.points:.2f} ({row.weight:,})" if row.weight else f"{row.card} -"
+            for row in table.itertuples()
+        )
+        lines.append(f"  seat {seat} {hand.agents[seat]} played {card_str(card)}{answer}: {weighed}")
+    return lines
 
 
 def _replay_game(args: argparse.Namespace) -> int:
@@ -614,8 +674,9 @@ def _replay_game(args: argparse.Namespace) -> int:
                 f"game {args.game:,} in seating {args.seating} lasted {len(rows)} hands, not {args.hand}"
             )
         row = rows.iloc[args.hand - 1]
+        lines = _hand_lines(an.replay(row), args)
         print(f"{_hand_name(row)}, seating {args.seating}")
-        print(an.replay(row))
+        print("\n".join(lines))
         return 0
     n = an.n_seats(rows)
     seats = ", ".join(f"seat {s} {rows[f'agent_{s}'].iloc[0]}" for s in range(n))
@@ -640,21 +701,21 @@ def _hand_name(row: Any) -> str:
     return f"game {int(row['game']):,}, its hand {int(row['game_hand']) + 1}"
 
 
-def _replay_worst(worse: Any) -> int:
+def _replay_worst(worse: Any, args: argparse.Namespace) -> int:
     """The two hands of a ``DealComparison``: the worse agent's, then the other's on the same cards."""
     from hearts_sim.studies import analysis as an
 
     a_mean, b_mean = worse.means
-    print(
+    lines = [
         f"deal {worse.deal:,} (pass {worse.pass_direction}), number {worse.rank:,} of {worse.deals:,} "
         f"by how much worse {worse.a} did: {worse.a} {a_mean:.2f} points a hand, {worse.b} "
         f"{b_mean:.2f} ({a_mean - b_mean:+.2f})"
-    )
+    ]
     for agent, found in ((worse.a, worse.a_hand), (worse.b, worse.b_hand)):
         hand = an.replay(found.row)
         where = f"seat {found.seat} (row {found.index:,}, seating {int(found.row['seating'])})"
-        print(f"\n{agent} in {where}: score {hand.scores[found.seat]}")
-        print(hand)
+        lines += [f"\n{agent} in {where}: score {hand.scores[found.seat]}", *_hand_lines(hand, args)]
+    print("\n".join(lines))
     return 0
 
 

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agents.api import decide
+from agents.api import Agent, decide
 from agents.external import ExternalAgentError, is_object_label
 from agents.kinds import AgentError
 from agents.registry import AgentSpec, Policy, parse_agent
@@ -50,6 +50,7 @@ from hearts_sim.core.cards import (
     html_table,
 )
 from hearts_sim.core.checks import is_integer, is_real, shown
+from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules, RulesError, pass_offset
 from hearts_sim.engine.hand import card_points, deal_hand, pack_trick_winners
 from hearts_sim.engine.state import new_states
@@ -69,9 +70,10 @@ SEAT_FIELDS = {
 _LABEL_SUFFIX = re.compile(r"#\d+$")  # a tournament labels a spec named twice ``rule#1``, ``rule#2``
 
 
-class ReplayError(ValueError):
+class ReplayError(InputError):
     """A row that cannot be replayed (columns missing, a time-budgeted agent), or a replay that
-    disagrees with its record; the message says which."""
+    disagrees with its record (made by another version of an agent); the message says which, and
+    the command line prints it as one line."""
 
 
 @dataclass(frozen=True)
@@ -122,10 +124,7 @@ class Replay:
     def moon_stopped(self, seat: int) -> int | None:
         """The trick (0-based) in which ``seat`` could no longer shoot the moon: the first in
         which another seat took points; None if no other seat took any."""
-        if not is_integer(seat) or not 0 <= seat < len(self.agents):
-            raise ReplayError(
-                f"seat {shown(seat)} does not exist: this hand has seats 0..{len(self.agents) - 1}"
-            )
+        self._check_seat(seat)
         return next((t.number for t in self.tricks if t.winner != seat and t.points > 0), None)
 
     def mark(self, trick: int, note: str) -> Replay:
@@ -147,6 +146,58 @@ class Replay:
         for _, card in self.plays[: trick * len(self.agents)]:
             state.play(card)
         return state
+
+    def card_values(self, trick: int, seat: int, agent: str | None = None) -> pd.DataFrame:
+        """What ``seat``'s search weighed when it played to trick ``trick`` (0-based):
+        ``agents.Agent.card_values`` on the position as it stood, with this hand's seed, so the
+        card marked ``chosen`` is the one the seat played. ``agent`` (a spec or level name): ask
+        it instead, in the same position with the same seed (where ``easy`` went wrong, what
+        would ``hard`` have played?). ``ReplayError`` for an agent that scores no cards."""
+        self._check_trick(trick, len(self.tricks) - 1)
+        self._check_seat(seat)
+        if agent is not None and not isinstance(agent, str):
+            raise ReplayError(f"agent is a spec or a level name, such as 'hard', not {shown(agent)}")
+        state = self.state_at(trick)
+        played = dict(self.tricks[trick].cards)[seat]
+        for player, card in self.tricks[trick].cards:
+            if player == seat:
+                break
+            state.play(card)
+        name = self.agents[seat] if agent is None else agent
+        asked = self._agent(seat, name)
+        if asked is None:
+            raise ReplayError(f"seat {seat}: {name}, an agent object passed from Python, scores no cards")
+        try:
+            table = asked.card_values(state.observation(seat), hand_seed=self.seed)
+        except AgentError as error:
+            raise ReplayError(f"seat {seat}: {error}") from None
+        chosen = table.loc[table["chosen"], "card"].iloc[0]
+        if agent is None and chosen != card_str(played):  # a record of another version of the agent
+            raise ReplayError(
+                f"seat {seat}'s {name} now plays {chosen} in trick {trick}, not the {card_str(played)} "
+                "it played: the record was made by another version of it"
+            )
+        return table
+
+    def searches(self, seat: int) -> bool:
+        """Whether ``seat``'s agent scores its cards, so that ``card_values`` explains its plays."""
+        self._check_seat(seat)
+        agent = self._agent(seat, self.agents[seat])
+        return agent is not None and agent.scores_cards
+
+    @staticmethod
+    def _agent(seat: int, name: str) -> Agent | None:
+        """The agent ``name`` (a seat's label or a spec); None for an object passed from Python,
+        an outside agent, which scores no cards."""
+        if is_object_label(_LABEL_SUFFIX.sub("", name)):
+            return None
+        return Agent(_spec_of(name, seat, {}))
+
+    def _check_seat(self, seat: int) -> None:
+        if not is_integer(seat) or not 0 <= seat < len(self.agents):
+            raise ReplayError(
+                f"seat {shown(seat)} does not exist: this hand has seats 0..{len(self.agents) - 1}"
+            )
 
     @staticmethod
     def _check_trick(trick: object, last: int) -> None:
