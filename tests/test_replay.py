@@ -143,10 +143,20 @@ def test_state_at_and_moon_stopped() -> None:
             refused()
 
 
-def test_a_time_budgeted_agent_cannot_be_replayed() -> None:
+def test_a_time_budgeted_agent_cannot_be_replayed(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """... from Python or from the command line, which says so in one line (it printed a
+    traceback until 2026-12-05: ``ReplayError`` was not an ``InputError``)."""
+    from hearts_sim.apps.cli import main
+
     df = simulate("standard", ["ismcts(ms=1)", "random", "random", "random"], hands=1, seed=1, threads=1)
     with pytest.raises(an.ReplayError, match=r"seat 0's agent ismcts\(ms=1\) plays on a time budget"):
         an.replay(df.iloc[0])
+    run = tmp_path / "run"
+    assert main(["tournament", "mc(ms=1)", "random", "--deals", "1", "--out", str(run), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["replay", str(run), "--row", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "agent mc(ms=1) plays on a time budget (ms=1)" in err
 
 
 def test_a_record_the_replay_disagrees_with_is_refused() -> None:
