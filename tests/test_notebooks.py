@@ -14,6 +14,8 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 EXPECTED_FIGURES = {"moon_shots.ipynb": 9, "levels.ipynb": 3, "your_agent.ipynb": 2}
 # notebook -> (replays shown, of which with a marked trick): analysis.replay's HTML
 EXPECTED_REPLAYS = {"moon_shots.ipynb": (6, 3), "levels.ipynb": (0, 0), "your_agent.ipynb": (2, 2)}
+# notebook -> tables it must show, by a header cell of each: hard's card values in a replayed hand
+EXPECTED_TABLES = {"moon_shots.ipynb": [], "levels.ipynb": [], "your_agent.ipynb": ["<th>chosen</th>"]}
 
 
 def _html_outputs(notebook: object) -> list[str]:
@@ -69,3 +71,5 @@ def test_notebook_executes_and_plots(name: str, tmp_path: Path) -> None:
     shown, marked = EXPECTED_REPLAYS[name]
     assert len(replays) >= shown
     assert sum(MARK_STYLE in html for html in replays) >= marked
+    for header in EXPECTED_TABLES[name]:
+        assert any(header in html for html in _html_outputs(notebook)), f"{name}: no table with {header}"
