@@ -35,7 +35,8 @@ from agents.dispatch import loop_pass, loop_play
 from agents.external import EngineOptions, external_moves
 from agents.kinds import AgentError
 from agents.registry import AgentSpec, Policy, parse_agent
-from hearts_sim.core.cards import N_CARDS, card_str, cards_of
+from agents.search import card_stats
+from hearts_sim.core.cards import card_str, cards_of
 from hearts_sim.core.checks import shown
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import decision_seed
@@ -87,17 +88,17 @@ class Agent:
     @property
     def scores_cards(self) -> bool:
         """Whether its play scores every legal card (a search agent): ``card_values`` explains it."""
-        return self.spec.play_policy.kind.card_values is not None
+        return self.spec.play_policy.kind.scored_play is not None
 
     def card_values(self, observation: Observation, hand_seed: int | None = None) -> pd.DataFrame:
         """What a search agent's play weighs: one row per legal card, best first, with ``points``
         the seat's mean hand score over the search's playouts after that card (lower is better),
         ``weight`` the playouts (``ismcts``) or sampled worlds (``mc``, ``pimc``) behind it, and
-        ``chosen`` the card ``choose_play`` plays from these statistics (the same search and
-        seed; ``ismcts`` plays its most visited card by default, which need not have the lowest
-        mean). A forced card is played without a search: one row, ``points`` NaN. Raises
-        ``AgentError`` for an agent that plays without scoring its cards (``rule``, a ``py:``
-        agent, ...), ``IllegalMoveError`` unless the seat is to play."""
+        ``chosen`` the card ``choose_play`` plays (the same search, seed and kernel: its
+        ``scored_play``; ``ismcts`` plays its most visited card by default, which need not have
+        the lowest mean). A forced card is played without a search: one row, ``points`` NaN.
+        Raises ``AgentError`` for an agent that plays without scoring its cards (``rule``, a
+        ``py:`` agent, ...), ``IllegalMoveError`` unless the seat is to play."""
         policy = self.spec.play_policy
         if not self.scores_cards:
             raise AgentError(
@@ -108,22 +109,16 @@ class Agent:
         _check_turn(states, observation, want_pass=False)
         moves = observation.legal_moves()
         legal = list(moves)
-        values = np.full(N_CARDS, np.nan)
-        weights = np.zeros(N_CARDS, dtype=np.int64)
+        values, weights = card_stats()
+        chosen = legal[0]
         if len(legal) > 1:
             seat = observation.seat
+            seed = np.uint64(decision_seed(states[0], seat))
             rules = observation.rules.to_tuple()
-            policy.kind.card_values(
-                policy.row,
-                states[0],
-                rules,
-                seat,
-                np.uint64(moves.mask),
-                np.uint64(decision_seed(states[0], seat)),
-                values,
-                weights,
+            mask = np.uint64(moves.mask)
+            chosen = int(
+                policy.kind.scored_play(policy.row, states[0], rules, seat, mask, seed, values, weights)
             )
-        chosen = self._decide(policy, states, observation)
         table = pd.DataFrame(
             {
                 "card": [card_str(card) for card in legal],

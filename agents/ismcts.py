@@ -62,6 +62,7 @@ from agents.search import (
     budget_count,
     budget_deadline,
     card_count,
+    card_stats,
     init_node,
     mean_score,
     monotonic_ns,
@@ -193,13 +194,12 @@ def ismcts_play(
     """The root card (``final``) of an SO-ISMCTS search over ``seat``'s information set."""
     if card_count(legal) == 1:
         return lowest_card(legal)
-    return root_card(
-        ismcts_search(params, state, rules, seat, legal, seed), legal, seat, np.int64(params[P.final])
-    )
+    values, weights = card_stats()
+    return ismcts_scored_play(params, state, rules, seat, legal, seed, values, weights)
 
 
 @njit
-def ismcts_values(
+def ismcts_scored_play(
     params: Params,
     state,
     rules: RulesTuple,
@@ -208,15 +208,17 @@ def ismcts_values(
     seed: np.uint64,
     values,
     weights,
-) -> None:
-    """``ismcts_play``'s search, its root cards' statistics for ``seat`` kept: ``values[card]``
-    the mean hand score of the playouts through the card, ``weights[card]`` their number."""
+) -> np.int64:
+    """``ismcts_play``'s card (two or more ``legal`` cards), with the root's statistics for
+    ``seat``: ``values[card]`` the mean hand score of the playouts through the card,
+    ``weights[card]`` their number."""
     tree = ismcts_search(params, state, rules, seat, legal, seed)
     child = tree[0].first_child
     while child != NO_NODE:
         values[tree[child].card] = mean_score(tree, child, seat)
         weights[tree[child].card] = tree[child].visits
         child = tree[child].next
+    return root_card(tree, legal, seat, np.int64(params[P.final]))
 
 
 @njit
@@ -341,6 +343,6 @@ KIND = PolicyKind(
     PARAMETERS,
     play=ismcts_play,
     pass_cards=ismcts_pass,
-    card_values=ismcts_values,
+    scored_play=ismcts_scored_play,
     searches=True,
 )

@@ -148,10 +148,10 @@ class PolicyKind:
     parameters: tuple[Parameter, ...] = ()
     play: Any = None  # njit (params, state, rules, seat, legal, seed) -> card
     pass_cards: Any = None  # njit (params, state, rules, seat, seed) -> bitboard of cards to pass
-    # search kinds: njit (params, state, rules, seat, legal, seed, values, weights) -> None, the
-    # statistics ``play`` chose from (each legal card's mean score for the seat, and how many
-    # playouts or worlds that mean is over), for ``agents.Agent.card_values``
-    card_values: Any = None
+    # search kinds: njit (params, state, rules, seat, legal, seed, values, weights) -> card, the
+    # play with the statistics it chose from (each card's mean score for the seat, and how many
+    # playouts or worlds that mean is over; ``search.card_stats``), for ``Agent.card_values``
+    scored_play: Any = None
     stateless_play: Any = None  # njit (legal, seed) -> card: a play reading nothing else
     passes_like: str = ""  # no pass policy of its own: pass as this kind does with its defaults
     searches: bool = False  # milliseconds per decision: runs are sized in tens of deals

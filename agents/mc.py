@@ -41,6 +41,8 @@ from agents.search import (
     budget_count,
     budget_deadline,
     card_count,
+    card_stats,
+    lowest_mean_card,
     monotonic_ns,
     new_worlds,
     pass_and_play_out,
@@ -176,21 +178,12 @@ def mc_play(
     With ``ms`` > 0 it samples worlds until the time is up (at least one) instead."""
     if card_count(legal) == 1:
         return lowest_card(legal)
-    values = np.zeros(N_CARDS, dtype=np.float64)
-    weights = np.zeros(N_CARDS, dtype=np.int64)
-    mc_values(params, state, rules, seat, legal, seed, values, weights)
-    best = np.int64(-1)
-    cards = legal
-    while cards:  # the lowest mean; ties go to the lower card index
-        card = lowest_card(cards)
-        cards &= cards - np.uint64(1)
-        if best < 0 or values[card] < values[best]:
-            best = card
-    return best
+    values, weights = card_stats()
+    return mc_scored_play(params, state, rules, seat, legal, seed, values, weights)
 
 
 @njit
-def mc_values(
+def mc_scored_play(
     params: Params,
     state,
     rules: RulesTuple,
@@ -199,9 +192,10 @@ def mc_values(
     seed: np.uint64,
     values,
     weights,
-) -> None:
-    """``values[card]``: every legal card's mean final score for ``seat`` over the sampled
-    worlds (the same worlds and rollout streams for every card), ``weights[card]`` their number."""
+) -> np.int64:
+    """``mc_play``'s card (two or more ``legal`` cards), with ``values[card]`` every legal card's
+    mean final score for ``seat`` over the sampled worlds (the same worlds and rollout streams
+    for every card), ``weights[card]`` their number."""
     deadline = budget_deadline(np.float64(params[P.ms]))
     samples = budget_count(params[P.samples], 1, MAX_SAMPLES) if deadline == 0 else np.int64(1) << 62
     kind = np.int64(params[P.rollout])
@@ -237,6 +231,7 @@ def mc_values(
         cards &= cards - np.uint64(1)
         values[card] = totals[card] / np.float64(done)
         weights[card] = done
+    return lowest_mean_card(legal, values, weights)
 
 
 # ---------------------------------------------------------------- pass
@@ -289,7 +284,7 @@ KIND = PolicyKind(
     PARAMETERS,
     play=mc_play,
     pass_cards=mc_pass,
-    card_values=mc_values,
+    scored_play=mc_scored_play,
     searches=True,
 )
 DEFAULT_PARAMS = KIND.default_params()

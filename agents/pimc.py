@@ -45,7 +45,9 @@ from agents.search import (
     backup,
     budget_count,
     card_count,
+    card_stats,
     init_node,
+    lowest_mean_card,
     mean_score,
     monotonic_ns,
     new_tree,
@@ -173,23 +175,12 @@ def pimc_play(
     """The legal card with the lowest mean score over ``worlds`` UCT searches of sampled deals."""
     if card_count(legal) == 1:
         return lowest_card(legal)
-    values = np.zeros(N_CARDS, dtype=np.float64)
-    weights = np.zeros(N_CARDS, dtype=np.int64)
-    pimc_values(params, state, rules, seat, legal, seed, values, weights)
-    best = lowest_card(legal)
-    best_value = np.inf
-    remaining = legal
-    while remaining != _ZERO:
-        card = lowest_card(remaining)
-        remaining &= remaining - _ONE
-        if weights[card] > 0 and values[card] < best_value:
-            best_value = values[card]
-            best = card
-    return best
+    values, weights = card_stats()
+    return pimc_scored_play(params, state, rules, seat, legal, seed, values, weights)
 
 
 @njit
-def pimc_values(
+def pimc_scored_play(
     params: Params,
     state,
     rules: RulesTuple,
@@ -198,9 +189,9 @@ def pimc_values(
     seed: np.uint64,
     values,
     weights,
-) -> None:
-    """``values[card]``: a root card's mean score for ``seat`` over the worlds whose search
-    tried it, ``weights[card]`` the number of those worlds (two or more ``legal`` cards)."""
+) -> np.int64:
+    """``pimc_play``'s card (two or more ``legal`` cards), with ``values[card]`` a root card's
+    mean score for ``seat`` over the worlds whose search tried it, ``weights[card]`` their number."""
     iterations = budget_count(params[P.iterations], 1, MAX_ITERATIONS)
     n_worlds = budget_count(params[P.worlds], 1, MAX_SAMPLES)
     c = np.float64(params[P.c])
@@ -241,6 +232,7 @@ def pimc_values(
         if root_count[card] > 0:
             values[card] = root_value[card] / np.float64(root_count[card])
             weights[card] = root_count[card]
+    return lowest_mean_card(legal, values, weights)
 
 
 @njit
@@ -256,6 +248,6 @@ KIND = PolicyKind(
     PARAMETERS,
     play=pimc_play,
     pass_cards=pimc_pass,
-    card_values=pimc_values,
+    scored_play=pimc_scored_play,
     searches=True,
 )

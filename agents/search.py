@@ -43,6 +43,7 @@ from hearts_sim.core.cards import (
     AS_BIT,
     HEARTS_MASK,
     KS_BIT,
+    N_CARDS,
     QS_BIT,
     SUIT_MASKS,
     highest_card,
@@ -333,6 +334,29 @@ def backup(tree, path, depth: np.int64, scores, n: np.int64) -> None:
         tree[node].visits += 1
         for s in range(n):
             tree[node].sums[s] += np.float64(scores[s])
+
+
+@njit
+def card_stats():
+    """Per-card statistics of a search, by card index: a mean score (NaN: never tried) and how
+    many playouts or worlds it is over (``PolicyKind.scored_play``)."""
+    return np.full(N_CARDS, np.nan), np.zeros(N_CARDS, dtype=np.int64)
+
+
+@njit
+def lowest_mean_card(legal: np.uint64, values, weights) -> np.int64:
+    """The legal card with the lowest mean among those tried (ties: the lower card index; none
+    tried: the lowest legal card)."""
+    best = lowest_card(legal)
+    best_value = np.inf
+    cards = legal
+    while cards != _ZERO:
+        card = lowest_card(cards)
+        cards &= cards - _ONE
+        if weights[card] > 0 and values[card] < best_value:
+            best_value = values[card]
+            best = card
+    return best
 
 
 @njit_inline
