@@ -149,6 +149,28 @@ def test_replayed_hands_get_the_batched_loops_decisions(
             assert answer["ms"] >= 0
 
 
+def test_explain_adds_what_a_search_weighed_to_its_play() -> None:
+    """``"explain": true``: a search agent's play comes with each legal card's mean points and
+    playouts, best first; the play is the loop's, a pass is answered as without it."""
+    spec = "ismcts(iterations=120)"
+    served = MoveServer(spec, time_limit=None)
+    _, hand_seed, decisions = loop_hand(Rules(), [spec] * 4, seed=6, deal=0)
+    explained = 0
+    for i, (obs, move) in enumerate(decisions[:24]):
+        answer = without_ms(_ask_local(served, {**request(obs, i, hand_seed), "explain": True}))
+        if obs.phase == "pass":
+            assert answer == {"id": i, **expected(move)}
+            continue
+        values = answer.pop("values")
+        assert answer == {"id": i, **expected(move)}
+        assert sorted(v["card"] for v in values) == sorted(card_str(c) for c in obs.legal_moves())
+        if len(values) > 1:
+            explained += 1
+            points = [v["points"] for v in values if v["playouts"]]
+            assert points == sorted(points) and sum(v["playouts"] for v in values) >= 120
+    assert explained >= 10
+
+
 def _valid(state_seed: int = 2) -> tuple[dict[str, Any], dict[str, Any]]:
     """A valid request and its answer (from the loop)."""
     rules, seating = Rules(), ["rule"] * 4
@@ -169,7 +191,7 @@ BAD: list[tuple[bytes | dict[str, Any], Any, str]] = [
     (b"[1, 2]\n", None, "a request must be a JSON object"),
     (b"\xff\xfe\n", None, "not valid UTF-8"),
     ({**BASE, "recieved": []}, 5, "unknown field 'recieved'"),
-    ({**BASE, "seeed": 1}, 5, "kitty, dealer, seed, legal); did you mean 'seed'?"),
+    ({**BASE, "seeed": 1}, 5, "kitty, dealer, seed, legal, explain); did you mean 'seed'?"),
     ({**BASE, "sete": 1}, 5, "; did you mean 'seat' or 'seed'?"),
     ({k: v for k, v in BASE.items() if k != "seat"}, 5, "missing field 'seat'"),
     ({**BASE, "seat": "one"}, 5, "seat must be an integer"),
@@ -195,6 +217,8 @@ BAD: list[tuple[bytes | dict[str, Any], Any, str]] = [
     (b'{"id": Infinity, "seat": 1}\n', None, "Infinity is not JSON"),
     (b'{"id": -Infinity, "seat": 1}\n', None, "-Infinity is not JSON"),
     (b'{"id": 1e400, "seat": 1}\n', None, "1e400 is out of range for a JSON number"),
+    ({**BASE, "explain": "yes"}, 5, "explain must be true or false, not 'yes'"),
+    ({**BASE, "explain": True}, 5, "explain: rule plays without scoring its cards; serve a search agent"),
 ]
 
 

@@ -118,6 +118,14 @@ class MoveServer:
         seed = request.get("seed")
         if seed is not None and (not is_integer(seed) or not 0 <= seed < 2**64):
             raise RequestError(f"seed must be an integer in 0 .. 2**64-1, not {shown(seed)}")
+        explain = request.get("explain", False)
+        if not isinstance(explain, bool):
+            raise RequestError(f"explain must be true or false, not {shown(explain)}")
+        if explain and not self.agent.scores_cards:
+            raise RequestError(
+                f"explain: {self.agent.name} plays without scoring its cards; serve a search agent "
+                "(hard, mc, pimc, ismcts) to explain its plays"
+            )
         observation = Observation.from_history(
             rules,
             seat=request["seat"],
@@ -131,6 +139,17 @@ class MoveServer:
             kitty=_card_list(request["kitty"], "kitty") if request.get("kitty") else None,
             dealer=request.get("dealer"),
         )
+        if explain and observation.phase == "play":  # the play and what the search weighed
+            table = self.agent.card_values(observation, hand_seed=seed)
+            values = [
+                {
+                    "card": row.card,
+                    "points": None if math.isnan(row.points) else round(row.points, 3),
+                    "playouts": row.weight,
+                }
+                for row in table.itertuples()
+            ]
+            return {"play": table.loc[table["chosen"], "card"].iloc[0], "values": values}
         move = self.agent.act(observation, hand_seed=seed)
         if isinstance(move, list):
             return {"pass": [card_str(c) for c in move]}
