@@ -258,6 +258,10 @@ def api_calls() -> dict[str, Callable[[Any], object]]:
         "Agent.hand_seed": lambda v: agents.load("rule").hand_seed(v),
         "Agent.state(hand_seed=)": lambda v: agents.load("rule").state(history(), hand_seed=v),
         "Agent.choose_play(hand_seed=)": lambda v: agents.load("rule").choose_play(history(), hand_seed=v),
+        "Agent.card_values": lambda v: agents.load("mc(samples=2)").card_values(v),
+        "Agent.card_values(hand_seed=)": lambda v: agents.load("mc(samples=2)").card_values(
+            history(), hand_seed=v
+        ),
         "simulate(hands=)": lambda v: simulate("standard", "random", hands=v, progress=False),
         "simulate(seats)": lambda v: simulate("standard", v, hands=2, progress=False),
         "simulate(seed=)": lambda v: simulate("standard", "random", hands=2, seed=v, progress=False),
@@ -367,6 +371,10 @@ def analysis_calls() -> dict[str, Callable[[Any], object]]:
         "analysis.replay(rules=)": lambda v: analysis.replay(wide.iloc[0], rules=v),
         "analysis.Replay.state_at": lambda v: replayed.state_at(v),
         "analysis.Replay.moon_stopped": lambda v: replayed.moon_stopped(v),
+        "analysis.Replay.searches": lambda v: replayed.searches(v),
+        "analysis.Replay.card_values(trick)": lambda v: replayed.card_values(v, 0, "mc(samples=2)"),
+        "analysis.Replay.card_values(seat)": lambda v: replayed.card_values(0, v, "mc(samples=2)"),
+        "analysis.Replay.card_values(agent=)": lambda v: replayed.card_values(0, 0, v),
         "analysis.Replay.mark(trick)": lambda v: replayed.mark(v, "x")._repr_html_(),
         "analysis.Replay.mark(note)": lambda v: replayed.mark(0, v)._repr_html_(),
         "analysis.RecordSummary.from_frame": analysis.RecordSummary.from_frame,
