@@ -34,9 +34,10 @@ import pandas as pd
 from agents.dispatch import loop_pass, loop_play
 from agents.external import EngineOptions, external_moves
 from agents.kinds import AgentError
+from agents.passing import pass_stats
 from agents.registry import AgentSpec, Policy, parse_agent
 from agents.search import card_stats
-from hearts_sim.core.cards import card_str, cards_of
+from hearts_sim.core.cards import card_str, cards_of, cards_str
 from hearts_sim.core.checks import shown
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import decision_seed
@@ -90,6 +91,11 @@ class Agent:
         """Whether its play scores every legal card (a search agent): ``card_values`` explains it."""
         return self.spec.play_policy.kind.scored_play is not None
 
+    @property
+    def scores_passes(self) -> bool:
+        """Whether its pass scores candidate passes (a search agent): ``pass_values`` explains it."""
+        return self.spec.pass_policy.kind.scored_pass is not None
+
     def card_values(self, observation: Observation, hand_seed: int | None = None) -> pd.DataFrame:
         """What a search agent's play weighs: one row per legal card, best first, with ``points``
         the seat's mean hand score over the search's playouts after that card (lower is better),
@@ -127,6 +133,44 @@ class Agent:
                 "chosen": [card == chosen for card in legal],
             }
         )
+        return table.sort_values("points", kind="stable", na_position="last", ignore_index=True)
+
+    def pass_values(self, observation: Observation, hand_seed: int | None = None) -> pd.DataFrame:
+        """What a search agent's pass weighs: one row per candidate pass (``cards``, lowest card
+        first), best first, with ``points`` the seat's mean hand score over the playouts of that
+        pass (the other seats passing like ``rule``, everyone playing the agent's playout policy),
+        ``weight`` their number, and ``chosen`` the pass ``choose_pass`` makes (the same search,
+        seed and kernel). The searched pass (``pimc``, ``ismcts``) halves its candidates round by
+        round and chooses the last one left, so a candidate dropped early, on fewer playouts, may
+        show a lower mean than the chosen one. A pass
+        made without a search (across, or ``pass_rollouts=0``: the rule agent's) is one row,
+        ``points`` NaN. ``mc`` keeps the rule agent's pass unless another candidate beats it by a
+        margin, so its chosen pass need not have the lowest mean. Raises ``AgentError`` for an
+        agent that passes without scoring passes, ``IllegalMoveError`` unless the seat is to pass."""
+        policy = self.spec.pass_policy
+        if not self.scores_passes:
+            raise AgentError(
+                f"{self.name} passes by {policy.kind.name}, which scores no passes: pass_values explains "
+                "the search agents' passes (mc, and pimc or ismcts with pass_rollouts, such as hard)"
+            )
+        states = self.state(observation, hand_seed)
+        _check_turn(states, observation, want_pass=True)
+        seat = observation.seat
+        seed = np.uint64(decision_seed(states[0], seat))
+        cards, values, weights = pass_stats()
+        chosen = int(
+            policy.kind.scored_pass(
+                policy.row, states[0], observation.rules.to_tuple(), seat, seed, cards, values, weights
+            )
+        )
+        found = [
+            (cards_str(int(c)), float(v), int(w), int(c) == chosen)
+            for c, v, w in zip(cards, values, weights, strict=True)
+            if c
+        ]
+        if not found:  # the rule agent's pass, made without a search
+            found = [(cards_str(chosen), np.nan, 0, True)]
+        table = pd.DataFrame(found, columns=["cards", "points", "weight", "chosen"])
         return table.sort_values("points", kind="stable", na_position="last", ignore_index=True)
 
     def _decide(self, policy: Policy, states: np.ndarray, observation: Observation) -> int:

@@ -46,7 +46,7 @@ import numpy as np
 from agents.belief import BELIEF_PARAMETERS, next_world, weighted_pool
 from agents.evaluation import N_FEATURES, evaluate
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
-from agents.passing import PASS_ROLLOUTS, searched_pass
+from agents.passing import PASS_ROLLOUTS, scored_searched_pass, searched_pass
 from agents.search import (
     MAX_EXPLORATION,
     MAX_ITERATIONS,
@@ -337,6 +337,17 @@ def ismcts_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: 
     return searched_pass(state, rules, seat, seed, rollouts, np.int64(params[P.rollout]))
 
 
+@njit
+def ismcts_scored_pass(
+    params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64, cards, values, weights
+) -> np.uint64:
+    """``ismcts_pass``'s pass with its candidates' statistics (``scored_searched_pass``)."""
+    rollouts = budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS)
+    return scored_searched_pass(
+        state, rules, seat, seed, rollouts, np.int64(params[P.rollout]), cards, values, weights
+    )
+
+
 KIND = PolicyKind(
     "ismcts",
     "single-observer information-set MCTS, a new world every iteration",
@@ -344,5 +355,6 @@ KIND = PolicyKind(
     play=ismcts_play,
     pass_cards=ismcts_pass,
     scored_play=ismcts_scored_play,
+    scored_pass=ismcts_scored_pass,
     searches=True,
 )

@@ -152,6 +152,9 @@ class PolicyKind:
     # play with the statistics it chose from (each card's mean score for the seat, and how many
     # playouts or worlds that mean is over; ``search.card_stats``), for ``Agent.card_values``
     scored_play: Any = None
+    # ... and njit (params, state, rules, seat, seed, cards, values, weights) -> bitboard, the pass
+    # with its candidates' statistics (``passing.pass_stats``), for ``Agent.pass_values``
+    scored_pass: Any = None
     stateless_play: Any = None  # njit (legal, seed) -> card: a play reading nothing else
     passes_like: str = ""  # no pass policy of its own: pass as this kind does with its defaults
     searches: bool = False  # milliseconds per decision: runs are sized in tens of deals

@@ -31,7 +31,7 @@ import numpy as np
 
 from agents.belief import BELIEF_PARAMETERS, next_world, weighted_pool
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
-from agents.passing import MAX_RULE_CANDIDATES, rule_candidates
+from agents.passing import MAX_RULE_CANDIDATES, pass_stats, rule_candidates
 from agents.search import (
     MAX_MS,
     MAX_SAMPLES,
@@ -242,7 +242,16 @@ def mc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.u
     Candidate 0 is the rule agent's own pass; another replaces it only when its mean gain,
     paired over the same deals and rollout streams, exceeds ``PASS_MARGIN_Z`` standard
     errors (the minimum of several noisy means is biased towards luck)."""
-    candidates = np.zeros(MAX_RULE_CANDIDATES, dtype=np.uint64)
+    candidates, values, weights = pass_stats()
+    return mc_scored_pass(params, state, rules, seat, seed, candidates, values, weights)
+
+
+@njit
+def mc_scored_pass(
+    params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64, candidates, values, weights
+) -> np.uint64:
+    """``mc_pass``'s pass, with the candidates in ``candidates`` and each one's mean final score
+    for ``seat`` over the sampled deals in ``values``, their number in ``weights``."""
     count = rule_candidates(state, rules, seat, seed, candidates)
     if count == 1:
         return candidates[0]
@@ -251,6 +260,7 @@ def mc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.u
     worlds = new_worlds(SCRATCH_WORLDS)
     gains = np.zeros(MAX_RULE_CANDIDATES, dtype=np.float64)  # sum of (score of 0 - score of i)
     squares = np.zeros(MAX_RULE_CANDIDATES, dtype=np.float64)
+    totals = np.zeros(MAX_RULE_CANDIDATES, dtype=np.float64)
     plan, card_rows = new_sampler_scratch()
     rng = seed
     for _ in range(samples):
@@ -268,6 +278,7 @@ def mc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.u
             gain = reference - trial.scores[seat]
             gains[i] += gain
             squares[i] += gain * gain
+            totals[i] += trial.scores[seat]
     best = 0
     best_gain = 0.0
     for i in range(1, count):
@@ -275,6 +286,9 @@ def mc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.u
         error = np.sqrt(max(squares[i] / samples - mean * mean, 0.0) / (samples - 1))
         if mean > best_gain and mean > PASS_MARGIN_Z * error:
             best, best_gain = i, mean
+    for i in range(count):
+        values[i] = totals[i] / samples
+        weights[i] = samples
     return candidates[best]
 
 
@@ -285,6 +299,7 @@ KIND = PolicyKind(
     play=mc_play,
     pass_cards=mc_pass,
     scored_play=mc_scored_play,
+    scored_pass=mc_scored_pass,
     searches=True,
 )
 DEFAULT_PARAMS = KIND.default_params()

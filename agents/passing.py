@@ -233,6 +233,18 @@ def passes_to_neighbour(state) -> bool:
 
 
 @njit
+def pass_stats():
+    """Per-candidate statistics of a pass search: the candidates' cards (0 past the last), each
+    one's mean final score for the seat (NaN: never played out) and its number of playouts
+    (``PolicyKind.scored_pass``)."""
+    return (
+        np.zeros(MAX_CANDIDATES, dtype=np.uint64),
+        np.full(MAX_CANDIDATES, np.nan),
+        np.zeros(MAX_CANDIDATES, dtype=np.int64),
+    )
+
+
+@njit
 def searched_pass(
     state, rules: RulesTuple, seat: np.int64, seed: np.uint64, rollouts: np.int64, playout: np.int64
 ) -> np.uint64:
@@ -240,12 +252,30 @@ def searched_pass(
     with ``rollouts`` playouts in all, each played out by the playout policy ``playout``
     (ROLLOUT_*, the searching agent's own) once the other seats have passed like the rule agent;
     the rule agent's pass with no rollouts, and across (see the module's note)."""
+    cards, values, weights = pass_stats()
+    return scored_searched_pass(state, rules, seat, seed, rollouts, playout, cards, values, weights)
+
+
+@njit
+def scored_searched_pass(
+    state,
+    rules: RulesTuple,
+    seat: np.int64,
+    seed: np.uint64,
+    rollouts: np.int64,
+    playout: np.int64,
+    cards,
+    values,
+    weights,
+) -> np.uint64:
+    """``searched_pass``'s pass, with the candidates in ``cards`` and each one's mean score over
+    its playouts in ``values``, their number in ``weights`` (a candidate halved out early has
+    fewer); no candidates when the pass is the rule agent's without a search."""
     if rollouts <= 0 or not passes_to_neighbour(state):
         return rule_pass(PASS_VARIANTS[0], state, rules, seat, seed)
-    candidates = np.zeros(MAX_CANDIDATES, dtype=np.uint64)
-    count = pass_candidates(state, rules, seat, seed, candidates)
+    count = pass_candidates(state, rules, seat, seed, cards)
     if count == 1:
-        return candidates[0]
+        return cards[0]
     totals = np.zeros(MAX_CANDIDATES, dtype=np.float64)
     alive = np.arange(count)
     n_alive = count
@@ -263,12 +293,15 @@ def searched_pass(
             for i in range(n_alive):
                 trial = worlds[TRIAL]
                 copy_state(worlds[WORLD], trial)
-                pass_cards(trial, rules, seat, candidates[alive[i]])
+                pass_cards(trial, rules, seat, cards[alive[i]])
                 pass_and_play_out(trial, rules, ROLLOUT_RULE, playout, stream)
                 totals[alive[i]] += trial.scores[seat]
+                weights[alive[i]] += 1
         # every survivor has seen the same deals: keep the half with the lowest totals
         order = np.argsort(totals[alive[:n_alive]], kind="mergesort")
         kept = alive[:n_alive][order]
         n_alive = (n_alive + 1) // 2
         alive[:n_alive] = kept[:n_alive]
-    return candidates[alive[0]]
+    for i in range(count):
+        values[i] = totals[i] / np.float64(weights[i])
+    return cards[alive[0]]

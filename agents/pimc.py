@@ -27,7 +27,7 @@ import numpy as np
 
 from agents.belief import BELIEF_PARAMETERS, next_world, weighted_pool
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
-from agents.passing import PASS_ROLLOUTS, searched_pass
+from agents.passing import PASS_ROLLOUTS, scored_searched_pass, searched_pass
 from agents.search import (
     MAX_EXPLORATION,
     MAX_ITERATIONS,
@@ -242,6 +242,17 @@ def pimc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np
     return searched_pass(state, rules, seat, seed, rollouts, np.int64(params[P.rollout]))
 
 
+@njit
+def pimc_scored_pass(
+    params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64, cards, values, weights
+) -> np.uint64:
+    """``pimc_pass``'s pass with its candidates' statistics (``scored_searched_pass``)."""
+    rollouts = budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS)
+    return scored_searched_pass(
+        state, rules, seat, seed, rollouts, np.int64(params[P.rollout]), cards, values, weights
+    )
+
+
 KIND = PolicyKind(
     "pimc",
     "determinized search: UCT in each sampled world, averaged across worlds",
@@ -249,5 +260,6 @@ KIND = PolicyKind(
     play=pimc_play,
     pass_cards=pimc_pass,
     scored_play=pimc_scored_play,
+    scored_pass=pimc_scored_pass,
     searches=True,
 )

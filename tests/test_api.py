@@ -235,6 +235,38 @@ def test_card_values_are_what_a_search_plays_by(spec: str, budget: Any) -> None:
     assert searched >= 20 and forced >= 1
 
 
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "mc(samples=4,pass_samples=10)",
+        "pimc(iterations=40,worlds=2,pass_rollouts=600)",
+        "ismcts(iterations=60,pass_rollouts=600)",
+    ],
+)
+def test_pass_values_are_what_a_search_passes_by(spec: str) -> None:
+    """``Agent.pass_values``: the candidate passes, each of the seat's cards, and the one marked
+    chosen is the pass the batched loop made; the searched pass's last survivor has the most
+    playouts, ``mc`` plays every candidate on every deal, and across (no search) is one row."""
+    rules, agent = Rules(), agents.load(spec)
+    for deal in range(3):  # left, right, across
+        _, hand_seed, decisions = loop_hand(rules, [spec] * 4, seed=9, deal=deal)
+        for obs, move in decisions[:4]:  # the four passes
+            table = agent.pass_values(obs, hand_seed=hand_seed)
+            chosen = table[table["chosen"]]
+            assert len(chosen) == 1 and chosen["cards"].iloc[0] == cards_str(sum(1 << c for c in move))
+            assert all(
+                len(cards.split()) == 3 and set(cards.split()) <= set(obs.hand.to_list())
+                for cards in table["cards"]
+            )
+            if obs.pass_direction == "across" and not spec.startswith("mc"):
+                assert len(table) == 1 and np.isnan(table["points"].iloc[0]) and table["weight"].iloc[0] == 0
+            elif spec.startswith("mc"):
+                assert (table["weight"] == 10).all() or len(table) == 1
+            else:
+                assert len(table) > 1 and chosen["weight"].iloc[0] == table["weight"].max()
+                assert table["points"].is_monotonic_increasing
+
+
 def test_card_values_explain_search_agents_only() -> None:
     obs = HandState.deal("standard", seed=4).observation(1)
     with pytest.raises(AgentError, match="rule, which scores no cards: card_values explains the search"):
@@ -244,6 +276,13 @@ def test_card_values_explain_search_agents_only() -> None:
     with pytest.raises(IllegalMoveError, match="seat 1 is to pass, not to play"):
         agents.load("mc").card_values(obs)
     assert agents.load("hard").scores_cards and not agents.load("normal").scores_cards
+    with pytest.raises(AgentError, match="rule passes by rule, which scores no passes: pass_values explains"):
+        agents.load("rule").pass_values(obs)
+    with pytest.raises(AgentError, match="scores no passes"):
+        agents.load("pass=rule,play=hard").pass_values(obs)
+    state = HandState.deal("standard", seed=4, hand=3)  # no pass: the play phase
+    with pytest.raises(IllegalMoveError, match="no passing now"):
+        agents.load("hard").pass_values(state.observation(state.current_player))
 
 
 def test_without_hand_seed_decisions_depend_on_the_observation_only() -> None:

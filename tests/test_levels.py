@@ -241,8 +241,8 @@ def test_terminal_help_and_hints_at_any_prompt() -> None:
 
 def test_a_search_opponents_hint_shows_the_points_it_expects_after_each_card() -> None:
     """Against a search agent a play hint is its card and, from ``Agent.card_values``, the points
-    it expects the person to take this hand after each legal card, best first; playing the
-    hinted card plays on."""
+    it expects the person to take this hand after each legal card, best first (a pass hint: its
+    best passes, ``Agent.pass_values``); playing the hinted cards plays on."""
     from hearts_sim.apps.terminal import play_in_terminal
 
     lines: list[str] = []
@@ -254,9 +254,16 @@ def test_a_search_opponents_hint_shows_the_points_it_expects_after_each_card() -
             return hint.split(" (")[0]  # a pass's three cards, or the card before its reasons
         return "quit" if sum(line.startswith("  hint: ") for line in lines) >= 8 else "hint"
 
-    play_in_terminal(Rules(), "ismcts(iterations=200)", seed=5, ask=ask, say=lines.append)
+    play_in_terminal(Rules(), "ismcts(iterations=200,pass_rollouts=400)", seed=5, ask=ask, say=lines.append)
     hints = [line[len("  hint: ") :] for line in lines if line.startswith("  hint: ")]
-    assert len(hints) == 8 and len(hints[0].split()) == 3  # the pass: its three cards
+    assert len(hints) == 8
+    passing = re.fullmatch(
+        r"((?:\w+ ){2}\w+) \(points it expects you to take this hand after its best passes: (.+)\)", hints[0]
+    )
+    assert passing, hints[0]  # the pass, then up to four candidates, best first
+    listed = [item.rsplit(" ", 1) for item in passing.group(2).split(", ")]
+    assert 1 <= len(listed) <= 4 and all(len(cards.split()) == 3 for cards, _ in listed)
+    assert [float(points) for _, points in listed] == sorted(float(points) for _, points in listed)
     plays = hints[1:]
     searched = [
         re.fullmatch(r"(\w+) \(points it expects you to take this hand after each card: (.+)\)", h)

@@ -150,19 +150,20 @@ def test_replayed_hands_get_the_batched_loops_decisions(
 
 
 def test_explain_adds_what_a_search_weighed_to_its_play() -> None:
-    """``"explain": true``: a search agent's play comes with each legal card's mean points and
-    playouts, best first; the play is the loop's, a pass is answered as without it."""
-    spec = "ismcts(iterations=120)"
+    """``"explain": true``: a search agent's move comes with each legal card's (each candidate
+    pass's) mean points and playouts, best first; the move is the loop's."""
+    spec = "ismcts(iterations=120,pass_rollouts=300)"
     served = MoveServer(spec, time_limit=None)
     _, hand_seed, decisions = loop_hand(Rules(), [spec] * 4, seed=6, deal=0)
     explained = 0
     for i, (obs, move) in enumerate(decisions[:24]):
         answer = without_ms(_ask_local(served, {**request(obs, i, hand_seed), "explain": True}))
-        if obs.phase == "pass":
-            assert answer == {"id": i, **expected(move)}
-            continue
         values = answer.pop("values")
         assert answer == {"id": i, **expected(move)}
+        if obs.phase == "pass":  # the candidates, the pass made among them
+            assert answer["pass"] in [v["pass"] for v in values] and len(values) > 1
+            assert all(len(v["pass"]) == 3 and set(v["pass"]) <= set(obs.hand.to_list()) for v in values)
+            continue
         assert sorted(v["card"] for v in values) == sorted(card_str(c) for c in obs.legal_moves())
         if len(values) > 1:
             explained += 1
@@ -219,6 +220,11 @@ BAD: list[tuple[bytes | dict[str, Any], Any, str]] = [
     (b'{"id": 1e400, "seat": 1}\n', None, "1e400 is out of range for a JSON number"),
     ({**BASE, "explain": "yes"}, 5, "explain must be true or false, not 'yes'"),
     ({**BASE, "explain": True}, 5, "explain: rule plays without scoring its cards; serve a search agent"),
+    (
+        {**BASE, "plays": [], "pass_direction": "left", "explain": True},
+        5,
+        "explain: rule passes without scoring",
+    ),
 ]
 
 

@@ -121,11 +121,6 @@ class MoveServer:
         explain = request.get("explain", False)
         if not isinstance(explain, bool):
             raise RequestError(f"explain must be true or false, not {shown(explain)}")
-        if explain and not self.agent.scores_cards:
-            raise RequestError(
-                f"explain: {self.agent.name} plays without scoring its cards; serve a search agent "
-                "(hard, mc, pimc, ismcts) to explain its plays"
-            )
         observation = Observation.from_history(
             rules,
             seat=request["seat"],
@@ -139,21 +134,39 @@ class MoveServer:
             kitty=_card_list(request["kitty"], "kitty") if request.get("kitty") else None,
             dealer=request.get("dealer"),
         )
-        if explain and observation.phase == "play":  # the play and what the search weighed
-            table = self.agent.card_values(observation, hand_seed=seed)
-            values = [
-                {
-                    "card": row.card,
-                    "points": None if math.isnan(row.points) else round(row.points, 3),
-                    "playouts": row.weight,
-                }
-                for row in table.itertuples()
-            ]
-            return {"play": table.loc[table["chosen"], "card"].iloc[0], "values": values}
+        if explain:
+            return self._explained(observation, seed)
         move = self.agent.act(observation, hand_seed=seed)
         if isinstance(move, list):
             return {"pass": [card_str(c) for c in move]}
         return {"play": card_str(move)}
+
+    def _explained(self, observation: Observation, seed: int | None) -> dict[str, Any]:
+        """The move and what the search weighed: each legal card (``Agent.card_values``) or
+        candidate pass (``Agent.pass_values``), best first, with its mean points and playouts."""
+        passing = observation.phase == "pass"
+        if not (self.agent.scores_passes if passing else self.agent.scores_cards):
+            what = "passes without scoring its passes" if passing else "plays without scoring its cards"
+            raise RequestError(
+                f"explain: {self.agent.name} {what}; serve a search agent (hard, mc, ...) to explain it"
+            )
+        if passing:
+            table = self.agent.pass_values(observation, hand_seed=seed)
+            moves = [{"pass": cards.split()} for cards in table["cards"]]
+        else:
+            table = self.agent.card_values(observation, hand_seed=seed)
+            moves = [{"card": card} for card in table["card"]]
+        values = [
+            {
+                **move,
+                "points": None if math.isnan(points) else round(float(points), 3),
+                "playouts": int(weight),
+            }
+            for move, points, weight in zip(moves, table["points"], table["weight"], strict=True)
+        ]
+        chosen = moves[int(table["chosen"].to_numpy().argmax())]
+        move = {"pass": chosen["pass"]} if passing else {"play": chosen["card"]}
+        return {**move, "values": values}
 
     def _rules(self, value: Any) -> Rules:
         if value is None:

@@ -27,6 +27,7 @@ Say = Callable[[str], None]
 QUIT = ("quit", "exit", "q")  # what leaves the game at any prompt (no card is written so)
 HELP = ("help", "?", "h")
 HINT = "hint"
+HINT_PASSES = 4  # candidate passes a search level's hint shows, best first
 HELP_TEXT = (
     "  type cards like qs, 10h, th or ♠Q (to pass, all of them, space-separated); "
     "hint: what the CPU would do in your place; quit: leave with the totals so far"
@@ -155,6 +156,14 @@ def _hint(cpu: Agent, state: HandState, seat: int) -> Callable[[], str]:
                 return f"{chosen} (your only legal card)"
             points = ", ".join(f"{row.card} {row.points:.1f}" for row in table.itertuples() if row.weight > 0)
             return f"{chosen} (points it expects you to take this hand after each card: {points})"
+        if observation.phase == "pass" and cpu.scores_passes:  # ... and of its best passes
+            table = cpu.pass_values(observation)
+            chosen = table.loc[table["chosen"], "cards"].iloc[0]
+            tried = table[table["weight"] > 0].head(HINT_PASSES)
+            if tried.empty:
+                return chosen
+            points = ", ".join(f"{row.cards} {row.points:.1f}" for row in tried.itertuples())
+            return f"{chosen} (points it expects you to take this hand after its best passes: {points})"
         move = cpu.act(observation)
         return " ".join(card_str(c) for c in (move if isinstance(move, list) else [move]))
 

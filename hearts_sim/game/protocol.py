@@ -12,8 +12,9 @@ Request::
 ``hand`` is the seat's dealt hand; ``plays`` every card played so far with who played it.
 ``legal``, sent by hearts-sim with every request for a card, lists the cards the seat may play
 (engines may rely on it; ``hearts-sim serve`` ignores it and derives them itself). ``explain``
-(``hearts-sim serve`` only, never sent to an engine): with ``true`` a play's answer also lists
-what a search agent weighed, ``"values": [{"card": "5S", "points": 2.13, "playouts": 5346}, ...]``.
+(``hearts-sim serve`` only, never sent to an engine): with ``true`` the answer also lists what
+a search agent weighed, ``"values": [{"card": "5S", "points": 2.13, "playouts": 5346}, ...]``
+(for a pass ``{"pass": [...], ...}``).
 Answer: ``{"id": 7, "pass": ["AS", "KS", "QS"]}``, ``{"id": 7, "play": "QS"}`` or
 ``{"id": 7, "error": "..."}``.
 """
