@@ -259,6 +259,7 @@ def api_calls() -> dict[str, Callable[[Any], object]]:
         "Agent.state(hand_seed=)": lambda v: agents.load("rule").state(history(), hand_seed=v),
         "Agent.choose_play(hand_seed=)": lambda v: agents.load("rule").choose_play(history(), hand_seed=v),
         "Agent.card_values": lambda v: agents.load("mc(samples=2)").card_values(v),
+        "Agent.pass_values": lambda v: agents.load("mc(pass_samples=2)").pass_values(v),
         "Agent.card_values(hand_seed=)": lambda v: agents.load("mc(samples=2)").card_values(
             history(), hand_seed=v
         ),
