@@ -376,6 +376,7 @@ def analysis_calls() -> dict[str, Callable[[Any], object]]:
         "analysis.Replay.card_values(trick)": lambda v: replayed.card_values(v, 0, "mc(samples=2)"),
         "analysis.Replay.card_values(seat)": lambda v: replayed.card_values(0, v, "mc(samples=2)"),
         "analysis.Replay.card_values(agent=)": lambda v: replayed.card_values(0, 0, v),
+        "analysis.Replay.pass_values(seat)": lambda v: replayed.pass_values(v, "mc(pass_samples=2)"),
         "analysis.Replay.mark(trick)": lambda v: replayed.mark(v, "x")._repr_html_(),
         "analysis.Replay.mark(note)": lambda v: replayed.mark(0, v)._repr_html_(),
         "analysis.RecordSummary.from_frame": analysis.RecordSummary.from_frame,

@@ -19,7 +19,7 @@ import pytest
 
 from agents.external import close_all
 from hearts_sim import analysis as an
-from hearts_sim.core.cards import card_str, parse_card
+from hearts_sim.core.cards import card_str, cards_str, parse_card
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.records import hand_frame, unpack_trick_winners
 from hearts_sim.selfplay.simulate import Table, run_hands, simulate, simulate_games
@@ -497,7 +497,8 @@ def test_every_hand_of_a_game_replays_and_its_players_see_the_totals_before_it()
 def test_a_replay_says_what_each_search_weighed_and_what_another_agent_would_play() -> None:
     """``Replay.card_values(trick, seat)``: the search's statistics in the position as it stood,
     with the hand's seed, so the card marked chosen is the card the seat played; ``agent=`` asks
-    another agent in the same position (what ``agents.load`` answers there with that seed)."""
+    another agent in the same position (what ``agents.load`` answers there with that seed);
+    ``Replay.pass_values(seat)`` the same for the pass."""
     import agents
 
     df = simulate("standard", ["ismcts(iterations=150)", "easy", "mc(samples=6)", "rule"], hands=2, seed=2)
@@ -527,6 +528,18 @@ def test_a_replay_says_what_each_search_weighed_and_what_another_agent_would_pla
         hand.card_values(13, 0)
     with pytest.raises(an.ReplayError, match="agent is a spec or a level name"):
         hand.card_values(0, 0, agent=3)  # type: ignore[arg-type]
+
+    # the pass: mc scores its candidates, ismcts without pass_rollouts passes like rule (one row)
+    for seat in (0, 2):
+        table = hand.pass_values(seat)
+        assert table.loc[table["chosen"], "cards"].tolist() == [cards_str(hand.passed[seat].mask)]
+        assert len(table) == 1 if seat == 0 else (table["weight"] == 30).all() and len(table) > 1
+    with pytest.raises(an.ReplayError, match="seat 1: easy passes by rule, which scores no passes"):
+        hand.pass_values(1)
+    asked = hand.pass_values(1, agent="mc(pass_samples=5)")
+    assert asked["chosen"].sum() == 1 and set(asked["weight"]) <= {0, 5}  # 0: a single candidate
+    with pytest.raises(an.ReplayError, match=r"this hand has no pass \(pass none\)"):
+        an.replay(simulate("standard", "rule", hands=4, seed=2).iloc[3]).pass_values(0)
 
 
 def test_the_replay_command_says_why_with_why_and_ask(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]

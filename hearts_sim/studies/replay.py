@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
@@ -47,6 +47,7 @@ from hearts_sim.core.cards import (
     card_html,
     card_str,
     cards_html,
+    cards_str,
     html_table,
 )
 from hearts_sim.core.checks import is_integer, is_real, shown
@@ -155,27 +156,51 @@ class Replay:
         would ``hard`` have played?). ``ReplayError`` for an agent that scores no cards."""
         self._check_trick(trick, len(self.tricks) - 1)
         self._check_seat(seat)
-        if agent is not None and not isinstance(agent, str):
-            raise ReplayError(f"agent is a spec or a level name, such as 'hard', not {shown(agent)}")
         state = self.state_at(trick)
-        played = dict(self.tricks[trick].cards)[seat]
         for player, card in self.tricks[trick].cards:
             if player == seat:
                 break
             state.play(card)
+        observation = state.observation(seat)
+        made = card_str(dict(self.tricks[trick].cards)[seat])
+        return self._explain(seat, agent, lambda asked: asked.card_values(observation, self.seed), made)
+
+    def pass_values(self, seat: int, agent: str | None = None) -> pd.DataFrame:
+        """What ``seat``'s search weighed when it passed: ``agents.Agent.pass_values`` on its
+        dealt hand, with this hand's seed, so the pass marked ``chosen`` is the one it made;
+        ``agent``: ask it instead (as ``card_values``). ``ReplayError`` for a hand without a pass
+        or an agent that scores no passes."""
+        self._check_seat(seat)
+        offset = pass_offset(self.pass_direction, len(self.agents))
+        state = _dealt_state(self.rules, self.seed, offset, self.dealer, self.game_totals)
+        if state.phase != "pass":
+            raise ReplayError(
+                f"this hand has no pass (pass {self.pass_direction}): ask card_values of a trick"
+            )
+        observation = state.observation(seat)
+        made = cards_str(self.passed[seat].mask)
+        return self._explain(seat, agent, lambda asked: asked.pass_values(observation, self.seed), made)
+
+    def _explain(
+        self, seat: int, agent: str | None, ask: Callable[[Agent], pd.DataFrame], made: str
+    ) -> pd.DataFrame:
+        """``ask`` the seat's agent (or ``agent``) its table of values; the move it marks chosen
+        must be the one the seat ``made``, unless another agent was asked."""
+        if agent is not None and not isinstance(agent, str):
+            raise ReplayError(f"agent is a spec or a level name, such as 'hard', not {shown(agent)}")
         name = self.agents[seat] if agent is None else agent
         asked = self._agent(seat, name)
         if asked is None:
-            raise ReplayError(f"seat {seat}: {name}, an agent object passed from Python, scores no cards")
+            raise ReplayError(f"seat {seat}: {name}, an agent object passed from Python, scores nothing")
         try:
-            table = asked.card_values(state.observation(seat), hand_seed=self.seed)
+            table = ask(asked)
         except AgentError as error:
             raise ReplayError(f"seat {seat}: {error}") from None
-        chosen = table.loc[table["chosen"], "card"].iloc[0]
-        if agent is None and chosen != card_str(played):  # a record of another version of the agent
+        chosen = str(table[table["chosen"]].iloc[0, 0])
+        if agent is None and chosen != made:  # a record of another version of the agent
             raise ReplayError(
-                f"seat {seat}'s {name} now plays {chosen} in trick {trick}, not the {card_str(played)} "
-                "it played: the record was made by another version of it"
+                f"seat {seat}'s {name} now chooses {chosen}, not the {made} it chose: the record "
+                "was made by another version of it"
             )
         return table
 
