@@ -142,11 +142,11 @@ class Agent:
         ``weight`` their number, and ``chosen`` the pass ``choose_pass`` makes (the same search,
         seed and kernel). The searched pass (``pimc``, ``ismcts``) halves its candidates round by
         round and chooses the last one left, so a candidate dropped early, on fewer playouts, may
-        show a lower mean than the chosen one. A pass
-        made without a search (across, or ``pass_rollouts=0``: the rule agent's) is one row,
-        ``points`` NaN. ``mc`` keeps the rule agent's pass unless another candidate beats it by a
-        margin, so its chosen pass need not have the lowest mean. Raises ``AgentError`` for an
-        agent that passes without scoring passes, ``IllegalMoveError`` unless the seat is to pass."""
+        show a lower mean than the chosen one; ``mc`` keeps the rule agent's pass unless another
+        candidate beats it by a margin. A pass made without a search (across, or
+        ``pass_rollouts=0``: the rule agent's) is one row, ``points`` NaN. Raises ``AgentError``
+        for an agent that passes without scoring passes, ``IllegalMoveError`` unless the seat is
+        to pass."""
         policy = self.spec.pass_policy
         if not self.scores_passes:
             raise AgentError(
