@@ -308,11 +308,21 @@ CASES: list[tuple[list[str], str]] = [
     (["replay", "{run:good}", "--worst", "rule", "--agent", "rule"], "--worst names the agent itself"),
     (["replay", "{run:good}", "--moon", "--against", "rule"], "add --worst NAME"),
     (["replay", "{run:good}", "--worst", "rule", "--nth", "0"], "--nth 0 is not valid"),
-    (["replay", "{run:good}", "--row", "0", "--ask", "hard"], "--ask is the agent --why asks: add --why T"),
+    (
+        ["replay", "{run:good}", "--row", "0", "--ask", "hard"],
+        "--ask is the agent --why or --why-pass asks: add --why T or --why-pass",
+    ),
     (["replay", "{run:good}", "--row", "0", "--why", "0"], "--why 0 is not valid"),
     (["replay", "{run:good}", "--row", "0", "--why", "14"], "--why 14: this hand has tricks 1 .. 13"),
     (["replay", "{run:good}", "--row", "0", "--why", "1", "--ask", "hrad"], "did you mean 'hard'?"),
-    (["replay", "{run:good}", "--game", "0", "--why", "1"], "--why looks into one hand: add --hand H"),
+    (
+        ["replay", "{run:good}", "--game", "0", "--why", "1"],
+        "--why and --why-pass look into one hand: add --hand H",
+    ),
+    (
+        ["replay", "{run:good}", "--row", "0", "--why-pass", "--ask", "normal"],
+        "--ask normal: it passes without scoring",
+    ),
     (
         ["replay", "{run:good}", "--row", "0", "--why", "1", "--ask", "rule"],
         "--ask rule: it plays without scoring its cards",

@@ -574,3 +574,30 @@ def test_the_replay_command_says_why_with_why_and_ask(tmp_path, capsys) -> None:
     for line, (seat, _) in zip(asked, hand.tricks[4].cards, strict=True):
         chosen = hand.card_values(4, seat, "mc(samples=4)").query("chosen")["card"].iloc[0]
         assert line.startswith(f"  seat {seat} ") and f"; mc(samples=4) would play {chosen}: " in line
+
+    # the pass: ismcts without pass_rollouts passes like rule, without a search ("-"); easy scores none
+    assert main(["replay", str(run), "--row", "3", "--why-pass"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    passers = out[
+        out.index("the pass: the points each search expected this hand after its best passes (playouts)")
+        + 1 :
+    ]
+    ismcts = [seat for seat, name in enumerate(hand.agents) if name.startswith("ismcts")]
+    made = [cards_str(hand.passed[seat].mask) for seat in ismcts]
+    assert passers == [
+        f"  seat {s} ismcts(iterations=100) passed {m}: {m} -" for s, m in zip(ismcts, made, strict=True)
+    ]
+    assert main(["replay", str(run), "--row", "3", "--why-pass", "--ask", "mc(pass_samples=5)"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    asked = out[
+        out.index("the pass: the points each search expected this hand after its best passes (playouts)")
+        + 1 :
+    ]
+    assert len(asked) == 4
+    for seat, line in enumerate(asked):
+        table = hand.pass_values(seat, "mc(pass_samples=5)")
+        chosen = table.loc[table["chosen"], "cards"].iloc[0]
+        assert line.startswith(
+            f"  seat {seat} {hand.agents[seat]} passed {cards_str(hand.passed[seat].mask)}; "
+        )
+        assert f"; mc(pass_samples=5) would pass {chosen}: " in line

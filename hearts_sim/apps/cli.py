@@ -41,7 +41,7 @@ from hearts_sim.apps.options import (
     read_config,
     threads_option,
 )
-from hearts_sim.core.cards import card_str
+from hearts_sim.core.cards import card_str, cards_str
 from hearts_sim.core.checks import did_you_mean
 from hearts_sim.core.errors import InputError, StorageError
 from hearts_sim.core.rules import MAX_PLAYERS, MAX_POINTS, PRESETS, SWITCHES, Rules, accepted
@@ -560,13 +560,22 @@ REPLAY_OPTIONS = (
         metavar="T",
     ),
     Option(
+        "why_pass",
+        FLAG,
+        "after the hand: what each search agent weighed when it passed, its best candidate passes",
+        False,
+        flags=("--why-pass",),
+    ),
+    Option(
         "ask",
         TEXT,
-        "with --why: ask this agent (a spec or level) in every seat's place instead, e.g. --ask hard",
+        "with --why or --why-pass: ask this agent (a spec or level) in every seat's place instead, "
+        "e.g. --ask hard",
         flags=("--ask",),
         metavar="AGENT",
     ),
 )
+WHY_PASSES = 5  # candidate passes --why-pass shows a seat, best first (and the one it made)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -595,14 +604,20 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError("--worst names the agent itself: drop --agent")
     if args.against is not None and args.worst is None:
         raise UsageError("--against is the agent --worst compares with: add --worst NAME")
-    if args.ask is not None and args.why is None:
-        raise UsageError("--ask is the agent --why asks: add --why T")
-    if args.why is not None and args.game is not None and args.hand is None:
-        raise UsageError("--why looks into one hand: add --hand H")
-    if args.ask is not None and not load_agent(args.ask).scores_cards:  # an unknown name too: one line
-        raise UsageError(
-            f"--ask {args.ask}: it plays without scoring its cards; ask a search agent (hard, mc, ...)"
-        )
+    if args.ask is not None and args.why is None and not args.why_pass:
+        raise UsageError("--ask is the agent --why or --why-pass asks: add --why T or --why-pass")
+    if (args.why is not None or args.why_pass) and args.game is not None and args.hand is None:
+        raise UsageError("--why and --why-pass look into one hand: add --hand H")
+    if args.ask is not None:
+        asked = load_agent(args.ask)  # an unknown name is one line too
+        if args.why is not None and not asked.scores_cards:
+            raise UsageError(
+                f"--ask {args.ask}: it plays without scoring its cards; ask a search agent (hard, mc, ...)"
+            )
+        if args.why_pass and not asked.scores_passes:
+            raise UsageError(
+                f"--ask {args.ask}: it passes without scoring passes; ask a search agent (hard, mc, ...)"
+            )
     if args.game is not None:
         return _replay_game(args)
     if args.worst is not None:
@@ -636,7 +651,34 @@ def _hand_lines(hand: Any, args: argparse.Namespace) -> list[str]:
     """A replayed hand's lines, then with ``--why T`` what its search agents (or ``--ask``)
     weighed in trick T; worked out before anything is printed, so that a refusal prints only
     its own line."""
-    return [str(hand), *([] if args.why is None else _why_lines(hand, args.why, args.ask))]
+    why = [] if args.why is None else _why_lines(hand, args.why, args.ask)
+    return [str(hand), *(_why_pass_lines(hand, args.ask) if args.why_pass else []), *why]
+
+
+def _why_pass_lines(hand: Any, ask: str | None) -> list[str]:
+    """``--why-pass``: each search's best candidate passes, with the mean points after each."""
+    if hand.pass_direction == "none":
+        return ["\nthe pass: none in this hand"]
+    asked = [
+        (seat, hand.pass_values(seat, ask))
+        for seat in range(len(hand.agents))
+        if ask is not None or hand.searches_passes(seat)
+    ]
+    if not asked:
+        return ["\nthe pass: no seat passed by a search agent; ask one with --ask hard"]
+    lines = ["\nthe pass: the points each search expected this hand after its best passes (playouts)"]
+    for seat, table in asked:
+        chosen = table.loc[table["chosen"], "cards"].iloc[0]
+        answer = "" if ask is None else f"; {ask} would pass {chosen}"
+        shown = table.head(WHY_PASSES)
+        weighed = ", ".join(
+            f"{row.cards} {row.points:.2f} ({row.weight:,})" if row.weight else f"{row.cards} -"
+            for row in shown.itertuples()
+        )
+        more = f", ... ({len(table) - len(shown)} more)" if len(table) > len(shown) else ""
+        made = cards_str(hand.passed[seat].mask)
+        lines.append(f"  seat {seat} {hand.agents[seat]} passed {made}{answer}: {weighed}{more}")
+    return lines
 
 
 def _why_lines(hand: Any, number: int, ask: str | None) -> list[str]:

@@ -210,6 +210,12 @@ class Replay:
         agent = self._agent(seat, self.agents[seat])
         return agent is not None and agent.scores_cards
 
+    def searches_passes(self, seat: int) -> bool:
+        """Whether ``seat``'s agent scores its passes, so that ``pass_values`` explains its pass."""
+        self._check_seat(seat)
+        agent = self._agent(seat, self.agents[seat])
+        return agent is not None and agent.scores_passes
+
     @staticmethod
     def _agent(seat: int, name: str) -> Agent | None:
         """The agent ``name`` (a seat's label or a spec); None for an object passed from Python,
