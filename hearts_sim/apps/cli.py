@@ -648,9 +648,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _hand_lines(hand: Any, args: argparse.Namespace) -> list[str]:
-    """A replayed hand's lines, then with ``--why T`` what its search agents (or ``--ask``)
-    weighed in trick T; worked out before anything is printed, so that a refusal prints only
-    its own line."""
+    """A replayed hand's lines, then what its search agents (or ``--ask``) weighed: their passes
+    with ``--why-pass``, their cards in trick T with ``--why T``; worked out before anything is
+    printed, so that a refusal prints only its own line."""
     why = [] if args.why is None else _why_lines(hand, args.why, args.ask)
     return [str(hand), *(_why_pass_lines(hand, args.ask) if args.why_pass else []), *why]
 
@@ -670,15 +670,23 @@ def _why_pass_lines(hand: Any, ask: str | None) -> list[str]:
     for seat, table in asked:
         chosen = table.loc[table["chosen"], "cards"].iloc[0]
         answer = "" if ask is None else f"; {ask} would pass {chosen}"
-        shown = table.head(WHY_PASSES)
-        weighed = ", ".join(
-            f"{row.cards} {row.points:.2f} ({row.weight:,})" if row.weight else f"{row.cards} -"
-            for row in shown.itertuples()
-        )
-        more = f", ... ({len(table) - len(shown)} more)" if len(table) > len(shown) else ""
         made = cards_str(hand.passed[seat].mask)
-        lines.append(f"  seat {seat} {hand.agents[seat]} passed {made}{answer}: {weighed}{more}")
+        lines.append(
+            f"  seat {seat} {hand.agents[seat]} passed {made}{answer}: {_weighed(table, WHY_PASSES)}"
+        )
     return lines
+
+
+def _weighed(table: Any, most: int | None = None) -> str:
+    """A table of ``card_values`` or ``pass_values`` in one line, best first: each move (its first
+    column), its mean points and playouts, ``-`` for a move made without a search; with ``most``
+    only that many, and how many more there were."""
+    best = table if most is None else table.head(most)
+    weighed = ", ".join(
+        f"{move} {points:.2f} ({weight:,})" if weight else f"{move} -"
+        for move, points, weight in zip(best.iloc[:, 0], best["points"], best["weight"], strict=True)
+    )
+    return weighed + (f", ... ({len(table) - len(best)} more)" if len(table) > len(best) else "")
 
 
 def _why_lines(hand: Any, number: int, ask: str | None) -> list[str]:
@@ -697,11 +705,7 @@ def _why_lines(hand: Any, number: int, ask: str | None) -> list[str]:
     for seat, card, table in asked:
         chosen = table.loc[table["chosen"], "card"].iloc[0]
         answer = "" if ask is None else f"; {ask} would play {chosen}"
-        weighed = ", ".join(
-            f"{row.card} {row.points:.2f} ({row.weight:,})" if row.weight else f"{row.card} -"
-            for row in table.itertuples()
-        )
-        lines.append(f"  seat {seat} {hand.agents[seat]} played {card_str(card)}{answer}: {weighed}")
+        lines.append(f"  seat {seat} {hand.agents[seat]} played {card_str(card)}{answer}: {_weighed(table)}")
     return lines
 
 
