@@ -6,32 +6,42 @@ two ReLU layers and 52 logits, the most likely legal card played (or one sampled
 ``temperature`` > 0); a pass is ``pass_count`` picks, each observed with the cards picked so far,
 as the environments pass. ``experiments/train_policy.py`` trains it and writes its weights.
 
-Weights are the ``.npz`` files of ``agents/weights/`` (arrays ``w1, b1, w2, b2, w3, b3``, each
-``w`` shaped (inputs, outputs)), chosen by name: ``net(weights=dagger_normal)``. They are loaded
-once at import, zero-padded to the widest file and stacked, so one kernel serves every file
-(padded units stay at zero through the ReLUs: the padding changes no output). numba freezes
-the stacked arrays into the code that plays ``net`` and its cache never looks at them again,
-so the kind declares their digest (``PolicyKind.data``), which keys every compiled loop that
-seats it; the two kernels that read the arrays are compiled inside those loops
-(``njit_generated``: no cache of their own). A new or retrained file is picked up by the next
-process.
+Weights are ``.npz`` files (arrays ``w1, b1, w2, b2, w3, b3``, each ``w`` shaped (inputs,
+outputs)), chosen by name: ``net(weights=dagger_normal)``. The shipped ones are in
+``agents/weights/``; the folders named by the environment variable ``HEARTS_SIM_WEIGHTS``
+(separated like ``PATH``) add a user's own, so an installed package needs no writing into. A
+file that cannot be played (unreadable, other shapes, a name already taken) is left out, and
+naming it says why: one bad file never stops the toolkit from importing.
+
+They are loaded once at import, each layer's arrays in one tuple that the kernel indexes, so
+one kernel serves every file whatever its hidden widths. numba freezes each array into the code
+that plays ``net`` (up to its limit of 1 MB an array, a first layer of at most 319 units: a
+larger array is read through a pointer and the loop is compiled afresh in every process) and
+its cache never looks at them again, so the kind declares their digest (``PolicyKind.data``),
+which keys every compiled loop that seats it; the two kernels that read the arrays are compiled
+inside those loops (``njit_generated``: no cache of their own). A new or retrained file is
+picked up by the next process.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from agents.kinds import Parameter, PolicyKind, param_indices
+from agents.kinds import AgentError, Parameter, PolicyKind, param_indices
 from hearts_sim._numba import njit, njit_generated, njit_inline
 from hearts_sim.core.cards import N_CARDS, card_bit
 from hearts_sim.core.rules import RulesTuple
 from hearts_sim.engine.encoding import OBS_SIZE, action_cards, encode_observation
 from hearts_sim.engine.rng import random_unit
 
-WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"  # the shipped weights
+WEIGHTS_VARIABLE = "HEARTS_SIM_WEIGHTS"  # more folders of weights, separated as in PATH
 LAYERS = ("w1", "b1", "w2", "b2", "w3", "b3")
 
 
@@ -42,6 +52,8 @@ class WeightsError(ValueError):
 def load_weights(path: Path | str) -> tuple[np.ndarray, ...]:
     """The six float32 arrays of a weights file, checked against the observation and the 52 cards."""
     path = Path(path)
+    if path.is_file() and not zipfile.is_zipfile(path):  # np.load would try it as a pickle
+        raise WeightsError(f"{path}: not a net weights file (not an .npz archive)")
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = tuple(np.asarray(data[name], dtype=np.float32) for name in LAYERS)
@@ -62,44 +74,82 @@ def load_weights(path: Path | str) -> tuple[np.ndarray, ...]:
     return arrays
 
 
-def _stack(networks: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
-    """The networks zero-padded to the widest hidden layers and stacked (network index first)."""
-    h1 = max(w1.shape[1] for w1, *_ in networks)
-    h2 = max(w2.shape[1] for _, _, w2, *_ in networks)
-    k = len(networks)
-    stacked = (
-        np.zeros((k, OBS_SIZE, h1), np.float32),
-        np.zeros((k, h1), np.float32),
-        np.zeros((k, h1, h2), np.float32),
-        np.zeros((k, h2), np.float32),
-        np.zeros((k, h2, N_CARDS), np.float32),
-        np.zeros((k, N_CARDS), np.float32),
-    )
-    for i, (w1, b1, w2, b2, w3, b3) in enumerate(networks):
-        stacked[0][i, :, : w1.shape[1]] = w1
-        stacked[1][i, : b1.shape[0]] = b1
-        stacked[2][i, : w2.shape[0], : w2.shape[1]] = w2
-        stacked[3][i, : b2.shape[0]] = b2
-        stacked[4][i, : w3.shape[0]] = w3
-        stacked[5][i] = b3
-    return stacked
+def weight_folders(variable: str | None = None) -> list[Path]:
+    """``agents/weights/``, then the folders ``variable`` (``$HEARTS_SIM_WEIGHTS``) names."""
+    extra = os.environ.get(WEIGHTS_VARIABLE, "") if variable is None else variable
+    return [WEIGHTS_DIR, *(Path(folder).expanduser() for folder in extra.split(os.pathsep) if folder)]
 
 
-WEIGHT_FILES = sorted(WEIGHTS_DIR.glob("*.npz"))
+def gather_weights(
+    folders: list[Path],
+) -> tuple[list[Path], list[tuple[np.ndarray, ...]], dict[str, str]]:
+    """The playable weights files of ``folders`` in order (each folder's sorted by name), their
+    arrays, and what was left out: a file's name (or a folder's path) with the reason."""
+    files: list[Path] = []
+    networks: list[tuple[np.ndarray, ...]] = []
+    left_out: dict[str, str] = {}
+    for folder in folders:
+        if not folder.is_dir():
+            left_out[str(folder)] = f"{WEIGHTS_VARIABLE} names {folder}, which is not a folder"
+            continue
+        for path in sorted(folder.glob("*.npz")):
+            taken = next((f for f in files if f.stem == path.stem), None)
+            if taken is not None:
+                left_out.setdefault(path.stem, f"{path}: the name {path.stem} is taken by {taken}")
+                continue
+            try:
+                networks.append(load_weights(path))
+            except WeightsError as error:
+                left_out[path.stem] = str(error)
+                continue
+            files.append(path)
+            left_out.pop(path.stem, None)
+    return files, networks, left_out
+
+
+WEIGHT_FILES, _networks, WEIGHTS_LEFT_OUT = gather_weights(weight_folders())
 assert WEIGHT_FILES, f"no weights in {WEIGHTS_DIR}: the net agent ships at least one file"
 WEIGHT_NAMES = tuple(path.stem for path in WEIGHT_FILES)
-_W1, _B1, _W2, _B2, _W3, _B3 = _stack([load_weights(path) for path in WEIGHT_FILES])
+# one tuple per layer, a network's array at its index: numba freezes each array into the compiled
+# code apart (a stacked array over every file would pass its 1 MB limit for freezing, and a loop
+# holding an unfrozen array cannot be cached) and indexes the tuple at run time
+_W1, _B1, _W2, _B2, _W3, _B3 = (tuple(layer) for layer in zip(*_networks, strict=True))
+del _networks
 WEIGHTS_DIGEST = hashlib.sha256(b"".join(path.read_bytes() for path in WEIGHT_FILES)).hexdigest()[:16]
 
 
 def network(index: int) -> tuple[np.ndarray, ...]:
-    """The arrays the kernels play for weights file ``WEIGHT_FILES[index]``, as loaded at import
-    (zero-padded to the widest file)."""
+    """The arrays the kernels play for weights file ``WEIGHT_FILES[index]``, as loaded at import."""
     return tuple(array[index] for array in (_W1, _B1, _W2, _B2, _W3, _B3))
 
 
+@dataclass(frozen=True)
+class WeightsParameter(Parameter):
+    """``weights``: one of the playable files by name; naming a file that was left out, or any
+    name while something was, says what and why."""
+
+    left_out: tuple[tuple[str, str], ...] = ()  # (file name or folder, reason)
+
+    def parse(self, text: str, agent: str) -> float | int:
+        if text not in self.choices:
+            why = dict(self.left_out).get(text)
+            if why is not None:
+                raise AgentError(f"{agent}: weights={text} cannot be played: {why}")
+            if self.left_out:
+                reasons = "; ".join(reason for _, reason in self.left_out)
+                raise AgentError(f"{self._refuse(text, agent)} (left out: {reasons})")
+        return super().parse(text, agent)
+
+
 PARAMETERS = (
-    Parameter("weights", 0, "the weights file of agents/weights/ to play", choices=WEIGHT_NAMES),
+    WeightsParameter(
+        "weights",
+        0,
+        f"the weights file to play, from agents/weights/ and the folders of ${WEIGHTS_VARIABLE}"
+        + (f"; left out: {'; '.join(WEIGHTS_LEFT_OUT.values())}" if WEIGHTS_LEFT_OUT else ""),
+        choices=WEIGHT_NAMES,
+        left_out=tuple(WEIGHTS_LEFT_OUT.items()),
+    ),
     Parameter(
         "temperature",
         0.0,

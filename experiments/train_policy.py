@@ -14,7 +14,8 @@ are reported as the measure of play.
 
 ``--backend torch`` (the ``learn`` extra) or ``numpy`` (no extra dependency, the same network and
 Adam in plain numpy); ``auto`` takes torch when it is installed. A file written into
-``agents/weights/`` plays as ``net(weights=NAME)`` (its stem) in the next process.
+``agents/weights/``, or into a folder named by ``$HEARTS_SIM_WEIGHTS``, plays as
+``net(weights=NAME)`` (its stem) in the next process.
 """
 
 from __future__ import annotations
@@ -206,7 +207,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--guided", type=float, default=0.1, help="share of the run over which beta falls to 0"
     )
-    parser.add_argument("--hidden", type=int, nargs=2, default=[256, 128], help="hidden layer widths")
+    parser.add_argument(
+        "--hidden",
+        type=int,
+        nargs=2,
+        default=[256, 128],
+        help="hidden layer widths (a first one of at most 319 lets the loops that play it be cached)",
+    )
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--backend", choices=("auto", "torch", "numpy"), default="auto")
     parser.add_argument("--seed", type=int, default=0)

@@ -4,6 +4,11 @@ weights refused, and the shipped policy's strength."""
 
 from __future__ import annotations
 
+import itertools
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +19,8 @@ from agents.dispatch import KindSet, loop_play, source_modules
 from agents.registry import parse_agent
 from hearts_sim.engine.encoding import OBS_SIZE, encode_observation
 from hearts_sim.engine.hand import legal_moves
+
+ROOT = Path(__file__).resolve().parents[1]
 
 try:
     from tests.agent_checks import (
@@ -89,3 +96,114 @@ def test_malformed_weights_are_refused(tmp_path: Path) -> None:
 def test_the_shipped_policy_beats_random_in_duplicate() -> None:
     mean, half_width = duplicate_difference("net", "random", "standard", deals=200, seed=3)
     assert mean + half_width < -3.0, (mean, half_width)  # A minus B: fewer points is better
+
+
+def tiny_network(seed: int, hidden: tuple[int, int] = (16, 8)) -> dict[str, np.ndarray]:
+    """A random network over the observation, small and of its own widths (seeded: the same
+    file, so the same digest and cached loops, every run)."""
+    rng = np.random.default_rng(seed)
+    widths = (OBS_SIZE, *hidden, 52)
+    layers = {}
+    for i, (inputs, outputs) in enumerate(itertools.pairwise(widths), start=1):
+        layers[f"w{i}"] = rng.normal(0, 1, (inputs, outputs)).astype(np.float32)
+        layers[f"b{i}"] = rng.normal(0, 1, outputs).astype(np.float32)
+    return layers
+
+
+def test_weight_folders_add_files_and_leave_out_what_cannot_be_played(tmp_path: Path) -> None:
+    """``gather_weights`` takes the folders in order, each sorted by name; a broken file, a
+    name already taken or a missing folder is left out with its reason, and a later good file
+    of a left-out name takes the name."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    np.savez(first / "tiny.npz", **tiny_network(1))
+    (first / "broken.npz").write_text("not an archive")
+    np.savez(second / "tiny.npz", **tiny_network(2))  # the name is taken by first/tiny.npz
+    np.savez(second / "broken.npz", **tiny_network(3))  # a good file of a left-out name
+    missing = tmp_path / "missing"
+    files, networks, left_out = net.gather_weights([first, second, missing])
+    assert files == [first / "tiny.npz", second / "broken.npz"]
+    assert [w1.shape for w1, *_ in networks] == [(OBS_SIZE, 16), (OBS_SIZE, 16)]
+    np.testing.assert_array_equal(networks[0][0], tiny_network(1)["w1"])
+    assert left_out == {
+        "tiny": f"{second / 'tiny.npz'}: the name tiny is taken by {first / 'tiny.npz'}",
+        str(missing): f"HEARTS_SIM_WEIGHTS names {missing}, which is not a folder",
+    }
+    assert net.weight_folders(os.pathsep.join([str(first), "", str(second)])) == [
+        net.WEIGHTS_DIR,
+        first,
+        second,
+    ]
+
+
+_USER_WEIGHTS = """
+import numpy as np
+from agents import net
+from agents.dispatch import loop_play
+from agents.registry import parse_agent
+from tests.agent_checks import real_positions
+from tests.test_net import numpy_logits
+from hearts_sim.engine.encoding import OBS_SIZE, encode_observation
+from hearts_sim.engine.hand import legal_moves
+
+assert net.WEIGHT_NAMES[1:] == ("tiny",), net.WEIGHT_NAMES
+assert set(net.WEIGHTS_LEFT_OUT) == {"broken"}, net.WEIGHTS_LEFT_OUT
+for name in range(len(net.WEIGHT_NAMES)):
+    policy = parse_agent(f"net(weights={net.WEIGHT_NAMES[name]})").play_policy
+    for state, seat in real_positions("standard", 20, seed=4, pass_probability=0.0):
+        record, rules = state.record, state._rules_array
+        x = np.zeros(OBS_SIZE, dtype=np.float32)
+        encode_observation(record, rules, seat, np.uint64(0), x)
+        legal = int(legal_moves(record, rules))
+        logits = numpy_logits(x.astype(np.float64), net.network(name))
+        assert loop_play(policy, record, rules, seat) == max(
+            (c for c in range(52) if legal >> c & 1), key=lambda c: logits[c]
+        )
+print("ok")
+"""
+
+
+def test_user_weights_play_beside_the_shipped_ones(tmp_path: Path) -> None:
+    """With ``HEARTS_SIM_WEIGHTS`` naming a folder, its files play by name beside the shipped
+    ones, each network the one its name picks (other widths than the shipped one); a broken file
+    there is left out, and naming it is a one-line error with the reason, while every other
+    agent plays on."""
+    folder = tmp_path / "weights"
+    folder.mkdir()
+    np.savez(folder / "tiny.npz", **tiny_network(1))
+    (folder / "broken.npz").write_text("not an archive")
+    env = {**os.environ, "HEARTS_SIM_WEIGHTS": str(folder)}
+    checked = subprocess.run(
+        [sys.executable, "-c", _USER_WEIGHTS], capture_output=True, text=True, env=env, cwd=ROOT
+    )
+    assert checked.stdout == "ok\n", checked.stderr[-2000:]
+    for spec, error in [
+        (
+            "net(weights=broken)",
+            f"net: weights=broken cannot be played: {folder / 'broken.npz'}: not a net "
+            "weights file (not an .npz archive)",
+        ),
+        (
+            "net(weights=nope)",
+            "net: parameter weights='nope' is not valid: choose one of "
+            f"{', '.join((*net.WEIGHT_NAMES, 'tiny'))} (left out: {folder / 'broken.npz'}: not a net weights "
+            "file (not an .npz archive))",
+        ),
+    ]:
+        refused = subprocess.run(
+            [sys.executable, "-m", "hearts_sim", "match", spec, "random", "--deals", "2"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
+        assert (refused.returncode, refused.stderr) == (2, f"hearts-sim: error: {error}\n")
+    played = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", "match", "lowest", "random", "--deals", "2", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    assert played.returncode == 0 and json.loads(played.stdout)["deals"] == 2, played.stderr[-2000:]
