@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import sys
@@ -226,6 +227,8 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--{name} must be positive")
     if min(args.hidden) <= 0:
         parser.error("--hidden widths must be positive")
+    if not 0 < args.lr < math.inf:  # NaN too
+        parser.error(f"--lr {args.lr} is not valid: a positive learning rate")
     try:  # a bad spec or preset is one line, not a traceback
         parse_agent(args.opponents), parse_agent(args.teacher), resolve_rules(args.rules)
     except ValueError as error:

@@ -51,6 +51,8 @@ def test_training_refuses_bad_arguments_before_training(tmp_path: Path) -> None:
         (["--out", "/proc/forbidden/p.npz"], "--out /proc/forbidden/p.npz: cannot"),
         (["--opponents", "nobody", "--out", str(tmp_path / "p.npz")], "unknown agent 'nobody'"),
         (["--rules", "chess", "--out", str(tmp_path / "p.npz")], "unknown rules preset 'chess'"),
+        (["--lr", "-0.001", "--out", str(tmp_path / "p.npz")], "--lr -0.001 is not valid"),
+        (["--lr", "nan", "--out", str(tmp_path / "p.npz")], "--lr nan is not valid"),
     ]:
         result = run("train_policy.py", *arguments)
         assert result.returncode == 2 and words in result.stderr, result.stderr
