@@ -35,7 +35,7 @@ import numpy as np
 
 from agents.kinds import AgentError, Parameter, PolicyKind, param_indices
 from hearts_sim._numba import njit, njit_generated, njit_inline
-from hearts_sim.core.cards import N_CARDS, card_bit
+from hearts_sim.core.cards import N_CARDS, card_bit, lowest_card
 from hearts_sim.core.rules import RulesTuple
 from hearts_sim.engine.encoding import OBS_SIZE, action_cards, encode_observation
 from hearts_sim.engine.rng import random_unit
@@ -71,6 +71,9 @@ def load_weights(path: Path | str) -> tuple[np.ndarray, ...]:
     if not shapes_fit:
         shapes = ", ".join(f"{name} {a.shape}" for name, a in zip(LAYERS, arrays, strict=True))
         raise WeightsError(f"{path}: layers {shapes} do not map {OBS_SIZE} inputs to {N_CARDS} logits")
+    for name, array in zip(LAYERS, arrays, strict=True):
+        if not np.isfinite(array).all():
+            raise WeightsError(f"{path}: {name} holds values that are not finite (NaN or infinite)")
     return arrays
 
 
@@ -202,6 +205,8 @@ def choose_card(logits, cards: np.uint64, temperature: float, seed: np.uint64) -
     for card in range(N_CARDS):
         if cards & card_bit(card) and logits[card] > best_logit:
             best, best_logit = card, logits[card]
+    if best < 0:  # no logit compares (NaN: finite weights can still overflow float32)
+        return lowest_card(cards)
     if temperature <= 0.0:
         return best
     total = 0.0

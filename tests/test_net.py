@@ -91,6 +91,18 @@ def test_malformed_weights_are_refused(tmp_path: Path) -> None:
     np.savez(missing, w1=good[0])
     with pytest.raises(net.WeightsError, match="missing.npz: not a net weights file"):
         net.load_weights(missing)
+    not_finite = tmp_path / "nan.npz"
+    np.savez(not_finite, **dict(zip(net.LAYERS, (*good[:3], good[3] * np.nan, *good[4:]), strict=True)))
+    with pytest.raises(net.WeightsError, match="nan.npz: b2 holds values that are not finite"):
+        net.load_weights(not_finite)
+
+
+def test_logits_that_do_not_compare_play_the_lowest_legal_card() -> None:
+    """Finite weights can still overflow float32 into NaN logits: the lowest legal card is played,
+    never no card."""
+    cards = np.uint64((1 << 7) | (1 << 20) | (1 << 40))
+    for temperature in (0.0, 1.0):
+        assert net.choose_card(np.full(52, np.nan, np.float32), cards, temperature, np.uint64(5)) == 7
 
 
 def test_the_shipped_policy_beats_random_in_duplicate() -> None:
