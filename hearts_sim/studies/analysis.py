@@ -362,7 +362,8 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
 def _first_trick(masks: np.ndarray) -> np.ndarray:
     """The lowest set bit's index of each mask, as int8; -1 for an empty mask."""
     lowest = masks & -masks  # two's complement: only the lowest set bit survives
-    return np.where(masks == 0, -1, np.bitwise_count(lowest - 1)).astype(np.int8)
+    index = np.bitwise_count(lowest - 1).astype(np.int8)  # uint8: numpy 2.5 refuses -1 beside it
+    return np.where(masks == 0, np.int8(-1), index)
 
 
 def _names(value: str | Iterable[str], argument: str, kind: str) -> list[str]:
