@@ -368,8 +368,8 @@ def tally_hands(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n
     agent = seating_agents[records["seating"]]  # (rows, seats)
     score = records["score"][:, :n].astype(np.int64)
     deal_index = np.repeat(np.arange(deals), n_seatings)[:, None] * k + agent
-    per_deal = np.bincount(deal_index.ravel(), weights=score.ravel(), minlength=deals * k)
-    per_deal = np.rint(per_deal).astype(np.int64).reshape(deals, k)
+    sums = np.bincount(deal_index.ravel(), weights=score.ravel(), minlength=deals * k)  # float64
+    per_deal = np.rint(sums).astype(np.int64).reshape(deals, k)
     shooter = records["moon_shooter"].astype(np.int64)[:, None]
     seats = np.arange(n)[None, :]
     made = seats == shooter  # never true without a moon (shooter -1)
