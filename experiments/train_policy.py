@@ -11,6 +11,7 @@ are reported as the measure of play.
 
     python experiments/train_policy.py --out agents/weights/dagger_normal.npz          # the shipped policy
     python experiments/train_policy.py --decisions 3000 --envs 16 --hidden 16 16 --out /tmp/p.npz   # smoke
+    python experiments/train_policy.py --init /tmp/p.npz --guided 0 --lr 3e-4 --out /tmp/q.npz      # train on
 
 ``--backend torch`` (the ``learn`` extra) or ``numpy`` (no extra dependency, the same network and
 Adam in plain numpy); ``auto`` takes torch when it is installed. A file written into
@@ -21,6 +22,7 @@ Adam in plain numpy); ``auto`` takes torch when it is installed. A file written 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -32,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.net import LAYERS
+from agents.net import LAYERS, WeightsError, load_weights
 from agents.registry import parse_agent
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.env import VectorEnv
@@ -44,7 +46,7 @@ NEG = -1e9  # added to the logits of the cards that may not be picked
 class NumpyPolicy:
     """The net agent's network (two ReLU layers, 52 logits) with Adam, in plain numpy."""
 
-    def __init__(self, sizes: list[int], lr: float, seed: int):
+    def __init__(self, sizes: list[int], lr: float, seed: int, init: list[np.ndarray] | None = None):
         rng = np.random.default_rng(seed)
         self.params: list[np.ndarray] = []
         for fan_in, fan_out in zip(sizes[:-1], sizes[1:], strict=True):
@@ -52,6 +54,8 @@ class NumpyPolicy:
                 (rng.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)).astype(np.float32),
                 np.zeros(fan_out, np.float32),
             ]
+        if init is not None:
+            self.params = [np.array(array, dtype=np.float32) for array in init]
         self.lr, self.step_count = lr, 0
         self.m = [np.zeros_like(p) for p in self.params]
         self.v = [np.zeros_like(p) for p in self.params]
@@ -90,7 +94,7 @@ class NumpyPolicy:
 class TorchPolicy:
     """The same network and loss in torch (one CPU thread: the env has the other core)."""
 
-    def __init__(self, sizes: list[int], lr: float, seed: int):
+    def __init__(self, sizes: list[int], lr: float, seed: int, init: list[np.ndarray] | None = None):
         import torch
 
         self.torch = torch
@@ -100,6 +104,12 @@ class TorchPolicy:
         for fan_in, fan_out in zip(sizes[:-1], sizes[1:], strict=True):
             layers += [torch.nn.Linear(fan_in, fan_out), torch.nn.ReLU()]
         self.model = torch.nn.Sequential(*layers[:-1])
+        if init is not None:  # (inputs, outputs) arrays into Linear's (outputs, inputs) weights
+            with torch.no_grad():
+                linears = [layer for layer in self.model if isinstance(layer, torch.nn.Linear)]
+                for linear, w, b in zip(linears, init[0::2], init[1::2], strict=True):
+                    linear.weight.copy_(torch.from_numpy(np.array(w.T, dtype=np.float32)))
+                    linear.bias.copy_(torch.from_numpy(np.array(b, dtype=np.float32)))
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=lr)
 
     def train_step(self, x: np.ndarray, mask: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, float]:
@@ -119,14 +129,17 @@ class TorchPolicy:
         return out
 
 
-def make_policy(backend: str, sizes: list[int], lr: float, seed: int) -> tuple[str, Any]:
+def make_policy(
+    backend: str, sizes: list[int], lr: float, seed: int, init: list[np.ndarray] | None = None
+) -> tuple[str, Any]:
+    """The network to train (its weights from ``init`` when given) on ``backend``."""
     if backend in ("auto", "torch"):
         try:
-            return "torch", TorchPolicy(sizes, lr, seed)
+            return "torch", TorchPolicy(sizes, lr, seed, init)
         except ImportError:
             if backend == "torch":
                 sys.exit("train_policy: --backend torch needs torch: pip install -e '.[learn]'")
-    return "numpy", NumpyPolicy(sizes, lr, seed)
+    return "numpy", NumpyPolicy(sizes, lr, seed, init)
 
 
 def train(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]:
@@ -135,7 +148,7 @@ def train(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]:
     set_threads(1)
     env = VectorEnv(args.envs, args.opponents, args.rules, teacher=args.teacher, copy=False)
     sizes = [env.observation_size, *args.hidden, env.n_actions]
-    backend, policy = make_policy(args.backend, sizes, args.lr, args.seed)
+    backend, policy = make_policy(args.backend, sizes, args.lr, args.seed, args.init_weights)
     rng = np.random.default_rng(args.seed)
     obs, mask = env.reset(args.seed)
     info = {"teacher_action": env._outputs[6]}
@@ -191,6 +204,8 @@ def save(path: Path, result: dict[str, Any], args: argparse.Namespace) -> None:
         },
         **{key: value for key, value in result.items() if key != "weights"},
     }
+    if args.init is not None:  # the weights it started from, and how those were made
+        meta["init"] = {"file": str(args.init), "sha256": hashlib.sha256(args.init.read_bytes()).hexdigest()}
     arrays = {name: w.astype(np.float16) for name, w in zip(LAYERS, result["weights"], strict=True)}
     partial = path.with_name(f".{path.name}.tmp")  # not *.npz: agents.net never loads it
     with open(partial, "wb") as file:
@@ -212,8 +227,13 @@ def main(argv: list[str] | None = None) -> None:
         "--hidden",
         type=int,
         nargs=2,
-        default=[256, 128],
-        help="hidden layer widths (a first one of at most 319 lets the loops that play it be cached)",
+        help="hidden layer widths (default 256 128; a first one of at most 319 lets the loops that "
+        "play it be cached)",
+    )
+    parser.add_argument(
+        "--init",
+        type=Path,
+        help="start from this weights file (its widths) instead of random weights: train on, or fine-tune",
     )
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--backend", choices=("auto", "torch", "numpy"), default="auto")
@@ -225,6 +245,18 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("envs", "decisions", "reports"):
         if getattr(args, name) <= 0:
             parser.error(f"--{name} must be positive")
+    args.init_weights = None
+    if args.init is not None:
+        try:
+            args.init_weights = list(load_weights(args.init))
+        except WeightsError as error:
+            parser.error(f"--init {error}")
+        widths = [w.shape[1] for w in args.init_weights[0:3:2]]
+        if args.hidden is not None and args.hidden != widths:
+            given, held = " ".join(map(str, args.hidden)), " ".join(map(str, widths))
+            parser.error(f"--hidden {given}: --init {args.init} has widths {held}")
+        args.hidden = widths
+    args.hidden = args.hidden or [256, 128]
     if min(args.hidden) <= 0:
         parser.error("--hidden widths must be positive")
     if not 0 < args.lr < math.inf:  # NaN too

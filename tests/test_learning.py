@@ -44,6 +44,31 @@ def test_training_smoke_run_learns_and_writes_weights(backend: str, tmp_path: Pa
     assert meta["method"] == "DAgger" and meta["backend"] == backend and meta["decisions"] == 19968
 
 
+def test_training_goes_on_from_init_weights(tmp_path: Path) -> None:
+    """``--init`` starts from a weights file, with its widths: at a learning rate too small to move
+    them, the run plays (and writes back) the network it was given, and records where it began."""
+    first = tmp_path / "first.npz"
+    trained = run(
+        "train_policy.py", "--decisions", "20000", "--envs", "64", "--hidden", "16", "8", "--lr", "3e-3",
+        "--reports", "1", "--backend", "numpy", "--out", str(first),
+    )  # fmt: skip
+    assert trained.returncode == 0, trained.stderr
+    again = tmp_path / "again.npz"
+    resumed = run(
+        "train_policy.py", "--decisions", "640", "--envs", "64", "--lr", "1e-12", "--guided", "0",
+        "--reports", "1", "--backend", "numpy", "--init", str(first), "--out", str(again),
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    learned = float(re.findall(r"agrees with normal (\d\.\d+)", trained.stdout)[-1])
+    kept = float(re.findall(r"agrees with normal (\d\.\d+)", resumed.stdout)[-1])
+    assert abs(kept - learned) < 0.1, (learned, kept)  # a fresh network agrees far less
+    for given, written in zip(load_weights(first), load_weights(again), strict=True):
+        np.testing.assert_allclose(written, given, atol=1e-3)
+    with np.load(again) as data:
+        meta = json.loads(str(data["meta"]))
+    assert meta["hidden"] == [16, 8] and meta["init"]["file"] == str(first)
+
+
 def test_training_refuses_bad_arguments_before_training(tmp_path: Path) -> None:
     for arguments, words in [
         (["--decisions", "0", "--out", str(tmp_path / "p.npz")], "--decisions must be positive"),
@@ -53,6 +78,19 @@ def test_training_refuses_bad_arguments_before_training(tmp_path: Path) -> None:
         (["--rules", "chess", "--out", str(tmp_path / "p.npz")], "unknown rules preset 'chess'"),
         (["--lr", "-0.001", "--out", str(tmp_path / "p.npz")], "--lr -0.001 is not valid"),
         (["--lr", "nan", "--out", str(tmp_path / "p.npz")], "--lr nan is not valid"),
+        (["--init", str(tmp_path / "none.npz"), "--out", str(tmp_path / "p.npz")], "--init "),
+        (
+            [
+                "--init",
+                str(EXPERIMENTS.parent / "agents/weights/dagger_normal.npz"),
+                "--hidden",
+                "8",
+                "8",
+                "--out",
+                str(tmp_path / "p.npz"),
+            ],
+            "--hidden 8 8: --init ",
+        ),
     ]:
         result = run("train_policy.py", *arguments)
         assert result.returncode == 2 and words in result.stderr, result.stderr
