@@ -301,11 +301,13 @@ def test_seat_env_plays_table_zero_of_the_vector_env() -> None:
     while not done:
         assert np.array_equal(observation["observation"], obs[0])
         assert np.array_equal(observation["action_mask"], mask[0])
+        assert np.array_equal(seat_env.action_masks(), mask[0] == 1)  # sb3-contrib's MaskablePPO
         card = info["teacher_action"]
         observation, reward, done, _, info = seat_env.step(card)
         obs, mask, rewards, terminated, _, vinfo = vector.step([card, np.flatnonzero(mask[1])[0]])
         assert reward == rewards[0] and done == terminated[0]
     assert info["score"] == vinfo["score"][0]
+    assert seat_env.action_masks().dtype == bool and not seat_env.action_masks().any()  # over
     observation, info = seat_env.reset()  # the next hand of the same seed
     assert np.array_equal(observation["observation"], obs[0])
 

@@ -122,6 +122,12 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
             {**self._info(masks[0]), **extra},
         )
 
+    def action_masks(self) -> np.ndarray:
+        """The cards the learner may pick now, as booleans (the observation's ``action_mask``;
+        all False once the hand is over): the method sb3-contrib's ``MaskablePPO`` asks an
+        environment for."""
+        return self._env._outputs[1][0].astype(bool) & (not self._done)
+
     def _observation(self, observation: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarray]:
         return {"observation": observation.copy(), "action_mask": mask.copy()}
 
