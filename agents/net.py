@@ -111,8 +111,9 @@ def gather_weights(
 
 
 WEIGHT_FILES, _networks, WEIGHTS_LEFT_OUT = gather_weights(weight_folders())
-assert WEIGHT_FILES, f"no weights in {WEIGHTS_DIR}: the net agent ships at least one file"
 WEIGHT_NAMES = tuple(path.stem for path in WEIGHT_FILES)
+DEFAULT_WEIGHTS = "dagger_normal"  # what plain ``net`` plays: the strongest shipped policy
+assert WEIGHT_FILES[WEIGHT_NAMES.index(DEFAULT_WEIGHTS)].parent == WEIGHTS_DIR, "net ships its default"
 # one tuple per layer, a network's array at its index: numba freezes each array into the compiled
 # code apart (a stacked array over every file would pass its 1 MB limit for freezing, and a loop
 # holding an unfrozen array cannot be cached) and indexes the tuple at run time
@@ -147,7 +148,7 @@ class WeightsParameter(Parameter):
 PARAMETERS = (
     WeightsParameter(
         "weights",
-        0,
+        WEIGHT_NAMES.index(DEFAULT_WEIGHTS),
         f"the weights file to play, from agents/weights/ and the folders of ${WEIGHTS_VARIABLE}"
         + (f"; left out: {'; '.join(WEIGHTS_LEFT_OUT.values())}" if WEIGHTS_LEFT_OUT else ""),
         choices=WEIGHT_NAMES,

@@ -159,7 +159,7 @@ from tests.test_net import numpy_logits
 from hearts_sim.engine.encoding import OBS_SIZE, encode_observation
 from hearts_sim.engine.hand import legal_moves
 
-assert net.WEIGHT_NAMES[1:] == ("tiny",), net.WEIGHT_NAMES
+assert net.WEIGHT_NAMES[-1] == "tiny" and net.WEIGHT_FILES[-2].parent == net.WEIGHTS_DIR, net.WEIGHT_FILES
 assert set(net.WEIGHTS_LEFT_OUT) == {"broken"}, net.WEIGHTS_LEFT_OUT
 for name in range(len(net.WEIGHT_NAMES)):
     policy = parse_agent(f"net(weights={net.WEIGHT_NAMES[name]})").play_policy
