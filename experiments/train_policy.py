@@ -9,7 +9,7 @@ first sees good positions, then its own. Imitation learns a strong player in min
 core, where reward-only learning from scratch needs far more hands; the env's per-hand rewards
 are reported as the measure of play.
 
-    python experiments/train_policy.py --out agents/weights/dagger_normal.npz          # the shipped policy
+    python experiments/train_policy.py --out mine.npz       # imitate normal (the shipped ones: README)
     python experiments/train_policy.py --decisions 3000 --envs 16 --hidden 16 16 --out /tmp/p.npz   # smoke
     python experiments/train_policy.py --init /tmp/p.npz --guided 0 --lr 3e-4 --out /tmp/q.npz      # train on
 
