@@ -54,7 +54,7 @@ class NumpyPolicy:
                 (rng.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)).astype(np.float32),
                 np.zeros(fan_out, np.float32),
             ]
-        if init is not None:
+        if init is not None:  # the same shapes (``sizes`` are its widths), its values
             self.params = [np.array(array, dtype=np.float32) for array in init]
         self.lr, self.step_count = lr, 0
         self.m = [np.zeros_like(p) for p in self.params]
@@ -204,7 +204,7 @@ def save(path: Path, result: dict[str, Any], args: argparse.Namespace) -> None:
         },
         **{key: value for key, value in result.items() if key != "weights"},
     }
-    if args.init is not None:  # the weights it started from, and how those were made
+    if args.init is not None:  # the weights it started from (their own meta says how they were made)
         meta["init"] = {"file": str(args.init), "sha256": hashlib.sha256(args.init.read_bytes()).hexdigest()}
     arrays = {name: w.astype(np.float16) for name, w in zip(LAYERS, result["weights"], strict=True)}
     partial = path.with_name(f".{path.name}.tmp")  # not *.npz: agents.net never loads it
