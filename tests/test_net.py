@@ -1,6 +1,7 @@
 """The ``net`` agent: legal play and no peeking under every preset, numba inference equal to the
 network's plain numpy forward pass, the weights' digest in the compiled loops' key, malformed
-weights refused, and the shipped policy's strength."""
+weights refused, weights from the folders of ``$HEARTS_SIM_WEIGHTS`` (each name its own network,
+a bad file left out with why), and the shipped policies' strength (the default beats ``normal``)."""
 
 from __future__ import annotations
 
