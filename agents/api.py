@@ -76,15 +76,29 @@ class Agent:
 
     def choose_pass(self, observation: Observation, hand_seed: int | None = None) -> list[int]:
         """The cards to pass, lowest first. Raises ``IllegalMoveError`` unless the seat is to pass."""
-        states = self.state(observation, hand_seed)
-        _check_turn(states, observation, want_pass=True)
+        states = self._turn(observation, hand_seed, want_pass=True)
         return cards_of(self._decide(self.spec.pass_policy, states, observation))
 
     def choose_play(self, observation: Observation, hand_seed: int | None = None) -> int:
         """The card to play. Raises ``IllegalMoveError`` unless the seat is to play."""
-        states = self.state(observation, hand_seed)
-        _check_turn(states, observation, want_pass=False)
+        states = self._turn(observation, hand_seed, want_pass=False)
         return self._decide(self.spec.play_policy, states, observation)
+
+    def _turn(self, observation: Observation, hand_seed: int | None, want_pass: bool) -> np.ndarray:
+        """``state`` for a decision the seat is to make now: a pass (``want_pass``) or a play;
+        ``IllegalMoveError`` otherwise."""
+        states = self.state(observation, hand_seed)
+        _check_turn(states, observation, want_pass)
+        return states
+
+    def _search_inputs(
+        self, observation: Observation, hand_seed: int | None, want_pass: bool
+    ) -> tuple[Any, tuple[Any, ...], int, np.uint64]:
+        """What a search kernel takes for this decision (``_turn``'s): the state record, the
+        rules tuple, the seat and its decision seed."""
+        record = self._turn(observation, hand_seed, want_pass)[0]
+        seat = observation.seat
+        return record, observation.rules.to_tuple(), seat, np.uint64(decision_seed(record, seat))
 
     @property
     def scores_cards(self) -> bool:
@@ -111,20 +125,15 @@ class Agent:
                 f"{self.name} plays by {policy.kind.name}, which scores no cards: card_values explains "
                 "the search agents (mc, pimc, ismcts, and the levels built on them, such as hard)"
             )
-        states = self.state(observation, hand_seed)
-        _check_turn(states, observation, want_pass=False)
+        record, rules, seat, seed = self._search_inputs(observation, hand_seed, want_pass=False)
         moves = observation.legal_moves()
         legal = list(moves)
         values, weights = card_stats()
         chosen = legal[0]
         if len(legal) > 1:
-            seat = observation.seat
-            seed = np.uint64(decision_seed(states[0], seat))
-            rules = observation.rules.to_tuple()
-            mask = np.uint64(moves.mask)
-            chosen = int(
-                policy.kind.scored_play(policy.row, states[0], rules, seat, mask, seed, values, weights)
-            )
+            legal_mask = np.uint64(moves.mask)
+            scored = policy.kind.scored_play
+            chosen = int(scored(policy.row, record, rules, seat, legal_mask, seed, values, weights))
         table = pd.DataFrame(
             {
                 "card": [card_str(card) for card in legal],
@@ -153,16 +162,9 @@ class Agent:
                 f"{self.name} passes by {policy.kind.name}, which scores no passes: pass_values explains "
                 "the search agents' passes (mc, and pimc or ismcts with pass_rollouts, such as hard)"
             )
-        states = self.state(observation, hand_seed)
-        _check_turn(states, observation, want_pass=True)
-        seat = observation.seat
-        seed = np.uint64(decision_seed(states[0], seat))
+        record, rules, seat, seed = self._search_inputs(observation, hand_seed, want_pass=True)
         cards, values, weights = pass_stats()
-        chosen = int(
-            policy.kind.scored_pass(
-                policy.row, states[0], observation.rules.to_tuple(), seat, seed, cards, values, weights
-            )
-        )
+        chosen = int(policy.kind.scored_pass(policy.row, record, rules, seat, seed, cards, values, weights))
         found = [
             (cards_str(int(c)), float(v), int(w), int(c) == chosen)
             for c, v, w in zip(cards, values, weights, strict=True)
