@@ -33,10 +33,8 @@ import pandas as pd
 
 from agents.dispatch import loop_pass, loop_play
 from agents.external import EngineOptions, external_moves
-from agents.kinds import AgentError
-from agents.passing import pass_stats
+from agents.kinds import AgentError, card_stats, pass_stats
 from agents.registry import AgentSpec, Policy, parse_agent
-from agents.search import card_stats
 from hearts_sim.core.cards import card_str, cards_of, cards_str
 from hearts_sim.core.checks import shown
 from hearts_sim.core.rules import Rules

@@ -21,6 +21,12 @@ Every policy of a role has one signature (``agents.kinds``)::
     play(params, state, rules, seat, legal, seed) -> card
     pass_cards(params, state, rules, seat, seed) -> bitboard
     stateless_play(legal, seed) -> card      # reads nothing else (``PolicyKind.reads_state``)
+    scored_play(params, state, rules, seat, legal, seed, values, weights) -> card   # a search
+    scored_pass(params, state, rules, seat, seed, cards, values, weights) -> bitboard
+
+A chain calls a search's scored kernels with fresh statistics arrays (``card_stats``,
+``pass_stats``), and plays a forced card without searching: the one place a search kind's play
+and pass are made from what it declares.
 
 Python callers decide one position with ``decide_play`` / ``decide_pass`` (a kind's code and
 parameter row, any legal set and seed), which compile a one-kind set; ``loop_play`` /
@@ -42,10 +48,10 @@ import numpy as np
 from numba.core import types
 from numba.extending import NativeValue, models, overload, register_model, typeof_impl, unbox
 
-from agents.kinds import AgentError, PolicyKind
+from agents.kinds import AgentError, PolicyKind, card_stats, pass_stats
 from agents.registry import CODES, KIND_BY_NAME, KINDS, Policy, pass_kind
 from hearts_sim._numba import njit, njit_generated, source_closure
-from hearts_sim.core.cards import N_CARDS, cards_str
+from hearts_sim.core.cards import N_CARDS, cards_str, lowest_card, popcount
 from hearts_sim.engine.hand import decision_seed, legal_moves
 
 _ENGINE_PACKAGES = ("hearts_sim.core", "hearts_sim.engine")  # the engine under every loop
@@ -137,13 +143,7 @@ def source_modules(names: tuple[str, ...]) -> dict[str, str]:
     """The project modules the kernels of kinds ``names`` are built from, with their digests:
     the kinds' modules and everything those import, transitively; the engine every loop is
     built on; this dispatcher; and the data a kind's kernels freeze in (``PolicyKind.data``)."""
-    kernels = [
-        kernel.py_func.__module__
-        for name in names
-        for kind in [KIND_BY_NAME[name]]
-        for kernel in (kind.play, kind.stateless_play, kind.pass_cards)
-        if kernel is not None
-    ]
+    kernels = [kernel.py_func.__module__ for name in names for kernel in KIND_BY_NAME[name].kernels]
     seen = source_closure([__name__, *_engine_modules(), *kernels])
     seen.update({f"{name} data": KIND_BY_NAME[name].data for name in names if KIND_BY_NAME[name].data})
     return seen
@@ -156,11 +156,21 @@ def sources_digest(names: tuple[str, ...]) -> str:
 
 
 # ---------------------------------------------------------------- composing the chains
+# what the calls of the chains use besides their kernels
+CHAIN_GLOBALS = {
+    "card_stats": card_stats,
+    "pass_stats": pass_stats,
+    "lowest_card": lowest_card,
+    "popcount": popcount,
+}
+
+
 def code_chain(
     name: str, arguments: str, branches: list[tuple[int, str]], fallback: str, **names: Any
 ) -> Any:
     """A flat ``if code == K: return <call>`` function of ``(code, <arguments>)``, generated as
-    source with ``names`` (the kernels the calls use) as its globals, and inlined into its caller.
+    source with ``names`` (the kernels the calls use) and ``CHAIN_GLOBALS`` as its globals, and
+    inlined into its caller.
 
     Generated rather than nested closures: numba's inliner does not resolve the free variables
     of nested closures reliably, and a flat chain compiles faster."""
@@ -168,14 +178,15 @@ def code_chain(
     for code, call in branches:
         lines += [f"    if code == {code}:", f"        return {call}"]
     lines.append(f"    return {fallback}")
-    namespace: dict[str, Any] = {"np": np, **names}
+    namespace: dict[str, Any] = {"np": np, **CHAIN_GLOBALS, **names}
     exec(compile("\n".join(lines), f"<generated {name}>", "exec"), namespace)
     return njit_generated(namespace[name])
 
 
 def _kernel_chain(name: str, arguments: str, branches: list[tuple[int, str, Any]], fallback: str) -> Any:
-    """``code_chain`` where each branch calls its own kernel."""
-    calls = [(code, f"kernel_{i}({call})") for i, (code, call, _) in enumerate(branches)]
+    """``code_chain`` where each branch calls its own kernel: ``(code, call, kernel)``, the call an
+    expression in which ``{kernel}`` names it."""
+    calls = [(code, call.format(kernel=f"kernel_{i}")) for i, (code, call, _) in enumerate(branches)]
     kernels = {f"kernel_{i}": kernel for i, (_, _, kernel) in enumerate(branches)}
     return code_chain(name, arguments, calls, fallback, **kernels)
 
@@ -184,22 +195,33 @@ PLAY_ARGUMENTS = "params, state, rules, seat, legal, seed"
 PASS_ARGUMENTS = "params, state, rules, seat, seed"
 
 
+def play_call(kind: PolicyKind) -> tuple[str, Any]:
+    """How a chain plays ``kind``: the call (``{kernel}`` for its kernel) and the kernel."""
+    if kind.stateless_play:
+        return "{kernel}(legal, seed)", kind.stateless_play
+    if kind.scored_play:  # a search: none for a forced card, fresh statistics otherwise
+        call = f"{{kernel}}({PLAY_ARGUMENTS}, *card_stats())"
+        return f"{call} if popcount(legal) > 1 else lowest_card(legal)", kind.scored_play
+    return f"{{kernel}}({PLAY_ARGUMENTS})", kind.play
+
+
+def pass_call(kind: PolicyKind, params: str = "params") -> tuple[str, Any]:
+    """How a chain passes like ``kind`` with the parameter row ``params`` (an expression)."""
+    arguments = f"{params}, state, rules, seat, seed"
+    if kind.scored_pass:
+        return f"{{kernel}}({arguments}, *pass_stats())", kind.scored_pass
+    return f"{{kernel}}({arguments})", kind.pass_cards
+
+
 def play_chain(kinds: KindSetType) -> Any:
     """(code, params, state, rules, seat, legal, seed) -> the card of policy ``code``."""
-    branches = [
-        (code, "legal, seed", kind.stateless_play)
-        if kind.stateless_play
-        else (code, PLAY_ARGUMENTS, kind.play)
-        for code, kind in kinds.kinds()
-    ]
+    branches = [(code, *play_call(kind)) for code, kind in kinds.kinds()]
     return _kernel_chain("choose_play_of_set", PLAY_ARGUMENTS, branches, "np.int64(-1)")
 
 
 def stateless_chain(kinds: KindSetType) -> Any:
     """(code, legal, seed) -> the card of stateless policy ``code``."""
-    branches = [
-        (code, "legal, seed", kind.stateless_play) for code, kind in kinds.kinds() if kind.stateless_play
-    ]
+    branches = [(code, *play_call(kind)) for code, kind in kinds.kinds() if kind.stateless_play]
     return _kernel_chain("choose_stateless_play_of_set", "legal, seed", branches, "np.int64(-1)")
 
 
@@ -215,10 +237,10 @@ def pass_chain(kinds: KindSetType) -> Any:
     for code, kind in kinds.kinds():
         passer = pass_kind(kind)
         if passer is kind:
-            branches.append((code, PASS_ARGUMENTS, kind.pass_cards))
+            branches.append((code, *pass_call(kind)))
         else:  # no pass policy of its own: pass like ``passer`` with its defaults
             defaults = ", ".join(repr(x) for x in passer.default_params())
-            branches.append((code, f"({defaults}), state, rules, seat, seed", passer.pass_cards))
+            branches.append((code, *pass_call(passer, f"({defaults})")))
     return _kernel_chain("choose_pass_of_set", PASS_ARGUMENTS, branches, "np.uint64(0)")
 
 

@@ -46,7 +46,7 @@ import numpy as np
 from agents.belief import BELIEF_PARAMETERS, next_world, weighted_pool
 from agents.evaluation import N_FEATURES, evaluate
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
-from agents.passing import PASS_ROLLOUTS, scored_searched_pass, searched_pass
+from agents.passing import PASS_ROLLOUTS, searched_pass
 from agents.search import (
     MAX_EXPLORATION,
     MAX_ITERATIONS,
@@ -62,7 +62,6 @@ from agents.search import (
     budget_count,
     budget_deadline,
     card_count,
-    card_stats,
     init_node,
     mean_score,
     monotonic_ns,
@@ -189,17 +188,6 @@ def root_card(tree, legal: np.uint64, seat: np.int64, final: np.int64) -> np.int
 
 @njit
 def ismcts_play(
-    params: Params, state, rules: RulesTuple, seat: np.int64, legal: np.uint64, seed: np.uint64
-) -> np.int64:
-    """The root card (``final``) of an SO-ISMCTS search over ``seat``'s information set."""
-    if card_count(legal) == 1:
-        return lowest_card(legal)
-    values, weights = card_stats()
-    return ismcts_scored_play(params, state, rules, seat, legal, seed, values, weights)
-
-
-@njit
-def ismcts_scored_play(
     params: Params,
     state,
     rules: RulesTuple,
@@ -209,9 +197,9 @@ def ismcts_scored_play(
     values,
     weights,
 ) -> np.int64:
-    """``ismcts_play``'s card (two or more ``legal`` cards), with the root's statistics for
-    ``seat``: ``values[card]`` the mean hand score of the playouts through the card,
-    ``weights[card]`` their number."""
+    """The root card (``final``) of an SO-ISMCTS search over ``seat``'s information set (two or
+    more ``legal`` cards), with the root's statistics for ``seat``: ``values[card]`` the mean
+    hand score of the playouts through the card, ``weights[card]`` their number."""
     tree = ismcts_search(params, state, rules, seat, legal, seed)
     child = tree[0].first_child
     while child != NO_NODE:
@@ -331,19 +319,13 @@ def ismcts_search(
 
 
 @njit
-def ismcts_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
-    """The searched pass (``agents.passing``): ``pass_rollouts`` playouts of this agent's ``rollout``."""
-    rollouts = budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS)
-    return searched_pass(state, rules, seat, seed, rollouts, np.int64(params[P.rollout]))
-
-
-@njit
-def ismcts_scored_pass(
+def ismcts_pass(
     params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64, cards, values, weights
 ) -> np.uint64:
-    """``ismcts_pass``'s pass with its candidates' statistics (``scored_searched_pass``)."""
+    """The searched pass (``agents.passing``): ``pass_rollouts`` playouts of this agent's
+    ``rollout``, with its candidates' statistics."""
     rollouts = budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS)
-    return scored_searched_pass(
+    return searched_pass(
         state, rules, seat, seed, rollouts, np.int64(params[P.rollout]), cards, values, weights
     )
 
@@ -352,9 +334,7 @@ KIND = PolicyKind(
     "ismcts",
     "single-observer information-set MCTS, a new world every iteration",
     PARAMETERS,
-    play=ismcts_play,
-    pass_cards=ismcts_pass,
-    scored_play=ismcts_scored_play,
-    scored_pass=ismcts_scored_pass,
+    scored_play=ismcts_play,
+    scored_pass=ismcts_pass,
     searches=True,
 )

@@ -12,7 +12,11 @@ of the toolkit needs to know:
   ``play(params, state, rules, seat, legal, seed) -> card`` and
   ``pass_cards(params, state, rules, seat, seed) -> bitboard``; a policy that reads nothing
   but its legal cards and the decision's seed gives ``stateless_play(legal, seed)`` instead,
-  which lets the self-play loop play a table of such policies a trick at a time;
+  which lets the self-play loop play a table of such policies a trick at a time; a search gives
+  ``scored_play`` and ``scored_pass`` instead, which also fill in the statistics it chose from
+  (``card_stats``, ``pass_stats``): the dispatcher calls them with fresh arrays (and plays a
+  forced card without a search), ``Agent.card_values`` and ``pass_values`` with arrays they
+  show, so a decision and its explanation are one kernel;
 * ``passes_like``: a kind without a pass policy of its own passes like that kind, with its
   defaults (every built-in kind now has its own: the search agents search their pass);
 * ``searches``: milliseconds, not microseconds, per decision, so tournaments, levels and
@@ -31,11 +35,33 @@ from typing import Any
 
 import numpy as np
 
+from hearts_sim._numba import njit
+from hearts_sim.core.cards import N_CARDS
 from hearts_sim.core.checks import did_you_mean, is_real, shown
 from hearts_sim.core.errors import InputError
 
 MAX_PARAMS = 16  # width of the parameter row a kernel receives (selfplay.loops spells it out)
 Params = tuple[float, ...]  # one policy's parameter row, as kernels receive it
+MAX_PASS_CANDIDATES = 33  # the most candidate passes a ``scored_pass`` weighs (``agents.passing``)
+
+
+@njit
+def card_stats():  # type: ignore[no-untyped-def]
+    """A search's statistics of its cards (``PolicyKind.scored_play``), by card index: each card's
+    mean score for the seat (NaN: never tried) and how many playouts or worlds it is over."""
+    return np.full(N_CARDS, np.nan), np.zeros(N_CARDS, dtype=np.int64)
+
+
+@njit
+def pass_stats():  # type: ignore[no-untyped-def]
+    """A pass search's statistics (``PolicyKind.scored_pass``): its candidates' cards (0 past the
+    last), each one's mean final score for the seat (NaN: never played out) and its number of
+    playouts."""
+    return (
+        np.zeros(MAX_PASS_CANDIDATES, dtype=np.uint64),
+        np.full(MAX_PASS_CANDIDATES, np.nan),
+        np.zeros(MAX_PASS_CANDIDATES, dtype=np.int64),
+    )
 
 
 class AgentError(InputError):
@@ -148,12 +174,11 @@ class PolicyKind:
     parameters: tuple[Parameter, ...] = ()
     play: Any = None  # njit (params, state, rules, seat, legal, seed) -> card
     pass_cards: Any = None  # njit (params, state, rules, seat, seed) -> bitboard of cards to pass
-    # search kinds: njit (params, state, rules, seat, legal, seed, values, weights) -> card, the
-    # play with the statistics it chose from (each card's mean score for the seat, and how many
-    # playouts or worlds that mean is over; ``search.card_stats``), for ``Agent.card_values``
+    # a search's play instead of ``play``: njit (params, state, rules, seat, legal, seed, values,
+    # weights) -> card, given two or more legal cards, filling in ``card_stats`` arrays
     scored_play: Any = None
-    # ... and njit (params, state, rules, seat, seed, cards, values, weights) -> bitboard, the pass
-    # with its candidates' statistics (``passing.pass_stats``), for ``Agent.pass_values``
+    # ... and its pass instead of ``pass_cards``: njit (params, state, rules, seat, seed, cards,
+    # values, weights) -> bitboard, filling in ``pass_stats`` arrays
     scored_pass: Any = None
     stateless_play: Any = None  # njit (legal, seed) -> card: a play reading nothing else
     passes_like: str = ""  # no pass policy of its own: pass as this kind does with its defaults
@@ -167,8 +192,10 @@ class PolicyKind:
     def __post_init__(self) -> None:
         assert len(self.parameters) <= MAX_PARAMS, f"{self.name}: at most {MAX_PARAMS} parameters"
         if not self.external:
-            assert (self.play is None) != (self.stateless_play is None), f"{self.name}: one play kernel"
-            assert (self.pass_cards is None) != (not self.passes_like), f"{self.name}: one pass policy"
+            plays = (self.play, self.stateless_play, self.scored_play)
+            assert sum(k is not None for k in plays) == 1, f"{self.name}: one play kernel"
+            passes = (self.pass_cards, self.scored_pass, self.passes_like or None)
+            assert sum(k is not None for k in passes) == 1, f"{self.name}: one pass policy"
             assert not (self.own_loop and self.reads_state), f"{self.name}: own_loop is for stateless kinds"
 
     def parameter(self, name: str) -> Parameter:
@@ -185,6 +212,12 @@ class PolicyKind:
         """The kernel parameter row of this kind with every default."""
         row = [float(p.default) for p in self.parameters]
         return tuple(row + [0.0] * (MAX_PARAMS - len(row)))
+
+    @property
+    def kernels(self) -> tuple[Any, ...]:
+        """Its kernels, whichever it declares (their modules key the loops that seat it)."""
+        every = (self.play, self.stateless_play, self.scored_play, self.pass_cards, self.scored_pass)
+        return tuple(kernel for kernel in every if kernel is not None)
 
     @property
     def reads_state(self) -> bool:

@@ -31,7 +31,7 @@ import numpy as np
 
 from agents.belief import BELIEF_PARAMETERS, next_world, weighted_pool
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
-from agents.passing import MAX_RULE_CANDIDATES, pass_stats, rule_candidates
+from agents.passing import MAX_RULE_CANDIDATES, rule_candidates
 from agents.search import (
     MAX_MS,
     MAX_SAMPLES,
@@ -41,7 +41,6 @@ from agents.search import (
     budget_count,
     budget_deadline,
     card_count,
-    card_stats,
     lowest_mean_card,
     monotonic_ns,
     new_worlds,
@@ -171,19 +170,6 @@ def lean_random_value(world, rules: RulesTuple, card: np.int64, me: np.int64, rn
 # ---------------------------------------------------------------- play
 @njit
 def mc_play(
-    params: Params, state, rules: RulesTuple, seat: np.int64, legal: np.uint64, seed: np.uint64
-) -> np.int64:
-    """The legal card with the lowest mean final score over sampled worlds and rollouts.
-
-    With ``ms`` > 0 it samples worlds until the time is up (at least one) instead."""
-    if card_count(legal) == 1:
-        return lowest_card(legal)
-    values, weights = card_stats()
-    return mc_scored_play(params, state, rules, seat, legal, seed, values, weights)
-
-
-@njit
-def mc_scored_play(
     params: Params,
     state,
     rules: RulesTuple,
@@ -193,9 +179,11 @@ def mc_scored_play(
     values,
     weights,
 ) -> np.int64:
-    """``mc_play``'s card (two or more ``legal`` cards), with ``values[card]`` every legal card's
-    mean final score for ``seat`` over the sampled worlds (the same worlds and rollout streams
-    for every card), ``weights[card]`` their number."""
+    """The legal card (of two or more) with the lowest mean final score over sampled worlds and
+    rollouts; ``values[card]`` every legal card's mean for ``seat`` over the sampled worlds (the
+    same worlds and rollout streams for every card), ``weights[card]`` their number.
+
+    With ``ms`` > 0 it samples worlds until the time is up (at least one) instead."""
     deadline = budget_deadline(np.float64(params[P.ms]))
     samples = budget_count(params[P.samples], 1, MAX_SAMPLES) if deadline == 0 else np.int64(1) << 62
     kind = np.int64(params[P.rollout])
@@ -236,22 +224,16 @@ def mc_scored_play(
 
 # ---------------------------------------------------------------- pass
 @njit
-def mc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
-    """The heuristic candidate pass with the lowest mean final score over sampled deals.
+def mc_pass(
+    params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64, candidates, values, weights
+) -> np.uint64:
+    """The heuristic candidate pass with the lowest mean final score over sampled deals; the
+    candidates in ``candidates``, each one's mean final score for ``seat`` over the deals in
+    ``values``, their number in ``weights``.
 
     Candidate 0 is the rule agent's own pass; another replaces it only when its mean gain,
     paired over the same deals and rollout streams, exceeds ``PASS_MARGIN_Z`` standard
     errors (the minimum of several noisy means is biased towards luck)."""
-    candidates, values, weights = pass_stats()
-    return mc_scored_pass(params, state, rules, seat, seed, candidates, values, weights)
-
-
-@njit
-def mc_scored_pass(
-    params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64, candidates, values, weights
-) -> np.uint64:
-    """``mc_pass``'s pass, with the candidates in ``candidates`` and each one's mean final score
-    for ``seat`` over the sampled deals in ``values``, their number in ``weights``."""
     count = rule_candidates(state, rules, seat, seed, candidates)
     if count == 1:
         return candidates[0]
@@ -296,10 +278,8 @@ KIND = PolicyKind(
     "mc",
     "flat Monte Carlo: every legal card (or candidate pass) scored by rollouts in sampled worlds",
     PARAMETERS,
-    play=mc_play,
-    pass_cards=mc_pass,
-    scored_play=mc_scored_play,
-    scored_pass=mc_scored_pass,
+    scored_play=mc_play,
+    scored_pass=mc_pass,
     searches=True,
 )
 DEFAULT_PARAMS = KIND.default_params()

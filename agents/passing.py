@@ -47,7 +47,7 @@ import numpy as np
 
 from agents import rule
 from agents.baseline import pass_extremes
-from agents.kinds import Parameter, Params
+from agents.kinds import MAX_PASS_CANDIDATES, Parameter, Params
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
 from agents.search import MAX_ITERATIONS, ROLLOUT_RULE, new_worlds, pass_and_play_out
@@ -85,8 +85,8 @@ PASS_ROLLOUTS = Parameter(
 )
 
 MAX_RULE_CANDIDATES = 8  # distinct passes of the rule variants and the highest cards
-MAX_HEURISTIC = 24  # best-ranked subsets added by ``subset_danger``
-MAX_CANDIDATES = MAX_RULE_CANDIDATES + 1 + MAX_HEURISTIC  # and the lowest cards
+# best-ranked subsets added by ``subset_danger``, after those and the lowest cards (24)
+MAX_HEURISTIC = MAX_PASS_CANDIDATES - MAX_RULE_CANDIDATES - 1
 # subset_danger's weights, in ranks (the rule agent's pass uses the same scale)
 HEART_EXTRA = 1.0  # a heart over another card of equal rank
 UNGUARDED_QS = 30.0  # the queen with fewer than SPADE_GUARDS low spades goes first
@@ -192,7 +192,7 @@ def pass_candidates(state, rules: RulesTuple, seat: np.int64, seed: np.uint64, o
     are in ``out``."""
     count = rule_candidates(state, rules, seat, seed, out)
     hand = state.dealt[seat]
-    count = _add_candidate(pass_extremes(hand, rules, False), out, count, MAX_CANDIDATES)
+    count = _add_candidate(pass_extremes(hand, rules, False), out, count, MAX_PASS_CANDIDATES)
     size = np.int64(popcount(hand))
     k = rules.pass_count
     dangers = np.zeros(N_CARDS, dtype=np.float64)
@@ -222,7 +222,7 @@ def pass_candidates(state, rules: RulesTuple, seat: np.int64, seed: np.uint64, o
         positions = (((ripple ^ positions) >> 2) // low) | ripple
     for i in range(MAX_HEURISTIC):
         if best_score[i] > -np.inf:
-            count = _add_candidate(best[i], out, count, MAX_CANDIDATES)
+            count = _add_candidate(best[i], out, count, MAX_PASS_CANDIDATES)
     return count
 
 
@@ -233,31 +233,7 @@ def passes_to_neighbour(state) -> bool:
 
 
 @njit
-def pass_stats():
-    """Per-candidate statistics of a pass search: the candidates' cards (0 past the last), each
-    one's mean final score for the seat (NaN: never played out) and its number of playouts
-    (``PolicyKind.scored_pass``)."""
-    return (
-        np.zeros(MAX_CANDIDATES, dtype=np.uint64),
-        np.full(MAX_CANDIDATES, np.nan),
-        np.zeros(MAX_CANDIDATES, dtype=np.int64),
-    )
-
-
-@njit
 def searched_pass(
-    state, rules: RulesTuple, seat: np.int64, seed: np.uint64, rollouts: np.int64, playout: np.int64
-) -> np.uint64:
-    """The candidate pass with the lowest mean final score of ``seat`` after sequential halving
-    with ``rollouts`` playouts in all, each played out by the playout policy ``playout``
-    (ROLLOUT_*, the searching agent's own) once the other seats have passed like the rule agent;
-    the rule agent's pass with no rollouts, and across (see the module's note)."""
-    cards, values, weights = pass_stats()
-    return scored_searched_pass(state, rules, seat, seed, rollouts, playout, cards, values, weights)
-
-
-@njit
-def scored_searched_pass(
     state,
     rules: RulesTuple,
     seat: np.int64,
@@ -268,15 +244,19 @@ def scored_searched_pass(
     values,
     weights,
 ) -> np.uint64:
-    """``searched_pass``'s pass, with the candidates in ``cards`` and each one's mean score over
-    its playouts in ``values``, their number in ``weights`` (a candidate halved out early has
-    fewer); no candidates when the pass is the rule agent's without a search."""
+    """The candidate pass with the lowest mean final score of ``seat`` after sequential halving
+    with ``rollouts`` playouts in all, each played out by the playout policy ``playout``
+    (ROLLOUT_*, the searching agent's own) once the other seats have passed like the rule agent;
+    the rule agent's pass with no rollouts, and across (see the module's note). The candidates
+    go in ``cards``, each one's mean score over its playouts in ``values``, their number in
+    ``weights`` (a candidate halved out early has fewer): the ``pass_stats`` arrays, which stay
+    empty when the pass is the rule agent's without a search."""
     if rollouts <= 0 or not passes_to_neighbour(state):
         return rule_pass(PASS_VARIANTS[0], state, rules, seat, seed)
     count = pass_candidates(state, rules, seat, seed, cards)
     if count == 1:
         return cards[0]
-    totals = np.zeros(MAX_CANDIDATES, dtype=np.float64)
+    totals = np.zeros(MAX_PASS_CANDIDATES, dtype=np.float64)
     alive = np.arange(count)
     n_alive = count
     rounds = np.int64(0)

@@ -27,7 +27,7 @@ import numpy as np
 
 from agents.belief import BELIEF_PARAMETERS, next_world, weighted_pool
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
-from agents.passing import PASS_ROLLOUTS, scored_searched_pass, searched_pass
+from agents.passing import PASS_ROLLOUTS, searched_pass
 from agents.search import (
     MAX_EXPLORATION,
     MAX_ITERATIONS,
@@ -45,7 +45,6 @@ from agents.search import (
     backup,
     budget_count,
     card_count,
-    card_stats,
     init_node,
     lowest_mean_card,
     mean_score,
@@ -56,7 +55,7 @@ from agents.search import (
     ucb,
 )
 from hearts_sim._numba import njit
-from hearts_sim.core.cards import N_CARDS, NO_CARD, card_bit, lowest_card, select_bit
+from hearts_sim.core.cards import N_CARDS, NO_CARD, card_bit, select_bit
 from hearts_sim.core.rules import RulesTuple
 from hearts_sim.engine.hand import legal_moves, moon_total, play_card
 from hearts_sim.engine.rng import random_below
@@ -170,17 +169,6 @@ def _uct_world(
 
 @njit
 def pimc_play(
-    params: Params, state, rules: RulesTuple, seat: np.int64, legal: np.uint64, seed: np.uint64
-) -> np.int64:
-    """The legal card with the lowest mean score over ``worlds`` UCT searches of sampled deals."""
-    if card_count(legal) == 1:
-        return lowest_card(legal)
-    values, weights = card_stats()
-    return pimc_scored_play(params, state, rules, seat, legal, seed, values, weights)
-
-
-@njit
-def pimc_scored_play(
     params: Params,
     state,
     rules: RulesTuple,
@@ -190,8 +178,9 @@ def pimc_scored_play(
     values,
     weights,
 ) -> np.int64:
-    """``pimc_play``'s card (two or more ``legal`` cards), with ``values[card]`` a root card's
-    mean score for ``seat`` over the worlds whose search tried it, ``weights[card]`` their number."""
+    """The legal card (of two or more) with the lowest mean score over ``worlds`` UCT searches of
+    sampled deals; ``values[card]`` a root card's mean score for ``seat`` over the worlds whose
+    search tried it, ``weights[card]`` their number."""
     iterations = budget_count(params[P.iterations], 1, MAX_ITERATIONS)
     n_worlds = budget_count(params[P.worlds], 1, MAX_SAMPLES)
     c = np.float64(params[P.c])
@@ -236,19 +225,13 @@ def pimc_scored_play(
 
 
 @njit
-def pimc_pass(params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64) -> np.uint64:
-    """The searched pass (``agents.passing``): ``pass_rollouts`` playouts of this agent's ``rollout``."""
-    rollouts = budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS)
-    return searched_pass(state, rules, seat, seed, rollouts, np.int64(params[P.rollout]))
-
-
-@njit
-def pimc_scored_pass(
+def pimc_pass(
     params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64, cards, values, weights
 ) -> np.uint64:
-    """``pimc_pass``'s pass with its candidates' statistics (``scored_searched_pass``)."""
+    """The searched pass (``agents.passing``): ``pass_rollouts`` playouts of this agent's
+    ``rollout``, with its candidates' statistics."""
     rollouts = budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS)
-    return scored_searched_pass(
+    return searched_pass(
         state, rules, seat, seed, rollouts, np.int64(params[P.rollout]), cards, values, weights
     )
 
@@ -257,9 +240,7 @@ KIND = PolicyKind(
     "pimc",
     "determinized search: UCT in each sampled world, averaged across worlds",
     PARAMETERS,
-    play=pimc_play,
-    pass_cards=pimc_pass,
-    scored_play=pimc_scored_play,
-    scored_pass=pimc_scored_pass,
+    scored_play=pimc_play,
+    scored_pass=pimc_pass,
     searches=True,
 )

@@ -43,7 +43,6 @@ from hearts_sim.core.cards import (
     AS_BIT,
     HEARTS_MASK,
     KS_BIT,
-    N_CARDS,
     QS_BIT,
     SUIT_MASKS,
     highest_card,
@@ -334,13 +333,6 @@ def backup(tree, path, depth: np.int64, scores, n: np.int64) -> None:
         tree[node].visits += 1
         for s in range(n):
             tree[node].sums[s] += np.float64(scores[s])
-
-
-@njit
-def card_stats():
-    """Per-card statistics of a search, by card index: a mean score (NaN: never tried) and how
-    many playouts or worlds it is over (``PolicyKind.scored_play``)."""
-    return np.full(N_CARDS, np.nan), np.zeros(N_CARDS, dtype=np.int64)
 
 
 @njit

@@ -160,7 +160,7 @@ def test_a_kind_set_depends_on_the_sources_of_its_kinds_only() -> None:
 def test_kind_sets_name_their_kinds_with_the_kinds_they_pass_like(monkeypatch: pytest.MonkeyPatch) -> None:
     cheap = {"random", "lowest", "highest"}
     assert set(KindSet.of(["pimc"]).names) == {"pimc"} | cheap  # the search agents pass by their own search
-    lazy = dataclasses.replace(KIND_BY_NAME["pimc"], pass_cards=None, passes_like="rule")
+    lazy = dataclasses.replace(KIND_BY_NAME["pimc"], scored_pass=None, passes_like="rule")
     monkeypatch.setitem(KIND_BY_NAME, "pimc", lazy)  # a kind without a pass policy of its own
     _kind_set.cache_clear()
     try:

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from agents.dispatch import decide_pass
-from agents.passing import MAX_CANDIDATES, card_dangers, pass_candidates, searched_pass, subset_danger
+from agents.kinds import MAX_PASS_CANDIDATES, pass_stats
+from agents.passing import card_dangers, pass_candidates, searched_pass, subset_danger
 from agents.registry import parse_agent
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
@@ -81,11 +82,11 @@ def test_candidates_are_distinct_valid_passes_led_by_the_rule_pass(label: str) -
     array = rules.to_tuple()
     for state, seat in real_positions(rules, 6, seed=2, pass_probability=1.0):
         dealt = int(state.record["dealt"][seat])
-        out = np.zeros(MAX_CANDIDATES, dtype=np.uint64)
+        out = np.zeros(MAX_PASS_CANDIDATES, dtype=np.uint64)
         count = int(pass_candidates(state.record, array, seat, np.uint64(0), out))
         passes = [int(x) for x in out[:count]]
         assert passes[0] == int(rule_pass(RULE_DEFAULTS, state.record, array, seat, np.uint64(0)))
-        assert len(set(passes)) == count and count <= MAX_CANDIDATES
+        assert len(set(passes)) == count and count <= MAX_PASS_CANDIDATES
         assert count >= min(20, math.comb(dealt.bit_count(), rules.pass_count))
         for cards in passes:
             assert cards.bit_count() == rules.pass_count and cards & ~dealt == 0
@@ -120,9 +121,9 @@ def test_zero_rollouts_is_the_rule_pass_and_a_budget_is_reproducible() -> None:
     for state, seat in real_positions(rules, 12, seed=5, pass_probability=1.0):
         seed = np.uint64(decision_seed(state.record, seat))
         rule_cards = int(rule_pass(RULE_DEFAULTS, state.record, array, seat, seed))
-        assert int(searched_pass(state.record, array, seat, seed, 0, GREEDY)) == rule_cards
-        searched = int(searched_pass(state.record, array, seat, seed, 600, GREEDY))
-        assert searched == int(searched_pass(state.record, array, seat, seed, 600, GREEDY))
+        assert int(searched_pass(state.record, array, seat, seed, 0, GREEDY, *pass_stats())) == rule_cards
+        searched = int(searched_pass(state.record, array, seat, seed, 600, GREEDY, *pass_stats()))
+        assert searched == int(searched_pass(state.record, array, seat, seed, 600, GREEDY, *pass_stats()))
         differs += searched != rule_cards
     assert differs > 0, "the search never departs from the rule pass: it decides nothing"
 
@@ -140,7 +141,7 @@ def test_the_searched_pass_plays_out_the_agents_own_rollout(searcher: str) -> No
         for state, seat in real_positions(rules, 12, seed=5, pass_probability=1.0):
             seed = np.uint64(decision_seed(state.record, seat))
             cards = decide_pass(code, params, state.record, array, seat, seed)
-            assert cards == int(searched_pass(state.record, array, seat, seed, 600, kind))
+            assert cards == int(searched_pass(state.record, array, seat, seed, 600, kind, *pass_stats()))
             chosen.append(cards)
     assert picks["greedy"] != picks["rule"], "the playout policy never changes the pass"
 
@@ -158,7 +159,7 @@ def test_across_the_search_agents_pass_like_rule() -> None:
             assert state.pass_direction == direction
             seed = np.uint64(decision_seed(state.record, 0))
             rule_cards = int(rule_pass(RULE_DEFAULTS, state.record, array, 0, seed))
-            searched = int(searched_pass(state.record, array, 0, seed, 600, GREEDY))
+            searched = int(searched_pass(state.record, array, 0, seed, 600, GREEDY, *pass_stats()))
             if direction == "across":
                 assert searched == rule_cards, (hand, CardSet(searched), CardSet(rule_cards))
             else:
@@ -183,7 +184,7 @@ def test_searched_pass_sheds_the_bare_queen_and_aces(playout: str) -> None:
     array = state.rules.to_tuple()
     kind = np.int64(ROLLOUTS.index(playout))
     for seed in range(3):
-        cards = int(searched_pass(state.record, array, 0, np.uint64(seed), 2000, kind))
+        cards = int(searched_pass(state.record, array, 0, np.uint64(seed), 2000, kind, *pass_stats()))
         assert cards & CardSet("QS").mask, CardSet(cards)
         assert cards & CardSet("2C 3C 4C").mask == 0, CardSet(cards)
 
