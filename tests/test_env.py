@@ -184,18 +184,17 @@ def test_vector_env_steps_like_handstate_with_the_dispatcher(name: str) -> None:
     env = VectorEnv(3, opponents, rules, seat=seat, reward=reward_mode, teacher=teacher)
     replicas = [Replica(rules, 11, i, seat, opponents, teacher) for i in range(3)]
     obs, mask = env.reset(seed=11)
-    teacher_actions = None
     rng = np.random.default_rng(0)
     ended = 0
     for _ in range(2 * (rules.hand_size + rules.pass_count)):
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+        teacher_actions = env.teacher_actions  # after reset (the first position) as after a step
         for i, replica in enumerate(replicas):
             assert bits(mask[i]) == replica.mask()
             assert np.array_equal(obs[i], encode(replica.state, seat, replica.picks)[0])
-            if teacher_actions is not None:
-                assert teacher_actions[i] == replica.teacher_card()
+            assert teacher_actions[i] == replica.teacher_card()
         obs, mask, rewards, terminated, truncated, info = env.step(actions)
-        teacher_actions = info["teacher_action"]
+        assert np.array_equal(info["teacher_action"], env.teacher_actions)
         for i, replica in enumerate(replicas):
             reward, score = replica.step(int(actions[i]), reward_mode)
             assert rewards[i] == reward
@@ -339,6 +338,24 @@ def test_gym_vector_env_reports_final_observations() -> None:
     assert terminated.all() and np.array_equal(info["_final_obs"], terminated)
     assert all(final["observation"].shape == (OBS_SIZE,) for final in info["final_obs"])
     assert (rewards == -info["score"]).all()
+
+
+def test_gym_vector_env_gives_the_teachers_pick_from_the_first_position() -> None:
+    """With a teacher, ``reset``'s info holds its pick for every table's first position (it was
+    empty, so DAgger on this wrapper had no target for a hand's first decision), the same pick
+    as ``VectorEnv`` on the same seed, a legal one, and every step's info the next."""
+    env = GymVectorEnv(3, "random", teacher="rule")
+    vector = VectorEnv(3, "random", teacher="rule")
+    obs, info = env.reset(seed=4)
+    vector.reset(seed=4)
+    for _ in range(6):
+        picks = info["teacher_action"]
+        assert np.array_equal(picks, vector.teacher_actions)
+        assert all(obs["action_mask"][i, card] for i, card in enumerate(picks))
+        obs, _, _, _, info = env.step(picks)
+        vector.step(picks)
+    assert "teacher_action" not in GymVectorEnv(2, "random").reset(seed=4)[1]
+    assert VectorEnv(2, "random").teacher_actions is None
 
 
 def test_a_seed_is_refused_not_truncated_by_every_environment() -> None:

@@ -133,8 +133,9 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
 
     def _info(self, mask: np.ndarray) -> dict[str, Any]:
         info: dict[str, Any] = {}
-        if self._env.table.teacher is not None and not self._done:
-            info["teacher_action"] = int(self._env._outputs[6][0])
+        teacher_actions = self._env.teacher_actions
+        if teacher_actions is not None and not self._done:
+            info["teacher_action"] = int(teacher_actions[0])
         return info
 
     def render(self) -> str | None:  # type: ignore[override]
@@ -145,7 +146,8 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
 class GymVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
     """``VectorEnv`` under Gymnasium's vector API: dict observations (batched), same-step
     auto-reset (``info["final_obs"]`` and ``info["final_info"]`` for the tables that ended,
-    with their ``_final_obs`` flags), ``info["score"]`` where a hand ended."""
+    with their ``_final_obs`` flags), ``info["score"]`` where a hand ended, and with a teacher
+    ``info["teacher_action"]`` after ``reset`` and every step."""
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
@@ -174,7 +176,9 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
         if seed is None:
             seed = int(np.random.default_rng().integers(2**63))
         observations, masks = self._env.reset(seed)
-        return {"observation": observations, "action_mask": masks}, {}
+        teacher_actions = self._env.teacher_actions
+        info = {} if teacher_actions is None else {"teacher_action": teacher_actions}
+        return {"observation": observations, "action_mask": masks}, info
 
     def step(
         self, actions: Any

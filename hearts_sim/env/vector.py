@@ -235,6 +235,17 @@ class VectorEnv:
         inspect it; do not step it."""
         return HandState(self.rules, self._states[i : i + 1])
 
+    @property
+    def teacher_actions(self) -> np.ndarray | None:
+        """The teacher's pick for every table's current position, after ``reset`` as after each
+        ``step`` (whose ``info["teacher_action"]`` holds the same; -1 where a hand is over and
+        not reset); None without a teacher. With ``copy=False`` the environment's own buffer."""
+        if self.table.teacher is None:
+            return None
+        if not self._ready:
+            raise RuntimeError("call reset() before asking for the teacher's actions")
+        return self._outputs[6].copy() if self.copy else self._outputs[6]
+
     def episodes(self) -> np.ndarray:
         """The episode each table is playing (its hand index within its seed)."""
         return self._episodes.copy()
