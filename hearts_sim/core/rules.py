@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections import namedtuple
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, TypeAlias
 
 from hearts_sim._numba import njit
@@ -180,6 +181,10 @@ class Rules:
 
     def to_tuple(self) -> RulesTuple:
         """The ``KernelRules`` kernels take: one integer per switch, read by name."""
+        return self._kernel_rules
+
+    @cached_property
+    def _kernel_rules(self) -> RulesTuple:  # once per Rules (an immutable tuple): to_tuple is hot
         return KernelRules(*(_kernel_value(f, getattr(self, f.name)) for f in dataclasses.fields(self)))
 
     def to_dict(self) -> dict[str, Any]:
