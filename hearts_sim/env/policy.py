@@ -1,0 +1,123 @@
+"""A policy trained in the environments, seated at every table: ``PolicyAgent`` and ``observe``.
+
+A policy learned on ``VectorEnv``, ``SeatEnv`` or ``GymVectorEnv`` (a torch module, an sb3
+model, plain numpy) maps the environments' observation vector and action mask to a card. Wrapped
+in ``PolicyAgent`` it is an agent like any other (``agents.external``): it plays matches,
+tournaments, levels and ``simulate`` beside the built-in agents, in the same process, without
+writing weights or compiling anything. The positions a table asks about come as ``Observation``s;
+``observe`` encodes one exactly as the environments do (``hearts_sim.engine.encoding``, the
+same kernel), so the policy sees at the table what it saw in training. The pass is
+``pass_count`` picks, each seeing the cards picked before it, as the environments pass.
+
+It decides in batches (``act_batch``): every position of a lockstep block waiting on it goes
+through the policy in one call, so a network's forward pass is over hundreds of rows at once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from agents.kinds import AgentError
+from hearts_sim.core.cards import N_CARDS, card_str
+from hearts_sim.core.checks import is_integer, shown
+from hearts_sim.engine.encoding import OBS_SIZE
+from hearts_sim.env.kernels import table_observe
+from hearts_sim.game.observation import Observation
+
+# observations (float32, n x OBS_SIZE) and masks (int8, n x 52) -> n card indices
+BatchPolicy = Callable[[np.ndarray, np.ndarray], Any]
+
+
+def observe(observation: Observation, pending: Iterable[int] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """The seat of ``observation`` as the environments see it: the float32 observation vector
+    (``OBS_SIZE``) and the int8 mask of the cards it may pick now (all zero unless it is to pass
+    or play). ``pending``: the cards already picked toward a pass not yet made."""
+    vector = np.empty(OBS_SIZE, dtype=np.float32)
+    mask = np.empty(N_CARDS, dtype=np.int8)
+    _observe_into(observation, _mask_of(pending), vector, mask)
+    return vector, mask
+
+
+def _mask_of(cards: Iterable[int]) -> int:
+    mask = 0
+    for card in cards:
+        mask |= 1 << int(card)
+    return mask
+
+
+def _observe_into(observation: Observation, pending: int, vector: np.ndarray, mask: np.ndarray) -> None:
+    acting = observation.to_move or observation.phase == "pass"
+    rules = observation.rules.to_tuple()
+    table_observe(observation.to_state(), rules, observation.seat, np.uint64(pending), acting, vector, mask)
+
+
+class PolicyAgent:
+    """``policy(observations, masks) -> cards`` as an agent: a batch of observation vectors
+    (float32, n x ``OBS_SIZE``) and masks (int8, n x 52, the cards each row may pick) in, n card
+    indices out (a list, an array or a tensor of integers).
+
+    ``name`` (letters, digits, ``_``) is how its records name it, ``py:NAME``: give the object
+    again under that name to replay or resume them (``an.replay(row, agents={"py:NAME": agent})``).
+    A card that is not one of the row's allowed cards raises ``ValueError``: at a table, the run
+    stops with one line naming the agent, the card and the position.
+
+    >>> first_allowed = lambda observations, masks: masks.argmax(axis=1)
+    >>> agent = PolicyAgent(first_allowed, name="lowest_card")
+    >>> agent.name
+    'py:lowest_card'
+    """
+
+    def __init__(self, policy: BatchPolicy, name: str = "PolicyAgent"):
+        if not callable(policy):
+            raise AgentError(f"PolicyAgent needs a callable policy(observations, masks), not {shown(policy)}")
+        if not isinstance(name, str) or not re.fullmatch(r"\w+", name):
+            raise AgentError(f"PolicyAgent name {shown(name)} is not valid: letters, digits and _ only")
+        self.policy = policy
+        self.name = f"py:{name}"
+
+    def __repr__(self) -> str:
+        return f"PolicyAgent({self.name})"
+
+    def act_batch(self, observations: Sequence[Observation]) -> list[Any]:
+        """A card to play, or the cards to pass, for each observation (its phase says which)."""
+        n = len(observations)
+        vectors = np.empty((n, OBS_SIZE), dtype=np.float32)
+        masks = np.empty((n, N_CARDS), dtype=np.int8)
+        # a pass is pass_count rounds of picks (each seeing the ones before); a play one round
+        picks_wanted = [o.rules.pass_count if o.phase == "pass" else 1 for o in observations]
+        picks: list[list[int]] = [[] for _ in range(n)]
+        for round_ in range(max(picks_wanted, default=0)):
+            rows = [i for i in range(n) if round_ < picks_wanted[i]]
+            for i in rows:
+                _observe_into(observations[i], _mask_of(picks[i]), vectors[i], masks[i])
+            for i, card in zip(rows, self._ask(vectors[rows], masks[rows]), strict=True):
+                picks[i].append(card)
+        return [p if o.phase == "pass" else p[0] for o, p in zip(observations, picks, strict=True)]
+
+    def choose_pass(self, observation: Observation) -> list[int]:
+        return list(self.act_batch([observation])[0])
+
+    def choose_play(self, observation: Observation) -> int:
+        return int(self.act_batch([observation])[0])
+
+    def _ask(self, vectors: np.ndarray, masks: np.ndarray) -> list[int]:
+        """The policy's card for every row, each checked against the row's mask (a ``ValueError``
+        otherwise, which the table reports with the agent's name and the position)."""
+        answer = self.policy(vectors, masks)
+        try:
+            cards = np.asarray(answer).reshape(-1).tolist()
+        except Exception as error:  # a tensor on a device, a ragged list...
+            raise ValueError(f"its policy returned {shown(answer)}: {error}") from None
+        if len(cards) != len(vectors):
+            raise ValueError(f"its policy returned {len(cards)} values for {len(vectors)} positions")
+        for card, mask in zip(cards, masks, strict=True):
+            if not is_integer(card) or not 0 <= card < N_CARDS or not mask[card]:
+                allowed = " ".join(card_str(int(c)) for c in np.flatnonzero(mask))
+                raise ValueError(
+                    f"its policy chose {shown(card)}, not one of the cards it may pick: {allowed}"
+                )
+        return [int(card) for card in cards]

@@ -1,0 +1,95 @@
+"""A policy over the environments' observations, seated at the tables: ``PolicyAgent`` and ``observe``.
+
+The decisive check: the ``net`` agent's own network, run as a ``PolicyAgent`` from Python, plays
+exactly the hands the compiled ``net`` plays, passes included. That holds only if ``observe``
+encodes a table's ``Observation`` as the compiled agent and the environments encode the record,
+and if the pass is picked card by card as they pick it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.external import ExternalAgentError
+from agents.kinds import AgentError
+from agents.net import DEFAULT_WEIGHTS, WEIGHT_NAMES, network, policy_logits
+from hearts_sim.core.cards import N_CARDS
+from hearts_sim.env import VectorEnv
+from hearts_sim.env.policy import PolicyAgent, observe
+from hearts_sim.selfplay.simulate import simulate
+
+NET = network(WEIGHT_NAMES.index(DEFAULT_WEIGHTS))
+
+
+def net_policy(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """What plain ``net`` plays, from Python: its kernel's logits (the same float sums), then the
+    allowed card with the highest logit, the lowest card on a tie (as ``net.choose_card``)."""
+    logits = np.empty((len(observations), N_CARDS), dtype=np.float32)
+    for row, x in zip(logits, observations, strict=True):
+        policy_logits(x, *NET, row)
+    return np.where(masks == 1, logits, -np.inf).argmax(axis=1)
+
+
+def _without_names(frame):  # type: ignore[no-untyped-def]
+    return frame[[c for c in frame.columns if not c.startswith("agent")]]
+
+
+@pytest.mark.parametrize("rules", ["standard", "qdan5", "black_maria"])
+def test_the_nets_network_as_a_policy_agent_plays_the_net_agents_hands(rules: str) -> None:
+    agent = PolicyAgent(net_policy, name="net_in_python")
+    seats = {"standard": ["rule", "net", "easy"], "qdan5": ["rule", "net", "easy", "random"]}
+    others = seats.get(rules, ["rule", "net"])
+    ours = simulate(rules, [agent, *others], hands=120, seed=3)
+    compiled = simulate(rules, ["net", *others], hands=120, seed=3)
+    assert (ours["agent_0"] == "py:net_in_python").all()
+    assert _without_names(ours).equals(_without_names(compiled))
+
+
+def test_observe_gives_what_the_environment_gives() -> None:
+    """At every position of the learner, picks toward a pass included, ``observe`` of the table's
+    observation equals the environment's observation and mask."""
+    env = VectorEnv(1, "rule", "qdan5", seat=2)
+    obs, mask = env.reset(seed=6)
+    rng = np.random.default_rng(6)
+    picks: list[int] = []
+    compared = 0
+    for _ in range(3 * 12):
+        state = env.hand_state(0)
+        vector, allowed = observe(state.observation(2), picks if state.phase == "pass" else ())
+        assert np.array_equal(vector, obs[0]) and np.array_equal(allowed, mask[0])
+        compared += 1
+        card = int(rng.choice(np.flatnonzero(mask[0])))
+        picks = picks + [card] if state.phase == "pass" else []
+        obs, mask, _, terminated, _, _ = env.step([card])
+        if terminated[0] or len(picks) == 3:
+            picks = []
+    assert compared == 36
+
+
+def test_a_policy_agent_decides_positions_in_one_batch() -> None:
+    sizes: list[int] = []
+
+    def lowest(observations: np.ndarray, masks: np.ndarray) -> list[int]:
+        sizes.append(len(observations))
+        return [int(np.flatnonzero(m)[0]) for m in masks]
+
+    simulate("standard", [PolicyAgent(lowest), "lowest", "lowest", "lowest"], hands=64, seed=1)
+    assert max(sizes) >= 32  # the lockstep block's positions together, not one call each
+
+
+def test_a_policy_agents_bad_answers_are_one_line_errors() -> None:
+    def never_allowed(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return (masks == 0).argmax(axis=1)
+
+    for policy, words in (
+        (never_allowed, r"its policy chose \d+, not one of the cards it may pick: \w+"),
+        (lambda o, m: [0], r"its policy returned 1 values for \d+ positions"),
+        (lambda o, m: ["QS"] * len(o), "its policy chose 'QS', not one of the cards it may pick: AC"),
+    ):
+        with pytest.raises(ExternalAgentError, match=f"agent py:bad: raised ValueError: {words} .*deal"):
+            simulate("standard", [PolicyAgent(policy, name="bad"), "rule", "rule", "rule"], hands=64, seed=1)
+    with pytest.raises(AgentError, match="needs a callable policy"):
+        PolicyAgent("net")  # type: ignore[arg-type]
+    with pytest.raises(AgentError, match="name 'my agent' is not valid"):
+        PolicyAgent(net_policy, name="my agent")
