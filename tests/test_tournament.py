@@ -605,3 +605,17 @@ def test_a_result_shows_its_table_in_print_and_in_a_notebook() -> None:
     )
     columns = set(games.table().columns)
     assert {"win_rate", "rating_mu", "rating_sigma"} <= columns and "qs_rate" not in columns
+
+
+def test_a_results_pairs_are_the_printed_difference_lines_as_a_frame() -> None:
+    result = run_tournament(make_config(["lowest", "random", "rule"], deals=40, seed=3), progress=False)
+    pairs = result.pairs()
+    assert [tuple(p) for p in pairs[["a", "b"]].values] == [
+        ("lowest", "random"),
+        ("lowest", "rule"),
+        ("random", "rule"),
+    ]
+    for row, line in zip(pairs.itertuples(), result.summary["pairs"], strict=True):
+        assert f"{row.a} - {row.b}: {row.a_minus_b:+.3f} points/hand" in str(result)
+        assert (row.low, row.high, row.p_value) == (*line["ci95"], line["p_value"])
+        assert row.low < row.a_minus_b < row.high

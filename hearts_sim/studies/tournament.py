@@ -386,6 +386,23 @@ class TournamentResult:
         frame = pd.DataFrame(rows).dropna(axis=1, how="all")  # games: no queen or trick figures
         return frame[order + [c for c in frame.columns if c not in order]].set_index("name")
 
+    def pairs(self) -> pd.DataFrame:
+        """One row per pair of agents (``a``, ``b``, in the order the run names them): ``a`` minus
+        ``b`` in points per hand (``a_minus_b``: negative, ``a`` did better) with its 95% interval
+        over deals (``low``, ``high``) and p-value, as the printed table's difference lines."""
+        rows = [
+            {
+                "a": pair["a"],
+                "b": pair["b"],
+                "a_minus_b": pair["a_minus_b"],
+                "low": pair["ci95"][0],
+                "high": pair["ci95"][1],
+                "p_value": pair["p_value"],
+            }
+            for pair in self.summary["pairs"]
+        ]
+        return pd.DataFrame(rows, columns=["a", "b", "a_minus_b", "low", "high", "p_value"])
+
 
 def run_tournament(
     config: TournamentConfig,
