@@ -11,11 +11,21 @@ from hearts_sim.studies.replay import MARK_STYLE
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 # notebook -> the fewest figures (image outputs) it must produce
-EXPECTED_FIGURES = {"moon_shots.ipynb": 9, "levels.ipynb": 3, "your_agent.ipynb": 2}
+EXPECTED_FIGURES = {"moon_shots.ipynb": 9, "levels.ipynb": 3, "your_agent.ipynb": 2, "learning.ipynb": 2}
 # notebook -> (replays shown, of which with a marked trick): analysis.replay's HTML
-EXPECTED_REPLAYS = {"moon_shots.ipynb": (6, 3), "levels.ipynb": (0, 0), "your_agent.ipynb": (2, 2)}
+EXPECTED_REPLAYS = {
+    "moon_shots.ipynb": (6, 3),
+    "levels.ipynb": (0, 0),
+    "your_agent.ipynb": (2, 2),
+    "learning.ipynb": (1, 1),
+}
 # notebook -> tables it must show, by a header cell of each: hard's card values in a replayed hand
-EXPECTED_TABLES = {"moon_shots.ipynb": [], "levels.ipynb": [], "your_agent.ipynb": ["<th>chosen</th>"]}
+EXPECTED_TABLES = {
+    "moon_shots.ipynb": [],
+    "levels.ipynb": [],
+    "your_agent.ipynb": ["<th>chosen</th>"],
+    "learning.ipynb": ["<th>points_per_hand</th>"],
+}
 
 
 def _html_outputs(notebook: object) -> list[str]:
