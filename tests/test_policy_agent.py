@@ -14,9 +14,10 @@ import pytest
 from agents.external import ExternalAgentError
 from agents.kinds import AgentError
 from agents.net import DEFAULT_WEIGHTS, WEIGHT_NAMES, network, policy_logits
-from hearts_sim.core.cards import N_CARDS
+from hearts_sim.core.cards import N_CARDS, card_str
 from hearts_sim.env import VectorEnv
 from hearts_sim.env.policy import PolicyAgent, observe
+from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import simulate
 
 NET = network(WEIGHT_NAMES.index(DEFAULT_WEIGHTS))
@@ -93,3 +94,27 @@ def test_a_policy_agents_bad_answers_are_one_line_errors() -> None:
         PolicyAgent("net")  # type: ignore[arg-type]
     with pytest.raises(AgentError, match="name 'my agent' is not valid"):
         PolicyAgent(net_policy, name="my agent")
+
+
+def test_observe_refuses_pending_cards_that_cannot_be_pending() -> None:
+    state = HandState.deal("standard", seed=2)
+    observation = state.observation(0)
+    held = list(state.hand(0))
+    vector, mask = observe(observation, [held[0]])
+    assert mask[held[0]] == 0 and mask.sum() == 12  # the picked card may not be picked again
+    assert np.array_equal(vector, observe(observation, card_str(held[0]))[0])  # as a string too
+    not_held = next(c for c in range(N_CARDS) if c not in held)
+    for pending, words in (
+        ([not_held], "not in the seat's hand"),
+        (held[:3], "but a pass is 3 cards"),
+        ([99], "card index 99 is out of range"),
+        ("QX", "malformed card"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            observe(observation, pending)
+    for seat in range(4):
+        state.pass_cards(seat, list(state.hand(seat))[:3])
+    with pytest.raises(ValueError, match="the seat is not passing"):
+        observe(state.observation(0), [list(state.hand(0))[0]])
+    with pytest.raises(ValueError, match="observe needs an Observation"):
+        observe(state)  # type: ignore[arg-type]

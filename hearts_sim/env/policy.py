@@ -22,23 +22,38 @@ from typing import Any
 import numpy as np
 
 from agents.kinds import AgentError
-from hearts_sim.core.cards import N_CARDS, card_str
+from hearts_sim.core.cards import N_CARDS, card_str, cards_str, parse_cards
 from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.engine.encoding import OBS_SIZE
 from hearts_sim.env.kernels import table_observe
-from hearts_sim.game.observation import Observation
+from hearts_sim.game.observation import CardsLike, Observation
 
 # observations (float32, n x OBS_SIZE) and masks (int8, n x 52) -> n card indices
 BatchPolicy = Callable[[np.ndarray, np.ndarray], Any]
 
 
-def observe(observation: Observation, pending: Iterable[int] = ()) -> tuple[np.ndarray, np.ndarray]:
+def observe(observation: Observation, pending: CardsLike = ()) -> tuple[np.ndarray, np.ndarray]:
     """The seat of ``observation`` as the environments see it: the float32 observation vector
     (``OBS_SIZE``) and the int8 mask of the cards it may pick now (all zero unless it is to pass
-    or play). ``pending``: the cards already picked toward a pass not yet made."""
+    or play). ``pending``: the cards already picked toward a pass not yet made (while passing,
+    fewer than ``pass_count`` of the seat's cards; ``"QS 2C"``, indices or a ``CardSet``).
+    Raises ``ValueError`` for any other ``pending``."""
+    if not isinstance(observation, Observation):
+        raise ValueError(f"observe needs an Observation, not {shown(observation)}")
+    picked = parse_cards(pending)
+    if picked:
+        held = observation.hand.mask
+        if observation.phase != "pass":
+            raise ValueError(f"pending cards {cards_str(picked)} given, but the seat is not passing")
+        if picked & ~held:
+            raise ValueError(f"pending: {cards_str(picked & ~held)} not in the seat's hand")
+        if picked.bit_count() >= observation.rules.pass_count:
+            raise ValueError(
+                f"pending: {cards_str(picked)}, but a pass is {observation.rules.pass_count} cards"
+            )
     vector = np.empty(OBS_SIZE, dtype=np.float32)
     mask = np.empty(N_CARDS, dtype=np.int8)
-    _observe_into(observation, _mask_of(pending), vector, mask)
+    _observe_into(observation, picked, vector, mask)
     return vector, mask
 
 
