@@ -199,17 +199,21 @@ class PythonDecider:
     def decide(
         self, observations: list[Observation], passing: bool, seeds: list[int], hand_seeds: list[int]
     ) -> list[Any]:
+        return self.timed(len(observations), self._decide, observations, passing, seeds)
+
+    def timed(self, positions: int, call: Callable[..., Any], *arguments: Any) -> Any:
+        """``call(*arguments)``, deciding ``positions`` positions, within the time limit per position."""
         if self.timeout is None:
-            return self._decide(observations, passing, seeds)
+            return call(*arguments)
         self._pool = self._pool or ThreadPoolExecutor(1, thread_name_prefix=f"agent {self.name}")
-        future = self._pool.submit(self._decide, observations, passing, seeds)
-        limit = self.timeout * len(observations)
+        future = self._pool.submit(call, *arguments)
+        limit = self.timeout * positions
         try:
             return future.result(timeout=limit)
         except FutureTimeout:
             self._pool = None  # the stuck call keeps its thread; the run stops
             raise ExternalAgentError(
-                f"agent {self.name} did not decide {len(observations)} position(s) within {limit:g} s"
+                f"agent {self.name} did not decide {positions} position(s) within {limit:g} s"
             ) from None
 
     def _decide(self, observations: list[Observation], passing: bool, seeds: list[int]) -> list[Any]:
@@ -451,9 +455,7 @@ def external_moves(
     except PositionFailed as failure:  # the agent's own code failed on one position
         raise ExternalAgentError(f"agent {spec}: raised {failure} ({where(failure.index)})") from None
     except Exception as error:  # the agent's own code failed on a batch
-        batch = f"a batch of {len(observations)} positions, the first: {where(0)}"
-        failed = f"{type(error).__name__}: {error}"
-        raise ExternalAgentError(f"agent {spec}: raised {failed} ({batch})") from None
+        raise batch_failed(spec, error, len(observations), where) from None
     if len(answers) != len(observations):
         raise ExternalAgentError(
             f"agent {spec}: {len(answers)} moves for {len(observations)} positions ({where(0)})"
@@ -462,6 +464,14 @@ def external_moves(
         _checked(answer, observation, rules, passing, spec, partial(where, i))
         for i, (observation, answer) in enumerate(zip(observations, answers, strict=True))
     ]
+
+
+def batch_failed(
+    spec: Any, error: Exception, positions: int, where: Callable[[int], str]
+) -> ExternalAgentError:
+    """The one line for an agent whose own code raised ``error`` deciding a batch of positions."""
+    batch = f"a batch of {positions} positions, the first: {where(0)}"
+    return ExternalAgentError(f"agent {spec}: raised {type(error).__name__}: {error} ({batch})")
 
 
 def _checked(

@@ -1,9 +1,10 @@
 """A policy over the environments' observations, seated at the tables: ``PolicyAgent`` and ``observe``.
 
 The decisive check: the ``net`` agent's own network, run as a ``PolicyAgent`` from Python, plays
-exactly the hands the compiled ``net`` plays, passes included. That holds only if ``observe``
-encodes a table's ``Observation`` as the compiled agent and the environments encode the record,
-and if the pass is picked card by card as they pick it.
+exactly the hands the compiled ``net`` plays, passes included. That holds only if the table
+encodes its positions as the compiled agent and the environments do, and if the pass is picked
+card by card as they pick it; and a replay, which asks through ``Observation``s (``observe``),
+must find the same cards.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from hearts_sim.env import VectorEnv
 from hearts_sim.env.policy import PolicyAgent, observe
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import simulate
+from hearts_sim.studies import analysis as an
 
 NET = network(WEIGHT_NAMES.index(DEFAULT_WEIGHTS))
 
@@ -45,6 +47,16 @@ def test_the_nets_network_as_a_policy_agent_plays_the_net_agents_hands(rules: st
     compiled = simulate(rules, ["net", *others], hands=120, seed=3)
     assert (ours["agent_0"] == "py:net_in_python").all()
     assert _without_names(ours).equals(_without_names(compiled))
+
+
+def test_the_tables_fast_path_and_the_observation_path_decide_alike() -> None:
+    """At a table a PolicyAgent's positions are encoded from the records (no ``Observation``
+    built); a replay asks it through ``choose_pass``/``choose_play`` with the rebuilt
+    observations. Every replayed hand checks out against its record."""
+    agent = PolicyAgent(net_policy, name="net_in_python")
+    hands = simulate("qdan5", [agent, "rule", "easy", "net", "random"], hands=40, seed=8)
+    for _, row in hands.iterrows():
+        an.replay(row, agents={"py:net_in_python": agent})  # raises ReplayError on a difference
 
 
 def test_observe_gives_what_the_environment_gives() -> None:

@@ -29,6 +29,7 @@ from hearts_sim.core.rules import (
     MIN_PLAYERS,
     MOON_OFF,
     MOON_SELF_MINUS,
+    KernelRules,
     RulesTuple,
     offset_direction,
 )
@@ -184,3 +185,15 @@ def write_action_mask(cards: np.uint64, out) -> None:
     while cards:
         out[lowest_card(cards)] = 1
         cards &= cards - _ONE
+
+
+@njit
+def encode_seats(states, rule_values, slots, seats, pending, observations, masks) -> None:
+    """Row ``i`` of ``observations`` and ``masks``: seat ``seats[i]``'s view of ``states[slots[i]]``
+    (``pending[i]`` picked toward its pass) and the cards it may pick, for a batch of tables'
+    waiting seats at once (``hearts_sim.env.PolicyAgent`` at a table)."""
+    rules = KernelRules(*rule_values)
+    for i in range(slots.shape[0]):
+        state = states[slots[i]]
+        encode_observation(state, rules, seats[i], pending[i], observations[i])
+        write_action_mask(action_cards(state, rules, seats[i], pending[i]), masks[i])

@@ -24,7 +24,8 @@ import numpy as np
 from agents.kinds import AgentError
 from hearts_sim.core.cards import N_CARDS, card_str, cards_str, parse_cards
 from hearts_sim.core.checks import is_integer, shown
-from hearts_sim.engine.encoding import OBS_SIZE
+from hearts_sim.core.rules import Rules
+from hearts_sim.engine.encoding import OBS_SIZE, encode_seats
 from hearts_sim.env.kernels import table_observe
 from hearts_sim.game.observation import CardsLike, Observation
 
@@ -112,6 +113,30 @@ class PolicyAgent:
             for i, card in zip(rows, self._ask(vectors[rows], masks[rows]), strict=True):
                 picks[i].append(card)
         return [p if o.phase == "pass" else p[0] for o, p in zip(observations, picks, strict=True)]
+
+    def decide_records(
+        self, states: np.ndarray, rules: Rules, slots: np.ndarray, seats: np.ndarray, passing: bool
+    ) -> np.ndarray:
+        """The table's fast path (``hearts_sim.selfplay.lockstep``): the moves of seats ``seats``
+        waiting in records ``states[slots]``, all passing or all playing: cards, or pass bitboards.
+
+        The records hold every hand, so this is for the toolkit's own tables, never an agent's
+        code: the positions are encoded straight from them by ``encode_observation``, which
+        reads a seat's information set only (the environments' guarantee), skipping the
+        ``Observation`` each would otherwise be rebuilt from. The same vectors either way, so
+        the same moves (tests/test_policy_agent.py)."""
+        n = len(slots)
+        vectors = np.empty((n, OBS_SIZE), dtype=np.float32)
+        masks = np.empty((n, N_CARDS), dtype=np.int8)
+        picked = np.zeros(n, dtype=np.uint64)
+        rule_values = tuple(rules.to_tuple())
+        for _ in range(rules.pass_count if passing else 1):
+            encode_seats(states, rule_values, slots, seats, picked, vectors, masks)
+            cards = np.array(self._ask(vectors, masks), dtype=np.uint64)
+            if not passing:
+                return cards
+            picked |= np.uint64(1) << cards
+        return picked
 
     def choose_pass(self, observation: Observation) -> list[int]:
         return list(self.act_batch([observation])[0])

@@ -16,15 +16,26 @@ did; what was finished before (earlier chunks of a tournament) stays.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from agents.external import EngineOptions, ExternalSpec, external_moves
+from agents.external import (
+    EXEC,
+    EngineOptions,
+    ExternalAgentError,
+    ExternalSpec,
+    PythonDecider,
+    batch_failed,
+    decider,
+    external_moves,
+)
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.observe import OBSERVED
 from hearts_sim.engine.state import PHASE_PASS, new_states
+from hearts_sim.env.policy import PolicyAgent
 from hearts_sim.game.observation import observations_from
 from hearts_sim.selfplay.loops import (
     SLOT_ACTIVE,
@@ -169,8 +180,43 @@ def _decide(
             job = int(jobs[slots[i]])
             return f"{unit} {job // n_seatings}, seating {job % n_seatings}, seat {status[slots[i]]}, {doing}"
 
+        policy = _policy_agent(spec, options)
+        if policy is not None:  # encoded from the records, no Observation built
+            moves[members] = _record_moves(policy, spec, states, rules, slots, status[slots], is_pass, where)
+            continue
         observations = observations_from(observed[members], rules)
         seeds, hand_seeds = decision_seeds[members].tolist(), states["hand_seed"][slots].tolist()
         asked = external_moves(spec, observations, is_pass, seeds, hand_seeds, rules, options, where)
         moves[members] = asked
     return moves
+
+
+def _policy_agent(spec: ExternalSpec, options: EngineOptions) -> tuple[PythonDecider, PolicyAgent] | None:
+    """The ``PolicyAgent`` deciding for ``spec``, with its decider (which keeps the time limit),
+    or None for any other agent."""
+    if spec.kind == EXEC:
+        return None
+    running = decider(spec, options)
+    agent = getattr(running, "agent", None)
+    return (running, agent) if isinstance(running, PythonDecider) and isinstance(agent, PolicyAgent) else None
+
+
+def _record_moves(
+    policy: tuple[PythonDecider, PolicyAgent],
+    spec: ExternalSpec,
+    states: np.ndarray,
+    rules: Rules,
+    slots: np.ndarray,
+    seats: np.ndarray,
+    is_pass: bool,
+    where: Callable[[int], str],
+) -> np.ndarray:
+    """A ``PolicyAgent``'s moves in the waiting ``slots`` (``PolicyAgent.decide_records``), with
+    ``external_moves``'s time limit and one-line failures."""
+    running, agent = policy
+    try:
+        return running.timed(len(slots), agent.decide_records, states, rules, slots, seats, is_pass)
+    except ExternalAgentError as error:
+        raise ExternalAgentError(f"{error} ({where(0)})") from None
+    except Exception as error:  # the policy raised, or chose a card it may not
+        raise batch_failed(spec, error, len(slots), where) from None
