@@ -27,6 +27,7 @@ pettingzoo = pytest.importorskip("pettingzoo", reason="pip install -e '.[dev]' (
 gymnasium = pytest.importorskip("gymnasium", reason="pip install -e '.[dev]' (gymnasium)")
 
 from hearts_sim.env import GymVectorEnv, SeatEnv, VectorEnv, aec_env  # noqa: E402
+from hearts_sim.env.gym import ENV_ID  # noqa: E402
 
 PRESET_NAMES = list(CHECK_RULES)
 
@@ -393,3 +394,27 @@ def test_an_action_is_a_card_index_in_every_single_table_environment() -> None:
     aec.step(np.array(legal))  # a 0-d array
     strict_legal = int(np.flatnonzero(observation["action_mask"])[0])
     strict.step(np.array(strict_legal))
+
+
+def test_gymnasium_makes_the_environments_by_id() -> None:
+    """``gymnasium.make`` gives the ``SeatEnv`` its arguments describe (the same hand as one made
+    directly, without a warning from Gymnasium's checker); ``make_vec`` a ``GymVectorEnv``
+    through the vector entry point, or Gymnasium's own vectors of ``SeatEnv``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        made = gymnasium.make("hearts_sim.env.gym:HeartsSeat-v0", opponents="easy", rules="qdan5", seat=2)
+        direct = SeatEnv("easy", "qdan5", seat=2)
+        (obs, _), (expected, _) = made.reset(seed=3), direct.reset(seed=3)
+        done = False
+        while not done:
+            assert np.array_equal(obs["observation"], expected["observation"])
+            card = int(np.flatnonzero(obs["action_mask"])[-1])
+            obs, reward, done, _, info = made.step(card)
+            expected, expected_reward, _, _, _ = direct.step(card)
+            assert reward == expected_reward
+        assert "score" in info and not made.get_wrapper_attr("action_masks")().any()
+    vector = gymnasium.make_vec(ENV_ID, num_envs=3, vectorization_mode="vector_entry_point", opponents="rule")
+    assert isinstance(vector, GymVectorEnv) and vector.num_envs == 3
+    assert vector.reset(seed=1)[0]["observation"].shape == (3, OBS_SIZE)
+    synced = gymnasium.make_vec(ENV_ID, num_envs=2, vectorization_mode="sync", opponents="rule")
+    assert synced.reset(seed=1)[0]["action_mask"].shape == (2, 52)

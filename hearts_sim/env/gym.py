@@ -198,3 +198,13 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
                 terminated.copy(),
             )
         return {"observation": observations, "action_mask": masks}, rewards, terminated, truncated, out
+
+
+# Gymnasium's registry: gymnasium.make(ENV_ID, opponents=..., rules=...) makes a SeatEnv and
+# gymnasium.make_vec(ENV_ID, num_envs=N, vectorization_mode="vector_entry_point") a GymVectorEnv,
+# once this module is imported ("hearts_sim.env.gym:HeartsSeat-v0" imports it from make itself).
+ENV_ID = "HeartsSeat-v0"
+if ENV_ID not in gymnasium.registry:
+    gymnasium.register(
+        ENV_ID, entry_point="hearts_sim.env.gym:SeatEnv", vector_entry_point="hearts_sim.env.gym:GymVectorEnv"
+    )
