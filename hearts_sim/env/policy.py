@@ -4,13 +4,14 @@ A policy learned on ``VectorEnv``, ``SeatEnv`` or ``GymVectorEnv`` (a torch modu
 model, plain numpy) maps the environments' observation vector and action mask to a card. Wrapped
 in ``PolicyAgent`` it is an agent like any other (``agents.external``): it plays matches,
 tournaments, levels and ``simulate`` beside the built-in agents, in the same process, without
-writing weights or compiling anything. The positions a table asks about come as ``Observation``s;
-``observe`` encodes one exactly as the environments do (``hearts_sim.engine.encoding``, the
-same kernel), so the policy sees at the table what it saw in training. The pass is
-``pass_count`` picks, each seeing the cards picked before it, as the environments pass.
+writing weights or compiling anything. It sees what it saw in training: at a table its
+positions are encoded from the table's records (``decide_records``), elsewhere (a replay,
+``agents.load``, ``hearts-sim serve``) from ``Observation``s (``observe``), both by the
+environments' own kernel (``hearts_sim.engine.encoding``). The pass is ``pass_count`` picks,
+each seeing the cards picked before it, as the environments pass.
 
-It decides in batches (``act_batch``): every position of a lockstep block waiting on it goes
-through the policy in one call, so a network's forward pass is over hundreds of rows at once.
+It decides in batches: every position of a lockstep block waiting on it goes through the policy
+in one call, so a network's forward pass is over hundreds of rows at once.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def _mask_of(cards: Iterable[int]) -> int:
 
 def _observe_into(observation: Observation, pending: int, vector: np.ndarray, mask: np.ndarray) -> None:
     acting = observation.to_move or observation.phase == "pass"
-    rules = observation.rules.to_tuple()
+    rules = tuple(observation.rules.to_tuple())  # a plain tuple, as the tables and environments pass it
     table_observe(observation.to_state(), rules, observation.seat, np.uint64(pending), acting, vector, mask)
 
 

@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from agents.external import (
-    EXEC,
     EngineOptions,
     ExternalAgentError,
     ExternalSpec,
@@ -193,12 +192,12 @@ def _decide(
 
 def _policy_agent(spec: ExternalSpec, options: EngineOptions) -> tuple[PythonDecider, PolicyAgent] | None:
     """The ``PolicyAgent`` deciding for ``spec``, with its decider (which keeps the time limit),
-    or None for any other agent."""
-    if spec.kind == EXEC:
-        return None
+    or None for any other agent, or a subclass that decides its own way (``act_batch``)."""
     running = decider(spec, options)
     agent = getattr(running, "agent", None)
-    return (running, agent) if isinstance(running, PythonDecider) and isinstance(agent, PolicyAgent) else None
+    if not isinstance(running, PythonDecider) or not isinstance(agent, PolicyAgent):
+        return None
+    return (running, agent) if type(agent).act_batch is PolicyAgent.act_batch else None
 
 
 def _record_moves(
