@@ -34,11 +34,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.net import LAYERS, WeightsError, load_weights
+from agents.net import LAYERS, WeightsError, load_weights, policy_logits
 from agents.registry import parse_agent
 from hearts_sim.core.rules import resolve_rules
-from hearts_sim.env import VectorEnv
+from hearts_sim.env import PolicyAgent, VectorEnv
 from hearts_sim.selfplay.simulate import set_threads
+from hearts_sim.studies.tournament import make_config, run_tournament
 
 NEG = -1e9  # added to the logits of the cards that may not be picked
 
@@ -193,6 +194,31 @@ def train(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]:
     return result
 
 
+def evaluate(weights: list[np.ndarray], args: argparse.Namespace) -> dict[str, Any]:
+    """The trained network against ``--opponents`` in a duplicate match of ``--eval-deals`` deals
+    (every deal in the seatings that mix the two), played in this process as a ``PolicyAgent``
+    exactly as the weights file plays as ``net``: its float16 weights, ``net``'s own kernel for
+    the logits, the legal card with the highest."""
+    network = [np.asarray(w, dtype=np.float16).astype(np.float32) for w in weights]
+
+    def forward(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        logits = np.empty(masks.shape, dtype=np.float32)
+        for x, row in zip(observations, logits, strict=True):
+            policy_logits(x, *network, row)
+        return np.where(masks == 1, logits, -np.inf).argmax(axis=1)
+
+    agent = PolicyAgent(forward, name="trained")
+    config = make_config([agent, args.opponents], rules=args.rules, deals=args.eval_deals, seed=args.seed)
+    pair = run_tournament(config, progress=False).pairs().iloc[0]
+    return {
+        "opponent": args.opponents,
+        "deals": args.eval_deals,
+        "seed": args.seed,
+        "minus_opponent": round(float(pair["a_minus_b"]), 4),
+        "ci95": [round(float(pair["low"]), 4), round(float(pair["high"]), 4)],
+    }
+
+
 def save(path: Path, result: dict[str, Any], args: argparse.Namespace) -> None:
     """The weights (float16: half the size, no measurable change in play) and how they were made."""
     meta = {
@@ -239,12 +265,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--backend", choices=("auto", "torch", "numpy"), default="auto")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reports", type=int, default=20, help="progress lines")
+    parser.add_argument(
+        "--eval-deals",
+        type=int,
+        default=0,
+        help="then play the trained network against --opponents in duplicate over this many deals (0: no)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="the .npz to write")
     args = parser.parse_args(argv)
     args.argv = sys.argv[1:] if argv is None else argv
     for name in ("envs", "decisions", "reports"):
         if getattr(args, name) <= 0:
             parser.error(f"--{name} must be positive")
+    if args.eval_deals < 0:
+        parser.error("--eval-deals must be 0 or more")
     args.init_weights = None
     if args.init is not None:
         try:
@@ -274,6 +308,14 @@ def main(argv: list[str] | None = None) -> None:
     if not os.access(args.out.parent, os.W_OK) or (args.out.exists() and not os.access(args.out, os.W_OK)):
         parser.error(f"--out {args.out}: cannot be written")
     result = train(args, checkpoint=lambda partial: save(args.out, partial, args))
+    if args.eval_deals:
+        result["evaluation"] = found = evaluate(result["weights"], args)
+        low, high = found["ci95"]
+        print(
+            f"against {args.opponents} in duplicate ({args.eval_deals} deals): "
+            f"{found['minus_opponent']:+.3f} points per hand [{low:+.3f}, {high:+.3f}] (negative: better)"
+        )
+        save(args.out, result, args)
     print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes; {result['backend']}, {result['seconds']} s)")
 
 

@@ -4,6 +4,7 @@ environment benchmark's figures, at tiny sizes."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -44,6 +45,30 @@ def test_training_smoke_run_learns_and_writes_weights(backend: str, tmp_path: Pa
     assert meta["method"] == "DAgger" and meta["backend"] == backend and meta["decisions"] == 19968
 
 
+def test_training_ends_with_the_duplicate_match_its_weights_play_as_net(tmp_path: Path) -> None:
+    """``--eval-deals`` plays the trained network in this process (a ``PolicyAgent``) against the
+    opponents; the figure is the one the written file gets as ``net`` in a new process."""
+    out = tmp_path / "student.npz"
+    result = run(
+        "train_policy.py", "--decisions", "6400", "--envs", "64", "--hidden", "16", "16", "--lr", "3e-3",
+        "--reports", "1", "--backend", "numpy", "--eval-deals", "12", "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    with np.load(out) as data:
+        evaluation = json.loads(str(data["meta"]))["evaluation"]
+    assert evaluation["opponent"] == "easy" and evaluation["deals"] == 12
+    assert f"against easy in duplicate (12 deals): {evaluation['minus_opponent']:+.3f}" in result.stdout
+    command = ["match", "net(weights=student)", "easy", "--deals", "12", "--json"]
+    match = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", *command], capture_output=True, text=True, timeout=900,
+        env={**os.environ, "HEARTS_SIM_WEIGHTS": str(tmp_path)},
+    )  # fmt: skip
+    assert match.returncode == 0, match.stderr
+    pair = json.loads(match.stdout)  # a match: one pair
+    assert pair["a_minus_b"] == pytest.approx(evaluation["minus_opponent"], abs=1e-4)
+    assert pair["ci95"] == pytest.approx(evaluation["ci95"], abs=1e-4)
+
+
 def test_training_goes_on_from_init_weights(tmp_path: Path) -> None:
     """``--init`` starts from a weights file, with its widths: at a learning rate too small to move
     them, the run plays (and writes back) the network it was given, and records where it began."""
@@ -78,6 +103,7 @@ def test_training_refuses_bad_arguments_before_training(tmp_path: Path) -> None:
         (["--rules", "chess", "--out", str(tmp_path / "p.npz")], "unknown rules preset 'chess'"),
         (["--lr", "-0.001", "--out", str(tmp_path / "p.npz")], "--lr -0.001 is not valid"),
         (["--lr", "nan", "--out", str(tmp_path / "p.npz")], "--lr nan is not valid"),
+        (["--eval-deals", "-1", "--out", str(tmp_path / "p.npz")], "--eval-deals must be 0 or more"),
         (["--init", str(tmp_path / "none.npz"), "--out", str(tmp_path / "p.npz")], "--init "),
         (
             [
