@@ -61,7 +61,7 @@ from hearts_sim import (
 from hearts_sim.apps.cli import build_parser
 from hearts_sim.apps.server import MoveServer
 from hearts_sim.core.cards import cards_str, parse_cards
-from hearts_sim.env.policy import PolicyAgent, observe
+from hearts_sim.env.policy import PolicyAgent, observation_vector
 from hearts_sim.env.vector import VectorEnv
 from hearts_sim.studies.calibrate import decision_log
 from hearts_sim.studies.stats import Sprt
@@ -293,8 +293,8 @@ def api_calls() -> dict[str, Callable[[Any], object]]:
         "VectorEnv.reset(seed=)": lambda v: vector().reset(seed=v),
         "VectorEnv.reset(episode=)": lambda v: vector().reset(episode=v),
         "VectorEnv.step": lambda v: (lambda env: (env.reset(), env.step(v)))(vector()),
-        "observe(observation)": observe,
-        "observe(pending=)": lambda v: observe(dealt().observation(0), v),
+        "observation_vector(observation)": observation_vector,
+        "observation_vector(pending=)": lambda v: observation_vector(dealt().observation(0), v),
         "PolicyAgent(policy)": PolicyAgent,
         "PolicyAgent(name=)": lambda v: PolicyAgent(lambda o, m: m.argmax(axis=1), name=v),
         "PolicyAgent answers": lambda v: PolicyAgent(lambda o, m: v).choose_play(

@@ -1,9 +1,10 @@
-"""A policy over the environments' observations, seated at the tables: ``PolicyAgent`` and ``observe``.
+"""A policy over the environments' observations, seated at the tables: ``PolicyAgent``, and
+``observation_vector``.
 
 The decisive check: the ``net`` agent's own network, run as a ``PolicyAgent`` from Python, plays
 exactly the hands the compiled ``net`` plays, passes included. That holds only if the table
 encodes its positions as the compiled agent and the environments do, and if the pass is picked
-card by card as they pick it; and a replay, which asks through ``Observation``s (``observe``),
+card by card as they pick it; and a replay, which asks through ``Observation``s (``observation_vector``),
 must find the same cards.
 """
 
@@ -17,7 +18,7 @@ from agents.kinds import AgentError
 from agents.net import DEFAULT_WEIGHTS, WEIGHT_NAMES, network, policy_logits
 from hearts_sim.core.cards import N_CARDS, card_str
 from hearts_sim.env import VectorEnv
-from hearts_sim.env.policy import PolicyAgent, observe
+from hearts_sim.env.policy import PolicyAgent, observation_vector
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import simulate
 from hearts_sim.studies import analysis as an
@@ -59,8 +60,8 @@ def test_the_tables_fast_path_and_the_observation_path_decide_alike() -> None:
         an.replay(row, agents={"py:net_in_python": agent})  # raises ReplayError on a difference
 
 
-def test_observe_gives_what_the_environment_gives() -> None:
-    """At every position of the learner, picks toward a pass included, ``observe`` of the table's
+def test_observation_vector_gives_what_the_environment_gives() -> None:
+    """At every position of the learner, picks toward a pass included, ``observation_vector`` of the table's
     observation equals the environment's observation and mask."""
     env = VectorEnv(1, "rule", "qdan5", seat=2)
     obs, mask = env.reset(seed=6)
@@ -69,7 +70,7 @@ def test_observe_gives_what_the_environment_gives() -> None:
     compared = 0
     for _ in range(3 * 12):
         state = env.hand_state(0)
-        vector, allowed = observe(state.observation(2), picks if state.phase == "pass" else ())
+        vector, allowed = observation_vector(state.observation(2), picks if state.phase == "pass" else ())
         assert np.array_equal(vector, obs[0]) and np.array_equal(allowed, mask[0])
         compared += 1
         card = int(rng.choice(np.flatnonzero(mask[0])))
@@ -108,13 +109,13 @@ def test_a_policy_agents_bad_answers_are_one_line_errors() -> None:
         PolicyAgent(net_policy, name="my agent")
 
 
-def test_observe_refuses_pending_cards_that_cannot_be_pending() -> None:
+def test_observation_vector_refuses_pending_cards_that_cannot_be_pending() -> None:
     state = HandState.deal("standard", seed=2)
     observation = state.observation(0)
     held = list(state.hand(0))
-    vector, mask = observe(observation, [held[0]])
+    vector, mask = observation_vector(observation, [held[0]])
     assert mask[held[0]] == 0 and mask.sum() == 12  # the picked card may not be picked again
-    assert np.array_equal(vector, observe(observation, card_str(held[0]))[0])  # as a string too
+    assert np.array_equal(vector, observation_vector(observation, card_str(held[0]))[0])  # as a string too
     not_held = next(c for c in range(N_CARDS) if c not in held)
     for pending, words in (
         ([not_held], "not in the seat's hand"),
@@ -123,10 +124,10 @@ def test_observe_refuses_pending_cards_that_cannot_be_pending() -> None:
         ("QX", "malformed card"),
     ):
         with pytest.raises(ValueError, match=words):
-            observe(observation, pending)
+            observation_vector(observation, pending)
     for seat in range(4):
         state.pass_cards(seat, list(state.hand(seat))[:3])
     with pytest.raises(ValueError, match="the seat is not passing"):
-        observe(state.observation(0), [list(state.hand(0))[0]])
-    with pytest.raises(ValueError, match="observe needs an Observation"):
-        observe(state)  # type: ignore[arg-type]
+        observation_vector(state.observation(0), [list(state.hand(0))[0]])
+    with pytest.raises(ValueError, match="observation_vector needs an Observation"):
+        observation_vector(state)  # type: ignore[arg-type]

@@ -1,7 +1,7 @@
 """Learning environments: PettingZoo (``aec_env``), Gymnasium (``SeatEnv``, ``GymVectorEnv``) and a
 batched numba ``VectorEnv``, all on the engine's kernels and one observation encoding
 (``hearts_sim.engine.encoding``); and ``PolicyAgent``, a policy over that observation seated at
-the tables (``observe`` encodes a table's ``Observation`` as the environments do).
+the tables (``observation_vector`` encodes a table's ``Observation`` as the environments do).
 
 ``VectorEnv`` needs nothing beyond the toolkit; the PettingZoo and Gymnasium classes need the
 optional extra ``learn`` (``pip install -e ".[learn]"``). Names are loaded on first use, so
@@ -23,7 +23,7 @@ _EXPORTS = {
     "OBSERVATION_FIELDS": "hearts_sim.engine.encoding",
     "encode_observation": "hearts_sim.engine.encoding",
     "PolicyAgent": "hearts_sim.env.policy",
-    "observe": "hearts_sim.env.policy",
+    "observation_vector": "hearts_sim.env.policy",
 }
 _NEEDS = {"hearts_sim.env.gym": "gymnasium", "hearts_sim.env.aec": "pettingzoo"}
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from hearts_sim.engine.encoding import OBS_SIZE, OBSERVATION_FIELDS, encode_observation  # noqa: F401
     from hearts_sim.env.aec import HeartsAEC, aec_env  # noqa: F401
     from hearts_sim.env.gym import GymVectorEnv, SeatEnv  # noqa: F401
-    from hearts_sim.env.policy import PolicyAgent, observe  # noqa: F401
+    from hearts_sim.env.policy import PolicyAgent, observation_vector  # noqa: F401
     from hearts_sim.env.vector import VectorEnv  # noqa: F401
 
 

@@ -1,4 +1,4 @@
-"""A policy trained in the environments, seated at every table: ``PolicyAgent`` and ``observe``.
+"""A policy trained in the environments, seated at every table: ``PolicyAgent`` and ``observation_vector``.
 
 A policy learned on ``VectorEnv``, ``SeatEnv`` or ``GymVectorEnv`` (a torch module, an sb3
 model, plain numpy) maps the environments' observation vector and action mask to a card. Wrapped
@@ -6,7 +6,7 @@ in ``PolicyAgent`` it is an agent like any other (``agents.external``): it plays
 tournaments, levels and ``simulate`` beside the built-in agents, in the same process, without
 writing weights or compiling anything. It sees what it saw in training: at a table its
 positions are encoded from the table's records (``decide_records``), elsewhere (a replay,
-``agents.load``, ``hearts-sim serve``) from ``Observation``s (``observe``), both by the
+``agents.load``, ``hearts-sim serve``) from ``Observation``s (``observation_vector``), both by the
 environments' own kernel (``hearts_sim.engine.encoding``). The pass is ``pass_count`` picks,
 each seeing the cards picked before it, as the environments pass.
 
@@ -34,14 +34,14 @@ from hearts_sim.game.observation import CardsLike, Observation
 BatchPolicy = Callable[[np.ndarray, np.ndarray], Any]
 
 
-def observe(observation: Observation, pending: CardsLike = ()) -> tuple[np.ndarray, np.ndarray]:
+def observation_vector(observation: Observation, pending: CardsLike = ()) -> tuple[np.ndarray, np.ndarray]:
     """The seat of ``observation`` as the environments see it: the float32 observation vector
     (``OBS_SIZE``) and the int8 mask of the cards it may pick now (all zero unless it is to pass
     or play). ``pending``: the cards already picked toward a pass not yet made (while passing,
     fewer than ``pass_count`` of the seat's cards; ``"QS 2C"``, indices or a ``CardSet``).
     Raises ``ValueError`` for any other ``pending``."""
     if not isinstance(observation, Observation):
-        raise ValueError(f"observe needs an Observation, not {shown(observation)}")
+        raise ValueError(f"observation_vector needs an Observation, not {shown(observation)}")
     picked = parse_cards(pending)
     if picked:
         held = observation.hand.mask
