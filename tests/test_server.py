@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from hearts_sim.apps.cli import main
-from hearts_sim.apps.server import MAX_LINE, MoveServer, Runner, TCPServer, TimeLimitExceeded
+from hearts_sim.apps.server import MAX_LINE, MoveServer, Runner, TCPServer, TimeLimitExceeded, Zygote
 from hearts_sim.core.cards import card_str
 from hearts_sim.core.rules import Rules
 from hearts_sim.game.observation import Observation
@@ -373,6 +373,52 @@ def test_timeouts_leave_no_thread_and_no_process_running() -> None:
     assert len(set(_children()) - children) == 1  # the fresh worker, serving
     assert fast_runner is not None
     fast_runner.close()
+    assert set(_children()) == children
+
+
+def _status(pid: int, field: str) -> str:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return line.split()[1]
+    raise AssertionError(field)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes through /proc")
+def test_tcp_workers_are_forked_from_a_one_thread_zygote() -> None:
+    """The TCP server answers each connection from a thread; its time-limited workers are forked
+    not from it (a fork copies every lock another thread holds) but from a zygote forked before
+    any thread, which has one thread. A worker past the limit is ended, and closing the server
+    leaves no process behind."""
+    children = set(_children())
+    served = MoveServer("rule", time_limit=60)
+    served.warm_up()  # as hearts-sim serve does before serving: the zygote's workers start warm
+    tcp = TCPServer(served, port=0)
+    thread = threading.Thread(target=tcp.serve_forever, daemon=True)
+    thread.start()
+    try:
+        good, want = _valid()
+        connections = [socket.create_connection(("127.0.0.1", tcp.port), timeout=60) for _ in range(2)]
+        readers = [c.makefile("rb") for c in connections]
+        for connection, reader in zip(connections, readers, strict=True):
+            connection.sendall(json.dumps(good).encode() + b"\n")
+            assert without_ms(json.loads(reader.readline())) == want
+        zygote = tcp.zygote
+        assert zygote is not None and set(_children()) - children == {zygote.pid}
+        assert _status(zygote.pid, "Threads") == "1"
+        workers = [int(p.parent.name) for p in Path("/proc").glob("[0-9]*/stat")
+                   if p.read_text().rsplit(")", 1)[1].split()[1] == str(zygote.pid)]  # fmt: skip
+        assert len(workers) == 2  # one per connection, children of the zygote
+        for reader, connection in zip(readers, connections, strict=True):
+            reader.close()
+            connection.close()
+    finally:
+        tcp.shutdown()
+        tcp.server_close()
+    assert tcp.zygote is None and set(_children()) == children
+    slow = Runner(time.sleep, 0.05, zygote := Zygote(time.sleep))
+    with pytest.raises(TimeLimitExceeded):
+        slow.run(2)
+    zygote.close()
     assert set(_children()) == children
 
 

@@ -25,12 +25,15 @@ not to move; the server then goes on with the next line. Blank lines are skipped
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import signal
+import socket
 import socketserver
 import sys
+import threading
 import time
 from collections.abc import Callable
 from functools import lru_cache
@@ -200,9 +203,10 @@ class MoveServer:
             return {"id": request_id, "error": f"internal error: {type(error).__name__}: {error}"}
         return {"id": request_id, **move, "ms": round((time.perf_counter() - started) * 1e3, 3)}
 
-    def runner(self) -> Runner | None:
-        """What runs this server's decisions under its time limit (None: no limit)."""
-        return Runner(self.decide, self.time_limit) if self.time_limit is not None else None
+    def runner(self, zygote: Zygote | None = None) -> Runner | None:
+        """What runs this server's decisions under its time limit (None: no limit), its workers
+        forked by ``zygote`` if given, else from this process."""
+        return Runner(self.decide, self.time_limit, zygote) if self.time_limit is not None else None
 
     def reply(self, line: bytes | object, runner: Runner | None = None) -> bytes | None:
         """The answer line (with its newline) for what ``read_line`` returned; None for a blank line."""
@@ -274,15 +278,18 @@ class TimeLimitExceeded(RuntimeError):
 class Runner:
     """Calls ``function`` on one request at a time in a worker process, giving up after ``limit`` s.
 
-    Numba code cannot be interrupted, but a process can be ended: the worker is a child forked
-    from this process (which has loaded the kernels, so it starts warm), and when a call runs
-    past the limit the child is killed and reaped; the next call forks a fresh one. Nothing
-    keeps running after a timeout: no thread, no process. Exceptions come back as raised.
+    Numba code cannot be interrupted, but a process can be ended: the worker is forked from a
+    process that has loaded the kernels (so it starts warm): this one, or a ``Zygote`` of it
+    where this one runs threads. When a call runs past the limit the worker is killed and
+    reaped; the next call forks a fresh one. Nothing keeps running after a timeout: no thread,
+    no process. Exceptions come back as raised.
     """
 
-    def __init__(self, function: Callable[[Any], Any], limit: float):
+    def __init__(self, function: Callable[[Any], Any], limit: float, zygote: Zygote | None = None):
+        assert zygote is None or zygote.function == function, "a zygote's workers run its own function"
         self.function = function
         self.limit = limit
+        self.zygote = zygote
         self._child: tuple[int, Connection] | None = None
 
     def run(self, argument: Any) -> Any:
@@ -301,16 +308,7 @@ class Runner:
         return value
 
     def _start(self) -> tuple[int, Connection]:
-        ours, theirs = Pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: serve calls until the pipe closes; never return into the server
-            try:
-                _detach(theirs.fileno())
-                _work(self.function, theirs)
-            finally:
-                os._exit(0)
-        theirs.close()
-        self._child = (pid, ours)
+        self._child = self.zygote.spawn() if self.zygote is not None else _fork_worker(self.function)
         return self._child
 
     def close(self) -> None:
@@ -324,6 +322,76 @@ class Runner:
                 os.waitpid(pid, 0)
             except (ProcessLookupError, ChildProcessError):
                 pass
+
+
+def _fork_worker(function: Callable[[Any], Any]) -> tuple[int, Connection]:
+    """A worker forked from this process: its pid, and our end of its pipe."""
+    ours, theirs = Pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: serve calls until the pipe closes; never return into the server
+        try:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # a zygote's children inherit its SIG_IGN
+            _detach(theirs.fileno())
+            _work(function, theirs)
+        finally:
+            os._exit(0)
+    theirs.close()
+    return pid, ours
+
+
+class Zygote:
+    """A one-thread copy of the warmed-up server that forks the time-limited workers for it.
+
+    A fork copies one thread and every lock: forked from a server whose other threads serve
+    other connections (``TCPServer``), a worker may inherit a lock one of them held mid-decision
+    (numba's compiler lock, an allocator's) and wait on it until the time limit ends it. So the
+    TCP server forks this process once, before it starts a thread, and asks it for each worker:
+    the worker is forked from a process with one thread, and its pipe comes back over a Unix
+    socket (``socket.send_fds``). The zygote reaps its workers as they end. (Python 3.12+ still
+    warns once, at the zygote's own fork: numpy's BLAS and pyarrow start idle native threads on
+    import, which the warning counts.)
+    """
+
+    def __init__(self, function: Callable[[Any], Any]):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:  # the zygote: fork a worker per request until the server closes the socket
+            try:
+                _detach(theirs.fileno())
+                _spawn_workers(function, theirs)
+            finally:
+                os._exit(0)
+        theirs.close()
+        self.function, self.pid = function, pid
+        self._control = ours
+        self._lock = threading.Lock()  # one spawn at a time: connections ask from their threads
+
+    def spawn(self) -> tuple[int, Connection]:
+        """A fresh worker: its pid, and the server's end of its pipe."""
+        with self._lock:
+            try:
+                self._control.sendall(b"F")
+                message, fds, _, _ = socket.recv_fds(self._control, 32, 1)
+            except OSError:
+                message, fds = b"", []
+        if not fds:
+            raise RuntimeError("the server's worker zygote has exited")
+        return int(message), Connection(fds[0])
+
+    def close(self) -> None:
+        """End the zygote (its workers end as their pipes close) and reap it."""
+        self._control.close()
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+def _spawn_workers(function: Callable[[Any], Any], control: socket.socket) -> None:
+    """The zygote's loop: a worker forked for each byte the server sends."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped as they end
+    while control.recv(1):
+        pid, pipe = _fork_worker(function)
+        socket.send_fds(control, [str(pid).encode()], [pipe.fileno()])
+        pipe.close()
 
 
 def _detach(keep: int) -> None:
@@ -398,7 +466,7 @@ class _Connection(socketserver.StreamRequestHandler):
 
     def handle(self) -> None:
         server: MoveServer = self.server.move_server  # type: ignore[attr-defined]
-        runner = server.runner()
+        runner = server.runner(self.server.zygote)  # type: ignore[attr-defined]
         try:
             while (line := read_line(self.rfile, server.max_line)) is not None:
                 reply = server.reply(line, runner)
@@ -412,7 +480,8 @@ class _Connection(socketserver.StreamRequestHandler):
 
 
 class TCPServer(socketserver.ThreadingTCPServer):
-    """A thread per connection, bound to 127.0.0.1 only."""
+    """A thread per connection, bound to 127.0.0.1 only; with a time limit, the workers come from
+    a ``Zygote`` forked when serving starts (after the warm-up, before any thread)."""
 
     daemon_threads = True
     allow_reuse_address = True
@@ -420,7 +489,19 @@ class TCPServer(socketserver.ThreadingTCPServer):
 
     def __init__(self, move_server: MoveServer, port: int, host: str = "127.0.0.1"):
         self.move_server = move_server
+        self.zygote: Zygote | None = None
         super().__init__((host, port), _Connection)
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        if self.zygote is None and self.move_server.time_limit is not None:
+            self.zygote = Zygote(self.move_server.decide)
+        super().serve_forever(poll_interval)
+
+    def server_close(self) -> None:
+        super().server_close()
+        if self.zygote is not None:
+            self.zygote.close()
+            self.zygote = None
 
     @property
     def port(self) -> int:
