@@ -265,14 +265,28 @@ def test_answers_do_not_depend_on_request_order(server: Client) -> None:
     assert all("error" not in a for a in first.values())
 
 
-def test_tcp_answers_several_connections_and_rejects_oversized_lines() -> None:
-    tcp = TCPServer(MoveServer("rule"), port=0)
-    thread = threading.Thread(target=tcp.serve_forever, daemon=True)
-    thread.start()
+@contextlib.contextmanager
+def _tcp_clients(served: MoveServer, count: int = 2) -> Iterator[tuple[TCPServer, list[Any], list[Any]]]:
+    """A TCP server for ``served`` on a thread of its own, and ``count`` connections to it with
+    their readers; all closed afterwards."""
+    tcp = TCPServer(served, port=0)
+    threading.Thread(target=tcp.serve_forever, daemon=True).start()
+    connections: list[Any] = []
+    readers: list[Any] = []
     try:
-        good, want = _valid()
-        connections = [socket.create_connection(("127.0.0.1", tcp.port), timeout=60) for _ in range(2)]
+        connections = [socket.create_connection(("127.0.0.1", tcp.port), timeout=60) for _ in range(count)]
         readers = [c.makefile("rb") for c in connections]
+        yield tcp, connections, readers
+    finally:
+        for stream in (*readers, *connections):
+            stream.close()
+        tcp.shutdown()
+        tcp.server_close()
+
+
+def test_tcp_answers_several_connections_and_rejects_oversized_lines() -> None:
+    good, want = _valid()
+    with _tcp_clients(MoveServer("rule")) as (_, connections, readers):
         for connection in connections:  # both connections open before either is answered
             connection.sendall(json.dumps(good).encode() + b"\n")
         for reader in readers:
@@ -281,12 +295,6 @@ def test_tcp_answers_several_connections_and_rejects_oversized_lines() -> None:
         assert json.loads(readers[0].readline())["error"] == f"request longer than {MAX_LINE} bytes"
         connections[0].sendall(json.dumps(good).encode() + b"\n")
         assert without_ms(json.loads(readers[0].readline())) == want
-        for reader, connection in zip(readers, connections, strict=True):
-            reader.close()
-            connection.close()
-    finally:
-        tcp.shutdown()
-        tcp.server_close()
 
 
 def _strict_json(line: bytes) -> Any:
@@ -337,15 +345,16 @@ def test_time_limits_are_checked() -> None:
     assert MoveServer("random", time_limit=0).runner() is None  # 0: no limit
 
 
-def _children() -> list[int]:
-    """The live (not zombie) child processes of this process."""
+def _children(parent: int | None = None) -> list[int]:
+    """The live (not zombie) child processes of ``parent`` (default: this process)."""
+    parent = os.getpid() if parent is None else parent
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[1]) == os.getpid() and fields[0] != "Z":
+        if int(fields[1]) == parent and fields[0] != "Z":
             found.append(int(stat.parent.name))
     return found
 
@@ -392,28 +401,15 @@ def test_tcp_workers_are_forked_from_a_one_thread_zygote() -> None:
     children = set(_children())
     served = MoveServer("rule", time_limit=60)
     served.warm_up()  # as hearts-sim serve does before serving: the zygote's workers start warm
-    tcp = TCPServer(served, port=0)
-    thread = threading.Thread(target=tcp.serve_forever, daemon=True)
-    thread.start()
-    try:
-        good, want = _valid()
-        connections = [socket.create_connection(("127.0.0.1", tcp.port), timeout=60) for _ in range(2)]
-        readers = [c.makefile("rb") for c in connections]
+    good, want = _valid()
+    with _tcp_clients(served) as (tcp, connections, readers):
         for connection, reader in zip(connections, readers, strict=True):
             connection.sendall(json.dumps(good).encode() + b"\n")
             assert without_ms(json.loads(reader.readline())) == want
         zygote = tcp.zygote
         assert zygote is not None and set(_children()) - children == {zygote.pid}
         assert _status(zygote.pid, "Threads") == "1"
-        workers = [int(p.parent.name) for p in Path("/proc").glob("[0-9]*/stat")
-                   if p.read_text().rsplit(")", 1)[1].split()[1] == str(zygote.pid)]  # fmt: skip
-        assert len(workers) == 2  # one per connection, children of the zygote
-        for reader, connection in zip(readers, connections, strict=True):
-            reader.close()
-            connection.close()
-    finally:
-        tcp.shutdown()
-        tcp.server_close()
+        assert len(_children(zygote.pid)) == 2  # a worker per connection, children of the zygote
     assert tcp.zygote is None and set(_children()) == children
     slow = Runner(time.sleep, 0.05, zygote := Zygote(time.sleep))
     with pytest.raises(TimeLimitExceeded):
