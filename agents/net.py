@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import os
 import zipfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -180,6 +181,22 @@ def policy_logits(x, w1, b1, w2, b2, w3, b3, logits) -> None:
     _relu(h2)
     logits[:] = b3
     _add_rows(h2, w3, logits)
+
+
+def network_policy(network: Sequence[np.ndarray]) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """A network (``LAYERS``' arrays) as ``net`` plays it, as a batched policy for
+    ``hearts_sim.env.PolicyAgent``: each row's logits by ``policy_logits`` (the same float sums
+    as the compiled agent), then the allowed card with the highest, the lower card of a tie
+    (``choose_card`` at temperature 0, for finite logits)."""
+    layers = [np.asarray(array, dtype=np.float32) for array in network]
+
+    def policy(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        logits = np.empty(masks.shape, dtype=np.float32)
+        for x, row in zip(observations, logits, strict=True):
+            policy_logits(x, *layers, row)
+        return np.where(masks == 1, logits, -np.inf).argmax(axis=1)
+
+    return policy
 
 
 @njit_inline

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.net import LAYERS, WeightsError, load_weights, policy_logits
+from agents.net import LAYERS, WeightsError, load_weights, network_policy
 from agents.registry import parse_agent
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.env import PolicyAgent, VectorEnv
@@ -199,15 +199,7 @@ def evaluate(weights: list[np.ndarray], args: argparse.Namespace) -> dict[str, A
     (every deal in the seatings that mix the two), played in this process as a ``PolicyAgent``
     exactly as the weights file plays as ``net``: its float16 weights, ``net``'s own kernel for
     the logits, the legal card with the highest."""
-    network = [np.asarray(w, dtype=np.float16).astype(np.float32) for w in weights]
-
-    def forward(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        logits = np.empty(masks.shape, dtype=np.float32)
-        for x, row in zip(observations, logits, strict=True):
-            policy_logits(x, *network, row)
-        return np.where(masks == 1, logits, -np.inf).argmax(axis=1)
-
-    agent = PolicyAgent(forward, name="trained")
+    agent = PolicyAgent(network_policy([np.asarray(w, dtype=np.float16) for w in weights]), name="trained")
     config = make_config([agent, args.opponents], rules=args.rules, deals=args.eval_deals, seed=args.seed)
     pair = run_tournament(config, progress=False).pairs().iloc[0]
     return {

@@ -15,7 +15,7 @@ import pytest
 
 from agents.external import ExternalAgentError
 from agents.kinds import AgentError
-from agents.net import DEFAULT_WEIGHTS, WEIGHT_NAMES, network, policy_logits
+from agents.net import DEFAULT_WEIGHTS, WEIGHT_NAMES, network, network_policy
 from hearts_sim.core.cards import N_CARDS, card_str
 from hearts_sim.env import VectorEnv
 from hearts_sim.env.policy import PolicyAgent, observation_vector
@@ -23,16 +23,8 @@ from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import simulate
 from hearts_sim.studies import analysis as an
 
-NET = network(WEIGHT_NAMES.index(DEFAULT_WEIGHTS))
-
-
-def net_policy(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """What plain ``net`` plays, from Python: its kernel's logits (the same float sums), then the
-    allowed card with the highest logit, the lowest card on a tie (as ``net.choose_card``)."""
-    logits = np.empty((len(observations), N_CARDS), dtype=np.float32)
-    for row, x in zip(logits, observations, strict=True):
-        policy_logits(x, *NET, row)
-    return np.where(masks == 1, logits, -np.inf).argmax(axis=1)
+# what plain ``net`` plays, from Python: its network and logits kernel, the best allowed card
+net_policy = network_policy(network(WEIGHT_NAMES.index(DEFAULT_WEIGHTS)))
 
 
 def _without_names(frame):  # type: ignore[no-untyped-def]
