@@ -67,9 +67,9 @@ def _mask_of(cards: Iterable[int]) -> int:
 
 
 def _observe_into(observation: Observation, pending: int, vector: np.ndarray, mask: np.ndarray) -> None:
-    acting = observation.to_move or observation.phase == "pass"
     rules = tuple(observation.rules.to_tuple())  # a plain tuple, as the tables and environments pass it
-    table_observe(observation.to_state(), rules, observation.seat, np.uint64(pending), acting, vector, mask)
+    # acting: the mask is the kernel's action_cards, already empty unless the seat is to pass or play
+    table_observe(observation.to_state(), rules, observation.seat, np.uint64(pending), True, vector, mask)
 
 
 class PolicyAgent:
