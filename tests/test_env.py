@@ -244,6 +244,33 @@ def test_trajectories_do_not_depend_on_the_batch_size() -> None:
     )
 
 
+def test_a_group_of_tables_is_dealt_the_same_hands_and_differs_by_the_learners_play() -> None:
+    """``reset(group=K)``: table ``i`` plays the deals of table ``i // K`` of ``group=1``, hand
+    after hand, with the opponents' random streams too (``mc`` samples its worlds, ``random``
+    draws its cards): tables of a group given the same actions stay equal, and a group's tables
+    played apart differ only by the learner's cards."""
+    opponents = ["mc(samples=4)", "random", "normal", "rule"]
+    grouped, single = VectorEnv(6, opponents, "qdan5"), VectorEnv(2, opponents, "qdan5")
+    obs, mask = grouped.reset(seed=8, group=3)
+    reference, _ = single.reset(seed=8)
+    assert all(np.array_equal(obs[i], reference[i // 3]) for i in range(6))
+    rng = np.random.default_rng(8)
+    parted = False
+    for _ in range(40):  # two hands and more of each table
+        actions = np.argmax(rng.random(mask.shape) * mask, axis=1)
+        actions[1:3], actions[4] = actions[0], actions[3]  # table 5 apart from its group
+        obs, mask, _, terminated, _, info = grouped.step(actions)
+        reference, _, _, ended, _, _ = single.step(actions[[0, 3]])
+        assert np.array_equal(obs[:3], [reference[0]] * 3) and np.array_equal(obs[3:5], [reference[1]] * 2)
+        assert np.array_equal(terminated, np.repeat(ended, 3))  # a group's hands end together
+        parted |= not np.array_equal(obs[5], obs[3])
+    assert parted and min(single.episodes()) >= 2
+    assert np.array_equal(grouped.episodes(), np.repeat(single.episodes(), 3))
+    for group in (0, 7, 1.5, True):
+        with pytest.raises(ValueError, match=f"group must be a whole number in 1 .. 6 .n_envs., not {group}"):
+            grouped.reset(seed=1, group=group)  # type: ignore[arg-type]
+
+
 def test_vector_env_refuses_bad_actions_and_arguments() -> None:
     env = VectorEnv(2, "random")
     with pytest.raises(RuntimeError, match="reset"):

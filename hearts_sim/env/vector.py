@@ -173,12 +173,20 @@ class VectorEnv:
     def _tables(self) -> tuple[np.ndarray, ...]:
         return (self._env_seeds, self._episodes, self._states, self._pending, self._rewarded)
 
-    def reset(self, seed: int = 0, episode: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    def reset(self, seed: int = 0, episode: int = 0, *, group: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """Every table starts episode ``episode`` (default 0): table ``i``'s episode ``k`` deals
-        ``HandState.deal(rules, seed=derive_seed(seed, i), hand=k)``. Returns (observations, masks)."""
+        ``HandState.deal(rules, seed=derive_seed(seed, i // group), hand=k)``. Returns
+        (observations, masks).
+
+        ``group=K`` seats the tables in groups of ``K`` neighbours that are dealt the same hands,
+        episode after episode, with the same random streams for the opponents: what differs
+        between them is the learner's play (a group baseline for policy gradients, as duplicate
+        play cancels card luck). With the default 1 every table has its own deals."""
         master = np.uint64(check_seed(seed))
         episode = check_index(episode, "episode")
-        self._env_seeds[:] = [derive_seed(master, i) for i in range(self.n_envs)]
+        if not is_integer(group) or not 0 < group <= self.n_envs:
+            raise ValueError(f"group must be a whole number in 1 .. {self.n_envs:,} (n_envs), not {shown(group)}")
+        self._env_seeds[:] = [derive_seed(master, i // int(group)) for i in range(self.n_envs)]
         self._episodes[:] = episode
         outputs = self._new_outputs() if self.copy else self._outputs
         reset_tables(*self._kernel_prefix(), self._tables, outputs)
