@@ -29,6 +29,7 @@ import os
 import shlex
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,14 @@ from hearts_sim.selfplay.simulate import set_threads
 from hearts_sim.studies.tournament import make_config, run_tournament
 
 NEG = -1e9  # added to the logits of the cards that may not be picked
+
+METHODS = {"dagger": "DAgger", "pg": "policy gradient (PPO's clipped objective, group baseline)"}
+# each method's own options and their defaults (kept in the weights' meta)
+METHOD_OPTIONS: dict[str, dict[str, Any]] = {
+    "dagger": {"teacher": "normal", "guided": 0.1},
+    "pg": {"group": 8, "batch": 16384, "minibatch": 4096, "epochs": 2, "clip": 0.2},
+}
+LEARNING_RATES = {"dagger": 1e-3, "pg": 3e-5}
 
 
 class NumpyPolicy:
@@ -61,8 +70,32 @@ class NumpyPolicy:
         self.m = [np.zeros_like(p) for p in self.params]
         self.v = [np.zeros_like(p) for p in self.params]
 
-    def train_step(self, x: np.ndarray, mask: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, float]:
-        """One Adam step on the cross-entropy of the masked logits; returns (logits before, loss)."""
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        """The network's logits for a batch of observations (no mask)."""
+        w1, b1, w2, b2, w3, b3 = self.params
+        return np.maximum(np.maximum(x @ w1 + b1, 0.0) @ w2 + b2, 0.0) @ w3 + b3
+
+    def train_step(
+        self, x: np.ndarray, mask: np.ndarray, target: np.ndarray, weight: np.ndarray | None = None
+    ) -> tuple[np.ndarray, float]:
+        """One Adam step on the cross-entropy of the masked logits, each row's term times its
+        ``weight`` when given (a policy gradient's advantage); returns (logits before, loss)."""
+        logits, loss, grads = self.gradients(x, mask, target, weight)
+        self.step_count += 1
+        t = self.step_count
+        for p, g, m, v in zip(self.params, grads, self.m, self.v, strict=True):
+            m *= 0.9
+            m += 0.1 * g
+            v *= 0.999
+            v += 0.001 * g * g
+            p -= self.lr * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
+        return logits, loss
+
+    def gradients(
+        self, x: np.ndarray, mask: np.ndarray, target: np.ndarray, weight: np.ndarray | None = None
+    ) -> tuple[np.ndarray, float, list[np.ndarray]]:
+        """The masked logits, the mean cross-entropy and the gradient of the mean of the rows'
+        cross-entropies (times their ``weight``) in every parameter, by backpropagation."""
         w1, b1, w2, b2, w3, b3 = self.params
         h1 = np.maximum(x @ w1 + b1, 0.0)
         h2 = np.maximum(h1 @ w2 + b2, 0.0)
@@ -74,19 +107,12 @@ class NumpyPolicy:
         loss = float(-np.log(probabilities[rows, target] + 1e-12).mean())
         d3 = probabilities
         d3[rows, target] -= 1.0
+        if weight is not None:
+            d3 *= weight[:, None]
         d3 /= len(target)
         d2 = (d3 @ w3.T) * (h2 > 0)
         d1 = (d2 @ w2.T) * (h1 > 0)
-        grads = [x.T @ d1, d1.sum(0), h1.T @ d2, d2.sum(0), h2.T @ d3, d3.sum(0)]
-        self.step_count += 1
-        t = self.step_count
-        for p, g, m, v in zip(self.params, grads, self.m, self.v, strict=True):
-            m *= 0.9
-            m += 0.1 * g
-            v *= 0.999
-            v += 0.001 * g * g
-            p -= self.lr * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
-        return logits, loss
+        return logits, loss, [x.T @ d1, d1.sum(0), h1.T @ d2, d2.sum(0), h2.T @ d3, d3.sum(0)]
 
     def weights(self) -> list[np.ndarray]:
         return [p.copy() for p in self.params]
@@ -113,12 +139,20 @@ class TorchPolicy:
                     linear.bias.copy_(torch.from_numpy(np.array(b, dtype=np.float32)))
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=lr)
 
-    def train_step(self, x: np.ndarray, mask: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, float]:
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        with self.torch.no_grad():
+            return self.model(self.torch.from_numpy(x)).numpy()
+
+    def train_step(
+        self, x: np.ndarray, mask: np.ndarray, target: np.ndarray, weight: np.ndarray | None = None
+    ) -> tuple[np.ndarray, float]:
         torch = self.torch
         logits = self.model(torch.from_numpy(x)) + torch.from_numpy((1 - mask).astype(np.float32)) * NEG
-        loss = torch.nn.functional.cross_entropy(logits, torch.from_numpy(target))
+        terms = torch.nn.functional.cross_entropy(logits, torch.from_numpy(target), reduction="none")
+        loss = terms.mean()
+        objective = loss if weight is None else (terms * torch.from_numpy(weight.astype(np.float32))).mean()
         self.optimizer.zero_grad()
-        loss.backward()
+        objective.backward()
         self.optimizer.step()
         return logits.detach().numpy(), float(loss.detach())
 
@@ -143,55 +177,185 @@ def make_policy(
     return "numpy", NumpyPolicy(sizes, lr, seed, init)
 
 
-def train(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]:
+class Run:
+    """What both methods share: the learner's tables, the network, the progress lines at equal
+    windows of the run and a checkpoint at each (the run can be stopped any time)."""
+
+    def __init__(self, args: argparse.Namespace, checkpoint: Any, **env_options: Any):
+        set_threads(1)
+        self.args, self.checkpoint = args, checkpoint
+        self.env = VectorEnv(args.envs, args.opponents, args.rules, copy=False, **env_options)
+        sizes = [self.env.observation_size, *args.hidden, self.env.n_actions]
+        self.backend, self.policy = make_policy(args.backend, sizes, args.lr, args.seed, args.init_weights)
+        self.rng = np.random.default_rng(args.seed)
+        self.steps = max(1, args.decisions // args.envs)
+        self.report_at = {round(self.steps * k / args.reports) for k in range(1, args.reports + 1)}
+        self.window: dict[str, list[float]] = defaultdict(list)
+        self.start = 0.0
+        self.result: dict[str, Any] = {}
+
+    def reset(self, **options: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The tables' first positions (``VectorEnv.reset(seed, **options)``); the clock starts
+        after it, which compiles the env's kernels in a new process."""
+        first = self.env.reset(self.args.seed, **options)
+        self.start = time.perf_counter()
+        return first
+
+    def close_window(self, step: int) -> dict[str, float | None] | None:
+        """At the end of a window, the means of its figures (None for a figure with no values),
+        and a new window; None at any other step."""
+        if step + 1 not in self.report_at:
+            return None
+        means = {key: (float(np.mean(v)) if v else None) for key, v in self.window.items()}
+        self.window.clear()
+        return means
+
+    def report(self, step: int, means: dict[str, float | None], line: str) -> None:
+        """Print the window's progress line and checkpoint the weights with its figures."""
+        seconds = time.perf_counter() - self.start
+        print(f"{(step + 1) * self.args.envs:>11,} decisions {seconds:7.1f} s  {line}", flush=True)
+        self.result = {
+            "weights": self.policy.weights(),
+            "backend": self.backend,
+            "seconds": round(seconds, 1),
+            "decisions": (step + 1) * self.args.envs,
+            **{f"final_{key}": value for key, value in means.items()},
+        }
+        if self.checkpoint is not None:
+            self.checkpoint(self.result)
+
+
+def own_score(score: float | None) -> str:
+    return f"{score:6.2f}" if score is not None else "     -"
+
+
+def train_dagger(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]:
     """Run DAgger for ``args.decisions`` learner decisions; returns the figures and the weights.
-    ``checkpoint(result)`` is called at every progress line (the run can be stopped any time)."""
-    set_threads(1)
-    env = VectorEnv(args.envs, args.opponents, args.rules, teacher=args.teacher, copy=False)
-    sizes = [env.observation_size, *args.hidden, env.n_actions]
-    backend, policy = make_policy(args.backend, sizes, args.lr, args.seed, args.init_weights)
-    rng = np.random.default_rng(args.seed)
-    obs, mask = env.reset(args.seed)
+    ``checkpoint(result)`` is called at every progress line."""
+    run = Run(args, checkpoint, teacher=args.teacher)
+    env, policy, window = run.env, run.policy, run.window
+    obs, mask = run.reset()
     info = {"teacher_action": env.teacher_actions}
-    steps = max(1, args.decisions // args.envs)
-    guided_steps = max(1, int(steps * args.guided))
-    start = time.perf_counter()
-    window: dict[str, list[float]] = {"loss": [], "agree": [], "score": []}
-    report_at = {round(steps * k / args.reports) for k in range(1, args.reports + 1)}  # equal windows
-    for step in range(steps):
+    guided_steps = max(1, int(run.steps * args.guided))
+    for step in range(run.steps):
         target = info["teacher_action"].copy()
         logits, loss = policy.train_step(obs, mask.astype(np.float32), target)
         own = logits.argmax(axis=1)
         beta = max(0.0, 1.0 - step / guided_steps)
-        actions = np.where(rng.random(args.envs) < beta, target, own)
+        actions = np.where(run.rng.random(args.envs) < beta, target, own)
         window["loss"].append(loss)
-        window["agree"].append(float((own == target).mean()))
+        window["agreement"].append(float((own == target).mean()))
         obs, mask, _, terminated, _, info = env.step(actions)
-        if beta == 0.0:
-            window["score"].extend(info["score"][terminated].tolist())
-        if step + 1 in report_at:
-            seconds = time.perf_counter() - start
-            score = f"{np.mean(window['score']):6.2f}" if window["score"] else "     -"
-            loss, agree = np.mean(window["loss"]), np.mean(window["agree"])
-            print(
-                f"{(step + 1) * args.envs:>11,} decisions {seconds:7.1f} s  loss {loss:.3f}  "
-                f"agrees with {args.teacher} {agree:.3f}  own-play score/hand {score}  beta {beta:.2f}",
-                flush=True,
+        window["score_per_hand"].extend(info["score"][terminated].tolist() if beta == 0.0 else [])
+        if (m := run.close_window(step)) is not None:
+            line = (
+                f"loss {m['loss']:.3f}  agrees with {args.teacher} {m['agreement']:.3f}  "
+                f"own-play score/hand {own_score(m['score_per_hand'])}  beta {beta:.2f}"
             )
-            last = {key: (float(np.mean(v)) if v else None) for key, v in window.items()}
-            window = {key: [] for key in window}
-            result = {
-                "weights": policy.weights(),
-                "backend": backend,
-                "seconds": round(seconds, 1),
-                "decisions": (step + 1) * args.envs,
-                "final_loss": last["loss"],
-                "final_agreement": last["agree"],
-                "final_score_per_hand": last["score"],
-            }
-            if checkpoint is not None:
-                checkpoint(result)
-    return result
+            run.report(step, m, line)
+    return run.result
+
+
+def masked_probabilities(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The softmax of each row's logits over its allowed cards (0 elsewhere)."""
+    z = np.where(mask == 1, logits, -np.inf)
+    z = np.exp(z - z.max(axis=1, keepdims=True))
+    return z / z.sum(axis=1, keepdims=True)
+
+
+def sample_cards(probabilities: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One card per row, drawn from the row's probabilities (a point in (0, total] of the
+    cumulative sums lands on a card of positive probability)."""
+    cumulative = probabilities.cumsum(axis=1)
+    point = (1.0 - rng.random(len(probabilities)))[:, None] * cumulative[:, -1:]
+    return (cumulative < point).sum(axis=1)
+
+
+def group_advantages(groups: np.ndarray, scores: np.ndarray, baseline: float) -> np.ndarray:
+    """How much better each hand scored than the other hands of its group (the same deal, played
+    at the group's other tables): their mean score less its own. A hand alone in its group is
+    measured against ``baseline``."""
+    sums = np.bincount(groups, weights=scores)[groups]
+    counts = np.bincount(groups)[groups]
+    others = np.where(counts > 1, (sums - scores) / np.maximum(counts - 1, 1), baseline)
+    return others - scores
+
+
+def ppo_update(run: Run, batch: list[tuple[np.ndarray, ...]]) -> None:
+    """PPO's clipped policy gradient over the collected hands' decisions, in minibatches: each
+    row's cross-entropy weighted by its advantage times the probability ratio of the card played
+    (new policy over the one that played it), and by 0 where the ratio has moved past the clip
+    in the advantage's direction. That weighted cross-entropy has the clipped objective's gradient."""
+    args, policy = run.args, run.policy
+    x, mask, cards, played_probability, advantage = (
+        np.concatenate(part) for part in zip(*batch, strict=True)
+    )
+    advantage = advantage / (advantage.std() + 1e-8)
+    rows = np.arange(len(cards))
+    for _ in range(args.epochs):
+        for chunk in np.array_split(run.rng.permutation(rows), max(1, len(rows) // args.minibatch)):
+            probability = masked_probabilities(policy.logits(x[chunk]), mask[chunk])
+            ratio = probability[np.arange(len(chunk)), cards[chunk]] / played_probability[chunk]
+            weight, clipped = ppo_weights(ratio, advantage[chunk], args.clip)
+            run.window["clipped"].append(float(clipped.mean()))
+            policy.train_step(x[chunk], mask[chunk].astype(np.float32), cards[chunk], weight)
+
+
+def ppo_weights(ratio: np.ndarray, advantage: np.ndarray, clip: float) -> tuple[np.ndarray, np.ndarray]:
+    """The weights of the rows' cross-entropies whose mean has the gradient of PPO's clipped
+    surrogate loss, ``-mean(min(ratio * A, clip(ratio, 1 - clip, 1 + clip) * A))``: the gradient
+    of ``-ratio * A`` is ``ratio * A`` times the cross-entropy's (both are ``-log p`` of the card
+    played, scaled), and a row whose ratio is past the clip in its advantage's direction (returned
+    as ``clipped``) adds none."""
+    clipped = ((advantage > 0) & (ratio > 1 + clip)) | ((advantage < 0) & (ratio < 1 - clip))
+    return np.where(clipped, 0.0, advantage * ratio).astype(np.float32), clipped
+
+
+def train_pg(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]:
+    """Policy gradient from the env's rewards for ``args.decisions`` learner decisions: the
+    learner samples its cards from the network's softmax at ``--group`` tables dealt the same
+    hands (``VectorEnv.reset(group=K)``), each hand's advantage is its score against the mean of
+    its group's other hands (the card luck cancels, as in duplicate play), and every decision of
+    the hand shares it. Updates by PPO's clipped objective once ``--batch`` decisions of finished
+    hands are in. ``checkpoint(result)`` is called at every progress line."""
+    run = Run(args, checkpoint)
+    env, policy, window, n = run.env, run.policy, run.window, args.envs
+    obs, mask = run.reset(group=args.group)
+    # each step's positions, masks, cards and their probabilities, kept until every hand that
+    # holds a decision of that step has ended (a hand's advantage is known only then)
+    history: dict[int, tuple[np.ndarray, ...]] = {}
+    hand_start = np.zeros(n, dtype=np.int64)  # the step of each table's hand's first decision
+    batch: list[tuple[np.ndarray, ...]] = []
+    mean_score = 0.0  # the baseline of a hand alone in its group (an average of recent hands)
+    for step in range(run.steps):
+        probabilities = masked_probabilities(policy.logits(obs), mask)
+        cards = sample_cards(probabilities, run.rng)
+        history[step] = (obs.copy(), mask.copy(), cards, probabilities[np.arange(n), cards])
+        obs, mask, _, terminated, _, info = env.step(cards)
+        ended = np.flatnonzero(terminated)
+        if len(ended):
+            scores = info["score"][ended].astype(np.float64)
+            advantages = group_advantages(ended // args.group, scores, mean_score)
+            mean_score += 0.01 * (scores.mean() - mean_score)
+            window["score_per_hand"].extend(scores.tolist())
+            advantage = np.zeros(n)
+            advantage[ended] = advantages
+            for past in range(hand_start[ended].min(), step + 1):  # the ended hands' decisions
+                tables = ended[hand_start[ended] <= past]
+                batch.append((*(part[tables] for part in history[past]), advantage[tables]))
+            hand_start[ended] = step + 1
+            for old in [s for s in history if s < hand_start.min()]:
+                del history[old]
+        if sum(len(part[2]) for part in batch) >= args.batch:
+            ppo_update(run, batch)
+            batch = []
+        if (m := run.close_window(step)) is not None:
+            line = (
+                f"sampled-play score/hand {own_score(m.get('score_per_hand'))}  "
+                f"clipped {m.get('clipped') or 0.0:.3f}"
+            )
+            run.report(step, m, line)
+    return run.result
 
 
 def evaluate(weights: list[np.ndarray], args: argparse.Namespace) -> dict[str, Any]:
@@ -215,11 +379,9 @@ def save(path: Path, result: dict[str, Any], args: argparse.Namespace) -> None:
     """The weights (float16: half the size, no measurable change in play) and how they were made."""
     meta = {
         "command": "python experiments/train_policy.py " + " ".join(shlex.quote(a) for a in args.argv),
-        "method": "DAgger",
-        **{
-            key: getattr(args, key)
-            for key in ("opponents", "teacher", "rules", "envs", "hidden", "lr", "seed")
-        },
+        "method": METHODS[args.method],
+        **{key: getattr(args, key) for key in ("opponents", "rules", "envs", "hidden", "lr", "seed")},
+        **{key: getattr(args, key) for key in METHOD_OPTIONS[args.method]},
         **{key: value for key, value in result.items() if key != "weights"},
     }
     if args.init is not None:  # the weights it started from (their own meta says how they were made)
@@ -233,14 +395,27 @@ def save(path: Path, result: dict[str, Any], args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--method",
+        choices=tuple(METHODS),
+        default="dagger",
+        help="dagger: imitate --teacher; pg: policy gradient from the rewards (PPO, group baseline)",
+    )
     parser.add_argument("--opponents", default="easy", help="agent spec in the other seats")
-    parser.add_argument("--teacher", default="normal", help="agent spec imitated")
     parser.add_argument("--rules", default="standard")
     parser.add_argument("--envs", type=int, default=256, help="tables stepped together (the batch)")
     parser.add_argument("--decisions", type=int, default=20_000_000, help="learner decisions in all")
-    parser.add_argument(
-        "--guided", type=float, default=0.1, help="share of the run over which beta falls to 0"
+    dagger = parser.add_argument_group("dagger")
+    dagger.add_argument("--teacher", help="agent spec imitated (default normal)")
+    dagger.add_argument(
+        "--guided", type=float, help="share of the run over which beta falls to 0 (default 0.1)"
     )
+    pg = parser.add_argument_group("pg")
+    pg.add_argument("--group", type=int, help="tables dealt the same hands (default 8; --envs a multiple)")
+    pg.add_argument("--batch", type=int, help="decisions of finished hands per update (default 16384)")
+    pg.add_argument("--minibatch", type=int, help="decisions per Adam step (default 4096)")
+    pg.add_argument("--epochs", type=int, help="passes over each batch (default 2)")
+    pg.add_argument("--clip", type=float, help="PPO's clip of the probability ratio (default 0.2)")
     parser.add_argument(
         "--hidden",
         type=int,
@@ -253,7 +428,7 @@ def main(argv: list[str] | None = None) -> None:
         type=Path,
         help="start from this weights file (its widths) instead of random weights: train on, or fine-tune",
     )
-    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--lr", type=float, help="Adam's step size (default 1e-3 for dagger, 3e-5 for pg)")
     parser.add_argument("--backend", choices=("auto", "torch", "numpy"), default="auto")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reports", type=int, default=20, help="progress lines")
@@ -266,9 +441,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, required=True, help="the .npz to write")
     args = parser.parse_args(argv)
     args.argv = sys.argv[1:] if argv is None else argv
-    for name in ("envs", "decisions", "reports"):
-        if getattr(args, name) <= 0:
+    for method, options in METHOD_OPTIONS.items():
+        given = [name for name in options if getattr(args, name) is not None]
+        if method != args.method and given:
+            parser.error(f"--{given[0]} is an option of --method {method}, not {args.method}")
+        for name, default in options.items():
+            setattr(args, name, default if getattr(args, name) is None else getattr(args, name))
+    args.lr = LEARNING_RATES[args.method] if args.lr is None else args.lr
+    for name in ("envs", "decisions", "reports", "group", "batch", "minibatch", "epochs"):
+        if getattr(args, name, 1) <= 0:
             parser.error(f"--{name} must be positive")
+    if args.method == "pg":
+        if args.envs % args.group:
+            parser.error(f"--envs {args.envs} is not a multiple of --group {args.group}")
+        if not 0 < args.clip < math.inf:
+            parser.error(f"--clip {args.clip} is not valid: a positive bound on the ratio's change")
     if args.eval_deals < 0:
         parser.error("--eval-deals must be 0 or more")
     args.init_weights = None
@@ -288,7 +475,9 @@ def main(argv: list[str] | None = None) -> None:
     if not 0 < args.lr < math.inf:  # NaN too
         parser.error(f"--lr {args.lr} is not valid: a positive learning rate")
     try:  # a bad spec or preset is one line, not a traceback
-        parse_agent(args.opponents), parse_agent(args.teacher), resolve_rules(args.rules)
+        parse_agent(args.opponents), resolve_rules(args.rules)
+        if args.method == "dagger":
+            parse_agent(args.teacher)
     except ValueError as error:
         parser.error(str(error))
     if args.out.suffix != ".npz":
@@ -299,7 +488,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--out {args.out}: cannot create its folder ({error.strerror})")
     if not os.access(args.out.parent, os.W_OK) or (args.out.exists() and not os.access(args.out, os.W_OK)):
         parser.error(f"--out {args.out}: cannot be written")
-    result = train(args, checkpoint=lambda partial: save(args.out, partial, args))
+    trainer = train_dagger if args.method == "dagger" else train_pg
+    result = trainer(args, checkpoint=lambda partial: save(args.out, partial, args))
     if args.eval_deals:
         result["evaluation"] = found = evaluate(result["weights"], args)
         low, high = found["ci95"]

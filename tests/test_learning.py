@@ -3,6 +3,7 @@ environment benchmark's figures, at tiny sizes."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -16,6 +17,15 @@ import pytest
 from agents.net import load_weights
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+
+
+def script_module(script: str):  # type: ignore[no-untyped-def]
+    """An experiments script imported as a module (they are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(Path(script).stem, EXPERIMENTS / script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run(script: str, *arguments: str) -> subprocess.CompletedProcess[str]:
@@ -94,6 +104,89 @@ def test_training_goes_on_from_init_weights(tmp_path: Path) -> None:
     assert meta["hidden"] == [16, 8] and meta["init"]["file"] == str(first)
 
 
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_policy_gradient_learns_from_the_rewards(backend: str, tmp_path: Path) -> None:
+    """``--method pg`` from a fresh network against ``random``: no teacher, only the hands'
+    scores, and its sampled play gets better by more than a point per hand (it starts at
+    random play, about 6.5)."""
+    if backend == "torch":
+        pytest.importorskip("torch", reason="torch is in the learn extra, not dev")
+    out = tmp_path / "pg.npz"
+    result = run(
+        "train_policy.py", "--method", "pg", "--opponents", "random", "--decisions", "600000",
+        "--envs", "256", "--hidden", "32", "32", "--lr", "1e-3", "--reports", "6",
+        "--backend", backend, "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    scores = [float(a) for a in re.findall(r"sampled-play score/hand +(\d+\.\d+)", result.stdout)]
+    assert len(scores) == 6 and scores[-1] < scores[0] - 1.0, result.stdout
+    with np.load(out) as data:
+        meta = json.loads(str(data["meta"]))
+    assert meta["method"].startswith("policy gradient") and meta["group"] == 8 and "teacher" not in meta
+    assert meta["final_score_per_hand"] == pytest.approx(scores[-1], abs=0.01)
+
+
+def test_ppo_weights_give_the_clipped_surrogates_gradient() -> None:
+    """The weighted cross-entropy ``ppo_update`` descends has the gradient of PPO's clipped
+    surrogate in every parameter (finite differences, float64), clipped rows included; with no
+    weight, that of the mean cross-entropy DAgger descends."""
+    train_policy = script_module("train_policy.py")
+    rng = np.random.default_rng(5)
+    policy = train_policy.NumpyPolicy([6, 5, 4, 52], lr=1e-3, seed=5)
+    # float64, and biases away from 0 (a ReLU exactly at its kink has no derivative to compare)
+    policy.params = [
+        p.astype(np.float64) + (p.ndim == 1) * rng.uniform(0.1, 0.3, p.shape) for p in policy.params
+    ]
+    x = rng.standard_normal((40, 6))
+    mask = (rng.random((40, 52)) < 0.3).astype(np.float64)
+    mask[np.arange(40), rng.integers(0, 52, 40)] = 1
+    cards = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+    advantage = rng.standard_normal(40)
+    played = train_policy.masked_probabilities(policy.logits(x), mask)[np.arange(40), cards]
+    played *= np.exp(rng.uniform(-0.5, 0.5, 40))  # the policy moved since these cards were played
+    clip = 0.2
+
+    def surrogate() -> float:
+        ratio = train_policy.masked_probabilities(policy.logits(x), mask)[np.arange(40), cards] / played
+        return float(-np.minimum(ratio * advantage, np.clip(ratio, 1 - clip, 1 + clip) * advantage).mean())
+
+    def cross_entropy() -> float:
+        return float(policy.gradients(x, mask, cards)[1])
+
+    ratio = train_policy.masked_probabilities(policy.logits(x), mask)[np.arange(40), cards] / played
+    weight, clipped = train_policy.ppo_weights(ratio, advantage, clip)
+    assert 0 < clipped.sum() < 40  # both kinds of rows are checked
+    for objective, weights in ((surrogate, weight.astype(np.float64)), (cross_entropy, None)):
+        gradients = policy.gradients(x, mask, cards, weights)[2]
+        for parameter, gradient in zip(policy.params, gradients, strict=True):
+            for index in [(0,) * parameter.ndim, tuple(s - 1 for s in parameter.shape)]:
+                kept = parameter[index]
+                parameter[index] = kept + 1e-6
+                above = objective()
+                parameter[index] = kept - 1e-6
+                below = objective()
+                parameter[index] = kept
+                assert gradient[index] == pytest.approx((above - below) / 2e-6, rel=1e-4, abs=1e-8)
+
+
+def test_group_advantages_and_sampled_cards() -> None:
+    train_policy = script_module("train_policy.py")
+    # each hand against the mean of its group's other hands; one alone against the baseline
+    groups, scores = np.array([0, 0, 0, 3, 3, 5]), np.array([2.0, 8.0, 26.0, 0.0, 4.0, 7.0])
+    advantages = train_policy.group_advantages(groups, scores, baseline=6.5)
+    np.testing.assert_allclose(advantages, [17 - 2, 14 - 8, 5 - 26, 4 - 0, 0 - 4, 6.5 - 7])
+    # cards are drawn by their probabilities, never one the mask leaves out
+    rng = np.random.default_rng(1)
+    mask = np.zeros((200_000, 52), dtype=np.int8)
+    mask[:, [3, 17, 40]] = 1
+    logits = np.zeros((200_000, 52))
+    logits[:, 17], logits[:, 40] = np.log(2.0), np.log(5.0)  # probabilities 1/8, 2/8, 5/8
+    cards = train_policy.sample_cards(train_policy.masked_probabilities(logits, mask), rng)
+    counts = np.bincount(cards, minlength=52)
+    assert counts.sum() == counts[[3, 17, 40]].sum()
+    np.testing.assert_allclose(counts[[3, 17, 40]] / 200_000, [1 / 8, 2 / 8, 5 / 8], atol=0.005)
+
+
 def test_training_refuses_bad_arguments_before_training(tmp_path: Path) -> None:
     for arguments, words in [
         (["--decisions", "0", "--out", str(tmp_path / "p.npz")], "--decisions must be positive"),
@@ -104,6 +197,11 @@ def test_training_refuses_bad_arguments_before_training(tmp_path: Path) -> None:
         (["--lr", "-0.001", "--out", str(tmp_path / "p.npz")], "--lr -0.001 is not valid"),
         (["--lr", "nan", "--out", str(tmp_path / "p.npz")], "--lr nan is not valid"),
         (["--eval-deals", "-1", "--out", str(tmp_path / "p.npz")], "--eval-deals must be 0 or more"),
+        (["--method", "pg", "--teacher", "rule", "--out", str(tmp_path / "p.npz")], "--teacher is an option"),
+        (["--guided", "0", "--group", "4", "--out", str(tmp_path / "p.npz")], "--group is an option"),
+        (["--method", "pg", "--group", "3", "--out", str(tmp_path / "p.npz")], "not a multiple of --group 3"),
+        (["--method", "pg", "--epochs", "0", "--out", str(tmp_path / "p.npz")], "--epochs must be positive"),
+        (["--method", "pg", "--clip", "nan", "--out", str(tmp_path / "p.npz")], "--clip nan is not valid"),
         (["--init", str(tmp_path / "none.npz"), "--out", str(tmp_path / "p.npz")], "--init "),
         (
             [
