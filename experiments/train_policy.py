@@ -184,7 +184,8 @@ class Run:
     def __init__(self, args: argparse.Namespace, checkpoint: Any, **env_options: Any):
         set_threads(1)
         self.args, self.checkpoint = args, checkpoint
-        self.env = VectorEnv(args.envs, args.opponents, args.rules, copy=False, **env_options)
+        opponents = args.opponents[0] if len(args.opponents) == 1 else args.opponents
+        self.env = VectorEnv(args.envs, opponents, args.rules, copy=False, **env_options)
         sizes = [self.env.observation_size, *args.hidden, self.env.n_actions]
         self.backend, self.policy = make_policy(args.backend, sizes, args.lr, args.seed, args.init_weights)
         self.rng = np.random.default_rng(args.seed)
@@ -358,21 +359,33 @@ def train_pg(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]
     return run.result
 
 
-def evaluate(weights: list[np.ndarray], args: argparse.Namespace) -> dict[str, Any]:
-    """The trained network against ``--opponents`` in a duplicate match of ``--eval-deals`` deals
-    (every deal in the seatings that mix the two), played in this process as a ``PolicyAgent``
-    exactly as the weights file plays as ``net``: its float16 weights, ``net``'s own kernel for
-    the logits, the legal card with the highest."""
+def evaluate(weights: list[np.ndarray], args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The trained network against each of the ``--opponents`` in turn, in a duplicate match of
+    ``--eval-deals`` deals (every deal in the seatings that mix the two), played in this process
+    as a ``PolicyAgent`` exactly as the weights file plays as ``net``: its float16 weights,
+    ``net``'s own kernel for the logits, the legal card with the highest."""
     agent = PolicyAgent(network_policy([np.asarray(w, dtype=np.float16) for w in weights]), name="trained")
-    config = make_config([agent, args.opponents], rules=args.rules, deals=args.eval_deals, seed=args.seed)
-    pair = run_tournament(config, progress=False).pairs().iloc[0]
-    return {
-        "opponent": args.opponents,
-        "deals": args.eval_deals,
-        "seed": args.seed,
-        "minus_opponent": round(float(pair["a_minus_b"]), 4),
-        "ci95": [round(float(pair["low"]), 4), round(float(pair["high"]), 4)],
-    }
+    found = []
+    for opponent in dict.fromkeys(args.opponents):  # each once, in the order given
+        config = make_config([agent, opponent], rules=args.rules, deals=args.eval_deals, seed=args.seed)
+        pair = run_tournament(config, progress=False).pairs().iloc[0]
+        low, high = round(float(pair["low"]), 4), round(float(pair["high"]), 4)
+        minus = round(float(pair["a_minus_b"]), 4)
+        print(
+            f"against {opponent} in duplicate ({args.eval_deals} deals): "
+            f"{minus:+.3f} points per hand [{low:+.3f}, {high:+.3f}] (negative: better)",
+            flush=True,
+        )
+        found.append(
+            {
+                "opponent": opponent,
+                "deals": args.eval_deals,
+                "seed": args.seed,
+                "minus_opponent": minus,
+                "ci95": [low, high],
+            }
+        )
+    return found
 
 
 def save(path: Path, result: dict[str, Any], args: argparse.Namespace) -> None:
@@ -401,7 +414,13 @@ def main(argv: list[str] | None = None) -> None:
         default="dagger",
         help="dagger: imitate --teacher; pg: policy gradient from the rewards (PPO, group baseline)",
     )
-    parser.add_argument("--opponents", default="easy", help="agent spec in the other seats")
+    parser.add_argument(
+        "--opponents",
+        nargs="+",
+        default=["easy"],
+        metavar="SPEC",
+        help="agent spec for every other seat, or one per other seat in seat order (default easy)",
+    )
     parser.add_argument("--rules", default="standard")
     parser.add_argument("--envs", type=int, default=256, help="tables stepped together (the batch)")
     parser.add_argument("--decisions", type=int, default=20_000_000, help="learner decisions in all")
@@ -475,7 +494,14 @@ def main(argv: list[str] | None = None) -> None:
     if not 0 < args.lr < math.inf:  # NaN too
         parser.error(f"--lr {args.lr} is not valid: a positive learning rate")
     try:  # a bad spec or preset is one line, not a traceback
-        parse_agent(args.opponents), resolve_rules(args.rules)
+        rules = resolve_rules(args.rules)
+        for spec in args.opponents:
+            parse_agent(spec)
+        if len(args.opponents) not in (1, rules.n_players - 1):
+            parser.error(
+                f"--opponents: {len(args.opponents)} specs for the {rules.n_players - 1} other seats: "
+                "name one for all, or one per seat"
+            )
         if args.method == "dagger":
             parse_agent(args.teacher)
     except ValueError as error:
@@ -491,12 +517,7 @@ def main(argv: list[str] | None = None) -> None:
     trainer = train_dagger if args.method == "dagger" else train_pg
     result = trainer(args, checkpoint=lambda partial: save(args.out, partial, args))
     if args.eval_deals:
-        result["evaluation"] = found = evaluate(result["weights"], args)
-        low, high = found["ci95"]
-        print(
-            f"against {args.opponents} in duplicate ({args.eval_deals} deals): "
-            f"{found['minus_opponent']:+.3f} points per hand [{low:+.3f}, {high:+.3f}] (negative: better)"
-        )
+        result["evaluation"] = evaluate(result["weights"], args)
         save(args.out, result, args)
     print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes; {result['backend']}, {result['seconds']} s)")
 

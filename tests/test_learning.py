@@ -56,16 +56,21 @@ def test_training_smoke_run_learns_and_writes_weights(backend: str, tmp_path: Pa
 
 
 def test_training_ends_with_the_duplicate_match_its_weights_play_as_net(tmp_path: Path) -> None:
-    """``--eval-deals`` plays the trained network in this process (a ``PolicyAgent``) against the
-    opponents; the figure is the one the written file gets as ``net`` in a new process."""
+    """``--eval-deals`` plays the trained network in this process (a ``PolicyAgent``) against each
+    of the opponents (here one per seat, two of them alike); the figure is the one the written
+    file gets as ``net`` in a new process."""
     out = tmp_path / "student.npz"
     result = run(
         "train_policy.py", "--decisions", "6400", "--envs", "64", "--hidden", "16", "16", "--lr", "3e-3",
-        "--reports", "1", "--backend", "numpy", "--eval-deals", "12", "--out", str(out),
+        "--opponents", "easy", "random", "easy", "--reports", "1", "--backend", "numpy",
+        "--eval-deals", "12", "--out", str(out),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     with np.load(out) as data:
-        evaluation = json.loads(str(data["meta"]))["evaluation"]
+        meta = json.loads(str(data["meta"]))
+    evaluation, against_random = meta["evaluation"]  # one per distinct opponent, in their order
+    assert meta["opponents"] == ["easy", "random", "easy"] and against_random["opponent"] == "random"
+    assert f"against random in duplicate (12 deals): {against_random['minus_opponent']:+.3f}" in result.stdout
     assert evaluation["opponent"] == "easy" and evaluation["deals"] == 12
     assert f"against easy in duplicate (12 deals): {evaluation['minus_opponent']:+.3f}" in result.stdout
     command = ["match", "net(weights=student)", "easy", "--deals", "12", "--json"]
@@ -197,6 +202,11 @@ def test_training_refuses_bad_arguments_before_training(tmp_path: Path) -> None:
         (["--lr", "-0.001", "--out", str(tmp_path / "p.npz")], "--lr -0.001 is not valid"),
         (["--lr", "nan", "--out", str(tmp_path / "p.npz")], "--lr nan is not valid"),
         (["--eval-deals", "-1", "--out", str(tmp_path / "p.npz")], "--eval-deals must be 0 or more"),
+        (["--opponents", "easy", "rule", "--out", str(tmp_path / "p.npz")], "2 specs for the 3 other seats"),
+        (
+            ["--opponents", "easy", "hardest", "rule", "--out", str(tmp_path / "p.npz")],
+            "unknown agent 'hardest'",
+        ),
         (["--method", "pg", "--teacher", "rule", "--out", str(tmp_path / "p.npz")], "--teacher is an option"),
         (["--guided", "0", "--group", "4", "--out", str(tmp_path / "p.npz")], "--group is an option"),
         (["--method", "pg", "--group", "3", "--out", str(tmp_path / "p.npz")], "not a multiple of --group 3"),
