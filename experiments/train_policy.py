@@ -1,17 +1,25 @@
 """Train the ``net`` agent's policy on the batched ``VectorEnv`` and write its weights.
 
-The method is DAgger: the learner plays its seat against the ``--opponents`` (``easy`` by
-default) on the vector env, and at every position it reaches, the env also reports what the
-``--teacher`` (``normal``) would pick there (``info["teacher_action"]``); the network learns to
-pick the same (cross-entropy over the legal cards). Early on the teacher's pick is played with
-probability ``beta`` (falling linearly to 0 over ``--guided`` of the decisions), so the learner
-first sees good positions, then its own. Imitation learns a strong player in minutes on one
-core, where reward-only learning from scratch needs far more hands; the env's per-hand rewards
-are reported as the measure of play.
+Two methods. ``--method dagger`` (the default) imitates: the learner plays its seat against the
+``--opponents`` (``easy`` by default) on the vector env, and at every position it reaches, the
+env also reports what the ``--teacher`` (``normal``) would pick there
+(``info["teacher_action"]``); the network learns to pick the same (cross-entropy over the legal
+cards). Early on the teacher's pick is played with probability ``beta`` (falling linearly to 0
+over ``--guided`` of the decisions), so the learner first sees good positions, then its own.
+Imitation learns a strong player in minutes on one core, where reward-only learning from
+scratch needs far more hands.
+
+``--method pg`` learns from the rewards alone, on top of imitation (``--init``): the learner
+samples its cards from the network's softmax at groups of ``--group`` tables dealt the same
+hands (``VectorEnv.reset(group=K)``); a hand's advantage is how much better it scored than the
+group's other hands (card luck cancels, as in duplicate play), shared by every decision of the
+hand, and the network takes PPO's clipped policy-gradient step once ``--batch`` decisions of
+finished hands are in.
 
     python experiments/train_policy.py --out mine.npz       # imitate normal (the shipped ones: README)
     python experiments/train_policy.py --decisions 3000 --envs 16 --hidden 16 16 --out /tmp/p.npz   # smoke
     python experiments/train_policy.py --init /tmp/p.npz --guided 0 --lr 3e-4 --out /tmp/q.npz      # train on
+    python experiments/train_policy.py --method pg --init /tmp/p.npz --opponents normal --out /tmp/r.npz
 
 ``--backend torch`` (the ``learn`` extra) or ``numpy`` (no extra dependency, the same network and
 Adam in plain numpy); ``auto`` takes torch when it is installed. A file written into
@@ -50,7 +58,7 @@ METHOD_OPTIONS: dict[str, dict[str, Any]] = {
     "dagger": {"teacher": "normal", "guided": 0.1},
     "pg": {"group": 8, "batch": 16384, "minibatch": 4096, "epochs": 2, "clip": 0.2},
 }
-LEARNING_RATES = {"dagger": 1e-3, "pg": 3e-5}
+LEARNING_RATES = {"dagger": 1e-3, "pg": 1e-4}
 
 
 class NumpyPolicy:
@@ -282,24 +290,81 @@ def group_advantages(groups: np.ndarray, scores: np.ndarray, baseline: float) ->
     return others - scores
 
 
-def ppo_update(run: Run, batch: list[tuple[np.ndarray, ...]]) -> None:
-    """PPO's clipped policy gradient over the collected hands' decisions, in minibatches: each
+class GroupHands:
+    """The learner's decisions at ``n_envs`` tables in groups of ``group`` (``VectorEnv.reset(
+    group=K)``), each kept until its hand ends, then handed out with the hand's advantage against
+    its group (``group_advantages``).
+
+    Each step: ``add`` the positions, masks, cards played and their probabilities before
+    ``env.step``, then ``end_step`` with its ``terminated`` and ``info["score"]``; ``take`` the
+    finished hands' decisions once ``size`` is enough."""
+
+    def __init__(self, n_envs: int, group: int):
+        self.group, self.step = group, 0
+        self.history: dict[int, tuple[np.ndarray, ...]] = {}  # each step's rows, until its hands end
+        self.hand_start = np.zeros(n_envs, dtype=np.int64)  # the step of each table's hand's first decision
+        self.finished: list[tuple[np.ndarray, ...]] = []
+        self.mean_score = 0.0  # the baseline of a hand alone in its group (an average of recent hands)
+
+    def add(self, obs: np.ndarray, mask: np.ndarray, cards: np.ndarray, probability: np.ndarray) -> None:
+        self.history[self.step] = (obs.copy(), mask.copy(), cards, probability)
+
+    def end_step(self, terminated: np.ndarray, score: np.ndarray) -> np.ndarray:
+        """Close the step: the hands that ended give their decisions their advantage. Returns
+        those hands' scores."""
+        step, self.step = self.step, self.step + 1
+        ended = np.flatnonzero(terminated)
+        scores = score[ended].astype(np.float64)
+        if not len(ended):
+            return scores
+        advantage = np.zeros(len(self.hand_start))
+        advantage[ended] = group_advantages(ended // self.group, scores, self.mean_score)
+        self.mean_score += 0.01 * (scores.mean() - self.mean_score)
+        for past in range(self.hand_start[ended].min(), step + 1):  # the ended hands' decisions
+            tables = ended[self.hand_start[ended] <= past]
+            self.finished.append((*(part[tables] for part in self.history[past]), advantage[tables]))
+        self.hand_start[ended] = step + 1
+        for old in [s for s in self.history if s < self.hand_start.min()]:
+            del self.history[old]
+        return scores
+
+    @property
+    def size(self) -> int:
+        """Decisions of finished hands not taken yet."""
+        return sum(len(rows[2]) for rows in self.finished)
+
+    def take(self) -> tuple[np.ndarray, ...]:
+        """(observations, masks, cards, their probabilities when played, advantages) of every
+        finished hand's decisions since the last ``take``."""
+        columns = zip(*self.finished, strict=True)
+        self.finished = []
+        return tuple(np.concatenate(column) for column in columns)
+
+
+def ppo_update(
+    policy: Any,
+    rows: tuple[np.ndarray, ...],
+    rng: np.random.Generator,
+    *,
+    epochs: int = 2,
+    minibatch: int = 4096,
+    clip: float = 0.2,
+) -> float:
+    """PPO's clipped policy gradient over ``GroupHands.take()``'s rows, in minibatches: each
     row's cross-entropy weighted by its advantage times the probability ratio of the card played
-    (new policy over the one that played it), and by 0 where the ratio has moved past the clip
-    in the advantage's direction. That weighted cross-entropy has the clipped objective's gradient."""
-    args, policy = run.args, run.policy
-    x, mask, cards, played_probability, advantage = (
-        np.concatenate(part) for part in zip(*batch, strict=True)
-    )
+    (the policy now over the one that played it), and by 0 where the ratio has moved past the
+    clip in the advantage's direction (``ppo_weights``). Returns the share of rows clipped."""
+    x, mask, cards, played_probability, advantage = rows
     advantage = advantage / (advantage.std() + 1e-8)
-    rows = np.arange(len(cards))
-    for _ in range(args.epochs):
-        for chunk in np.array_split(run.rng.permutation(rows), max(1, len(rows) // args.minibatch)):
+    clipped_rows = 0
+    for _ in range(epochs):
+        for chunk in np.array_split(rng.permutation(len(cards)), max(1, len(cards) // minibatch)):
             probability = masked_probabilities(policy.logits(x[chunk]), mask[chunk])
             ratio = probability[np.arange(len(chunk)), cards[chunk]] / played_probability[chunk]
-            weight, clipped = ppo_weights(ratio, advantage[chunk], args.clip)
-            run.window["clipped"].append(float(clipped.mean()))
+            weight, clipped = ppo_weights(ratio, advantage[chunk], clip)
+            clipped_rows += int(clipped.sum())
             policy.train_step(x[chunk], mask[chunk].astype(np.float32), cards[chunk], weight)
+    return clipped_rows / (epochs * len(cards))
 
 
 def ppo_weights(ratio: np.ndarray, advantage: np.ndarray, clip: float) -> tuple[np.ndarray, np.ndarray]:
@@ -320,36 +385,18 @@ def train_pg(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]
     the hand shares it. Updates by PPO's clipped objective once ``--batch`` decisions of finished
     hands are in. ``checkpoint(result)`` is called at every progress line."""
     run = Run(args, checkpoint)
-    env, policy, window, n = run.env, run.policy, run.window, args.envs
+    env, policy, n = run.env, run.policy, args.envs
     obs, mask = run.reset(group=args.group)
-    # each step's positions, masks, cards and their probabilities, kept until every hand that
-    # holds a decision of that step has ended (a hand's advantage is known only then)
-    history: dict[int, tuple[np.ndarray, ...]] = {}
-    hand_start = np.zeros(n, dtype=np.int64)  # the step of each table's hand's first decision
-    batch: list[tuple[np.ndarray, ...]] = []
-    mean_score = 0.0  # the baseline of a hand alone in its group (an average of recent hands)
+    hands = GroupHands(n, args.group)
     for step in range(run.steps):
         probabilities = masked_probabilities(policy.logits(obs), mask)
         cards = sample_cards(probabilities, run.rng)
-        history[step] = (obs.copy(), mask.copy(), cards, probabilities[np.arange(n), cards])
+        hands.add(obs, mask, cards, probabilities[np.arange(n), cards])
         obs, mask, _, terminated, _, info = env.step(cards)
-        ended = np.flatnonzero(terminated)
-        if len(ended):
-            scores = info["score"][ended].astype(np.float64)
-            advantages = group_advantages(ended // args.group, scores, mean_score)
-            mean_score += 0.01 * (scores.mean() - mean_score)
-            window["score_per_hand"].extend(scores.tolist())
-            advantage = np.zeros(n)
-            advantage[ended] = advantages
-            for past in range(hand_start[ended].min(), step + 1):  # the ended hands' decisions
-                tables = ended[hand_start[ended] <= past]
-                batch.append((*(part[tables] for part in history[past]), advantage[tables]))
-            hand_start[ended] = step + 1
-            for old in [s for s in history if s < hand_start.min()]:
-                del history[old]
-        if sum(len(part[2]) for part in batch) >= args.batch:
-            ppo_update(run, batch)
-            batch = []
+        run.window["score_per_hand"].extend(hands.end_step(terminated, info["score"]).tolist())
+        if hands.size >= args.batch:
+            options = {"epochs": args.epochs, "minibatch": args.minibatch, "clip": args.clip}
+            run.window["clipped"].append(ppo_update(policy, hands.take(), run.rng, **options))
         if (m := run.close_window(step)) is not None:
             line = (
                 f"sampled-play score/hand {own_score(m.get('score_per_hand'))}  "
@@ -447,7 +494,7 @@ def main(argv: list[str] | None = None) -> None:
         type=Path,
         help="start from this weights file (its widths) instead of random weights: train on, or fine-tune",
     )
-    parser.add_argument("--lr", type=float, help="Adam's step size (default 1e-3 for dagger, 3e-5 for pg)")
+    parser.add_argument("--lr", type=float, help="Adam's step size (default 1e-3 for dagger, 1e-4 for pg)")
     parser.add_argument("--backend", choices=("auto", "torch", "numpy"), default="auto")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reports", type=int, default=20, help="progress lines")
