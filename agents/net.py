@@ -113,7 +113,7 @@ def gather_weights(
 
 WEIGHT_FILES, _networks, WEIGHTS_LEFT_OUT = gather_weights(weight_folders())
 WEIGHT_NAMES = tuple(path.stem for path in WEIGHT_FILES)
-DEFAULT_WEIGHTS = "dagger_mc"  # what plain ``net`` plays: the strongest shipped policy
+DEFAULT_WEIGHTS = "pg_selfplay"  # what plain ``net`` plays: the strongest shipped policy
 assert WEIGHT_FILES[WEIGHT_NAMES.index(DEFAULT_WEIGHTS)].parent == WEIGHTS_DIR, "net ships its default"
 # one tuple per layer, a network's array at its index: numba freezes each array into the compiled
 # code apart (a stacked array over every file would pass its 1 MB limit for freezing, and a loop

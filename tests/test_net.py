@@ -113,10 +113,18 @@ def test_the_shipped_policies_beat_random_in_duplicate() -> None:
 
 
 def test_the_default_policy_beats_normal_in_duplicate() -> None:
-    """Plain ``net`` (``DEFAULT_WEIGHTS``, distilled from ``mc``) plays stronger than the rule
-    level it is measured against, on deals it was never tuned on."""
-    assert net.DEFAULT_WEIGHTS == "dagger_mc"
+    """Plain ``net`` (``DEFAULT_WEIGHTS``: distilled from ``mc``, then policy gradient) plays
+    stronger than the rule level it is measured against, on deals it was never tuned on."""
+    assert net.DEFAULT_WEIGHTS == "pg_selfplay"
     mean, half_width = duplicate_difference("net", "normal", deals=300, seed=4)
+    assert mean + half_width < 0.0, (mean, half_width)
+
+
+def test_policy_gradient_improved_on_the_imitation_it_started_from() -> None:
+    """``pg_selfplay`` is ``dagger_mc`` taken on by ``train_policy.py --method pg``: it beats it."""
+    mean, half_width = duplicate_difference(
+        "net(weights=pg_selfplay)", "net(weights=dagger_mc)", deals=300, seed=4
+    )
     assert mean + half_width < 0.0, (mean, half_width)
 
 

@@ -185,7 +185,9 @@ class VectorEnv:
         master = np.uint64(check_seed(seed))
         episode = check_index(episode, "episode")
         if not is_integer(group) or not 0 < group <= self.n_envs:
-            raise ValueError(f"group must be a whole number in 1 .. {self.n_envs:,} (n_envs), not {shown(group)}")
+            raise ValueError(
+                f"group must be a whole number in 1 .. {self.n_envs:,} (n_envs), not {shown(group)}"
+            )
         self._env_seeds[:] = [derive_seed(master, i // int(group)) for i in range(self.n_envs)]
         self._episodes[:] = episode
         outputs = self._new_outputs() if self.copy else self._outputs
