@@ -515,8 +515,10 @@ def main(argv: list[str] | None = None) -> None:
             setattr(args, name, default if getattr(args, name) is None else getattr(args, name))
     args.lr = LEARNING_RATES[args.method] if args.lr is None else args.lr
     for name in ("envs", "decisions", "reports", "group", "batch", "minibatch", "epochs"):
-        if getattr(args, name, 1) <= 0:
+        if getattr(args, name) <= 0:
             parser.error(f"--{name} must be positive")
+    if not 0 <= args.guided <= 1:  # NaN too
+        parser.error(f"--guided {args.guided} is not valid: a share of the run, 0 to 1")
     if args.method == "pg":
         if args.envs % args.group:
             parser.error(f"--envs {args.envs} is not a multiple of --group {args.group}")

@@ -212,6 +212,7 @@ def test_training_refuses_bad_arguments_before_training(tmp_path: Path) -> None:
         (["--method", "pg", "--group", "3", "--out", str(tmp_path / "p.npz")], "not a multiple of --group 3"),
         (["--method", "pg", "--epochs", "0", "--out", str(tmp_path / "p.npz")], "--epochs must be positive"),
         (["--method", "pg", "--clip", "nan", "--out", str(tmp_path / "p.npz")], "--clip nan is not valid"),
+        (["--guided", "nan", "--out", str(tmp_path / "p.npz")], "--guided nan is not valid"),
         (["--init", str(tmp_path / "none.npz"), "--out", str(tmp_path / "p.npz")], "--init "),
         (
             [
