@@ -38,6 +38,8 @@ import shlex
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -210,19 +212,15 @@ class Run:
         self.start = time.perf_counter()
         return first
 
-    def close_window(self, step: int) -> dict[str, float | None] | None:
-        """At the end of a window, the means of its figures (None for a figure with no values),
-        and a new window; None at any other step."""
+    def end_step(self, step: int, line: Callable[[dict[str, float | None]], str]) -> None:
+        """At the end of a window: print ``line(the means of the window's figures)`` (None for a
+        figure with no values), checkpoint the weights with them, and open a new window."""
         if step + 1 not in self.report_at:
-            return None
+            return
         means = {key: (float(np.mean(v)) if v else None) for key, v in self.window.items()}
         self.window.clear()
-        return means
-
-    def report(self, step: int, means: dict[str, float | None], line: str) -> None:
-        """Print the window's progress line and checkpoint the weights with its figures."""
         seconds = time.perf_counter() - self.start
-        print(f"{(step + 1) * self.args.envs:>11,} decisions {seconds:7.1f} s  {line}", flush=True)
+        print(f"{(step + 1) * self.args.envs:>11,} decisions {seconds:7.1f} s  {line(means)}", flush=True)
         self.result = {
             "weights": self.policy.weights(),
             "backend": self.backend,
@@ -236,6 +234,19 @@ class Run:
 
 def own_score(score: float | None) -> str:
     return f"{score:6.2f}" if score is not None else "     -"
+
+
+def dagger_line(m: dict[str, float | None], teacher: str, beta: float) -> str:
+    return (
+        f"loss {m['loss']:.3f}  agrees with {teacher} {m['agreement']:.3f}  "
+        f"own-play score/hand {own_score(m['score_per_hand'])}  beta {beta:.2f}"
+    )
+
+
+def pg_line(m: dict[str, float | None]) -> str:
+    return (
+        f"sampled-play score/hand {own_score(m.get('score_per_hand'))}  clipped {m.get('clipped') or 0.0:.3f}"
+    )
 
 
 def train_dagger(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]:
@@ -256,12 +267,7 @@ def train_dagger(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, 
         window["agreement"].append(float((own == target).mean()))
         obs, mask, _, terminated, _, info = env.step(actions)
         window["score_per_hand"].extend(info["score"][terminated].tolist() if beta == 0.0 else [])
-        if (m := run.close_window(step)) is not None:
-            line = (
-                f"loss {m['loss']:.3f}  agrees with {args.teacher} {m['agreement']:.3f}  "
-                f"own-play score/hand {own_score(m['score_per_hand'])}  beta {beta:.2f}"
-            )
-            run.report(step, m, line)
+        run.end_step(step, partial(dagger_line, teacher=args.teacher, beta=beta))
     return run.result
 
 
@@ -397,12 +403,7 @@ def train_pg(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]
         if hands.size >= args.batch:
             options = {"epochs": args.epochs, "minibatch": args.minibatch, "clip": args.clip}
             run.window["clipped"].append(ppo_update(policy, hands.take(), run.rng, **options))
-        if (m := run.close_window(step)) is not None:
-            line = (
-                f"sampled-play score/hand {own_score(m.get('score_per_hand'))}  "
-                f"clipped {m.get('clipped') or 0.0:.3f}"
-            )
-            run.report(step, m, line)
+        run.end_step(step, pg_line)
     return run.result
 
 
