@@ -17,7 +17,7 @@ in one call, so a network's forward pass is over hundreds of rows at once.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,13 +57,6 @@ def observation_vector(observation: Observation, pending: CardsLike = ()) -> tup
     mask = np.empty(N_CARDS, dtype=np.int8)
     _observe_into(observation, picked, vector, mask)
     return vector, mask
-
-
-def _mask_of(cards: Iterable[int]) -> int:
-    mask = 0
-    for card in cards:
-        mask |= 1 << int(card)
-    return mask
 
 
 def _observe_into(observation: Observation, pending: int, vector: np.ndarray, mask: np.ndarray) -> None:
@@ -110,7 +103,7 @@ class PolicyAgent:
         for round_ in range(max(picks_wanted, default=0)):
             rows = [i for i in range(n) if round_ < picks_wanted[i]]
             for i in rows:
-                _observe_into(observations[i], _mask_of(picks[i]), vectors[i], masks[i])
+                _observe_into(observations[i], parse_cards(picks[i]), vectors[i], masks[i])
             for i, card in zip(rows, self._ask(vectors[rows], masks[rows]), strict=True):
                 picks[i].append(card)
         return [p if o.phase == "pass" else p[0] for o, p in zip(observations, picks, strict=True)]
