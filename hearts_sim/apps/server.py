@@ -327,16 +327,23 @@ class Runner:
 def _fork_worker(function: Callable[[Any], Any]) -> tuple[int, Connection]:
     """A worker forked from this process: its pid, and our end of its pipe."""
     ours, theirs = Pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: serve calls until the pipe closes; never return into the server
-        try:
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # a zygote's children inherit its SIG_IGN
-            _detach(theirs.fileno())
-            _work(function, theirs)
-        finally:
-            os._exit(0)
+    pid = _fork_child(theirs.fileno(), lambda: _work(function, theirs))  # until the pipe closes
     theirs.close()
     return pid, ours
+
+
+def _fork_child(keep: int, body: Callable[[], None]) -> int:
+    """Fork a child that holds descriptor ``keep`` of ours (and stderr) and runs ``body``, then
+    exits: it never returns into the server. Returns its pid."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # a zygote's children inherit its SIG_IGN
+            _detach(keep)
+            body()
+        finally:
+            os._exit(0)
+    return pid
 
 
 class Zygote:
@@ -354,13 +361,8 @@ class Zygote:
 
     def __init__(self, function: Callable[[Any], Any]):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        pid = os.fork()
-        if pid == 0:  # the zygote: fork a worker per request until the server closes the socket
-            try:
-                _detach(theirs.fileno())
-                _spawn_workers(function, theirs)
-            finally:
-                os._exit(0)
+        # the zygote: fork a worker per request until the server closes the socket
+        pid = _fork_child(theirs.fileno(), lambda: _spawn_workers(function, theirs))
         theirs.close()
         self.function, self.pid = function, pid
         self._control = ours
