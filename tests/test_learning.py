@@ -147,19 +147,21 @@ def test_ppo_weights_give_the_clipped_surrogates_gradient() -> None:
     mask[np.arange(40), rng.integers(0, 52, 40)] = 1
     cards = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
     advantage = rng.standard_normal(40)
-    played = train_policy.masked_probabilities(policy.logits(x), mask)[np.arange(40), cards]
-    played *= np.exp(rng.uniform(-0.5, 0.5, 40))  # the policy moved since these cards were played
+
+    def chosen() -> np.ndarray:  # the probability of each row's card under the policy now
+        return train_policy.masked_probabilities(policy.logits(x), mask)[np.arange(40), cards]
+
+    played = chosen() * np.exp(rng.uniform(-0.5, 0.5, 40))  # the policy moved since they were played
     clip = 0.2
 
     def surrogate() -> float:
-        ratio = train_policy.masked_probabilities(policy.logits(x), mask)[np.arange(40), cards] / played
+        ratio = chosen() / played
         return float(-np.minimum(ratio * advantage, np.clip(ratio, 1 - clip, 1 + clip) * advantage).mean())
 
     def cross_entropy() -> float:
         return float(policy.gradients(x, mask, cards)[1])
 
-    ratio = train_policy.masked_probabilities(policy.logits(x), mask)[np.arange(40), cards] / played
-    weight, clipped = train_policy.ppo_weights(ratio, advantage, clip)
+    weight, clipped = train_policy.ppo_weights(chosen() / played, advantage, clip)
     assert 0 < clipped.sum() < 40  # both kinds of rows are checked
     for objective, weights in ((surrogate, weight.astype(np.float64)), (cross_entropy, None)):
         gradients = policy.gradients(x, mask, cards, weights)[2]
