@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from agents.net import LAYERS, WeightsError, load_weights, network_policy
 from agents.registry import parse_agent
@@ -193,6 +194,9 @@ class Run:
 
     def __init__(self, args: argparse.Namespace, checkpoint: Any, **env_options: Any):
         set_threads(1)
+        # one BLAS thread, as torch gets one: the env has the other core, and the numpy
+        # backend's sums then come out the same on any machine (a thread count sums in its order)
+        threadpool_limits(1, user_api="blas")
         self.args, self.checkpoint = args, checkpoint
         opponents = args.opponents[0] if len(args.opponents) == 1 else args.opponents
         self.env = VectorEnv(args.envs, opponents, args.rules, copy=False, **env_options)

@@ -109,6 +109,25 @@ def test_training_goes_on_from_init_weights(tmp_path: Path) -> None:
     assert meta["hidden"] == [16, 8] and meta["init"]["file"] == str(first)
 
 
+def test_numpy_training_is_the_same_whatever_the_blas_threads(tmp_path: Path) -> None:
+    """The numpy backend trains on one BLAS thread (the env has the other core), so a run's weights
+    are bit for bit the same on a machine whose BLAS would take one thread or two: a thread count
+    sums the matrix products in its own order."""
+    weights = []
+    for threads in ("1", "2"):
+        out = tmp_path / f"blas_{threads}.npz"
+        blas = {name: threads for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+        result = subprocess.run(
+            [sys.executable, str(EXPERIMENTS / "train_policy.py"), "--decisions", "20000", "--envs", "256",
+             "--reports", "1", "--backend", "numpy", "--out", str(out)],
+            capture_output=True, text=True, timeout=900, env={**os.environ, **blas},
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        weights.append(load_weights(out))
+    for one, two in zip(*weights, strict=True):
+        np.testing.assert_array_equal(one, two)
+
+
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 def test_policy_gradient_learns_from_the_rewards(backend: str, tmp_path: Path) -> None:
     """``--method pg`` from a fresh network against ``random``: no teacher, only the hands'
