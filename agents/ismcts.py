@@ -30,6 +30,14 @@ mean is the better estimate. In Chaslot et al.'s names for the final-move rules,
 the robust child and ``mean`` the max child restricted to well-visited cards. ``mean`` pays in small
 searches (2,000 iterations), not at ``hard``'s budget (docs/hard.md).
 
+With ``prior`` > 0 the root's card choice is biased, as in PUCT (AlphaZero's selection), by
+plain ``net``'s policy ``p``: a card's UCB value gains ``prior * p(card) * sqrt(N) / (1 + n)``, ``N``
+the root's visits and ``n`` the card's, a push toward the cards the network likes that fades as
+they are tried. It reads only the deciding seat's information set (the network's observation is
+the same in every world), so it costs one network evaluation a decision. The network is plain
+``net``'s weights (``agents.net.DEFAULT_WEIGHTS``), frozen into ``ismcts_play``: the kind declares
+their digest, as ``net`` does.
+
 With ``cutoff`` > 0 a playout stops after that many tricks and the learned evaluation
 (``agents.evaluation``) scores the world instead. The pass is searched (``agents.passing``,
 ``pass_rollouts`` playouts; 0: the rule agent's pass).
@@ -46,6 +54,7 @@ import numpy as np
 from agents.belief import BELIEF_PARAMETERS, next_world, weighted_pool
 from agents.evaluation import N_FEATURES, evaluate
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
+from agents.net import WEIGHTS_DIGEST, play_prior
 from agents.passing import PASS_ROLLOUTS, searched_pass
 from agents.search import (
     MAX_EXPLORATION,
@@ -71,7 +80,7 @@ from agents.search import (
     play_tricks,
     ucb,
 )
-from hearts_sim._numba import njit
+from hearts_sim._numba import njit, njit_uncached
 from hearts_sim.core.cards import N_CARDS, NO_CARD, QS_BIT, card_bit, lowest_card, select_bit
 from hearts_sim.core.rules import MAX_PLAYERS, MOON_OFF, RulesTuple
 from hearts_sim.engine.hand import hand_size, legal_moves, moon_total, play_card, point_holder
@@ -83,6 +92,7 @@ FINALS = ("visits", "mean")  # how the root card is chosen (``final``)
 FINAL_VISITS, FINAL_MEAN = range(len(FINALS))
 MAX_STRETCH = 100.0  # the card-play ceiling (STRETCH_CARDS) binds long before
 MAX_CUTOFF = 52  # tricks: anything at or above the tricks left plays to the end
+MAX_PRIOR = 100.0  # a prior this heavy already plays the network's card
 
 PARAMETERS = (
     Parameter(
@@ -119,6 +129,13 @@ PARAMETERS = (
         FINAL_VISITS,
         "the root card: the most visited, or the lowest mean score among those with half the top visits",
         FINALS,
+    ),
+    Parameter(
+        "prior",
+        0.0,
+        "root: weight of plain net's policy as a PUCT prior (0: none)",
+        low=0,
+        high=MAX_PRIOR,
     ),
 )
 P = param_indices(PARAMETERS)
@@ -186,7 +203,7 @@ def root_card(tree, legal: np.uint64, seat: np.int64, final: np.int64) -> np.int
     return best
 
 
-@njit
+@njit_uncached  # it freezes plain net's weights in (``prior``)
 def ismcts_play(
     params: Params,
     state,
@@ -200,7 +217,10 @@ def ismcts_play(
     """The root card (``final``) of an SO-ISMCTS search over ``seat``'s information set (two or
     more ``legal`` cards), with the root's statistics for ``seat``: ``values[card]`` the mean
     hand score of the playouts through the card, ``weights[card]`` their number."""
-    tree = ismcts_search(params, state, rules, seat, legal, seed)
+    prior = np.zeros(N_CARDS, dtype=np.float64)
+    if params[P.prior] > 0:
+        play_prior(state, rules, seat, legal, prior)
+    tree = ismcts_search(params, state, rules, seat, legal, seed, prior)
     child = tree[0].first_child
     while child != NO_NODE:
         values[tree[child].card] = mean_score(tree, child, seat)
@@ -211,9 +231,10 @@ def ismcts_play(
 
 @njit
 def ismcts_search(
-    params: Params, state, rules: RulesTuple, seat: np.int64, legal: np.uint64, seed: np.uint64
+    params: Params, state, rules: RulesTuple, seat: np.int64, legal: np.uint64, seed: np.uint64, prior
 ):
-    """The tree of an SO-ISMCTS search over ``seat``'s information set (two or more ``legal`` cards)."""
+    """The tree of an SO-ISMCTS search over ``seat``'s information set (two or more ``legal``
+    cards); ``prior[card]``, the probabilities of a policy, biases the root (``params[P.prior]``)."""
     iterations = budget_count(params[P.iterations], 1, MAX_ITERATIONS)
     c = np.float64(params[P.c])
     rollout = np.int64(params[P.rollout])
@@ -221,6 +242,7 @@ def ismcts_search(
     deadline = budget_deadline(np.float64(params[P.ms]))
     stretch = min(np.float64(params[P.stretch]), MAX_STRETCH) if params[P.stretch] > 1.0 else 1.0  # NaN: 1
     cutoff = budget_count(params[P.cutoff], np.int64(0), np.int64(MAX_CUTOFF))
+    prior_weight = np.float64(params[P.prior])
     features = np.empty(N_FEATURES, dtype=np.float64)
     values = np.zeros(MAX_PLAYERS, dtype=np.float64)
     n = state.n_players
@@ -297,6 +319,9 @@ def ismcts_search(
                 if (here >> np.uint64(tree[child].card)) & _ONE:
                     tree[child].available += 1
                     value = ucb(tree, child, mover, np.log(np.float64(tree[child].available)), c, scale)
+                    if node == 0 and prior_weight > 0:  # PUCT's prior term, fading as the card is tried
+                        share = prior_weight * prior[tree[child].card]
+                        value += share * np.sqrt(np.float64(tree[0].visits)) / (1.0 + tree[child].visits)
                     if value > best_value:
                         best_value = value
                         best_child = child
@@ -337,4 +362,5 @@ KIND = PolicyKind(
     scored_play=ismcts_play,
     scored_pass=ismcts_pass,
     searches=True,
+    data=WEIGHTS_DIGEST,  # ``prior``: plain net's weights are frozen into ismcts_play
 )

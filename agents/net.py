@@ -242,16 +242,48 @@ def choose_card(logits, cards: np.uint64, temperature: float, seed: np.uint64) -
 
 
 @njit_generated
+def _seat_logits(k: np.int64, state, rules: RulesTuple, seat: np.int64, pending: np.uint64, logits) -> None:
+    """Network ``WEIGHT_FILES[k]``'s 52 logits for ``seat``'s observation (``pending`` picked
+    toward its pass) into ``logits``."""
+    x = np.empty(OBS_SIZE, dtype=np.float32)
+    encode_observation(state, rules, seat, pending, x)
+    policy_logits(x, _W1[k], _B1[k], _W2[k], _B2[k], _W3[k], _B3[k], logits)
+
+
+@njit_generated
 def _pick(
     params, state, rules: RulesTuple, seat: np.int64, pending: np.uint64, cards: np.uint64, seed: np.uint64
 ):
     """One of ``cards`` for ``seat``: a play, or a pick toward its pass (``pending`` picked so far)."""
-    k = np.int64(params[P.weights])
-    x = np.empty(OBS_SIZE, dtype=np.float32)
-    encode_observation(state, rules, seat, pending, x)
     logits = np.empty(N_CARDS, dtype=np.float32)
-    policy_logits(x, _W1[k], _B1[k], _W2[k], _B2[k], _W3[k], _B3[k], logits)
+    _seat_logits(np.int64(params[P.weights]), state, rules, seat, pending, logits)
     return choose_card(logits, cards, params[P.temperature], seed)
+
+
+DEFAULT_NETWORK = WEIGHT_NAMES.index(DEFAULT_WEIGHTS)
+
+
+@njit_generated
+def play_prior(state, rules: RulesTuple, seat: np.int64, legal: np.uint64, out) -> None:
+    """Plain ``net``'s probabilities of ``seat``'s ``legal`` cards, the softmax of its logits over
+    them, into ``out`` (0 for the other cards): a search's prior (``ismcts(prior=...)``)."""
+    logits = np.empty(N_CARDS, dtype=np.float32)
+    _seat_logits(DEFAULT_NETWORK, state, rules, seat, np.uint64(0), logits)
+    top = -np.inf
+    for card in range(N_CARDS):
+        if legal & card_bit(card):
+            top = max(top, np.float64(logits[card]))
+    total = 0.0
+    for card in range(N_CARDS):
+        out[card] = np.exp(np.float64(logits[card]) - top) if legal & card_bit(card) else 0.0
+        total += out[card]
+    if not 0.0 < total < np.inf:  # logits that do not compare (NaN: float32 overflow): uniform
+        total = 0.0
+        for card in range(N_CARDS):
+            out[card] = 1.0 if legal & card_bit(card) else 0.0
+            total += out[card]
+    for card in range(N_CARDS):
+        out[card] /= total
 
 
 @njit_generated

@@ -38,6 +38,10 @@ njit_inline = numba.njit(inline="always", **_FLAGS)  # type: ignore[call-overloa
 # For functions generated while a caller compiles (agents.dispatch composes them per set of
 # policy kinds): always inlined into that caller, whose cache holds them, so no cache of their own.
 njit_generated = numba.njit(inline="always", **{**_FLAGS, "cache": False})  # type: ignore[call-overload]
+# For kernels that freeze a kind's data (``PolicyKind.data``: a network's weights) and are called
+# with arguments the inliner cannot take (``*args``): no cache of their own, which would keep the
+# old data, so the loops that call them, cached under the data's digest, hold their code.
+njit_uncached = numba.njit(**{**_FLAGS, "cache": False})  # type: ignore[call-overload]
 
 
 def max_threads() -> int:

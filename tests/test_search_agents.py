@@ -16,7 +16,7 @@ import pytest
 
 # isort: off
 
-from agents import ismcts, mc, pimc, rule, search
+from agents import ismcts, mc, net, pimc, rule, search
 from agents.kinds import MAX_PARAMS, AgentError
 from agents.registry import KIND_BY_NAME, parse_agent
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULT_PARAMS
@@ -66,6 +66,7 @@ HARD_PIECES = {
     "mc": "mc(samples=3,pass_samples=2,belief=12,plays=0.5)",
     "ismcts_cutoff": "ismcts(iterations=60,cutoff=2)",
     "ismcts_mean": "ismcts(iterations=60,final=mean)",
+    "ismcts_prior": "ismcts(iterations=60,prior=1)",
 }
 
 
@@ -218,6 +219,35 @@ def test_root_card_by_visits_or_by_mean_among_the_well_visited() -> None:
     tied = _root([(70, 4.0), (70, 2.0)])
     assert ismcts.root_card(tied, legal, 2, ismcts.FINAL_VISITS) == 1
     assert ismcts.root_card(tied, legal, 2, ismcts.FINAL_MEAN) == 1
+
+
+def test_root_prior_is_plain_nets_policy_and_a_heavy_one_plays_its_card() -> None:
+    """``prior``: plain ``net``'s softmax over the legal cards (its most likely card is the one
+    ``net`` plays); at the heaviest weight the root's visits follow it, so the search plays that
+    card wherever it leads the runner-up clearly."""
+    rules = Rules()
+    array = rules.to_tuple()
+    net_card = spec_decider("net")
+    heavy = spec_decider(f"ismcts(iterations=200,prior={ismcts.MAX_PRIOR:g})")
+    positions = clear = 0
+    for deal in range(3):
+        state = HandState.deal(rules, seed=deal, hand=3)  # the fourth hand: no pass
+        while state.current_player is not None:
+            seat, legal = state.current_player, np.uint64(int(state.legal_moves()))
+            if bin(int(legal)).count("1") > 1:
+                prior = np.full(52, np.nan)
+                net.play_prior(state.record, array, seat, legal, prior)
+                legal_cards = cards_of(int(legal))
+                assert prior.sum() == pytest.approx(1.0) and (prior[legal_cards] > 0).all()
+                assert np.count_nonzero(prior) == len(legal_cards)
+                top, second = np.sort(prior)[::-1][:2]
+                assert int(np.argmax(prior)) == net_card(state.record, array, seat, np.uint64(deal))
+                if top > 1.5 * second:
+                    clear += 1
+                    assert heavy(state.record, array, seat, np.uint64(deal)) == int(np.argmax(prior))
+                positions += 1
+            state.play(int(net_card(state.record, array, seat, np.uint64(deal))))
+    assert positions >= 60 and clear >= 30
 
 
 # ---------------------------------------------------------------- time by need
