@@ -30,13 +30,13 @@ mean is the better estimate. In Chaslot et al.'s names for the final-move rules,
 the robust child and ``mean`` the max child restricted to well-visited cards. ``mean`` pays in small
 searches (2,000 iterations), not at ``hard``'s budget (docs/hard.md).
 
-With ``prior`` > 0 the root's card choice is biased, as in PUCT (AlphaZero's selection), by
-plain ``net``'s policy ``p``: a card's UCB value gains ``prior * p(card) * sqrt(N) / (1 + n)``, ``N``
-the root's visits and ``n`` the card's, a push toward the cards the network likes that fades as
-they are tried. It reads only the deciding seat's information set (the network's observation is
-the same in every world), so it costs one network evaluation a decision. The network is plain
-``net``'s weights (``agents.net.DEFAULT_WEIGHTS``), frozen into ``ismcts_play``: the kind declares
-their digest, as ``net`` does.
+With ``prior`` > 0 the root's card choice is biased, as in PUCT (AlphaZero's selection), by a
+network's policy ``p`` (``prior_weights``, named as ``net``'s ``weights``; plain ``net``'s by
+default): a card's UCB value gains ``prior * p(card) * sqrt(N) / (1 + n)``, ``N`` the root's visits
+and ``n`` the card's, a push toward the cards the network likes that fades as they are tried. It
+reads only the deciding seat's information set (the network's observation is the same in every
+world), so it costs one network evaluation a decision. The weights are frozen into
+``ismcts_play``: the kind declares their digest, as ``net`` does.
 
 With ``cutoff`` > 0 a playout stops after that many tricks and the learned evaluation
 (``agents.evaluation``) scores the world instead. The pass is searched (``agents.passing``,
@@ -54,7 +54,7 @@ import numpy as np
 from agents.belief import BELIEF_PARAMETERS, next_world, weighted_pool
 from agents.evaluation import N_FEATURES, evaluate
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
-from agents.net import WEIGHTS_DIGEST, play_prior
+from agents.net import WEIGHTS_DIGEST, play_prior, weights_parameter
 from agents.passing import PASS_ROLLOUTS, searched_pass
 from agents.search import (
     MAX_EXPLORATION,
@@ -133,10 +133,11 @@ PARAMETERS = (
     Parameter(
         "prior",
         0.0,
-        "root: weight of plain net's policy as a PUCT prior (0: none)",
+        "root: weight of a network's policy (prior_weights) as a PUCT prior (0: none)",
         low=0,
         high=MAX_PRIOR,
     ),
+    weights_parameter("prior_weights", "the network of the prior, as net's weights"),
 )
 P = param_indices(PARAMETERS)
 
@@ -203,7 +204,7 @@ def root_card(tree, legal: np.uint64, seat: np.int64, final: np.int64) -> np.int
     return best
 
 
-@njit_uncached  # it freezes plain net's weights in (``prior``)
+@njit_uncached  # it freezes the networks' weights in (``prior``)
 def ismcts_play(
     params: Params,
     state,
@@ -219,7 +220,7 @@ def ismcts_play(
     hand score of the playouts through the card, ``weights[card]`` their number."""
     prior = np.zeros(N_CARDS, dtype=np.float64)
     if params[P.prior] > 0:
-        play_prior(state, rules, seat, legal, prior)
+        play_prior(np.int64(params[P.prior_weights]), state, rules, seat, legal, prior)
     tree = ismcts_search(params, state, rules, seat, legal, seed, prior)
     child = tree[0].first_child
     while child != NO_NODE:
@@ -362,5 +363,5 @@ KIND = PolicyKind(
     scored_play=ismcts_play,
     scored_pass=ismcts_pass,
     searches=True,
-    data=WEIGHTS_DIGEST,  # ``prior``: plain net's weights are frozen into ismcts_play
+    data=WEIGHTS_DIGEST,  # ``prior``: the networks' weights are frozen into ismcts_play
 )

@@ -146,15 +146,20 @@ class WeightsParameter(Parameter):
         return super().parse(text, agent)
 
 
-PARAMETERS = (
-    WeightsParameter(
-        "weights",
+def weights_parameter(name: str, what: str) -> WeightsParameter:
+    """A parameter naming one of the playable weights files, plain ``net``'s by default."""
+    return WeightsParameter(
+        name,
         WEIGHT_NAMES.index(DEFAULT_WEIGHTS),
-        f"the weights file to play, from agents/weights/ and the folders of ${WEIGHTS_VARIABLE}"
+        f"{what}, from agents/weights/ and the folders of ${WEIGHTS_VARIABLE}"
         + (f"; left out: {'; '.join(WEIGHTS_LEFT_OUT.values())}" if WEIGHTS_LEFT_OUT else ""),
         choices=WEIGHT_NAMES,
         left_out=tuple(WEIGHTS_LEFT_OUT.items()),
-    ),
+    )
+
+
+PARAMETERS = (
+    weights_parameter("weights", "the weights file to play"),
     Parameter(
         "temperature",
         0.0,
@@ -260,15 +265,12 @@ def _pick(
     return choose_card(logits, cards, params[P.temperature], seed)
 
 
-DEFAULT_NETWORK = WEIGHT_NAMES.index(DEFAULT_WEIGHTS)
-
-
 @njit_generated
-def play_prior(state, rules: RulesTuple, seat: np.int64, legal: np.uint64, out) -> None:
-    """Plain ``net``'s probabilities of ``seat``'s ``legal`` cards, the softmax of its logits over
-    them, into ``out`` (0 for the other cards): a search's prior (``ismcts(prior=...)``)."""
+def play_prior(k: np.int64, state, rules: RulesTuple, seat: np.int64, legal: np.uint64, out) -> None:
+    """Network ``WEIGHT_FILES[k]``'s probabilities of ``seat``'s ``legal`` cards, the softmax of its
+    logits over them, into ``out`` (0 for the other cards): a search's prior (``ismcts(prior=...)``)."""
     logits = np.empty(N_CARDS, dtype=np.float32)
-    _seat_logits(DEFAULT_NETWORK, state, rules, seat, np.uint64(0), logits)
+    _seat_logits(k, state, rules, seat, np.uint64(0), logits)
     top = -np.inf
     for card in range(N_CARDS):
         if legal & card_bit(card):

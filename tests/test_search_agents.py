@@ -221,14 +221,18 @@ def test_root_card_by_visits_or_by_mean_among_the_well_visited() -> None:
     assert ismcts.root_card(tied, legal, 2, ismcts.FINAL_MEAN) == 1
 
 
-def test_root_prior_is_plain_nets_policy_and_a_heavy_one_plays_its_card() -> None:
-    """``prior``: plain ``net``'s softmax over the legal cards (its most likely card is the one
-    ``net`` plays); at the heaviest weight the root's visits follow it, so the search plays that
-    card wherever it leads the runner-up clearly."""
+@pytest.mark.parametrize("weights", [net.DEFAULT_WEIGHTS, "dagger_mc"])
+def test_root_prior_is_a_nets_policy_and_a_heavy_one_plays_its_card(weights: str) -> None:
+    """``prior``: the softmax over the legal cards of the network ``prior_weights`` names (plain
+    ``net``'s by default; its most likely card is the one ``net`` plays with those weights); at the
+    heaviest weight the root's visits follow it, so the search plays that card wherever it leads
+    the runner-up clearly."""
     rules = Rules()
     array = rules.to_tuple()
-    net_card = spec_decider("net")
-    heavy = spec_decider(f"ismcts(iterations=200,prior={ismcts.MAX_PRIOR:g})")
+    k = net.WEIGHT_NAMES.index(weights)
+    net_card = spec_decider(f"net(weights={weights})")
+    named = "" if weights == net.DEFAULT_WEIGHTS else f",prior_weights={weights}"
+    heavy = spec_decider(f"ismcts(iterations=200,prior={ismcts.MAX_PRIOR:g}{named})")
     positions = clear = 0
     for deal in range(3):
         state = HandState.deal(rules, seed=deal, hand=3)  # the fourth hand: no pass
@@ -236,7 +240,7 @@ def test_root_prior_is_plain_nets_policy_and_a_heavy_one_plays_its_card() -> Non
             seat, legal = state.current_player, np.uint64(int(state.legal_moves()))
             if bin(int(legal)).count("1") > 1:
                 prior = np.full(52, np.nan)
-                net.play_prior(state.record, array, seat, legal, prior)
+                net.play_prior(k, state.record, array, seat, legal, prior)
                 legal_cards = cards_of(int(legal))
                 assert prior.sum() == pytest.approx(1.0) and (prior[legal_cards] > 0).all()
                 assert np.count_nonzero(prior) == len(legal_cards)
