@@ -31,12 +31,13 @@ the robust child and ``mean`` the max child restricted to well-visited cards. ``
 searches (2,000 iterations), not at ``hard``'s budget (docs/hard.md).
 
 With ``prior`` > 0 the root's card choice is biased, as in PUCT (AlphaZero's selection), by a
-network's policy ``p`` (``prior_weights``, named as ``net``'s ``weights``; plain ``net``'s by
-default): a card's UCB value gains ``prior * p(card) * sqrt(N) / (1 + n)``, ``N`` the root's visits
-and ``n`` the card's, a push toward the cards the network likes that fades as they are tried. It
-reads only the deciding seat's information set (the network's observation is the same in every
-world), so it costs one network evaluation a decision. The weights are frozen into
-``ismcts_play``: the kind declares their digest, as ``net`` does.
+network's policy ``p`` (``prior_weights``: a shipped weights file, plain ``net``'s by default): a
+card's UCB value gains ``prior * p(card) * sqrt(N) / (1 + n)``, ``N`` the root's visits and ``n``
+the card's, a push toward the cards the network likes that fades as they are tried. It reads only
+the deciding seat's information set (the network's observation is the same in every world), so it
+costs one network evaluation a decision. The shipped weights are frozen into
+``ismcts_play``, so the kind declares their digest, as ``net`` does its files'; a user's own files
+(``$HEARTS_SIM_WEIGHTS``) never key, nor recompile, a table that seats ``ismcts``.
 
 With ``cutoff`` > 0 a playout stops after that many tricks and the learned evaluation
 (``agents.evaluation``) scores the world instead. The pass is searched (``agents.passing``,
@@ -54,7 +55,7 @@ import numpy as np
 from agents.belief import BELIEF_PARAMETERS, next_world, weighted_pool
 from agents.evaluation import N_FEATURES, evaluate
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
-from agents.net import WEIGHTS_DIGEST, play_prior, weights_parameter
+from agents.net import DEFAULT_WEIGHTS, SHIPPED_DIGEST, SHIPPED_NAMES, play_prior
 from agents.passing import PASS_ROLLOUTS, searched_pass
 from agents.search import (
     MAX_EXPLORATION,
@@ -137,7 +138,12 @@ PARAMETERS = (
         low=0,
         high=MAX_PRIOR,
     ),
-    weights_parameter("prior_weights", "the network of the prior, as net's weights"),
+    Parameter(
+        "prior_weights",
+        SHIPPED_NAMES.index(DEFAULT_WEIGHTS),
+        "the network of the prior: a shipped weights file (agents/weights/)",
+        SHIPPED_NAMES,
+    ),
 )
 P = param_indices(PARAMETERS)
 
@@ -204,7 +210,7 @@ def root_card(tree, legal: np.uint64, seat: np.int64, final: np.int64) -> np.int
     return best
 
 
-@njit_uncached  # it freezes the networks' weights in (``prior``)
+@njit_uncached  # it freezes the shipped networks in (``prior``)
 def ismcts_play(
     params: Params,
     state,
@@ -363,5 +369,5 @@ KIND = PolicyKind(
     scored_play=ismcts_play,
     scored_pass=ismcts_pass,
     searches=True,
-    data=WEIGHTS_DIGEST,  # ``prior``: the networks' weights are frozen into ismcts_play
+    data=SHIPPED_DIGEST,  # ``prior``: the shipped networks are frozen into ismcts_play
 )

@@ -20,7 +20,8 @@ larger array is read through a pointer and the loop is compiled afresh in every 
 its cache never looks at them again, so the kind declares their digest (``PolicyKind.data``),
 which keys every compiled loop that seats it; the two kernels that read the arrays are compiled
 inside those loops (``njit_generated``: no cache of their own). A new or retrained file is
-picked up by the next process.
+picked up by the next process. ``play_prior`` gives a search (``ismcts(prior=...)``) a network's
+policy from the shipped files only, keyed by their digest alone (``SHIPPED_DIGEST``).
 """
 
 from __future__ import annotations
@@ -120,7 +121,20 @@ assert WEIGHT_FILES[WEIGHT_NAMES.index(DEFAULT_WEIGHTS)].parent == WEIGHTS_DIR, 
 # holding an unfrozen array cannot be cached) and indexes the tuple at run time
 _W1, _B1, _W2, _B2, _W3, _B3 = (tuple(layer) for layer in zip(*_networks, strict=True))
 del _networks
-WEIGHTS_DIGEST = hashlib.sha256(b"".join(path.read_bytes() for path in WEIGHT_FILES)).hexdigest()[:16]
+
+
+def files_digest(files: Sequence[Path]) -> str:
+    """The digest of ``files``' bytes that keys the compiled loops freezing them (``PolicyKind.data``)."""
+    return hashlib.sha256(b"".join(path.read_bytes() for path in files)).hexdigest()[:16]
+
+
+WEIGHTS_DIGEST = files_digest(WEIGHT_FILES)
+# The shipped files come first. A search's prior reads only those (``play_prior``), so a user's
+# files never key the loops that seat a search (``hard``'s): nor can one too wide to freeze leave
+# them uncached, compiling again in every process.
+SHIPPED_NAMES = tuple(path.stem for path in WEIGHT_FILES if path.parent == WEIGHTS_DIR)
+SHIPPED_DIGEST = files_digest(WEIGHT_FILES[: len(SHIPPED_NAMES)])
+_SW1, _SB1, _SW2, _SB2, _SW3, _SB3 = (layer[: len(SHIPPED_NAMES)] for layer in (_W1, _B1, _W2, _B2, _W3, _B3))
 
 
 def network(index: int) -> tuple[np.ndarray, ...]:
@@ -146,20 +160,15 @@ class WeightsParameter(Parameter):
         return super().parse(text, agent)
 
 
-def weights_parameter(name: str, what: str) -> WeightsParameter:
-    """A parameter naming one of the playable weights files, plain ``net``'s by default."""
-    return WeightsParameter(
-        name,
+PARAMETERS = (
+    WeightsParameter(
+        "weights",
         WEIGHT_NAMES.index(DEFAULT_WEIGHTS),
-        f"{what}, from agents/weights/ and the folders of ${WEIGHTS_VARIABLE}"
+        f"the weights file to play, from agents/weights/ and the folders of ${WEIGHTS_VARIABLE}"
         + (f"; left out: {'; '.join(WEIGHTS_LEFT_OUT.values())}" if WEIGHTS_LEFT_OUT else ""),
         choices=WEIGHT_NAMES,
         left_out=tuple(WEIGHTS_LEFT_OUT.items()),
-    )
-
-
-PARAMETERS = (
-    weights_parameter("weights", "the weights file to play"),
+    ),
     Parameter(
         "temperature",
         0.0,
@@ -247,30 +256,27 @@ def choose_card(logits, cards: np.uint64, temperature: float, seed: np.uint64) -
 
 
 @njit_generated
-def _seat_logits(k: np.int64, state, rules: RulesTuple, seat: np.int64, pending: np.uint64, logits) -> None:
-    """Network ``WEIGHT_FILES[k]``'s 52 logits for ``seat``'s observation (``pending`` picked
-    toward its pass) into ``logits``."""
-    x = np.empty(OBS_SIZE, dtype=np.float32)
-    encode_observation(state, rules, seat, pending, x)
-    policy_logits(x, _W1[k], _B1[k], _W2[k], _B2[k], _W3[k], _B3[k], logits)
-
-
-@njit_generated
 def _pick(
     params, state, rules: RulesTuple, seat: np.int64, pending: np.uint64, cards: np.uint64, seed: np.uint64
 ):
     """One of ``cards`` for ``seat``: a play, or a pick toward its pass (``pending`` picked so far)."""
+    k = np.int64(params[P.weights])
+    x = np.empty(OBS_SIZE, dtype=np.float32)
+    encode_observation(state, rules, seat, pending, x)
     logits = np.empty(N_CARDS, dtype=np.float32)
-    _seat_logits(np.int64(params[P.weights]), state, rules, seat, pending, logits)
+    policy_logits(x, _W1[k], _B1[k], _W2[k], _B2[k], _W3[k], _B3[k], logits)
     return choose_card(logits, cards, params[P.temperature], seed)
 
 
 @njit_generated
 def play_prior(k: np.int64, state, rules: RulesTuple, seat: np.int64, legal: np.uint64, out) -> None:
-    """Network ``WEIGHT_FILES[k]``'s probabilities of ``seat``'s ``legal`` cards, the softmax of its
-    logits over them, into ``out`` (0 for the other cards): a search's prior (``ismcts(prior=...)``)."""
+    """Shipped network ``SHIPPED_NAMES[k]``'s probabilities of ``seat``'s ``legal`` cards, the
+    softmax of its logits over them, into ``out`` (0 for the other cards): a search's prior
+    (``ismcts(prior=...)``)."""
+    x = np.empty(OBS_SIZE, dtype=np.float32)
+    encode_observation(state, rules, seat, np.uint64(0), x)
     logits = np.empty(N_CARDS, dtype=np.float32)
-    _seat_logits(k, state, rules, seat, np.uint64(0), logits)
+    policy_logits(x, _SW1[k], _SB1[k], _SW2[k], _SB2[k], _SW3[k], _SB3[k], logits)
     top = -np.inf
     for card in range(N_CARDS):
         if legal & card_bit(card):

@@ -17,7 +17,7 @@ import pytest
 
 from agents import net
 from agents.dispatch import KindSet, loop_play, source_modules
-from agents.registry import parse_agent
+from agents.registry import KIND_BY_NAME, parse_agent
 from hearts_sim.engine.encoding import OBS_SIZE, encode_observation
 from hearts_sim.engine.hand import legal_moves
 
@@ -171,7 +171,7 @@ _USER_WEIGHTS = """
 import numpy as np
 from agents import net
 from agents.dispatch import loop_play
-from agents.registry import parse_agent
+from agents.registry import KIND_BY_NAME, parse_agent
 from tests.agent_checks import real_positions
 from tests.test_net import numpy_logits
 from hearts_sim.engine.encoding import OBS_SIZE, encode_observation
@@ -190,7 +190,7 @@ for name in range(len(net.WEIGHT_NAMES)):
         assert loop_play(policy, record, rules, seat) == max(
             (c for c in range(52) if legal >> c & 1), key=lambda c: logits[c]
         )
-print("ok")
+print("ok", KIND_BY_NAME["ismcts"].data, KIND_BY_NAME["net"].data)
 """
 
 
@@ -198,7 +198,8 @@ def test_user_weights_play_beside_the_shipped_ones(tmp_path: Path) -> None:
     """With ``HEARTS_SIM_WEIGHTS`` naming a folder, its files play by name beside the shipped
     ones, each network the one its name picks (other widths than the shipped one); a broken file
     there is left out, and naming it is a one-line error with the reason, while every other
-    agent plays on."""
+    agent plays on. They key the loops that seat ``net``, never those that seat ``ismcts``, whose
+    prior takes the shipped files only."""
     folder = tmp_path / "weights"
     folder.mkdir()
     np.savez(folder / "tiny.npz", **tiny_network(1))
@@ -207,7 +208,9 @@ def test_user_weights_play_beside_the_shipped_ones(tmp_path: Path) -> None:
     checked = subprocess.run(
         [sys.executable, "-c", _USER_WEIGHTS], capture_output=True, text=True, env=env, cwd=ROOT
     )
-    assert checked.stdout == "ok\n", checked.stderr[-2000:]
+    ok, ismcts_data, net_data = checked.stdout.split() or [checked.stderr[-2000:], "", ""]
+    assert ok == "ok", ok
+    assert ismcts_data == net.SHIPPED_DIGEST == KIND_BY_NAME["ismcts"].data and net_data != net.SHIPPED_DIGEST
     for spec, error in [
         (
             "net(weights=broken)",
@@ -219,6 +222,11 @@ def test_user_weights_play_beside_the_shipped_ones(tmp_path: Path) -> None:
             "net: parameter weights='nope' is not valid: choose one of "
             f"{', '.join((*net.WEIGHT_NAMES, 'tiny'))} (left out: {folder / 'broken.npz'}: not a net weights "
             "file (not an .npz archive))",
+        ),
+        (
+            "ismcts(prior=1,prior_weights=tiny)",
+            "ismcts: parameter prior_weights='tiny' is not valid: choose one of "
+            + ", ".join(net.SHIPPED_NAMES),
         ),
     ]:
         refused = subprocess.run(

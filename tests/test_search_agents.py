@@ -223,13 +223,13 @@ def test_root_card_by_visits_or_by_mean_among_the_well_visited() -> None:
 
 @pytest.mark.parametrize("weights", [net.DEFAULT_WEIGHTS, "dagger_mc"])
 def test_root_prior_is_a_nets_policy_and_a_heavy_one_plays_its_card(weights: str) -> None:
-    """``prior``: the softmax over the legal cards of the network ``prior_weights`` names (plain
-    ``net``'s by default; its most likely card is the one ``net`` plays with those weights); at the
+    """``prior``: the softmax over the legal cards of the shipped network ``prior_weights`` names
+    (plain ``net``'s by default; its most likely card is the one ``net`` plays with those weights); at the
     heaviest weight the root's visits follow it, so the search plays that card wherever it leads
     the runner-up clearly."""
     rules = Rules()
     array = rules.to_tuple()
-    k = net.WEIGHT_NAMES.index(weights)
+    k = net.SHIPPED_NAMES.index(weights)
     net_card = spec_decider(f"net(weights={weights})")
     named = "" if weights == net.DEFAULT_WEIGHTS else f",prior_weights={weights}"
     heavy = spec_decider(f"ismcts(iterations=200,prior={ismcts.MAX_PRIOR:g}{named})")
