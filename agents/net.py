@@ -133,6 +133,7 @@ WEIGHTS_DIGEST = files_digest(WEIGHT_FILES)
 # files never key the loops that seat a search (``hard``'s): nor can one too wide to freeze leave
 # them uncached, compiling again in every process.
 SHIPPED_NAMES = tuple(path.stem for path in WEIGHT_FILES if path.parent == WEIGHTS_DIR)
+assert all(path.parent == WEIGHTS_DIR for path in WEIGHT_FILES[: len(SHIPPED_NAMES)]), "shipped first"
 SHIPPED_DIGEST = files_digest(WEIGHT_FILES[: len(SHIPPED_NAMES)])
 _SW1, _SB1, _SW2, _SB2, _SW3, _SB3 = (layer[: len(SHIPPED_NAMES)] for layer in (_W1, _B1, _W2, _B2, _W3, _B3))
 

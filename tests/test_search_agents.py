@@ -224,9 +224,9 @@ def test_root_card_by_visits_or_by_mean_among_the_well_visited() -> None:
 @pytest.mark.parametrize("weights", [net.DEFAULT_WEIGHTS, "dagger_mc"])
 def test_root_prior_is_a_nets_policy_and_a_heavy_one_plays_its_card(weights: str) -> None:
     """``prior``: the softmax over the legal cards of the shipped network ``prior_weights`` names
-    (plain ``net``'s by default; its most likely card is the one ``net`` plays with those weights); at the
-    heaviest weight the root's visits follow it, so the search plays that card wherever it leads
-    the runner-up clearly."""
+    (plain ``net``'s by default), whose most likely card is the one ``net`` plays with those
+    weights; at the heaviest weight the root's visits follow it, so the search plays that card
+    wherever it leads the runner-up clearly."""
     rules = Rules()
     array = rules.to_tuple()
     k = net.SHIPPED_NAMES.index(weights)
