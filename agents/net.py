@@ -230,14 +230,22 @@ def _relu(values) -> None:
         values[j] = max(values[j], np.float32(0.0))
 
 
-@njit
-def choose_card(logits, cards: np.uint64, temperature: float, seed: np.uint64) -> int:
-    """The legal card (of ``cards``) with the highest logit, or with ``temperature`` > 0 one drawn
-    with probability proportional to exp(logit / temperature)."""
+@njit_inline
+def _best_legal(logits, cards: np.uint64) -> tuple[int, float]:
+    """The card of ``cards`` with the highest logit (the lower card of a tie) and that logit;
+    (-1, -inf) if no logit compares (NaN)."""
     best, best_logit = -1, -np.inf
     for card in range(N_CARDS):
         if cards & card_bit(card) and logits[card] > best_logit:
             best, best_logit = card, logits[card]
+    return best, best_logit
+
+
+@njit
+def choose_card(logits, cards: np.uint64, temperature: float, seed: np.uint64) -> int:
+    """The legal card (of ``cards``) with the highest logit, or with ``temperature`` > 0 one drawn
+    with probability proportional to exp(logit / temperature)."""
+    best, best_logit = _best_legal(logits, cards)
     if best < 0:  # no logit compares (NaN: finite weights can still overflow float32)
         return lowest_card(cards)
     if temperature <= 0.0:
@@ -278,10 +286,7 @@ def play_prior(k: np.int64, state, rules: RulesTuple, seat: np.int64, legal: np.
     encode_observation(state, rules, seat, np.uint64(0), x)
     logits = np.empty(N_CARDS, dtype=np.float32)
     policy_logits(x, _SW1[k], _SB1[k], _SW2[k], _SB2[k], _SW3[k], _SB3[k], logits)
-    top = -np.inf
-    for card in range(N_CARDS):
-        if legal & card_bit(card):
-            top = max(top, np.float64(logits[card]))
+    _, top = _best_legal(logits, legal)
     total = 0.0
     for card in range(N_CARDS):
         out[card] = np.exp(np.float64(logits[card]) - top) if legal & card_bit(card) else 0.0
