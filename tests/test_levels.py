@@ -81,6 +81,35 @@ def test_calibration_orders_random_easy_normal() -> None:
         assert pair["ci95"][1] < 0, f"{upper} does not beat {lower}: {pair}"
 
 
+def test_agents_command_shows_a_level_with_how_it_was_tuned(capsys: pytest.CaptureFixture[str]) -> None:
+    """``hearts-sim agents LEVEL`` prints the level's spec, budget and every provenance entry of
+    its file; ``--json`` gives the same provenance, and names narrow the listing to themselves."""
+    from hearts_sim.apps.cli import main
+
+    hard = levels()["hard"]
+    assert hard.provenance["command"].startswith("hearts-sim tune ")
+    assert main(["agents", "hard"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("hard (a level): " + hard.description)
+    assert f"agent                {hard.agent}" in out
+    assert "max ms per decision  100" in out
+    for key, value in hard.provenance.items():
+        shown = value if isinstance(value, str) else json.dumps(value)
+        assert f"{key} = {shown}" in out, key
+    assert "ismcts:" not in out and "easy" not in out  # only what was named
+
+    assert main(["agents", "--json", "easy", "rule"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert [kind["name"] for kind in listing["agents"]] == ["rule"]
+    assert list(listing["levels"]) == ["easy"]
+    assert listing["levels"]["easy"]["provenance"] == levels()["easy"].provenance
+
+    assert main(["agents"]) == 0  # no names: every kind and every level, one line each
+    everything = capsys.readouterr().out
+    assert all(f"\n    {name:<8} " in everything for name in levels())
+    assert "deals_played" not in everything
+
+
 def test_levels_command_calibrates_a_ladder_as_json() -> None:
     """``hearts-sim levels`` on the cheap rungs: every adjacent gap significant, in order."""
     run = subprocess.run(

@@ -399,9 +399,28 @@ def _add_tournament_options(command: argparse.ArgumentParser, agents_help: str) 
 MAX_ROW = 10**15  # a row or count of hands: far past any run
 
 
+AGENT_NAMES = Option(
+    "names",
+    TEXTS,
+    "agents or levels to show (default: all; a level also shows how it was tuned)",
+    [],
+    metavar="NAME",
+)
+
+
 def cmd_agents(args: argparse.Namespace) -> int:
     from agents.registry import stored_levels
 
+    levels = stored_levels()
+    known = [kind.name for kind in KINDS] + list(levels)
+    for name in args.names:
+        if name not in known:
+            raise UsageError(
+                f"unknown agent or level {name!r}{did_you_mean(name, known)} (known: {', '.join(known)})"
+            )
+    chosen = set(args.names or known)
+    kinds = [kind for kind in KINDS if kind.name in chosen]
+    shown_levels = {name: level for name, level in levels.items() if name in chosen}
     if args.json:
         print(
             json.dumps(
@@ -420,29 +439,42 @@ def cmd_agents(args: argparse.Namespace) -> int:
                                 for p in k.parameters
                             },
                         }
-                        for k in KINDS
+                        for k in kinds
                     ],
                     "levels": {
                         name: {
                             "agent": level.agent,
                             "description": level.description,
                             "max_ms_per_decision": level.max_ms_per_decision,
+                            "provenance": level.provenance,
                         }
-                        for name, level in stored_levels().items()
+                        for name, level in shown_levels.items()
                     },
                 }
             )
         )
         return 0
-    for kind in KINDS:
+    for kind in kinds:
         print(f"{kind.name}: {kind.description}")
         for p in kind.parameters:
             setting = f"{p.name}={p.format(p.default)}"
             print(f"    {setting:<20} {p.description} ({p.allowed()})")
-    print("\nlevels (usable wherever an agent is):")
-    for name, level in stored_levels().items():
-        print(f"    {name:<8} {level.agent}: {level.description}")
-    print("\nset parameters as NAME(k=v,...); combine policies per seat as pass=NAME,play=NAME")
+    if not args.names:
+        print("\nlevels (usable wherever an agent is):")
+        for name, level in levels.items():
+            print(f"    {name:<8} {level.agent}: {level.description}")
+        print("\nset parameters as NAME(k=v,...); combine policies per seat as pass=NAME,play=NAME")
+        print("hearts-sim agents NAME shows one agent, or one level with how it was tuned")
+        return 0
+    for name, level in shown_levels.items():
+        print(f"{name} (a level): {level.description}")
+        print(f"    agent                {level.agent}")
+        print(f"    max ms per decision  {level.max_ms_per_decision:g}")
+        print(f"    file                 {level.path}")
+        if level.provenance:
+            print("    how it was tuned (the file's [provenance]):")
+            for key, value in level.provenance.items():
+                print(f"        {key} = {json.dumps(value) if not isinstance(value, str) else value}")
     return 0
 
 
@@ -1001,7 +1033,13 @@ def build_parser() -> argparse.ArgumentParser:
         option.add_to(match)
     match.set_defaults(run=cmd_match)
 
-    _command(commands, "agents", "list the agents, their parameters and defaults", cmd_agents, (JSON,))
+    _command(
+        commands,
+        "agents",
+        "list the agents, their parameters and defaults, and the levels with how they were tuned",
+        cmd_agents,
+        (AGENT_NAMES, JSON),
+    )
     _command(commands, "rules", "list the rules presets and switches", cmd_rules, ())
     _command(commands, "levels", "calibrate the easy/normal/hard ladder", cmd_levels, LEVELS_OPTIONS)
     _command(commands, "tune", "search an agent's parameters (successive halving)", cmd_tune, TUNE_OPTIONS)
