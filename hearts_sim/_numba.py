@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numba
+from llvmlite import binding as llvm_binding
 from numba.core import caching
 
 # nogil: the loops run their blocks side by side on Python threads (``selfplay.loops.in_blocks``)
@@ -42,6 +43,17 @@ njit_generated = numba.njit(inline="always", **{**_FLAGS, "cache": False})  # ty
 # with arguments the inliner cannot take (``*args``): no cache of their own, which would keep the
 # old data, so the loops that call them, cached under the data's digest, hold their code.
 njit_uncached = numba.njit(**{**_FLAGS, "cache": False})  # type: ignore[call-overload]
+
+
+def target_cpu_features() -> frozenset[str]:
+    """The CPU features numba compiles for (``+bmi2``, ``-avx512f``, ...), as its code generator
+    chooses them: ``NUMBA_CPU_FEATURES`` if set (numba sets none for ``NUMBA_CPU_NAME=generic``,
+    the portable cache), otherwise the host's. A kernel may use an instruction only where this
+    set enables it: LLVM aborts the process on an intrinsic its target lacks."""
+    features = numba.config.CPU_FEATURES  # type: ignore[attr-defined]
+    if features is None:
+        features = llvm_binding.get_host_cpu_features().flatten()
+    return frozenset(feature.strip() for feature in str(features).split(",") if feature.strip())
 
 
 def max_threads() -> int:

@@ -21,6 +21,7 @@ from numba import typeof
 from agents.dispatch import CHEAP_KINDS, KindSet, _kind_set, source_modules
 from agents.registry import KIND_BY_NAME, KINDS
 from hearts_sim.core.rules import PRESETS, Rules
+from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import Table, run_hands
 
 try:  # the stepping helpers of the agent API tests
@@ -59,6 +60,38 @@ def test_a_baseline_table_never_compiles_a_search_agent_and_its_loop_is_cached(t
     assert cold["misses"] == 1 and cold["hits"] == 0
     warm = _probe(tmp_path)  # a fresh process: the specialised loop comes from the disk cache
     assert warm["hits"] == 1 and warm["misses"] == 0
+
+
+_PORTABLE_PROBE = """
+import json
+import numpy as np
+from hearts_sim.core.cards import HAS_PDEP, select_bit, select_card_bit
+from hearts_sim.core.rules import Rules
+from hearts_sim.game.hand_state import HandState
+
+masks = [int(m) for m in np.random.default_rng(5).integers(1, 2**52, size=50, dtype=np.uint64)]
+bits = [[int(select_bit(np.uint64(m), np.int64(k))) for k in range(m.bit_count())] for m in masks]
+card_bits = [[int(select_card_bit(np.uint64(m), np.int64(k))) for k in range(m.bit_count())] for m in masks]
+dealt = [[sorted(HandState.deal(Rules(), seed=s, hand=0).dealt(p)) for p in range(4)] for s in range(3)]
+print(json.dumps({"pdep": HAS_PDEP, "masks": masks, "bits": bits, "card_bits": card_bits, "dealt": dealt}))
+"""
+
+
+def test_a_portable_build_for_a_generic_cpu_runs_and_deals_the_same_cards(tmp_path: Path) -> None:
+    """``NUMBA_CPU_NAME=generic``, numba's portable cache (no BMI2, no POPCNT): the kernels must
+    not use pdep there (LLVM aborted the process on it until 2026-12-06), and the portable
+    selection picks the same bits, so the same seeds deal the same hands."""
+    env = {**os.environ, "NUMBA_CPU_NAME": "generic", "NUMBA_CACHE_DIR": str(tmp_path)}
+    env.pop("NUMBA_CPU_FEATURES", None)
+    run = subprocess.run([sys.executable, "-c", _PORTABLE_PROBE], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    probe = json.loads(run.stdout)
+    assert probe["pdep"] is False
+    for mask, bits, card_bits in zip(probe["masks"], probe["bits"], probe["card_bits"], strict=True):
+        assert bits == [i for i in range(64) if mask >> i & 1]  # the k-th set bit, for every k
+        assert card_bits == [1 << i for i in bits]
+    here = [[sorted(HandState.deal(Rules(), seed=s, hand=0).dealt(p)) for p in range(4)] for s in range(3)]
+    assert probe["dealt"] == here  # this process: the host's own build (pdep where it has BMI2)
 
 
 _CALLER = """

@@ -17,12 +17,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TypeAlias
 
 import numpy as np
-from llvmlite import binding as llvm_binding
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from hearts_sim._numba import njit, njit_inline
+from hearts_sim._numba import njit, njit_inline, target_cpu_features
 from hearts_sim.core.checks import is_integer, shown
 
 Bitboard: TypeAlias = int  # a set of cards as a plain integer (bit i = card i)
@@ -423,9 +422,10 @@ for _byte in range(256):
 
 # BMI2's pdep deposits the bits of its first operand at the set bits of the second, so
 # pdep(1 << k, mask) is the k-th set bit of mask: one 3-cycle instruction on current x86.
-# Numba's cache is keyed by the host CPU's features, so a kernel compiled with pdep is
-# only ever loaded on a machine that has it.
-HAS_PDEP = "+bmi2" in str(llvm_binding.get_host_cpu_features().flatten()).split(",")
+# Used where numba compiles for a CPU with BMI2 (not where the host has it but numba targets
+# another, as with NUMBA_CPU_NAME=generic: LLVM would abort). Numba's cache is keyed by the
+# target's CPU and features, so a kernel compiled with pdep is only loaded where they match.
+HAS_PDEP = "+bmi2" in target_cpu_features()
 
 
 @intrinsic
