@@ -169,6 +169,15 @@ class ProjectStampUserLocator(_ProjectStamp, caching.UserProvidedCacheLocator):
     """The cache in ``NUMBA_CACHE_DIR``, stamped with the sources a function is built from."""
 
 
+class ProjectStampUserWideLocator(_ProjectStamp, caching.UserWideCacheLocator):
+    """The user's cache folder (``~/.cache/numba``) where ``__pycache__`` cannot be written (an
+    install owned by another user), stamped with the sources a function is built from."""
+
+
 # numba tries its locators in order; ours go first, in numba's own order (the user's directory,
-# then __pycache__), and numba's stay behind them for what ours decline.
-caching.CacheImpl._locator_classes[:0] = [ProjectStampUserLocator, ProjectStampLocator]
+# then __pycache__, then the user-wide folder), and numba's stay behind them for what ours decline.
+caching.CacheImpl._locator_classes[:0] = [
+    ProjectStampUserLocator,
+    ProjectStampLocator,
+    ProjectStampUserWideLocator,
+]

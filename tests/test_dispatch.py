@@ -110,26 +110,38 @@ def value():
     return {value}
 """
 _CALL = "from hearts_sim.caller import call; print(call(), call.stats.cache_hits[call.signatures[0]])"
+# An install whose __pycache__ this user cannot write (a root-owned site-packages; the tests run
+# as root, who may write anywhere, so the refusal is simulated): numba falls back to ~/.cache.
+_READ_ONLY_TREE = """
+from numba.core import caching
+def _refuse(self):
+    raise PermissionError("read-only install")
+caching.InTreeCacheLocator.ensure_cache_path = _refuse
+"""
 
 
+@pytest.mark.parametrize("writable_tree", [True, False], ids=["pycache", "user-wide cache"])
 def test_editing_a_module_invalidates_the_cached_functions_of_the_modules_that_import_it(
-    tmp_path: Path,
+    tmp_path: Path, writable_tree: bool
 ) -> None:
     """numba stamps a cached function with its own file, and the cache holds the code of what it
     calls: an edited callee in another file kept running from the caller's cache (agents/passing.py
     under agents/ismcts.py's cached pass). ``hearts_sim._numba`` stamps a project function with
-    the sources of every module its file imports. A two-module package in a scratch tree: call,
-    edit the callee only, call again in a fresh process."""
+    the sources of every module its file imports, in ``__pycache__`` and, where that cannot be
+    written, in the user's cache folder (there it kept the stale code until 2026-12-06). A
+    two-module package in a scratch tree: call, edit the callee only, call again in a fresh
+    process."""
     package = tmp_path / "hearts_sim"
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "_numba.py").write_text((ROOT / "hearts_sim" / "_numba.py").read_text())
     (package / "caller.py").write_text(_CALLER)
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "NUMBA_CACHE_DIR": ""}
+    home = tmp_path / "home"  # the user-wide cache: $XDG_CACHE_HOME/numba
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "NUMBA_CACHE_DIR": "", "XDG_CACHE_HOME": str(home)}
 
     def call(value: int) -> tuple[int, int]:
         (package / "callee.py").write_text(_CALLEE.format(value=value))
-        command = [sys.executable, "-c", _CALL]
+        command = [sys.executable, "-c", ("" if writable_tree else _READ_ONLY_TREE) + _CALL]
         run = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
         assert run.returncode == 0, run.stderr
         result, hits = run.stdout.split()
@@ -139,6 +151,8 @@ def test_editing_a_module_invalidates_the_cached_functions_of_the_modules_that_i
     assert call(1) == (1, 1)  # a fresh process: from the cache
     assert call(2) == (2, 0)  # the callee changed: the caller's cache entry is stale, recompiled
     assert call(2) == (2, 1)
+    cached_in = package / "__pycache__" if writable_tree else home / "numba"
+    assert any(cached_in.rglob("caller.call-*.nbi")), "the cache is not where it should be"
 
 
 _SCRIPT = """
