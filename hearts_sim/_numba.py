@@ -29,6 +29,14 @@ import numba
 from llvmlite import binding as llvm_binding
 from numba.core import caching
 
+if numba.config.DISABLE_JIT:  # type: ignore[attr-defined]
+    # The kernels cannot run as plain Python (LLVM intrinsics, generated dispatch code): say so
+    # here, once, rather than fail somewhere inside with an AttributeError.
+    raise ImportError(
+        "NUMBA_DISABLE_JIT is set, and hearts_sim's kernels need numba's compiler: unset it (to step "
+        "through one kernel in Python, call its .py_func without it: its callees stay compiled)"
+    )
+
 # nogil: the loops run their blocks side by side on Python threads (``selfplay.loops.in_blocks``)
 _FLAGS = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy"}
 

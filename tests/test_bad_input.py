@@ -534,6 +534,31 @@ def test_every_bad_input_is_one_line_and_exit_code_2(places: dict[str, str]) -> 
     assert not os.listdir(places["tmp"]), "a refused command wrote into the scratch directory"
 
 
+def test_numba_told_not_to_compile_is_one_line_not_a_traceback() -> None:
+    """``NUMBA_DISABLE_JIT=1`` (a numba user's debugging switch): the kernels cannot run as plain
+    Python, so the command line says so in one line with exit code 2, and importing the toolkit
+    raises an ``ImportError`` that says so (it failed deep inside with ``AttributeError:
+    'function' object has no attribute 'py_func'`` until 2026-12-06)."""
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    command = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", "match", "rule", "random"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert command.returncode == 2 and command.stdout == ""
+    assert command.stderr.startswith("hearts-sim: error: NUMBA_DISABLE_JIT is set")
+    assert command.stderr.count("\n") == 1 and "Traceback" not in command.stderr
+    library = subprocess.run(
+        [sys.executable, "-c", "import hearts_sim; hearts_sim.Rules()"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert library.returncode == 1
+    assert library.stderr.strip().splitlines()[-1].startswith("ImportError: NUMBA_DISABLE_JIT is set")
+
+
 def test_the_entry_point_behaves_the_same(places: dict[str, str]) -> None:
     """The first case of each subcommand once more, through ``python -m hearts_sim`` in fresh
     interpreters (in parallel): imports, the entry point and the exit code as a user meets them."""
