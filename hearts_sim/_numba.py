@@ -1,8 +1,11 @@
-"""The one place numba flags are set; every kernel is decorated with one of the ``njit`` flavours below.
+"""The one place numba flags are set; every kernel is decorated with one of the ``njit`` flavours
+at the end of this module.
 
-``cache=True``: only the first run on a machine pays for compiling (the cache lives
-in ``__pycache__`` or ``NUMBA_CACHE_DIR``). Numba's cache ignores the values of module
-globals, so no kernel may switch behaviour on a global: rule switches arrive as data.
+``cache=True``: only the first run on a machine pays for compiling (the cache lives in
+``NUMBA_CACHE_DIR``, ``__pycache__`` or the user's cache folder; where none can be written,
+``CACHING`` is False, every process compiles, and a warning says so). Numba's cache ignores the
+values of module globals, so no kernel may switch behaviour on a global: rule switches arrive
+as data.
 
 numba stamps a cached function with its own file only, and a cached function holds the code of
 every function it calls: edit ``agents/passing.py`` and ``agents/ismcts.py``'s cached pass kept
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import warnings
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -36,21 +40,6 @@ if numba.config.DISABLE_JIT:  # type: ignore[attr-defined]
         "NUMBA_DISABLE_JIT is set, and hearts_sim's kernels need numba's compiler: unset it (to step "
         "through one kernel in Python, call its .py_func without it: its callees stay compiled)"
     )
-
-# nogil: the loops run their blocks side by side on Python threads (``selfplay.loops.in_blocks``)
-_FLAGS = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy"}
-
-njit = numba.njit(**_FLAGS)  # type: ignore[call-overload]
-# Inlined at numba-IR level, so the caller's reference-count pruning sees through it:
-# for the tiny helpers that take arrays inside a hot loop.
-njit_inline = numba.njit(inline="always", **_FLAGS)  # type: ignore[call-overload]
-# For functions generated while a caller compiles (agents.dispatch composes them per set of
-# policy kinds): always inlined into that caller, whose cache holds them, so no cache of their own.
-njit_generated = numba.njit(inline="always", **{**_FLAGS, "cache": False})  # type: ignore[call-overload]
-# For kernels that freeze a kind's data (``PolicyKind.data``: a network's weights) and are called
-# with arguments the inliner cannot take (``*args``): no cache of their own, which would keep the
-# old data, so the loops that call them, cached under the data's digest, hold their code.
-njit_uncached = numba.njit(**{**_FLAGS, "cache": False})  # type: ignore[call-overload]
 
 
 def target_cpu_features() -> frozenset[str]:
@@ -189,3 +178,42 @@ caching.CacheImpl._locator_classes[:0] = [
     ProjectStampLocator,
     ProjectStampUserWideLocator,
 ]
+
+
+def _cache_folder() -> bool:
+    """Whether numba finds a folder to cache in (``NUMBA_CACHE_DIR``, the install's
+    ``__pycache__``, the user's cache folder): its own locators asked about this file, as they
+    will be about every kernel's. Where none can be written (a read-only container, a serverless
+    function without a writable home) numba would refuse every ``cache=True`` kernel on import."""
+
+    def probe() -> None:
+        pass
+
+    locators: list[Any] = caching.CacheImpl._locator_classes
+    return any(locator.from_function(probe, __file__) is not None for locator in locators)
+
+
+CACHING = _cache_folder()
+if not CACHING:
+    warnings.warn(
+        "numba has no writable folder to cache compiled kernels in (NUMBA_CACHE_DIR, the install's "
+        "__pycache__, the user's cache folder): every process compiles them again; set "
+        "NUMBA_CACHE_DIR to a writable folder",
+        RuntimeWarning,
+        stacklevel=1,  # this module: which importer came first says nothing
+    )
+
+# nogil: the loops run their blocks side by side on Python threads (``selfplay.loops.in_blocks``)
+_FLAGS = {"cache": CACHING, "nogil": True, "fastmath": False, "error_model": "numpy"}
+
+njit = numba.njit(**_FLAGS)  # type: ignore[call-overload]
+# Inlined at numba-IR level, so the caller's reference-count pruning sees through it:
+# for the tiny helpers that take arrays inside a hot loop.
+njit_inline = numba.njit(inline="always", **_FLAGS)  # type: ignore[call-overload]
+# For functions generated while a caller compiles (agents.dispatch composes them per set of
+# policy kinds): always inlined into that caller, whose cache holds them, so no cache of their own.
+njit_generated = numba.njit(inline="always", **{**_FLAGS, "cache": False})  # type: ignore[call-overload]
+# For kernels that freeze a kind's data (``PolicyKind.data``: a network's weights) and are called
+# with arguments the inliner cannot take (``*args``): no cache of their own, which would keep the
+# old data, so the loops that call them, cached under the data's digest, hold their code.
+njit_uncached = numba.njit(**{**_FLAGS, "cache": False})  # type: ignore[call-overload]

@@ -196,6 +196,36 @@ def test_editing_a_module_invalidates_the_cached_functions_of_a_script_that_impo
     assert call(2) == (2, 1)
 
 
+_NO_CACHE_FOLDER = """
+import warnings
+from numba.core import caching
+
+def _refuse(self):
+    raise PermissionError("read-only file system")
+
+caching._CacheLocator.ensure_cache_path = _refuse  # every folder numba could cache in
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    from hearts_sim import _numba
+    from hearts_sim.core.rules import Rules
+    from hearts_sim.game.hand_state import HandState
+print(_numba.CACHING, sorted(HandState.deal(Rules(), seed=1, hand=0).dealt(0)))
+print(*[str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)], sep="\\n")
+"""
+
+
+def test_without_a_writable_cache_folder_the_kernels_compile_every_time_and_a_warning_says_so() -> None:
+    """A read-only container, or a serverless function whose home cannot be written: numba found
+    no folder for its cache and refused every ``cache=True`` kernel on import (``RuntimeError:
+    cannot cache function 'popcount': no locator available``) until 2026-12-06. Now the kernels
+    compile uncached, once per process, with one warning naming ``NUMBA_CACHE_DIR``."""
+    run = subprocess.run([sys.executable, "-c", _NO_CACHE_FOLDER], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr[-2000:]
+    result, *warned = run.stdout.strip().splitlines()
+    assert result == f"False {sorted(HandState.deal(Rules(), seed=1, hand=0).dealt(0))}"
+    assert len(warned) == 1 and "set NUMBA_CACHE_DIR to a writable folder" in warned[0]
+
+
 def test_a_kind_set_depends_on_the_sources_of_its_kinds_only() -> None:
     baseline = set(source_modules(("lowest", "random", "rule")))
     searching = set(source_modules(("ismcts",)))
