@@ -559,6 +559,23 @@ def test_numba_told_not_to_compile_is_one_line_not_a_traceback() -> None:
     assert library.stderr.strip().splitlines()[-1].startswith("ImportError: NUMBA_DISABLE_JIT is set")
 
 
+def test_a_stream_without_the_suit_symbols_gets_letters_not_a_traceback(tmp_path: Path) -> None:
+    """A replay printed where stdout cannot encode ``♣♦♠♥`` (``PYTHONIOENCODING=ascii`` here; a
+    Windows console redirected to a file): the suits come out as letters, where the command
+    ended in ``UnicodeEncodeError`` after its work until 2026-12-06."""
+    run_dir = tmp_path / "run"
+    assert main(["tournament", "rule", "random", "--deals", "2", "--out", str(run_dir), "--quiet"]) == 0
+    command = [sys.executable, "-m", "hearts_sim", "replay", str(run_dir), "--row", "0"]
+    utf8 = subprocess.run(
+        command, capture_output=True, text=True, env={**os.environ, "PYTHONIOENCODING": "utf-8"}
+    )
+    ascii_ = subprocess.run(command, capture_output=True, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert utf8.returncode == 0 and ascii_.returncode == 0, ascii_.stderr[-2000:]
+    assert "\u2663" in utf8.stdout and ascii_.stderr == b""
+    expected = utf8.stdout.translate(str.maketrans("\u2663\u2666\u2660\u2665", "CDSH"))
+    assert ascii_.stdout.decode("ascii") == expected  # the same replay, every suit a letter
+
+
 def test_the_entry_point_behaves_the_same(places: dict[str, str]) -> None:
     """The first case of each subcommand once more, through ``python -m hearts_sim`` in fresh
     interpreters (in parallel): imports, the entry point and the exit code as a user meets them."""

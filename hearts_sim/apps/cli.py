@@ -11,6 +11,7 @@ is one line on stderr and exit code 2, a failed write of results exit code 1.
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import os
 import shlex
@@ -41,7 +42,7 @@ from hearts_sim.apps.options import (
     read_config,
     threads_option,
 )
-from hearts_sim.core.cards import card_str, cards_str
+from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, card_str, cards_str
 from hearts_sim.core.checks import did_you_mean
 from hearts_sim.core.errors import InputError, StorageError
 from hearts_sim.core.rules import MAX_PLAYERS, MAX_POINTS, PRESETS, SWITCHES, Rules, accepted
@@ -1105,7 +1106,37 @@ def _quiet_stdout() -> None:
         pass
 
 
+SUIT_LETTER_ERRORS = "hearts_sim.suit_letters"
+
+
+def _suits_as_letters(error: UnicodeError) -> tuple[str, int]:
+    """An encoding error handler: the suit symbols as letters (``♠Q`` -> ``SQ``), anything else
+    the stream cannot encode as ``?``."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    text = error.object[error.start : error.end]
+    letters = "".join(SUIT_LETTERS[SUIT_SYMBOLS.index(c)] if c in SUIT_SYMBOLS else "?" for c in text)
+    return letters, error.end
+
+
+codecs.register_error(SUIT_LETTER_ERRORS, _suits_as_letters)
+
+
+def _letters_where_symbols_cannot_print() -> None:
+    """Where stdout or stderr cannot encode ``♣♦♠♥`` (``PYTHONIOENCODING=ascii``, a Windows
+    console redirected to a file), print suits as letters instead of failing with a
+    ``UnicodeEncodeError`` after the work is done."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            SUIT_SYMBOLS.encode(getattr(stream, "encoding", None) or "utf-8")
+        except (UnicodeEncodeError, LookupError):
+            reconfigure = getattr(stream, "reconfigure", None)
+            if reconfigure is not None:
+                reconfigure(errors=SUIT_LETTER_ERRORS)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _letters_where_symbols_cannot_print()
     try:
         args = build_parser().parse_args(argv)
         return int(args.run(args))
