@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hearts_sim.core.errors import Terminated
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.simulate import progress_shown
 from hearts_sim.studies import tournament
@@ -446,7 +447,14 @@ def test_existing_output_directory_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_ctrl_c_keeps_finished_chunks_and_says_how_to_resume(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("stop", "code", "said"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
+)
+def test_ctrl_c_keeps_finished_chunks_and_says_how_to_resume(
+    tmp_path: Path, stop: signal.Signals, code: int, said: str
+) -> None:
+    """Ctrl-C, and SIGTERM (a scheduler's time limit, ``docker stop``; until 2026-12-06 it killed
+    the run with no word, and could fall between a chunk's part and its manifest update)."""
     out = tmp_path / "run"
     # Ctrl-C as at a terminal: a child inherits an ignored SIGINT (a suite started in the
     # background, `nohup pytest &`), and Python then leaves it ignored, so the CLI runs behind
@@ -469,32 +477,44 @@ def test_ctrl_c_keeps_finished_chunks_and_says_how_to_resume(tmp_path: Path) -> 
         if manifest.exists() and json.loads(manifest.read_text())["chunks_done"] >= 1:
             break
         time.sleep(0.2)
-    os.kill(process.pid, signal.SIGINT)
+    os.kill(process.pid, stop)
     try:
         _, stderr = process.communicate(timeout=120)
     except subprocess.TimeoutExpired:
         process.send_signal(signal.SIGABRT)
         _, stderr = process.communicate()
-        pytest.fail(f"still running 120 s after Ctrl-C; its threads:\n{stderr[-6000:]}")
-    assert process.returncode == 130
-    assert f"--resume {out}" in stderr
+        pytest.fail(f"still running 120 s after {stop.name}; its threads:\n{stderr[-6000:]}")
+    assert process.returncode == code
+    assert stderr.startswith(f"hearts-sim: {said} after ") and f"--resume {out}" in stderr
     done = json.loads(manifest.read_text())["chunks_done"]
     assert 1 <= done < json.loads(manifest.read_text())["chunks_total"]
     assert len(list((out / "records").glob("*.parquet"))) == done
 
 
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_ctrl_c_waits_until_a_chunk_is_committed() -> None:
-    """Ctrl-C between a chunk's Parquet part and its manifest update would leave a part the
-    manifest does not count: the commit holds the interrupt and raises it afterwards."""
-    before = signal.getsignal(signal.SIGINT)
-    steps = []
-    with pytest.raises(KeyboardInterrupt), interrupts_deferred():
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.05)  # the signal is delivered here, and held
-        steps.append("part and manifest written")
-    assert steps == ["part and manifest written"]
-    assert signal.getsignal(signal.SIGINT) is before
+@pytest.mark.parametrize(
+    ("stop", "raised"), [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated)]
+)
+def test_ctrl_c_waits_until_a_chunk_is_committed(stop: signal.Signals, raised: type[BaseException]) -> None:
+    """Ctrl-C or SIGTERM between a chunk's Parquet part and its manifest update would leave a
+    part the manifest does not count: the commit holds the signal and delivers it afterwards to
+    the handler it had (for SIGTERM here, the command line's, which raises ``Terminated``)."""
+    before_term = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        before = {held: signal.getsignal(held) for held in (signal.SIGINT, signal.SIGTERM)}
+        steps = []
+        with pytest.raises(raised), interrupts_deferred():
+            os.kill(os.getpid(), stop)
+            time.sleep(0.05)  # the signal is delivered here, and held
+            steps.append("part and manifest written")
+        assert steps == ["part and manifest written"]
+        assert {held: signal.getsignal(held) for held in before} == before
+    finally:
+        signal.signal(signal.SIGTERM, before_term)
 
 
 @pytest.mark.parametrize("config", sorted((Path(__file__).parents[1] / "experiments").glob("*.toml")))

@@ -15,8 +15,11 @@ import codecs
 import json
 import os
 import shlex
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +47,7 @@ from hearts_sim.apps.options import (
 )
 from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, card_str, cards_str
 from hearts_sim.core.checks import did_you_mean
-from hearts_sim.core.errors import InputError, StorageError
+from hearts_sim.core.errors import InputError, StorageError, Terminated
 from hearts_sim.core.rules import MAX_PLAYERS, MAX_POINTS, PRESETS, SWITCHES, Rules, accepted
 from hearts_sim.engine.rng import MAX_DEALS
 
@@ -261,7 +264,7 @@ def _run(args: argparse.Namespace, config: TournamentConfig | None) -> Tournamen
         return run_tournament(config, args.out, command=["hearts-sim", *sys.argv[1:]], **options)
     except Interrupted as stop:
         print(f"hearts-sim: {stop}", file=sys.stderr)
-        raise SystemExit(130) from None
+        raise SystemExit(stop.exit_code) from None
     finally:
         if runner is not None:
             runner.close()
@@ -1135,8 +1138,32 @@ def _letters_where_symbols_cannot_print() -> None:
                 reconfigure(errors=SUIT_LETTER_ERRORS)
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a scheduler's time limit, ``docker stop``) handled as Ctrl-C while a command
+    runs: a tournament keeps its finished chunks and says how to resume, a server reaps its
+    workers. Only the main thread may set a handler; elsewhere SIGTERM keeps its own."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _letters_where_symbols_cannot_print()
+    with _sigterm_as_interrupt():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return int(args.run(args))
@@ -1149,6 +1176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _quiet_stdout()
         return 0
+    except Terminated:
+        print("hearts-sim: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("hearts-sim: interrupted", file=sys.stderr)
         return 130

@@ -17,3 +17,9 @@ class InputError(ValueError):
 class StorageError(OSError):
     """Results that could not be written (a full disk, ...): everything saved before is kept, and
     the message says how to go on."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a scheduler's time limit, ``docker stop``, ``kill``), raised by ``hearts-sim``'s
+    handler: handled as Ctrl-C is (finished chunks kept, the resume command said), with exit code
+    143 instead of 130."""

@@ -42,7 +42,7 @@ from tqdm.auto import tqdm
 from agents.external import EngineOptions, ExternalAgentError, is_object_label
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.checks import is_integer, shown, store_plain
-from hearts_sim.core.errors import InputError, StorageError
+from hearts_sim.core.errors import InputError, StorageError, Terminated
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.rng import MAX_DEALS, SeedError, check_seed
 from hearts_sim.selfplay.records import (
@@ -99,12 +99,20 @@ class TournamentError(InputError):
 
 
 class Interrupted(Exception):
-    """Ctrl-C between chunks: every finished chunk is on disk."""
+    """Ctrl-C (or SIGTERM, ``terminated``) between chunks: every finished chunk is on disk."""
 
-    def __init__(self, done: int, total: int, out: Path | None, objects: bool = False):
-        self.done, self.total, self.out = done, total, out
+    def __init__(
+        self, done: int, total: int, out: Path | None, objects: bool = False, terminated: bool = False
+    ):
+        self.done, self.total, self.out, self.terminated = done, total, out, terminated
         where = f"; resume with: {resume_command(out, objects)}" if out else ""
-        super().__init__(f"interrupted after {done} of {total} chunks{where}")
+        how = "terminated" if terminated else "interrupted"
+        super().__init__(f"{how} after {done} of {total} chunks{where}")
+
+    @property
+    def exit_code(self) -> int:
+        """The shell's code for the signal: 128 + 15 (SIGTERM) or 128 + 2 (SIGINT)."""
+        return 143 if self.terminated else 130
 
 
 def resume_command(out: Path, objects: bool = False) -> str:
@@ -262,22 +270,30 @@ def _part_bytes(columns: dict[str, Any]) -> bytes:
     return bytes(sink.getvalue().to_pybytes())
 
 
+HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 @contextmanager
 def interrupts_deferred() -> Iterator[None]:
-    """Hold Ctrl-C until the block is done, then raise it: a chunk's Parquet part and the
-    manifest that counts it are written together or not at all. (Only the main thread
-    receives signals; elsewhere this does nothing.)"""
+    """Hold Ctrl-C and SIGTERM until the block is done, then deliver them to the handlers they
+    had (Ctrl-C's raises ``KeyboardInterrupt``; SIGTERM's kills the process, or under
+    ``hearts-sim`` raises ``Terminated``): a chunk's Parquet part and the manifest that counts it
+    are written together or not at all. (Only the main thread receives signals; elsewhere this
+    does nothing.)"""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     received: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    previous = {
+        held: signal.signal(held, lambda signum, frame: received.append(signum)) for held in HELD_SIGNALS
+    }
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
-    if received:
-        raise KeyboardInterrupt
+        for held, handler in previous.items():
+            signal.signal(held, handler if handler is not None else signal.SIG_DFL)
+    for signum in dict.fromkeys(received):
+        signal.raise_signal(signum)
 
 
 def load_manifest(out: Path) -> dict[str, Any]:
@@ -519,9 +535,10 @@ def run_tournament(
                     on_chunk(chunk)
                 if decided:
                     break
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:
             done = int(manifest.get("chunks_done", chunk)) if out_path is not None else chunk
-            raise Interrupted(done, config.n_chunks, out_path, objects) from None
+            terminated = isinstance(stop, Terminated)
+            raise Interrupted(done, config.n_chunks, out_path, objects, terminated) from None
         except ExternalAgentError as error:  # the chunks finished before it are on disk
             if out_path is None:
                 raise
