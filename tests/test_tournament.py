@@ -502,7 +502,10 @@ def _raise_terminated(signum: int, frame: object) -> None:
 def test_ctrl_c_waits_until_a_chunk_is_committed(stop: signal.Signals, raised: type[BaseException]) -> None:
     """Ctrl-C or SIGTERM between a chunk's Parquet part and its manifest update would leave a
     part the manifest does not count: the commit holds the signal and delivers it afterwards to
-    the handler it had (for SIGTERM here, the command line's, which raises ``Terminated``)."""
+    the handler it had (for SIGTERM here, the command line's, which raises ``Terminated``). A
+    suite started in the background by a shell inherits SIGINT ignored, so Python's Ctrl-C
+    handler is installed here, not assumed."""
+    before_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     before_term = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         before = {held: signal.getsignal(held) for held in (signal.SIGINT, signal.SIGTERM)}
@@ -514,6 +517,7 @@ def test_ctrl_c_waits_until_a_chunk_is_committed(stop: signal.Signals, raised: t
         assert steps == ["part and manifest written"]
         assert {held: signal.getsignal(held) for held in before} == before
     finally:
+        signal.signal(signal.SIGINT, before_int)
         signal.signal(signal.SIGTERM, before_term)
 
 
