@@ -1,12 +1,19 @@
 """``python -m hearts_sim`` is ``hearts-sim``; ``run`` is also the console script's entry point."""
 
 import sys
+import warnings
+
+
+def _one_line(message: Warning | str, category: type[Warning], *_: object, **__: object) -> str:
+    return f"hearts-sim: warning: {message}\n"
 
 
 def run() -> int:
     """The command line; one line and exit code 2 where numba is told not to compile
     (``NUMBA_DISABLE_JIT``), which the kernels cannot do without: ``hearts_sim._numba`` refuses
-    it on import, before the command line exists to print the message."""
+    it on import, before the command line exists to print the message. A warning is one line
+    too (no cache folder for numba, a full disk), from the first import on."""
+    warnings.formatwarning = _one_line
     try:
         from hearts_sim.apps.cli import main
     except ImportError as error:

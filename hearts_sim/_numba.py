@@ -3,7 +3,8 @@ at the end of this module.
 
 ``cache=True``: only the first run on a machine pays for compiling (the cache lives in
 ``NUMBA_CACHE_DIR``, ``__pycache__`` or the user's cache folder; where none can be written,
-``CACHING`` is False, every process compiles, and a warning says so). Numba's cache ignores the
+``CACHING`` is False, every process compiles, and a warning says so; a cache that cannot be read
+or written, a full disk, costs only the cache). Numba's cache ignores the
 values of module globals, so no kernel may switch behaviour on a global: rule switches arrive
 as data.
 
@@ -22,9 +23,10 @@ measured at about 5x the cost of the rules logic itself.
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -178,6 +180,38 @@ caching.CacheImpl._locator_classes[:0] = [
     ProjectStampLocator,
     ProjectStampUserWideLocator,
 ]
+
+
+# numba's own guard (Windows' spurious EACCES); a numba without it: none, and no patch below
+_numba_cache_io = getattr(caching.Cache, "_guard_against_spurious_io_errors", None)
+_cache_io_failed = False
+
+
+@contextlib.contextmanager
+def _cache_io_or_compile(self: caching.Cache) -> Iterator[None]:
+    """numba reads and writes a cache entry inside this guard, and lets an ``OSError`` there end
+    the process after the compile succeeded: a full disk or a spent quota (``No space left on
+    device``) killed every command. Here a failed save keeps the kernel compiled for this process
+    only, and a failed load compiles it again; one warning per process says so."""
+    global _cache_io_failed
+    try:
+        with _numba_cache_io(self):  # type: ignore[misc]
+            yield
+    except OSError as error:
+        if not _cache_io_failed:
+            _cache_io_failed = True
+            folder = numba.config.CACHE_DIR or self._cache_path  # type: ignore[attr-defined]
+            warnings.warn(
+                f"numba cannot use its cache in {folder} "
+                f"({error.strerror or error}): kernels compile in every process until it can; free "
+                "space there or set NUMBA_CACHE_DIR to another folder",
+                RuntimeWarning,
+                stacklevel=1,
+            )
+
+
+if _numba_cache_io is not None:
+    caching.Cache._guard_against_spurious_io_errors = _cache_io_or_compile  # type: ignore[method-assign]
 
 
 def _cache_folder() -> bool:

@@ -226,6 +226,75 @@ def test_without_a_writable_cache_folder_the_kernels_compile_every_time_and_a_wa
     assert len(warned) == 1 and "set NUMBA_CACHE_DIR to a writable folder" in warned[0]
 
 
+_CACHE_IO_FAILS = """
+import errno
+import sys
+from numba.core import caching
+
+def _fail(*args, **kwargs):
+    raise OSError(errno.{code}, "{reason}")
+
+if "{method}":
+    setattr(caching.IndexDataCacheFile, "{method}", _fail)
+{run}
+"""
+_DEAL = """
+import warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    from hearts_sim.core.rules import Rules
+    from hearts_sim.game.hand_state import HandState
+    print(sorted(HandState.deal(Rules(), seed=1, hand=0).dealt(0)))
+print(*[str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)], sep="\\n")
+"""
+
+
+def _with_cache_io_failing(
+    cache: Path, method: str, code: str, reason: str, run: str
+) -> subprocess.CompletedProcess:
+    script = _CACHE_IO_FAILS.format(method=method, code=code, reason=reason, run=run)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=env)
+
+
+def test_a_cache_that_cannot_be_written_or_read_costs_only_the_cache(tmp_path: Path) -> None:
+    """A full disk or a spent quota under numba's cache folder: every command compiled its
+    kernels and then died saving them (``OSError: [Errno 28] No space left on device`` from
+    numba's caching, exit 1) until 2026-12-06. Now a failed save keeps the kernels for the
+    process, a failed read compiles them again, and one warning says so."""
+    expected = f"{sorted(HandState.deal(Rules(), seed=1, hand=0).dealt(0))}"
+
+    def deal(method: str, code: str, reason: str) -> list[str]:
+        run = _with_cache_io_failing(tmp_path, method, code, reason, _DEAL)
+        assert run.returncode == 0, run.stderr[-2000:]
+        result, *warned = run.stdout.strip().splitlines()
+        assert result == expected
+        return warned
+
+    [warned] = deal("_open_for_write", "ENOSPC", "No space left on device")
+    assert f"numba cannot use its cache in {tmp_path} (No space left on device)" in warned
+    assert "set NUMBA_CACHE_DIR" in warned
+    assert not list(tmp_path.rglob("*.nbi"))  # nothing saved
+    assert deal("", "EIO", "unused") == []  # nothing fails: the cache is written
+    assert list(tmp_path.rglob("*.nbi"))
+    [warned] = deal("_load_index", "EIO", "Input/output error")
+    assert "(Input/output error)" in warned
+
+
+def test_the_command_line_prints_a_warning_in_one_line(tmp_path: Path) -> None:
+    match = "sys.argv = ['hearts-sim', 'match', 'random', 'lowest', '--deals', '1']\n"
+    match += "from hearts_sim.__main__ import run\nsys.exit(run())"
+    run = _with_cache_io_failing(tmp_path, "_open_for_write", "ENOSPC", "No space left on device", match)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "random - lowest:" in run.stdout
+    warned = [line for line in run.stderr.splitlines() if "warn" in line]
+    assert warned == [
+        f"hearts-sim: warning: numba cannot use its cache in {tmp_path} (No space left on device): "
+        "kernels compile in every process until it can; free space there or set NUMBA_CACHE_DIR "
+        "to another folder"
+    ]
+
+
 def test_a_kind_set_depends_on_the_sources_of_its_kinds_only() -> None:
     baseline = set(source_modules(("lowest", "random", "rule")))
     searching = set(source_modules(("ismcts",)))
