@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import json
 import math
 import os
@@ -48,6 +49,7 @@ from threadpoolctl import threadpool_limits
 
 from agents.net import LAYERS, WeightsError, load_weights, network_policy
 from agents.registry import parse_agent
+from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.env import PolicyAgent, VectorEnv
 from hearts_sim.selfplay.simulate import set_threads
@@ -452,10 +454,9 @@ def save(path: Path, result: dict[str, Any], args: argparse.Namespace) -> None:
     if args.init is not None:  # the weights it started from (their own meta says how they were made)
         meta["init"] = {"file": str(args.init), "sha256": hashlib.sha256(args.init.read_bytes()).hexdigest()}
     arrays = {name: w.astype(np.float16) for name, w in zip(LAYERS, result["weights"], strict=True)}
-    partial = path.with_name(f".{path.name}.tmp")  # not *.npz: agents.net never loads it
-    with open(partial, "wb") as file:
-        np.savez_compressed(file, **arrays, meta=np.array(json.dumps(meta)))
-    os.replace(partial, path)  # atomic: a process loading the weights never sees half a file
+    packed = io.BytesIO()
+    np.savez_compressed(packed, **arrays, meta=np.array(json.dumps(meta)))
+    write_atomically(path, packed.getvalue())  # a process loading the weights never sees half a file
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -568,11 +569,21 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--out {args.out}: cannot create its folder ({error.strerror})")
     if not os.access(args.out.parent, os.W_OK) or (args.out.exists() and not os.access(args.out, os.W_OK)):
         parser.error(f"--out {args.out}: cannot be written")
+
+    def checkpoint(partial: dict[str, Any]) -> None:  # a full disk costs this checkpoint, not the run
+        try:
+            save(args.out, partial, args)
+        except OSError as error:
+            print(f"warning: checkpoint not saved to {args.out}: {error.strerror or error}", file=sys.stderr)
+
     trainer = train_dagger if args.method == "dagger" else train_pg
-    result = trainer(args, checkpoint=lambda partial: save(args.out, partial, args))
+    result = trainer(args, checkpoint=checkpoint)
     if args.eval_deals:
         result["evaluation"] = evaluate(result["weights"], args)
+    try:
         save(args.out, result, args)
+    except OSError as error:
+        parser.exit(1, f"{parser.prog}: error: cannot write {args.out}: {error.strerror or error}\n")
     print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes; {result['backend']}, {result['seconds']} s)")
 
 

@@ -10,6 +10,7 @@ through pyplot, so the command works without a display and leaves pyplot's state
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ import numpy as np
 import pandas as pd
 
 from hearts_sim.core.checks import is_integer, shown
+from hearts_sim.core.errors import StorageError
+from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS
 from hearts_sim.selfplay.records import HANDS_DIR, MANIFEST, RECORDS_DIR
 from hearts_sim.studies.analysis import (
@@ -410,7 +413,8 @@ def write_report(
     """Read a tournament's records (a path: the ``--out`` directory or its ``records/``), or pool
     those of several runs under the same rules, and write the figures and ``summary.md`` into
     ``out`` (default ``path/report``; several runs need it); returns the files written. Raises
-    ``ReportError`` with a one-line reason when it cannot."""
+    ``ReportError`` with a one-line reason when it cannot, ``StorageError`` when a file cannot be
+    written (each file is whole or as it was: ``write_atomically``)."""
     sources = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
     if not sources:
         raise ReportError("report needs at least one run directory")
@@ -431,15 +435,20 @@ def write_report(
         target.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise ReportError(f"cannot create the report directory {target}: {error.strerror or error}") from None
-    written = []
     figures = _figures(summary)
+    files = {}
     for name, ax in figures.items():
-        ax.figure.savefig(target / name, dpi=100)
-        written.append(target / name)
-    markdown = target / SUMMARY_FILE
-    markdown.write_text(summary_markdown(summary, "`, `".join(map(str, sources)), list(figures)))
-    written.append(markdown)
-    return written
+        image = io.BytesIO()
+        ax.figure.savefig(image, dpi=100, format="png")
+        files[target / name] = image.getvalue()
+    markdown = summary_markdown(summary, "`, `".join(map(str, sources)), list(figures))
+    files[target / SUMMARY_FILE] = markdown.encode()
+    for path, data in files.items():
+        try:
+            write_atomically(path, data)
+        except OSError as error:  # a full disk: the records are only read, so nothing is lost
+            raise StorageError(f"cannot write {path}: {error.strerror or error}") from None
+    return list(files)
 
 
 def _check_min_points(min_points: Any, most: int, limit: str) -> None:

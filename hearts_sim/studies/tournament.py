@@ -22,7 +22,6 @@ import html
 import itertools
 import json
 import math
-import os
 import shlex
 import signal
 import threading
@@ -43,6 +42,7 @@ from agents.external import EngineOptions, ExternalAgentError, is_object_label
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.checks import is_integer, shown, store_plain
 from hearts_sim.core.errors import InputError, StorageError, Terminated
+from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.rng import MAX_DEALS, SeedError, check_seed
 from hearts_sim.selfplay.records import (
@@ -247,20 +247,8 @@ def _prepare_out(out: Path) -> None:
         raise TournamentError(f"cannot write to --out {out}: {error.strerror or error}") from None
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    """``path`` holds ``data`` afterwards, or what it held before: never half a file."""
-    temporary = path.with_name(path.name + ".tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(data)
-        os.replace(temporary, path)
-    except OSError:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
 def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
-    _write_atomically(out / MANIFEST, (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
+    write_atomically(out / MANIFEST, (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
 
 
 def _part_bytes(columns: dict[str, Any]) -> bytes:
@@ -660,7 +648,7 @@ def _commit(
     for directory, (data, _) in parts.items():
         part = part_path(out, chunk, directory)
         try:
-            _write_atomically(part, data)
+            write_atomically(part, data)
         except OSError as error:
             raise StorageError(_storage_message(part, error, chunk, total, out, manifest)) from None
     for directory, (data, rows) in parts.items():
@@ -719,7 +707,7 @@ def _checked_for_resume(
             for directory, (data, rows) in _chunk_parts(config, table, records, hands).items():
                 part = part_path(out, chunk, directory)
                 try:
-                    _write_atomically(part, data)
+                    write_atomically(part, data)
                 except OSError as error:
                     raise StorageError(
                         _storage_message(part, error, chunk, config.n_chunks, out, manifest)

@@ -31,6 +31,7 @@ from agents.registry import check_level_name, parse_agent
 from agents.search import MAX_MS
 from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.errors import InputError
+from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED
 from hearts_sim.studies.tournament import TournamentConfig, run_tournament
@@ -279,7 +280,7 @@ def write_level(path: Path, result: TuneResult, description: str, max_ms: float,
     text = "\n".join(lines)
     tomllib.loads(text)  # what we write must read back
     try:
-        path.write_text(text)
+        write_atomically(path, text.encode())  # the level it replaces survives a failed write
     except OSError as error:
         raise TuneError(f"cannot write level file {path}: {error.strerror or error}") from None
 

@@ -1,0 +1,146 @@
+"""A full disk (or a spent quota) while results are written: every writer goes through
+``write_atomically``, so a file is whole or as it was, and the command says so in one line.
+
+The disk fills inside ``Path.write_bytes``/``write_text`` here: half the bytes land, then
+``OSError(ENOSPC)``, as a real full disk does (checked by hand on a full 2 MB tmpfs)."""
+
+from __future__ import annotations
+
+import errno
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agents.levels import read_level
+from hearts_sim.apps.cli import main
+from hearts_sim.core.files import write_atomically
+from hearts_sim.studies.tournament import make_config, run_tournament
+from hearts_sim.studies.tune import Candidate, TuneError, TuneResult, write_level
+
+try:
+    from tests.test_learning import script_module
+except ImportError:  # run from inside tests/
+    from test_learning import script_module  # type: ignore[no-redef]
+
+_write_bytes = Path.write_bytes
+
+
+def _fill_the_disk(monkeypatch: pytest.MonkeyPatch, after: int = 0) -> list[Path]:
+    """Every write after the first ``after`` lands half its bytes and fails as a full disk does;
+    returns the paths written to."""
+    written: list[Path] = []
+
+    def half_then_full(path: Path, data: Any) -> int:
+        written.append(path)
+        data = data if isinstance(data, bytes) else str(data).encode()
+        if len(written) <= after:
+            return _write_bytes(path, data)
+        _write_bytes(path, data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(Path, "write_bytes", half_then_full)
+    monkeypatch.setattr(Path, "write_text", lambda path, text, *a, **k: half_then_full(path, text))
+    return written
+
+
+def test_a_failed_write_leaves_the_file_as_it_was_and_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "manifest.json"
+    write_atomically(path, b"the old contents")
+    _fill_the_disk(monkeypatch)
+    with pytest.raises(OSError, match="No space left on device"):
+        write_atomically(path, b"the new contents, which do not fit")
+    assert path.read_bytes() == b"the old contents"
+    assert [p.name for p in tmp_path.iterdir()] == ["manifest.json"]
+    monkeypatch.undo()
+    write_atomically(tmp_path / "new" / "file.txt", b"new")  # creates the folder
+    assert (tmp_path / "new" / "file.txt").read_bytes() == b"new"
+
+
+def _result() -> TuneResult:
+    best = Candidate({"shoot": 30}, "rule(shoot=30)")
+    return TuneResult("rule", "rule", best, 0.1, [0.0, 0.2], [], 100)
+
+
+def test_a_level_that_cannot_be_written_keeps_the_level_it_would_replace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tune --write-level hard`` on a full disk truncated ``hard.toml`` to what fitted (checked
+    on a tmpfs: 4,096 bytes of the new file, the old level gone, ``hard`` unreadable) until
+    2026-12-06."""
+    path = tmp_path / "hard.toml"
+    write_level(path, _result(), "the level in place", 100, "hearts-sim tune ...")
+    before = path.read_bytes()
+    _fill_the_disk(monkeypatch)
+    with pytest.raises(TuneError, match=f"cannot write level file {path}: No space left on device"):
+        write_level(path, _result(), "x" * 9000, 100, "hearts-sim tune ...")
+    assert path.read_bytes() == before
+    assert read_level(path).description == "the level in place"
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("tournament") / "run"
+    run_tournament(make_config(["random", "lowest"], deals=40, seed=3), out, progress=False)
+    return out
+
+
+def test_a_report_on_a_full_disk_is_one_line_and_leaves_no_half_figure(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``hearts-sim report`` ended in a traceback (matplotlib's ``OSError``) and left an empty
+    PNG until 2026-12-06."""
+    out = tmp_path / "report"
+    written = _fill_the_disk(monkeypatch, after=2)
+    assert main(["report", str(run_dir), "--out", str(out)]) == 1
+    failed = out / written[2].name.removeprefix(".").removesuffix(".tmp")
+    assert capsys.readouterr().err == f"hearts-sim: error: cannot write {failed}: No space left on device\n"
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        p.name.removeprefix(".").removesuffix(".tmp") for p in written[:2]
+    )
+    for name in written[:2]:  # the two that fitted are whole
+        assert (out / name.name.removeprefix(".").removesuffix(".tmp")).read_bytes()[:4] == b"\x89PNG"
+    monkeypatch.undo()
+    assert main(["report", str(run_dir), "--out", str(out)]) == 0
+
+
+def test_training_outlives_a_checkpoint_the_disk_refuses_and_says_so_when_the_last_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A checkpoint that does not fit costs that checkpoint (a warning), not the run; weights
+    that cannot be written at the end are one line and exit code 1, where both were a traceback
+    until 2026-12-06."""
+    train_policy = script_module("train_policy.py")
+    out = tmp_path / "policy.npz"
+    arguments = ["--decisions", "1280", "--envs", "64", "--hidden", "8", "8", "--reports", "2"]
+    arguments += ["--backend", "numpy", "--out", str(out)]
+    calls = 0
+
+    def first_fails(path: Path, result: dict[str, Any], args: Any) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        save(path, result, args)
+
+    save = train_policy.save
+    monkeypatch.setattr(train_policy, "save", first_fails)
+    train_policy.main(arguments)
+    captured = capsys.readouterr()
+    assert captured.err.count(f"warning: checkpoint not saved to {out}: No space left on device") == 1
+    assert f"wrote {out}" in captured.out and calls >= 3
+    with np.load(out) as data:
+        assert json.loads(str(data["meta"]))["decisions"] == 1280
+
+    _fill_the_disk(monkeypatch)
+    with pytest.raises(SystemExit) as stopped:
+        train_policy.main(arguments)
+    assert stopped.value.code == 1
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.endswith(f": error: cannot write {out}: No space left on device")  # prog: argv[0]
+    with np.load(out) as data:  # the weights written before are whole
+        assert json.loads(str(data["meta"]))["decisions"] == 1280
