@@ -35,6 +35,7 @@ from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
 from agents.search import ROLLOUTS, playout_card
 from hearts_sim._numba import njit
+from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.hand import (
     deal_hand,
@@ -189,13 +190,14 @@ def main(argv: list[str] | None = None) -> None:
     else:
         command = f"--hands {args.hands} --rules {args.rules}\n--rollout {args.rollout} "
         command += f"--epsilon {args.epsilon} --alpha {args.alpha} --seed {args.seed}"
-    WEIGHTS_FILE.write_text(
+    source = (
         '"""Weights of the learned evaluation (agents/evaluation.py), one per ``FEATURES`` entry.\n\n'
         f"Written by ``python experiments/train_evaluation.py {command}``:\n"
         f"held-out R^2 {1 - residual / variance:.3f} over {len(test_y):,} rows.\n"
         '"""\n\n'
         f"WEIGHTS = (\n{lines})\n"
     )
+    write_atomically(WEIGHTS_FILE, source.encode())  # a failed write keeps the module importable
     print(f"wrote {WEIGHTS_FILE} (the agents that use it recompile on their next run)")
 
 

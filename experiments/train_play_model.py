@@ -27,6 +27,7 @@ from scipy.optimize import minimize
 
 from agents.play_model import MAX_LEGAL, MOVE_FEATURES, N_MOVE_FEATURES, move_features
 from agents.search import greedy_play
+from hearts_sim.core.files import write_atomically
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # train_shape.py beside it, also when imported
 from train_shape import HELD_OUT_EVERY, SavedHandsError, saved_hands  # noqa: E402
@@ -157,7 +158,7 @@ def main() -> None:
     files = " ".join(args.files)
     command = f"python experiments/train_play_model.py {files} --ridge {args.ridge:g}"
     try:
-        args.out.write_text(weights_source(weights, command, report))
+        write_atomically(args.out, weights_source(weights, command, report).encode())
     except OSError as error:
         sys.exit(f"error: cannot write {args.out}: {error.strerror}")
     print(f"wrote {args.out}")

@@ -23,6 +23,7 @@ Two steps, so the slow one can run in several processes and be resumed:
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 import time
@@ -38,6 +39,7 @@ from agents.registry import parse_agent
 from agents.shape import FEATURES, N_FEATURES, TERMS, new_shape_features, shape_features, shape_terms
 from hearts_sim._numba import njit
 from hearts_sim.core.errors import InputError
+from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.inference import new_events, play_events
 from hearts_sim.engine.sampler import new_sampler_scratch, sample_world_into
@@ -76,14 +78,16 @@ def play(args: argparse.Namespace) -> None:
         passes.append(passed)
         history.append(cards)
         if len(hands) % SAVE_EVERY == 0 or hand == last:
+            saved = io.BytesIO()  # then written whole: a full disk keeps the last save
             np.savez(
-                args.out,
+                saved,
                 agent=args.agent,
                 seed=args.seed,
                 hands=np.array(hands),
                 passes=np.array(passes),
                 history=np.array(history, dtype=np.int8),
             )
+            write_atomically(args.out, saved.getvalue())
             print(f"{len(hands)} hands, {time.perf_counter() - started:.0f} s", flush=True)
 
 
@@ -198,7 +202,7 @@ def fit(args: argparse.Namespace) -> None:
         f"    {w:+.6f},  # {FEATURES[i % N_FEATURES]}{'' if i < N_FEATURES else ' (void)'}\n"
         for i, w in enumerate(weights)
     )
-    WEIGHTS_FILE.write_text(
+    source = (
         '"""Weights of the learned shape model (agents/shape.py): ``FEATURES`` times the length, then\n'
         "times being void.\n\n"
         f"Written by ``python experiments/train_shape.py fit {' '.join(args.files)} --per-hand "
@@ -208,6 +212,7 @@ def fit(args: argparse.Namespace) -> None:
         '"""\n\n'
         f"WEIGHTS: tuple[float, ...] = (\n{lines})\n"
     )
+    write_atomically(WEIGHTS_FILE, source.encode())  # a failed write keeps the module importable
     print(f"wrote {WEIGHTS_FILE}")
 
 
