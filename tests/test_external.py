@@ -129,14 +129,14 @@ def test_a_full_disk_during_a_run_of_an_object_agent_says_to_resume_from_python(
     from hearts_sim.core.errors import StorageError
     from hearts_sim.studies import tournament
 
-    write = tournament._write_atomically
+    write = tournament.write_atomically
 
     def full_after_one_part(path: Path, data: bytes) -> None:
         if path.name == "part-000001.parquet":
             raise OSError(errno.ENOSPC, "No space left on device")
         write(path, data)
 
-    monkeypatch.setattr(tournament, "_write_atomically", full_after_one_part)
+    monkeypatch.setattr(tournament, "write_atomically", full_after_one_part)
     config = TournamentConfig((python_agents.Lowest(), "rule"), deals=30, seed=3, chunk_deals=10)
     with pytest.raises(StorageError, match=r"1 of 3 chunks are saved; resume with: run_tournament\(config, "):
         run_tournament(config, tmp_path / "run", progress=False)

@@ -119,7 +119,7 @@ def test_a_full_disk_is_one_line_with_the_resume_command_and_resuming_gives_the_
     out = tmp_path / "run"
     arguments = ["tournament", "lowest", "random", "--deals", "20000", "--seed", "3", "--quiet"]
     written: list[str] = []
-    write = tournament._write_atomically
+    write = tournament.write_atomically
 
     def fill_up(path: Path, data: bytes) -> None:
         kind = "part" if path.name.startswith("part-") else "manifest"
@@ -128,13 +128,13 @@ def test_a_full_disk_is_one_line_with_the_resume_command_and_resuming_gives_the_
             raise OSError(errno.ENOSPC, "No space left on device")
         write(path, data)
 
-    monkeypatch.setattr(tournament, "_write_atomically", fill_up)
+    monkeypatch.setattr(tournament, "write_atomically", fill_up)
     assert main([*arguments, "--out", str(out)]) == 1
     line = one_error_line(capsys)
     assert "No space left on device" in line
     assert "2 of 5 chunks are saved" in line and f"resume with: hearts-sim tournament --resume {out}" in line
     assert manifest(out)["chunks_done"] == 2
-    monkeypatch.setattr(tournament, "_write_atomically", write)
+    monkeypatch.setattr(tournament, "write_atomically", write)
     assert main(["tournament", "--resume", str(out), "--json"]) == 0
     resumed = json.loads(capsys.readouterr().out)
     assert main([*arguments, "--out", str(tmp_path / "whole"), "--json"]) == 0
