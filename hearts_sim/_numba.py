@@ -160,15 +160,20 @@ class _ProjectStamp:
         return stamp
 
 
-class ProjectStampLocator(_ProjectStamp, caching.InTreeCacheLocator):
+def _numba_locator(name: str) -> Any:
+    """numba's locator class ``name`` (numba before 0.60 names it with a leading underscore)."""
+    return getattr(caching, name, None) or getattr(caching, f"_{name}")
+
+
+class ProjectStampLocator(_ProjectStamp, _numba_locator("InTreeCacheLocator")):  # type: ignore[misc]
     """The cache in ``__pycache__``, stamped with the sources a function is built from."""
 
 
-class ProjectStampUserLocator(_ProjectStamp, caching.UserProvidedCacheLocator):
+class ProjectStampUserLocator(_ProjectStamp, _numba_locator("UserProvidedCacheLocator")):  # type: ignore[misc]
     """The cache in ``NUMBA_CACHE_DIR``, stamped with the sources a function is built from."""
 
 
-class ProjectStampUserWideLocator(_ProjectStamp, caching.UserWideCacheLocator):
+class ProjectStampUserWideLocator(_ProjectStamp, _numba_locator("UserWideCacheLocator")):  # type: ignore[misc]
     """The user's cache folder (``~/.cache/numba``) where ``__pycache__`` cannot be written (an
     install owned by another user), stamped with the sources a function is built from."""
 

@@ -113,10 +113,10 @@ _CALL = "from hearts_sim.caller import call; print(call(), call.stats.cache_hits
 # An install whose __pycache__ this user cannot write (a root-owned site-packages; the tests run
 # as root, who may write anywhere, so the refusal is simulated): numba falls back to ~/.cache.
 _READ_ONLY_TREE = """
-from numba.core import caching
+from hearts_sim._numba import _numba_locator
 def _refuse(self):
     raise PermissionError("read-only install")
-caching.InTreeCacheLocator.ensure_cache_path = _refuse
+_numba_locator("InTreeCacheLocator").ensure_cache_path = _refuse
 """
 
 
