@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.belief import IGNORE_PLAYS, belief_pool, marginal_owners
-from hearts_sim.core.cards import QS, SUIT_MASKS
+from hearts_sim.core.cards import QS, SUIT_MASKS, card_counts
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.inference import new_pool
@@ -89,8 +89,8 @@ def lengths_log_likelihood(state, seat: int, pool, cumulative, rules) -> float: 
     total = 0.0
     for other in (o for o in range(rules.n_players) if o != seat):
         for mask in SUIT_MASKS:
-            lengths = np.bitwise_count(hands[:, other] & mask)
-            truth = int(np.bitwise_count(true_hands[other] & mask))
+            lengths = card_counts(hands[:, other] & mask)
+            truth = int(card_counts(true_hands[other] & mask))
             share = weights[lengths == truth].sum()
             total += float(np.log((share * len(pool) + SMOOTHING) / (len(pool) + SMOOTHING * LENGTHS)))
     return total

@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 from hearts_sim import PRESETS, Rules, simulate, simulate_games
+from hearts_sim.core.cards import card_counts
 from hearts_sim.selfplay import simulate as simulate_module
 
 try:
@@ -66,10 +67,6 @@ def seat_columns(frame: pd.DataFrame, prefix: str, n: int, dtype=np.int64) -> np
     return np.stack([frame[f"{prefix}_{s}"].to_numpy().astype(dtype) for s in range(n)], axis=1)
 
 
-def popcount(masks: np.ndarray) -> np.ndarray:
-    return np.bitwise_count(masks.astype(np.uint64)).astype(np.int64)
-
-
 def bad_rows(frame: pd.DataFrame, ok: np.ndarray) -> str:
     """The first rows breaking an invariant, for the assertion message."""
     return "\n" + frame[~np.asarray(ok)].head(3).T.to_string()
@@ -90,11 +87,11 @@ def test_deal_partitions_the_deck(hands):
         kitty = frame["kitty"].to_numpy().astype(np.uint64)
     else:
         kitty = np.zeros(len(frame), np.uint64)
-    sizes_ok = (popcount(dealt) == rules.hand_size).all(1)
+    sizes_ok = (card_counts(dealt) == rules.hand_size).all(1)
     assert sizes_ok.all(), bad_rows(frame, sizes_ok)
-    assert (popcount(kitty) == rules.kitty_size).all()
+    assert (card_counts(kitty) == rules.kitty_size).all()
     union = np.bitwise_or.reduce(dealt, axis=1) | kitty
-    disjoint = popcount(dealt).sum(1) + popcount(kitty) == deck_size(rules)
+    disjoint = card_counts(dealt).sum(1) + card_counts(kitty) == deck_size(rules)
     ok = (union == np.uint64(deck_mask(rules))) & disjoint
     assert ok.all(), bad_rows(frame, ok)
 
@@ -136,7 +133,7 @@ def test_passing_direction_dealer_and_first_leader(hands):
     off = offsets(directions, n)
     assert ((passed & ~dealt) == 0).all(), "a seat passed a card it was not dealt"
     expected_count = np.where(off == 0, 0, rules.pass_count)[:, None]
-    assert (popcount(passed) == expected_count).all()
+    assert (card_counts(passed) == expected_count).all()
 
     rows = np.arange(count)
     held = np.empty_like(dealt)  # the hands after the exchange
@@ -144,7 +141,7 @@ def test_passing_direction_dealer_and_first_leader(hands):
         giver = (seat - off) % n
         held[:, seat] = (dealt[:, seat] & ~passed[:, seat]) | passed[rows, giver]
     assert (np.bitwise_or.reduce(held, axis=1) == np.bitwise_or.reduce(dealt, axis=1)).all()
-    assert (popcount(held) == rules.hand_size).all()
+    assert (card_counts(held) == rules.hand_size).all()
     leader = frame["first_leader"].to_numpy().astype(np.int64)
     if rules.first_lead == "any":
         ok = leader == (frame["dealer"].to_numpy() + 1) % n
@@ -359,9 +356,9 @@ def corrupt(record: np.void, damage: str) -> None:
     elif damage == "raw points do not add up":
         record["points"][0] += 1
     elif damage == "trick winners do not add up":
-        record["trick_winners"] ^= 1  # the first trick's winner: seat 0 <-> 1, 2 <-> 3
+        record["trick_winners"] ^= np.uint64(1)  # the first trick's winner: seat 0 <-> 1, 2 <-> 3
     elif damage == "a trick of the hand has no winner":
-        record["trick_winners"] |= 7 << 3 * 12  # the last trick marked as not played
+        record["trick_winners"] |= np.uint64(7 << 3 * 12)  # the last trick marked as not played
     elif damage == "a point trick past the hand's last trick":
         record["point_tricks"] |= 1 << 13
     elif damage == "points do not match the point tricks":
@@ -398,3 +395,18 @@ def test_the_invariant_checker_names_what_a_record_breaks(damage: str) -> None:
     corrupt(records[0], damage)
     with pytest.raises(InvariantError, match=damage):
         check_hand_records(records, rules)
+
+
+def test_card_counts_under_numpy_1_counts_as_numpy_2_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """numpy 1.26 (the floor pyproject.toml allows) has no ``np.bitwise_count``: ``card_counts``
+    sums the set bits of each byte there. Both ways on the same bitboards, every shape."""
+    rng = np.random.default_rng(5)
+    masks = rng.integers(0, 2**63, size=(200, 4), dtype=np.uint64) | (np.uint64(1) << np.uint64(63))
+    masks[0] = [0, 1, 2**52 - 1, 2**64 - 1]
+    native = card_counts(masks)
+    expected = [[bin(int(m)).count("1") for m in row] for row in masks]
+    assert native.tolist() == expected and native.dtype == np.int64
+    monkeypatch.delattr(np, "bitwise_count")
+    assert card_counts(masks).tolist() == expected and card_counts(masks).dtype == np.int64
+    assert card_counts(masks[:, 2]).tolist() == [row[2] for row in expected]
+    assert int(card_counts(masks[0, 2])) == 52  # a scalar

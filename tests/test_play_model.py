@@ -23,7 +23,7 @@ from agents.play_model import (
     plays_log_likelihood,
     replay_plays,
 )
-from hearts_sim.core.cards import SUIT_MASKS
+from hearts_sim.core.cards import SUIT_MASKS, card_counts
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.inference import new_pool
@@ -112,7 +112,7 @@ def test_the_play_model_predicts_where_the_hidden_cards_are() -> None:
     gains = []
     for state, seat in real_positions(rules, 40, seed=43, spec="rule", pass_probability=0, stage=(0.3, 0.8)):
         seed = np.uint64(decision_seed(state.record, seat))
-        truth = [[int(np.bitwise_count(state.record["hands"][o] & m)) for m in SUIT_MASKS] for o in range(4)]
+        truth = [[int(card_counts(state.record["hands"][o] & m)) for m in SUIT_MASKS] for o in range(4)]
         scores = []
         for plays in (0.0, 1.0):
             belief_pool(state.record, array, seat, seed, pool, cumulative, IGNORE_PLAYS, 0.0, plays)
@@ -120,7 +120,7 @@ def test_the_play_model_predicts_where_the_hidden_cards_are() -> None:
             score = 0.0
             for o in (o for o in range(4) if o != seat):
                 for suit, mask in enumerate(SUIT_MASKS):
-                    lengths = np.bitwise_count(pool["hands"][:, o] & mask)
+                    lengths = card_counts(pool["hands"][:, o] & mask)
                     score += float(np.log(weights[lengths == truth[o][suit]].sum() + 1e-3))
             scores.append(score)
         gains.append(scores[1] - scores[0])

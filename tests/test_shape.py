@@ -20,7 +20,7 @@ from agents.shape import (
     shape_log_weight,
     shape_terms,
 )
-from hearts_sim.core.cards import SUIT_MASKS
+from hearts_sim.core.cards import SUIT_MASKS, card_counts
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.sampler import sample_world
 from hearts_sim.engine.state import new_states
@@ -80,7 +80,7 @@ def test_log_weight_is_the_weights_times_the_terms() -> None:
         assert shape_log_weight(world[0], features, seat, weights, scratch) == pytest.approx(weights @ terms)
         assert np.array_equal(scratch, terms)
         lengths = [
-            int(np.bitwise_count(world[0]["hands"][o] & m)) for o in range(4) if o != seat for m in SUIT_MASKS
+            int(card_counts(world[0]["hands"][o] & m)) for o in range(4) if o != seat for m in SUIT_MASKS
         ]
         assert terms[0] == sum(lengths)  # the bias times every other seat's length: its hand sizes
     assert SHAPE_WEIGHTS.shape == (2 * N_FEATURES,)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hearts_sim.core.cards import card_counts
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import deck_cards
 from hearts_sim.selfplay.records import tricks_won_masks, unpack_trick_winners
@@ -14,10 +15,6 @@ from hearts_sim.selfplay.records import tricks_won_masks, unpack_trick_winners
 
 class InvariantError(AssertionError):
     """A hand broke a rule that every hand must satisfy; the message names the first one."""
-
-
-def _popcount(masks: np.ndarray) -> np.ndarray:
-    return np.bitwise_count(masks.astype(np.uint64)).astype(np.int64)
 
 
 def check_hand_records(records: np.ndarray, rules: Rules) -> int:
@@ -31,14 +28,14 @@ def check_hand_records(records: np.ndarray, rules: Rules) -> int:
     n = rules.n_players
     dealt = records["dealt"][:, :n].astype(np.uint64)
     union = np.bitwise_or.reduce(dealt, axis=1) | records["kitty"].astype(np.uint64)
-    sizes = _popcount(dealt).sum(axis=1) + _popcount(records["kitty"])
+    sizes = card_counts(dealt).sum(axis=1) + card_counts(records["kitty"])
     deck = np.uint64(deck_cards(rules.to_tuple()))
     _require(union == deck, records, "the dealt hands and kitty do not cover the deck")
     _require(sizes == int(deck).bit_count(), records, "a card was dealt twice")
     passed = records["passed"][:, :n].astype(np.uint64)
     _require(((passed & ~dealt) == 0).all(axis=1), records, "a seat passed a card it was not dealt")
     _require(
-        np.isin(_popcount(passed), (0, rules.pass_count)).all(axis=1),
+        np.isin(card_counts(passed), (0, rules.pass_count)).all(axis=1),
         records,
         "a seat passed the wrong number of cards",
     )
@@ -93,7 +90,7 @@ def _check_trick_timeline(records: np.ndarray, rules: Rules, points: np.ndarray)
     _require(point_tricks >> tricks == 0, records, "a point trick past the hand's last trick")
     won = tricks_won_masks(winners, n)
     _require(
-        (np.bitwise_count(won) == records["tricks"][:, :n]).all(axis=1),
+        (card_counts(won) == records["tricks"][:, :n]).all(axis=1),
         records,
         "trick winners do not add up to tricks",
     )

@@ -17,8 +17,8 @@ the counts up). Rates carry Wilson 95% intervals.
 >>> rates = moon_rates(df, by="agent", scale=1000)      # moons per 1,000 hands of each agent
 >>> rates.columns.tolist(), rates.index.tolist()
 (['hands', 'moons', 'rate', 'low', 'high'], ['highest', 'lowest', 'random'])
->>> rates.loc["random", "hands"]                        # random sits in two seats
-np.int64(4000)
+>>> int(rates.loc["random", "hands"])                   # random sits in two seats
+4000
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from hearts_sim.core.cards import (
     QS_BIT,
     SPADES,
     SUIT_MASKS,
+    card_counts,
     card_index,
 )
 from hearts_sim.core.checks import did_you_mean, is_integer, is_real, shown
@@ -163,16 +164,13 @@ def wilson_interval(
 
 
 def popcount(cards: Any) -> np.ndarray:
-    """Number of cards in each ``uint64`` bitboard (``np.bitwise_count`` where numpy has it).
+    """Number of cards in each bitboard of a records column (``hearts_sim.core.cards.card_counts``),
+    as int8.
 
     >>> popcount(np.array([0, 0b1011, 2**52 - 1], dtype=np.uint64)).tolist()
     [0, 3, 52]
     """
-    bits = _bitboards(cards)
-    if hasattr(np, "bitwise_count"):
-        return np.bitwise_count(bits).astype(np.int8)
-    as_bytes = bits.reshape(-1, 1).view(np.uint8)  # numpy < 2.0
-    return np.unpackbits(as_bytes, axis=1).sum(axis=1).reshape(bits.shape).astype(np.int8)
+    return card_counts(_bitboards(cards)).astype(np.int8)
 
 
 def hand_features(cards: Any, prefix: str = "") -> pd.DataFrame:
@@ -362,7 +360,7 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
 def _first_trick(masks: np.ndarray) -> np.ndarray:
     """The lowest set bit's index of each mask, as int8; -1 for an empty mask."""
     lowest = masks & -masks  # two's complement: only the lowest set bit survives
-    index = np.bitwise_count(lowest - 1).astype(np.int8)  # uint8: numpy 2.5 refuses -1 beside it
+    index = card_counts(lowest - 1).astype(np.int8)
     return np.where(masks == 0, np.int8(-1), index)
 
 
