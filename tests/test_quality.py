@@ -9,8 +9,10 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,10 +29,35 @@ def test_ruff_lint_passes() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.skipif(
+    int(np.__version__.split(".")[0]) < 2,
+    reason="the code is typed against numpy 2's stubs (numpy 1.26's type np.clip and max differently)",
+)
 def test_mypy_passes() -> None:
     pytest.importorskip("mypy")
     result = _run(sys.executable, "-m", "mypy")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_minimum_versions_file_pins_the_floors_pyproject_declares() -> None:
+    """``.ci/minimum-versions.txt`` installs the oldest versions ``pyproject.toml`` allows (the
+    suite passed against it on 2026-12-06, README Development): a floor raised or added in one
+    and not the other fails here."""
+    declared = {}
+    for requirement in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]:
+        name, _, floor = requirement.partition(">=")
+        assert floor, f"{requirement}: every runtime dependency has a floor (>=)"
+        declared[name.strip()] = floor.strip()
+    pinned = {}
+    for line in (ROOT / ".ci" / "minimum-versions.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pinned[name.strip()] = version.strip()
+    assert pinned.keys() == declared.keys()
+    for name, floor in declared.items():
+        parts = pinned[name].split(".")
+        padded = floor.split(".") + ["0"] * (len(parts) - len(floor.split(".")))  # 3 is 3.0.0
+        assert parts == padded, f"{name}: pyproject.toml says >={floor}, the file pins {pinned[name]}"
 
 
 def test_numba_flags_live_in_one_place() -> None:
