@@ -4,6 +4,8 @@ under every preset; VectorEnv's statistics and its independence from the batch s
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -445,3 +447,40 @@ def test_gymnasium_makes_the_environments_by_id() -> None:
     assert vector.reset(seed=1)[0]["observation"].shape == (3, OBS_SIZE)
     synced = gymnasium.make_vec(ENV_ID, num_envs=2, vectorization_mode="sync", opponents="rule")
     assert synced.reset(seed=1)[0]["action_mask"].shape == (2, 52)
+
+
+_WITHOUT = """
+import sys
+for library in {blocked!r}:
+    sys.modules[library] = None  # as if not installed: importing it raises ModuleNotFoundError
+import hearts_sim.env as env
+print(env.VectorEnv.__name__)
+try:
+    getattr(env, {name!r})
+except ModuleNotFoundError as error:
+    print(error)
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "blocked", "named"),
+    [
+        ("SeatEnv", ("gymnasium",), "gymnasium"),
+        ("GymVectorEnv", ("gymnasium", "pettingzoo"), "gymnasium"),
+        ("aec_env", ("pettingzoo",), "pettingzoo"),
+        ("HeartsAEC", ("gymnasium", "pettingzoo"), "gymnasium"),  # the first it imports
+    ],
+)
+def test_an_environment_without_its_library_names_the_one_to_install(
+    name: str, blocked: tuple[str, ...], named: str
+) -> None:
+    """Without the ``learn`` extra, ``VectorEnv`` still loads and each other environment names
+    the library it lacks; ``aec_env`` without Gymnasium ended in a bare ``No module named
+    'gymnasium'`` until 2026-12-06 (the PettingZoo module imports Gymnasium's spaces first)."""
+    code = _WITHOUT.format(name=name, blocked=blocked)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        "VectorEnv",
+        f"hearts_sim.env.{name} needs {named}: pip install -e '.[learn]' (or pip install {named})",
+    ]

@@ -25,7 +25,8 @@ _EXPORTS = {
     "PolicyAgent": "hearts_sim.env.policy",
     "observation_vector": "hearts_sim.env.policy",
 }
-_NEEDS = {"hearts_sim.env.gym": "gymnasium", "hearts_sim.env.aec": "pettingzoo"}
+# the optional libraries each module imports (the PettingZoo environment uses Gymnasium's spaces)
+_NEEDS = {"hearts_sim.env.gym": ("gymnasium",), "hearts_sim.env.aec": ("gymnasium", "pettingzoo")}
 
 __all__ = sorted(_EXPORTS)
 
@@ -44,8 +45,8 @@ def __getattr__(name: str) -> Any:
     try:
         return getattr(importlib.import_module(module), name)
     except ModuleNotFoundError as error:
-        library = _NEEDS.get(module)
-        if library is None or error.name != library:
+        library = error.name
+        if library not in _NEEDS.get(module, ()):
             raise
         raise ModuleNotFoundError(
             f"hearts_sim.env.{name} needs {library}: pip install -e '.[learn]' (or pip install {library})",
