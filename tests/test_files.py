@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import errno
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +147,18 @@ def test_training_outlives_a_checkpoint_the_disk_refuses_and_says_so_when_the_la
     assert last.endswith(f": error: cannot write {out}: No space left on device")  # prog: argv[0]
     with np.load(out) as data:  # the weights written before are whole
         assert json.loads(str(data["meta"]))["decisions"] == 1280
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="Linux's /dev/full: every write is ENOSPC")
+@pytest.mark.parametrize("command", [["agents", "--json"], ["match", "lowest", "random", "--deals", "1"]])
+def test_output_redirected_to_a_full_disk_is_one_line_and_exit_1(command: list[str]) -> None:
+    """``hearts-sim match ... --json > results.json`` on a full disk ended in a traceback from
+    ``print`` until 2026-12-06."""
+    with open("/dev/full", "w") as full:
+        run = subprocess.run(
+            [sys.executable, "-m", "hearts_sim", *command], stdout=full, stderr=subprocess.PIPE, text=True
+        )
+    assert run.returncode == 1
+    line = "hearts-sim: error: cannot write the output: No space left on device"
+    assert run.stderr.splitlines()[-1:] == [line]
+    assert "Traceback" not in run.stderr

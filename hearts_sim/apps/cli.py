@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import errno
 import json
 import os
 import shlex
@@ -1100,8 +1101,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _quiet_stdout() -> None:
-    """After a closed pipe (``hearts-sim ... | head -1``): point stdout at /dev/null, so that
-    Python's final flush does not fail again."""
+    """After a closed pipe (``hearts-sim ... | head -1``) or a full disk under stdout: point
+    stdout at /dev/null, so that Python's final flush does not fail again."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -1163,10 +1164,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
 
 
+# what a write fails with on a full disk, a spent quota, a file past its size limit, a dying disk
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
 def _main(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        return int(args.run(args))
+        code = int(args.run(args))
+        sys.stdout.flush()  # here, where a failure is reported, not at the interpreter's exit
+        return code
     except StorageError as error:
         print(f"hearts-sim: error: {error}", file=sys.stderr)
         return EXIT_FAILURE
@@ -1176,6 +1183,13 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         _quiet_stdout()
         return 0
+    except OSError as error:  # stdout on a full disk (> results.json), or a write no one caught
+        if error.errno not in _NO_ROOM:
+            raise
+        _quiet_stdout()
+        where = error.filename or "the output"
+        print(f"hearts-sim: error: cannot write {where}: {error.strerror}", file=sys.stderr)
+        return EXIT_FAILURE
     except Terminated:
         print("hearts-sim: terminated", file=sys.stderr)
         return 143
