@@ -362,27 +362,27 @@ def _children(parent: int | None = None) -> list[int]:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="counts processes through /proc")
 def test_timeouts_leave_no_thread_and_no_process_running() -> None:
     """A decision past the limit is answered with an error, and its worker process is ended:
-    after 20 timeouts there are as many threads as before and no worker left; the next request
-    is answered by a fresh worker."""
+    after 20 timeouts no thread or worker they started is left (another test's thread may end
+    meanwhile, so: no new ones); the next request is answered by a fresh worker."""
     good, _ = _valid()
     slow = MoveServer("ismcts(iterations=2000000)", time_limit=0.3)  # seconds per decision
     slow.warm_up()
     fast = MoveServer("rule", time_limit=5)
     _, want = _valid()
-    threads, children = threading.active_count(), set(_children())
+    threads, children = set(threading.enumerate()), set(_children())
     runner = slow.runner()
     assert runner is not None
     for i in range(20):
         answer = slow.answer(json.dumps({**good, "id": i}).encode(), runner)
         assert answer == {"id": i, "error": "no answer within the time limit of 0.3 s"}
-    assert threading.active_count() == threads
-    assert set(_children()) == children
+    assert set(threading.enumerate()) <= threads
+    assert set(_children()) <= children
     fast_runner = fast.runner()
     assert without_ms(fast.answer(json.dumps(good).encode(), fast_runner)) == want
     assert len(set(_children()) - children) == 1  # the fresh worker, serving
     assert fast_runner is not None
     fast_runner.close()
-    assert set(_children()) == children
+    assert set(_children()) <= children
 
 
 def _status(pid: int, field: str) -> str:
