@@ -61,6 +61,7 @@ def play(args: argparse.Namespace) -> None:
     history: list[list[int]] = []
     started = time.perf_counter()
     last = args.first_hand + args.hands - 1
+    out = args.out if args.out.endswith(".npz") else f"{args.out}.npz"  # as np.savez names it
     for hand in range(args.first_hand, last + 1):
         state = HandState.deal(rules, seed=args.seed, hand=hand)
         record, array = state._states[0], state._rules_array
@@ -87,7 +88,7 @@ def play(args: argparse.Namespace) -> None:
                 passes=np.array(passes),
                 history=np.array(history, dtype=np.int8),
             )
-            write_atomically(args.out, saved.getvalue())
+            write_atomically(Path(out), saved.getvalue())
             print(f"{len(hands)} hands, {time.perf_counter() - started:.0f} s", flush=True)
 
 
