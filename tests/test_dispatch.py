@@ -295,6 +295,20 @@ def test_the_command_line_prints_a_warning_in_one_line(tmp_path: Path) -> None:
     ]
 
 
+def test_numba_s_locators_are_found_under_either_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """numba before 0.60 (0.59 is the floor) names its cache locators with a leading underscore:
+    ``hearts_sim._numba`` failed on import there until 2026-12-06."""
+    from numba.core import caching
+
+    from hearts_sim._numba import ProjectStampLocator, _numba_locator
+
+    numba_s = _numba_locator("InTreeCacheLocator")
+    assert issubclass(ProjectStampLocator, numba_s)
+    monkeypatch.delattr(caching, "InTreeCacheLocator", raising=False)
+    monkeypatch.setattr(caching, "_InTreeCacheLocator", numba_s, raising=False)
+    assert _numba_locator("InTreeCacheLocator") is numba_s
+
+
 def test_a_kind_set_depends_on_the_sources_of_its_kinds_only() -> None:
     baseline = set(source_modules(("lowest", "random", "rule")))
     searching = set(source_modules(("ismcts",)))

@@ -111,7 +111,8 @@ def test_fit_recovers_a_planted_tilt() -> None:
 def test_train_shape_plays_and_fits(tmp_path: Path) -> None:
     hands = tmp_path / "hands.npz"
     script = str(EXPERIMENTS / "train_shape.py")
-    subprocess.run([sys.executable, script, "play", "--agent", "rule", "--hands", "10", "--out", str(hands)],
+    out = str(tmp_path / "hands")  # np.savez's way, kept: NAME.npz
+    subprocess.run([sys.executable, script, "play", "--agent", "rule", "--hands", "10", "--out", out],
                    check=True, capture_output=True)  # fmt: skip
     saved = np.load(hands)
     assert saved["history"].shape == (10, 52) and saved["passes"].shape == (10, 4)
