@@ -18,9 +18,7 @@ import os
 import shlex
 import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +46,14 @@ from hearts_sim.apps.options import (
 )
 from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, card_str, cards_str
 from hearts_sim.core.checks import did_you_mean
-from hearts_sim.core.errors import InputError, StorageError, Terminated
+from hearts_sim.core.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    InputError,
+    StorageError,
+    Terminated,
+    signal_handlers,
+)
 from hearts_sim.core.rules import MAX_PLAYERS, MAX_POINTS, PRESETS, SWITCHES, Rules, accepted
 from hearts_sim.engine.rng import MAX_DEALS
 
@@ -1143,24 +1148,11 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
 
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a scheduler's time limit, ``docker stop``) handled as Ctrl-C while a command
-    runs: a tournament keeps its finished chunks and says how to resume, a server reaps its
-    workers. Only the main thread may set a handler; elsewhere SIGTERM keeps its own."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     _letters_where_symbols_cannot_print()
-    with _sigterm_as_interrupt():
+    # SIGTERM (a scheduler's time limit, ``docker stop``) handled as Ctrl-C while a command runs:
+    # a tournament keeps its finished chunks and says how to resume, a server reaps its workers
+    with signal_handlers({signal.SIGTERM: _terminate}):
         return _main(argv)
 
 
@@ -1192,10 +1184,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_FAILURE
     except Terminated:
         print("hearts-sim: terminated", file=sys.stderr)
-        return 143
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("hearts-sim: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

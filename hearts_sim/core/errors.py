@@ -4,9 +4,21 @@ Each module raises its own subclass (``RulesError``, ``AgentError``, ``Tournamen
 whose message names what is wrong and what is accepted; ``hearts-sim`` prints any of them as
 ``hearts-sim: error: <message>`` and exits with code 2 (``InputError``) or 1 (``StorageError``)
 without importing the module that raised it, and anything else keeps its traceback: a bug.
+A command stopped by a signal (Ctrl-C, SIGTERM: ``Terminated``) exits with the shell's code for
+it; ``signal_handlers`` sets the handlers that raise or hold them.
 """
 
 from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+# the shell's exit codes for a command stopped by a signal: 128 + the signal's number
+EXIT_INTERRUPTED = 128 + signal.SIGINT  # Ctrl-C: 130
+EXIT_TERMINATED = 128 + signal.SIGTERM  # SIGTERM: 143
 
 
 class InputError(ValueError):
@@ -23,3 +35,19 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM (a scheduler's time limit, ``docker stop``, ``kill``), raised by ``hearts-sim``'s
     handler: handled as Ctrl-C is (finished chunks kept, the resume command said), with exit code
     143 instead of 130."""
+
+
+@contextmanager
+def signal_handlers(handlers: Mapping[signal.Signals, Callable[[int, Any], Any]]) -> Iterator[None]:
+    """Python handlers for these signals during the block, the ones they had restored after it.
+    Only the main thread receives signals and may set handlers: elsewhere the block runs with
+    the handlers there are."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)

@@ -24,7 +24,6 @@ import json
 import math
 import shlex
 import signal
-import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing, contextmanager
@@ -41,7 +40,14 @@ from tqdm.auto import tqdm
 from agents.external import EngineOptions, ExternalAgentError, is_object_label
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.checks import is_integer, shown, store_plain
-from hearts_sim.core.errors import InputError, StorageError, Terminated
+from hearts_sim.core.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    InputError,
+    StorageError,
+    Terminated,
+    signal_handlers,
+)
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.rng import MAX_DEALS, SeedError, check_seed
@@ -111,8 +117,8 @@ class Interrupted(Exception):
 
     @property
     def exit_code(self) -> int:
-        """The shell's code for the signal: 128 + 15 (SIGTERM) or 128 + 2 (SIGINT)."""
-        return 143 if self.terminated else 130
+        """The shell's code for the signal: 143 (SIGTERM) or 130 (Ctrl-C)."""
+        return EXIT_TERMINATED if self.terminated else EXIT_INTERRUPTED
 
 
 def resume_command(out: Path, objects: bool = False) -> str:
@@ -268,18 +274,9 @@ def interrupts_deferred() -> Iterator[None]:
     ``hearts-sim`` raises ``Terminated``): a chunk's Parquet part and the manifest that counts it
     are written together or not at all. (Only the main thread receives signals; elsewhere this
     does nothing.)"""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     received: list[int] = []
-    previous = {
-        held: signal.signal(held, lambda signum, frame: received.append(signum)) for held in HELD_SIGNALS
-    }
-    try:
+    with signal_handlers({held: lambda signum, frame: received.append(signum) for held in HELD_SIGNALS}):
         yield
-    finally:
-        for held, handler in previous.items():
-            signal.signal(held, handler if handler is not None else signal.SIG_DFL)
     for signum in dict.fromkeys(received):
         signal.raise_signal(signum)
 
