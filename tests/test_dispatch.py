@@ -196,22 +196,28 @@ def test_editing_a_module_invalidates_the_cached_functions_of_a_script_that_impo
     assert call(2) == (2, 1)
 
 
-_NO_CACHE_FOLDER = """
+# Whether numba caches, and a deal's first hand, in a fresh process; then its RuntimeWarnings.
+_DEAL = """
 import warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    from hearts_sim import _numba
+    from hearts_sim.core.rules import Rules
+    from hearts_sim.game.hand_state import HandState
+    print(_numba.CACHING, sorted(HandState.deal(Rules(), seed=1, hand=0).dealt(0)))
+print(*[str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)], sep="\\n")
+"""
+_NO_CACHE_FOLDER = (
+    """
 from numba.core import caching
 
 def _refuse(self):
     raise PermissionError("read-only file system")
 
 caching._CacheLocator.ensure_cache_path = _refuse  # every folder numba could cache in
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    from hearts_sim import _numba
-    from hearts_sim.core.rules import Rules
-    from hearts_sim.game.hand_state import HandState
-print(_numba.CACHING, sorted(HandState.deal(Rules(), seed=1, hand=0).dealt(0)))
-print(*[str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)], sep="\\n")
 """
+    + _DEAL
+)
 
 
 def test_without_a_writable_cache_folder_the_kernels_compile_every_time_and_a_warning_says_so() -> None:
@@ -238,15 +244,6 @@ if "{method}":
     setattr(caching.IndexDataCacheFile, "{method}", _fail)
 {run}
 """
-_DEAL = """
-import warnings
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    from hearts_sim.core.rules import Rules
-    from hearts_sim.game.hand_state import HandState
-    print(sorted(HandState.deal(Rules(), seed=1, hand=0).dealt(0)))
-print(*[str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)], sep="\\n")
-"""
 
 
 def _with_cache_io_failing(
@@ -262,7 +259,7 @@ def test_a_cache_that_cannot_be_written_or_read_costs_only_the_cache(tmp_path: P
     kernels and then died saving them (``OSError: [Errno 28] No space left on device`` from
     numba's caching, exit 1) until 2026-12-06. Now a failed save keeps the kernels for the
     process, a failed read compiles them again, and one warning says so."""
-    expected = f"{sorted(HandState.deal(Rules(), seed=1, hand=0).dealt(0))}"
+    expected = f"True {sorted(HandState.deal(Rules(), seed=1, hand=0).dealt(0))}"  # cached
 
     def deal(method: str, code: str, reason: str) -> list[str]:
         run = _with_cache_io_failing(tmp_path, method, code, reason, _DEAL)
