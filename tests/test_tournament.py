@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hearts_sim.core.errors import Terminated
+from hearts_sim.core.errors import Terminated, signal_handlers
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.simulate import progress_shown
 from hearts_sim.studies import tournament
@@ -491,10 +491,6 @@ def test_ctrl_c_keeps_finished_chunks_and_says_how_to_resume(
     assert len(list((out / "records").glob("*.parquet"))) == done
 
 
-def _raise_terminated(signum: int, frame: object) -> None:
-    raise Terminated
-
-
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.parametrize(
     ("stop", "raised"), [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated)]
@@ -505,9 +501,9 @@ def test_ctrl_c_waits_until_a_chunk_is_committed(stop: signal.Signals, raised: t
     the handler it had (for SIGTERM here, the command line's, which raises ``Terminated``). A
     suite started in the background by a shell inherits SIGINT ignored, so Python's Ctrl-C
     handler is installed here, not assumed."""
-    before_int = signal.signal(signal.SIGINT, signal.default_int_handler)
-    before_term = signal.signal(signal.SIGTERM, _raise_terminated)
-    try:
+    from hearts_sim.apps.cli import _terminate
+
+    with signal_handlers({signal.SIGINT: signal.default_int_handler, signal.SIGTERM: _terminate}):
         before = {held: signal.getsignal(held) for held in (signal.SIGINT, signal.SIGTERM)}
         steps = []
         with pytest.raises(raised), interrupts_deferred():
@@ -516,9 +512,6 @@ def test_ctrl_c_waits_until_a_chunk_is_committed(stop: signal.Signals, raised: t
             steps.append("part and manifest written")
         assert steps == ["part and manifest written"]
         assert {held: signal.getsignal(held) for held in before} == before
-    finally:
-        signal.signal(signal.SIGINT, before_int)
-        signal.signal(signal.SIGTERM, before_term)
 
 
 @pytest.mark.parametrize("config", sorted((Path(__file__).parents[1] / "experiments").glob("*.toml")))
