@@ -64,6 +64,77 @@ def test_a_failed_write_leaves_the_file_as_it_was_and_no_temporary(
     assert (tmp_path / "new" / "file.txt").read_bytes() == b"new"
 
 
+def test_the_data_reaches_the_disk_before_the_name_points_at_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rename ahead of its data can leave an empty file after a power cut (ext4, XFS, btrfs):
+    the temporary is synced whole before it replaces the file, and the folder after."""
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("reads which file a descriptor is from /proc")
+    path = tmp_path / "hard.toml"
+    write_atomically(path, b"the old level")
+    events: list[tuple[str, str, bytes | None]] = []
+    fsync, replace = os.fsync, os.replace
+
+    def recorded_fsync(descriptor: int) -> None:
+        synced = Path(os.readlink(f"/proc/self/fd/{descriptor}"))
+        contents = synced.read_bytes() if synced.is_file() else None
+        events.append(("fsync", synced.name, contents))
+        events.append(("then the file holds", path.name, path.read_bytes()))
+        fsync(descriptor)
+
+    def recorded_replace(source: Any, target: Any) -> None:
+        events.append(("replace", Path(source).name, None))
+        replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", recorded_fsync)
+    monkeypatch.setattr(os, "replace", recorded_replace)
+    write_atomically(path, b"the new level")
+    assert events == [
+        ("fsync", ".hard.toml.tmp", b"the new level"),
+        ("then the file holds", "hard.toml", b"the old level"),
+        ("replace", ".hard.toml.tmp", None),
+        ("fsync", tmp_path.name, None),
+        ("then the file holds", "hard.toml", b"the new level"),
+    ]
+
+
+def test_a_folder_that_cannot_be_synced_still_gets_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows cannot open a folder, and some network filesystems refuse to sync one: the
+    file is written all the same (the rename is then as durable as the system makes it)."""
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("reads which file a descriptor is from /proc")
+    synced: list[int] = []
+
+    def files_only(descriptor: int) -> None:
+        if os.path.isdir(f"/proc/self/fd/{descriptor}"):
+            raise OSError(errno.EINVAL, "Invalid argument")
+        synced.append(descriptor)
+
+    monkeypatch.setattr(os, "fsync", files_only)
+    write_atomically(tmp_path / "part-0.parquet", b"rows")
+    assert (tmp_path / "part-0.parquet").read_bytes() == b"rows"
+    assert len(synced) == 1
+
+
+def test_a_failed_sync_is_a_failed_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fsync is where a disk reports an I/O error on data it accepted into the cache: the file
+    keeps its old contents, the temporary goes, and the error reaches the caller."""
+    path = tmp_path / "manifest.json"
+    write_atomically(path, b"{}")
+
+    def failing(descriptor: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", failing)
+    with pytest.raises(OSError, match="Input/output error"):
+        write_atomically(path, b'{"chunks_done": 3}')
+    assert path.read_bytes() == b"{}"
+    assert [p.name for p in tmp_path.iterdir()] == ["manifest.json"]
+
+
 def _result() -> TuneResult:
     best = Candidate({"shoot": 30}, "rule(shoot=30)")
     return TuneResult("rule", "rule", best, 0.1, [0.0, 0.2], [], 100)
