@@ -913,13 +913,20 @@ def _frames(
 ) -> Iterator[pd.DataFrame]:
     """The columns ``read`` of a run's dataset as DataFrames, with a ``rules`` column from the
     manifest when ``rules`` is asked for and the records lack one; ``where``: a pyarrow filter
-    (the parts' statistics skip those that cannot match)."""
+    (the parts' statistics skip those that cannot match).
+
+    The parts are read one after the other, in order, each by this thread as its batches are
+    asked for. pyarrow's scanner over the whole dataset reads ahead without bound while its
+    reader is busy: a report of 9.6 million hands held all 147 parts decoded at once (1.8 GB at
+    its peak, against 0.48 GB read a part at a time, in the same 36 s)."""
     known = run_rules(directory) if rules and "rules" not in dataset.schema.names else None
-    for batch in dataset.to_batches(columns=read, batch_size=batch_size, filter=where):
-        frame = batch.to_pandas()
-        if known is not None:
-            frame["rules"] = pd.Categorical([known.describe()] * len(frame))
-        yield frame
+    for part in dataset.get_fragments(filter=where):
+        batches = part.to_batches(schema=dataset.schema, columns=read, batch_size=batch_size, filter=where)
+        for batch in batches:
+            frame = batch.to_pandas()
+            if known is not None:
+                frame["rules"] = pd.Categorical([known.describe()] * len(frame))
+            yield frame
 
 
 def load_records(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
