@@ -312,11 +312,9 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
     passed = _seat_matrix(records, "passed", n, np.uint64)
     if "pass_offset" in records.columns:  # passes go to seat + offset, so come from seat - offset
         offsets = (-records["pass_offset"].to_numpy(dtype=np.int64)) % n
-    elif "pass_direction" in records.columns:
-        direction = records["pass_direction"].astype(str).to_numpy()
-        offsets = np.zeros(rows, dtype=np.int64)
-        for name in np.unique(direction):
-            offsets[direction == name] = source_offset(str(name), n)
+    elif "pass_direction" in records.columns:  # a few names: look each up once (no sort of strings)
+        codes, names = pd.factorize(records["pass_direction"], use_na_sentinel=False)
+        offsets = np.array([source_offset(str(name), n) for name in names], dtype=np.int64)[codes]
     else:
         offsets = np.zeros(rows, dtype=np.int64)
     source = (np.arange(n)[None, :] + offsets[:, None]) % n
