@@ -166,6 +166,76 @@ def test_a_different_run_cannot_be_resumed_into(tmp_path: Path) -> None:
         )
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: no lock on Windows")
+def test_a_run_being_written_is_refused_to_a_second_writer(tmp_path: Path) -> None:
+    """A second ``--resume`` (a scheduler's retry, a second terminal) played the same chunks beside
+    the first, and the manifest kept the count of whichever wrote last: "39 of 50 chunks" for a
+    run the first had finished. Now the run is locked while it is written, and the lock goes
+    with the writer."""
+    config = TournamentConfig(("lowest", "random"), deals=60, seed=4, chunk_deals=20)
+    out = tmp_path / "run"
+    refusals: list[str] = []
+
+    def second_writer(chunk: int) -> None:
+        for attempt in (
+            lambda: resume_tournament(out, progress=False),
+            lambda: run_tournament(config, out, progress=False),  # a new run into it
+        ):
+            with pytest.raises(TournamentError) as refused:
+                attempt()
+            refusals.append(str(refused.value))
+
+    whole = run_tournament(config, out, progress=False, on_chunk=second_writer)
+    assert len(refusals) == 6  # both refused after each of the three chunks
+    assert set(refusals) == {
+        f"{out} is being written by another process (pid {os.getpid()}): wait for it to end, "
+        f"or stop it and then resume with hearts-sim tournament --resume {out}"
+    }
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["chunks_done"] == 3 and manifest["summary"] == whole.summary
+    assert resume_tournament(out, progress=False).summary == whole.summary  # free again
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: no lock on Windows")
+def test_a_killed_writer_leaves_no_stale_lock(tmp_path: Path) -> None:
+    """SIGKILL (the OOM killer, a scheduler's hard limit) gives the process no chance to clean up:
+    the lock file stays, and the run resumes all the same (the kernel dropped the flock)."""
+    out = tmp_path / "run"
+    script = (
+        "import os, signal\n"
+        "from hearts_sim.studies.tournament import TournamentConfig, run_tournament\n"
+        "config = TournamentConfig(('lowest', 'random'), deals=60, seed=4, chunk_deals=20)\n"
+        f"run_tournament(config, {str(out)!r}, progress=False,\n"
+        "               on_chunk=lambda chunk: os.kill(os.getpid(), signal.SIGKILL))\n"
+    )
+    killed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert (out / ".lock").read_text().strip().isdigit()  # the killed writer's pid
+    resumed = resume_tournament(out, progress=False)
+    whole = run_tournament(
+        TournamentConfig(("lowest", "random"), deals=60, seed=4, chunk_deals=20), progress=False
+    )
+    assert resumed.summary == whole.summary
+
+
+def test_a_filesystem_without_locks_still_takes_the_run(tmp_path: Path, monkeypatch) -> None:
+    """Some network mounts refuse flock (ENOLCK): the run is written unlocked, not refused."""
+    import errno
+
+    from hearts_sim.core import files
+
+    if files.fcntl is None:
+        pytest.skip("no fcntl")
+
+    def no_locks(descriptor: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(files.fcntl, "flock", no_locks)
+    config = TournamentConfig(("lowest", "random"), deals=20, seed=4, chunk_deals=10)
+    assert run_tournament(config, tmp_path / "run", progress=False).summary["agents"]
+    assert (tmp_path / "run" / ".lock").read_text() == ""  # no lock taken, no pid written
+
+
 # ------------------------------------------------------------------------------ sequential test
 def _simulated_sprt(
     sprt: Sprt, truth: float, rng: np.random.Generator, cap: int = 3000

@@ -1,12 +1,19 @@
 """Writing results so that a failure (a full disk, a spent quota, a kill, a power cut) never
 leaves half a file: a records part, a manifest, a level file, a report's figure, a network's
-weights."""
+weights; and so that two processes never write one run at once."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+from collections.abc import Iterator
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, so no lock (below)
+    fcntl = None  # type: ignore[assignment]
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -40,4 +47,48 @@ def _sync(path: Path, mode: int) -> None:
         os.close(descriptor)
 
 
-__all__ = ["write_atomically"]
+class LockHeld(Exception):
+    """Another process holds the lock; ``holder`` is what it wrote there (its pid), or ""."""
+
+    def __init__(self, holder: str):
+        super().__init__(holder)
+        self.holder = holder
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created if missing, this process's pid written
+    in it) for the block, or raise ``LockHeld`` at once if another process holds it. The kernel
+    releases the lock when the process ends however it ends, so a run killed with SIGKILL or by
+    a power cut never leaves a stale lock behind (the file stays; only the flock counts).
+
+    Where there is nothing to lock with, the block runs unlocked: Windows (no ``fcntl``), a
+    filesystem that refuses ``flock`` (some network mounts), or a file that cannot be created
+    (a read-only folder, whose writes then fail with their own error)."""
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield
+        return
+    try:
+        if fcntl is not None and _locked(descriptor):
+            os.ftruncate(descriptor, 0)
+            os.write(descriptor, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        os.close(descriptor)  # releases the flock
+
+
+def _locked(descriptor: int) -> bool:
+    """Take the flock on ``descriptor``: True when taken, False when this filesystem has none;
+    ``LockHeld`` when another process holds it."""
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            return False  # ENOLCK, ENOSYS, EOPNOTSUPP: no locks on this filesystem
+        raise LockHeld(os.pread(descriptor, 64, 0).decode(errors="replace").strip()) from None
+    return True
+
+
+__all__ = ["LockHeld", "exclusive_lock", "write_atomically"]

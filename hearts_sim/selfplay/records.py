@@ -98,6 +98,7 @@ HAND_OUTCOME_COLUMNS = (
 RECORDS_DIR = "records"
 HANDS_DIR = "hands"
 MANIFEST = "manifest.json"
+LOCK = ".lock"  # flock-ed by the process writing the run (``tournament._sole_writer``)
 PART_GLOB = "part-*.parquet"
 
 

@@ -48,12 +48,13 @@ from hearts_sim.core.errors import (
     Terminated,
     signal_handlers,
 )
-from hearts_sim.core.files import write_atomically
+from hearts_sim.core.files import LockHeld, exclusive_lock, write_atomically
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.rng import MAX_DEALS, SeedError, check_seed
 from hearts_sim.selfplay.records import (
     GAME_HAND_RECORD,
     HANDS_DIR,
+    LOCK,
     MANIFEST,
     PARTS_KEYS,
     RECORDS_DIR,
@@ -242,7 +243,7 @@ def _prepare_out(out: Path) -> None:
         raise TournamentError(
             f"{out} already holds a run: continue it with --resume {out}, or choose a new --out directory"
         )
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    if out.exists() and (not out.is_dir() or any(path.name != LOCK for path in out.iterdir())):
         raise TournamentError(f"--out {out} exists and is not an empty directory")
     try:
         (out / RECORDS_DIR).mkdir(parents=True, exist_ok=True)
@@ -251,6 +252,36 @@ def _prepare_out(out: Path) -> None:
         probe.unlink()
     except OSError as error:
         raise TournamentError(f"cannot write to --out {out}: {error.strerror or error}") from None
+
+
+@contextmanager
+def _sole_writer(out: Path | None, resume: bool) -> Iterator[None]:
+    """The run in ``out`` is written by this process alone while the block runs: ``LOCK``, a
+    ``flock`` the kernel drops when the process ends (``core.files.exclusive_lock``). Without it
+    a second ``--resume`` (a scheduler's retry, a second terminal) played the same chunks beside
+    the first, and whichever wrote the manifest last left its count: a finished run read "39 of
+    50 chunks". Nothing is created in a folder that holds no run and cannot take a new one."""
+    if out is None or not ((out / MANIFEST).exists() or (not resume and _fit_for_new_run(out))):
+        yield  # no run to protect: the usual checks say what is wrong with ``out``
+        return
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise TournamentError(f"cannot write to --out {out}: {error.strerror or error}") from None
+    try:
+        with exclusive_lock(out / LOCK):
+            yield
+    except LockHeld as held:
+        holder = f" (pid {held.holder})" if held.holder else ""
+        raise TournamentError(
+            f"{out} is being written by another process{holder}: wait for it to end, or stop it "
+            f"and then resume with {resume_command(out)}"
+        ) from None
+
+
+def _fit_for_new_run(out: Path) -> bool:
+    """``out`` is missing or an empty folder (but for a lock file)."""
+    return not out.exists() or (out.is_dir() and all(path.name == LOCK for path in out.iterdir()))
 
 
 def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
@@ -436,13 +467,46 @@ def run_tournament(
     A part or manifest that cannot be written (a full disk) raises ``StorageError``, which
     says how to resume; the chunks committed before it are kept.
     """
-    from hearts_sim import __version__
-
     if not isinstance(config, TournamentConfig):
         raise TypeError(
             f"run_tournament takes a TournamentConfig (make_config(...)), not {type(config).__name__}"
         )
     out_path = Path(out) if out is not None else None
+    with _sole_writer(out_path, resume):  # a second process on this run is refused
+        return _play_run(
+            config,
+            out_path,
+            resume=resume,
+            repair=repair,
+            threads=threads,
+            progress=progress,
+            command=command,
+            stop_after_chunks=stop_after_chunks,
+            on_chunk=on_chunk,
+            runner=runner,
+            engines=engines,
+            report=report,
+        )
+
+
+def _play_run(
+    config: TournamentConfig,
+    out_path: Path | None,
+    *,
+    resume: bool,
+    repair: bool,
+    threads: int | None,
+    progress: bool | None,
+    command: Sequence[str] | None,
+    stop_after_chunks: int | None,
+    on_chunk: Callable[[int], None] | None,
+    runner: ChunkRunner | None,
+    engines: EngineOptions | None,
+    report: Callable[[str], None] | None,
+) -> TournamentResult:
+    """``run_tournament``'s work, with the run in ``out_path`` (if any) this process's alone."""
+    from hearts_sim import __version__
+
     objects = any(not isinstance(agent, str) for agent in config.agents)
     runner = runner or LocalRunner(engines)
     table = config.table()
