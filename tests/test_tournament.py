@@ -563,6 +563,36 @@ def test_ctrl_c_keeps_finished_chunks_and_says_how_to_resume(
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.parametrize(
+    ("stop", "code", "said"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
+)
+def test_levels_stopped_mid_match_says_so_in_one_line(stop: signal.Signals, code: int, said: str) -> None:
+    """``levels`` and ``tune`` play their matches through run_tournament, whose ``Interrupted``
+    only ``tournament`` and ``match`` caught: Ctrl-C or SIGTERM in them ended in a traceback
+    and exit code 1 (until 2026-12-06)."""
+    as_at_a_terminal = (  # as in the test above
+        "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "runpy.run_module('hearts_sim', run_name='__main__', alter_sys=True)"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", as_at_a_terminal, "levels", "--ladder", "random,lowest"]
+        + ["--deals", "50000000", "--threads", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    first = process.stderr.readline()  # "lowest vs random: 50000000 deals, ...": the match starts
+    assert "lowest vs random" in first, first
+    time.sleep(3)  # into its chunks (compiled by then, or compiling: either way one line)
+    os.kill(process.pid, stop)
+    _, rest = process.communicate(timeout=120)
+    assert process.returncode == code, rest
+    assert "Traceback" not in rest
+    assert rest.rstrip("\n").split("\n")[-1].startswith(f"hearts-sim: {said}"), rest
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize(
     ("stop", "raised"), [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated)]
 )
 def test_ctrl_c_waits_until_a_chunk_is_committed(stop: signal.Signals, raised: type[BaseException]) -> None:

@@ -50,6 +50,7 @@ from hearts_sim.core.errors import (
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     InputError,
+    Stopped,
     StorageError,
     Terminated,
     signal_handlers,
@@ -252,7 +253,7 @@ def _runner(args: argparse.Namespace) -> Any:
 
 
 def _run(args: argparse.Namespace, config: TournamentConfig | None) -> TournamentResult:
-    from hearts_sim.studies.tournament import Interrupted, resume_tournament, run_tournament
+    from hearts_sim.studies.tournament import resume_tournament, run_tournament
 
     progress = False if args.quiet or args.json else None
     runner = _runner(args)
@@ -268,9 +269,6 @@ def _run(args: argparse.Namespace, config: TournamentConfig | None) -> Tournamen
             return resume_tournament(args.resume, repair=args.repair, **options)
         assert config is not None
         return run_tournament(config, args.out, command=["hearts-sim", *sys.argv[1:]], **options)
-    except Interrupted as stop:
-        print(f"hearts-sim: {stop}", file=sys.stderr)
-        raise SystemExit(stop.exit_code) from None
     finally:
         if runner is not None:
             runner.close()
@@ -1182,6 +1180,9 @@ def _main(argv: Sequence[str] | None) -> int:
         where = error.filename or "the output"
         print(f"hearts-sim: error: cannot write {where}: {error.strerror}", file=sys.stderr)
         return EXIT_FAILURE
+    except Stopped as stop:  # a long job between two steps: what it kept, how to go on
+        print(f"hearts-sim: {stop}", file=sys.stderr)
+        return stop.exit_code
     except Terminated:
         print("hearts-sim: terminated", file=sys.stderr)
         return EXIT_TERMINATED

@@ -5,7 +5,8 @@ whose message names what is wrong and what is accepted; ``hearts-sim`` prints an
 ``hearts-sim: error: <message>`` and exits with code 2 (``InputError``) or 1 (``StorageError``)
 without importing the module that raised it, and anything else keeps its traceback: a bug.
 A command stopped by a signal (Ctrl-C, SIGTERM: ``Terminated``) exits with the shell's code for
-it; ``signal_handlers`` sets the handlers that raise or hold them.
+it, in one line that says what was kept (``Stopped``); ``signal_handlers`` sets the handlers that
+raise or hold them.
 """
 
 from __future__ import annotations
@@ -35,6 +36,21 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM (a scheduler's time limit, ``docker stop``, ``kill``), raised by ``hearts-sim``'s
     handler: handled as Ctrl-C is (finished chunks kept, the resume command said), with exit code
     143 instead of 130."""
+
+
+class Stopped(Exception):
+    """A long job (a tournament, a tune, a calibration) stopped by Ctrl-C or SIGTERM between two of
+    its steps, raised in place of the ``KeyboardInterrupt``: its message says what was kept and
+    how to go on, and ``hearts-sim`` prints it as one line and exits with ``exit_code``."""
+
+    def __init__(self, message: str, terminated: bool = False):
+        super().__init__(message)
+        self.terminated = terminated
+
+    @property
+    def exit_code(self) -> int:
+        """The shell's code for the signal: 143 (SIGTERM) or 130 (Ctrl-C)."""
+        return EXIT_TERMINATED if self.terminated else EXIT_INTERRUPTED
 
 
 @contextmanager

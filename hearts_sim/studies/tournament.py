@@ -41,9 +41,8 @@ from agents.external import EngineOptions, ExternalAgentError, is_object_label
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.checks import is_integer, shown, store_plain
 from hearts_sim.core.errors import (
-    EXIT_INTERRUPTED,
-    EXIT_TERMINATED,
     InputError,
+    Stopped,
     StorageError,
     Terminated,
     signal_handlers,
@@ -105,21 +104,16 @@ class TournamentError(InputError):
     """A tournament that cannot run as asked (bad output directory, incompatible resume)."""
 
 
-class Interrupted(Exception):
+class Interrupted(Stopped):
     """Ctrl-C (or SIGTERM, ``terminated``) between chunks: every finished chunk is on disk."""
 
     def __init__(
         self, done: int, total: int, out: Path | None, objects: bool = False, terminated: bool = False
     ):
-        self.done, self.total, self.out, self.terminated = done, total, out, terminated
+        self.done, self.total, self.out = done, total, out
         where = f"; resume with: {resume_command(out, objects)}" if out else ""
         how = "terminated" if terminated else "interrupted"
-        super().__init__(f"{how} after {done} of {total} chunks{where}")
-
-    @property
-    def exit_code(self) -> int:
-        """The shell's code for the signal: 143 (SIGTERM) or 130 (Ctrl-C)."""
-        return EXIT_TERMINATED if self.terminated else EXIT_INTERRUPTED
+        super().__init__(f"{how} after {done} of {total} chunks{where}", terminated)
 
 
 def resume_command(out: Path, objects: bool = False) -> str:
