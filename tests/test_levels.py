@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +19,15 @@ from agents.registry import parse_agent
 from hearts_sim.core.rules import Rules
 from hearts_sim.studies.calibrate import decision_log, decision_times
 from hearts_sim.studies.tournament import TournamentConfig, run_tournament
-from hearts_sim.studies.tune import TuneError, parse_ranges, tune, write_level
+from hearts_sim.studies.tune import (
+    TuneError,
+    TuneInterrupted,
+    parse_ranges,
+    read_tune,
+    resume_tune,
+    tune,
+    write_level,
+)
 
 try:
     from tests.agent_checks import assert_no_peeking, assert_plays_legally
@@ -191,6 +202,114 @@ def test_tune_weaker_by_calibrates_a_weaker_level_and_keeps_the_fixed_parameters
     assert -1.5 < result.gain < -0.5  # re-measured on fresh deals: about one point behind rule
     with pytest.raises(TuneError, match="must be positive"):
         tune("rule", parse_ranges(["careless=0:1"]), budget=640, weaker_by=-1)
+
+
+def test_a_tune_kept_in_a_folder_resumes_to_the_uninterrupted_result(tmp_path: Path) -> None:
+    """A 40-minute tune stopped by Ctrl-C or a job's time limit lost everything: with ``out`` it
+    keeps its matches, and a resumed tune reads the finished ones back and plays the rest."""
+    arguments: dict = dict(budget=320, candidates=4, seed=1, reference="rule(shoot=40)")
+    whole = tune("rule", parse_ranges(["defend=8:20"]), **arguments)
+    out = tmp_path / "tune"
+    for stop in (1, 3, 6):  # in the first round, in the second, before the confirmation
+        with pytest.raises(TuneInterrupted) as stopped:
+            if stop == 1:
+                tune("rule", parse_ranges(["defend=8:20"]), **arguments, out=out, stop_after_matches=stop)
+            else:
+                resume_tune(out, stop_after_matches=stop)
+        assert (
+            str(stopped.value)
+            == f"interrupted after {stop} of 7 matches; resume with: hearts-sim tune --resume {out}"
+        )
+        assert stopped.value.exit_code == 130
+    resumed = resume_tune(out)
+    assert resumed.as_dict() == whole.as_dict()
+    assert sorted(p.name for p in out.iterdir()) == ["confirm", "round-1", "round-2", "tune.json"]
+    assert read_tune(out)["settings"]["reference"] == "rule(shoot=40)"
+    with pytest.raises(
+        TuneError, match=f"already holds a tune: continue it with hearts-sim tune --resume {out}"
+    ):
+        tune("rule", parse_ranges(["defend=8:20"]), **arguments, out=out)
+    with pytest.raises(TuneError, match="holds a different tune \\(its budget differs\\)"):
+        tune("rule", parse_ranges(["defend=8:20"]), **{**arguments, "budget": 640}, out=out, resume=True)
+    with pytest.raises(TuneInterrupted, match="after 0 of 7 matches: nothing is kept \\(with --out DIR"):
+        tune("rule", parse_ranges(["defend=8:20"]), **arguments, stop_after_matches=0)
+
+
+def test_a_tune_stopped_on_the_command_line_resumes_and_writes_the_level_it_was_asked_for(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM at whatever point of whichever match (a scheduler's limit), then ``--resume DIR``
+    alone: the same result as a tune never stopped, and the level file it was started to write,
+    whose provenance is the command that started it."""
+    out, levels = tmp_path / "tune", tmp_path / "levels"
+    levels.mkdir()
+    command = ["tune", "rule", "--param", "defend=8:20", "--budget", "200000", "--candidates", "2"]
+    command += ["--seed", "5", "--against", "rule(shoot=40)", "--threads", "1"]
+    level = ["--write-level", "tuned", "--levels-dir", str(levels), "--description", "a test level"]
+    as_at_a_terminal = (  # as in test_tournament's Ctrl-C tests
+        "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "runpy.run_module('hearts_sim', run_name='__main__', alter_sys=True)"
+    )
+    started = [sys.executable, "-c", as_at_a_terminal, *command, *level, "--out", str(out), "--json"]
+    process = subprocess.Popen(started, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first_match = out / "round-1" / "candidate-00" / "manifest.json"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not (
+        first_match.exists() and json.loads(first_match.read_text())["chunks_done"] >= 1
+    ):
+        time.sleep(0.1)
+    process.send_signal(signal.SIGTERM)
+    _, said = process.communicate(timeout=120)
+    assert process.returncode == 143, said
+    assert said.rstrip("\n").split("\n")[-1].startswith("hearts-sim: terminated after ")
+    assert said.rstrip("\n").endswith(f"matches; resume with: hearts-sim tune --resume {out}")
+    assert not (levels / "tuned.toml").exists()
+    refused = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", "tune", "--resume", str(out), "--seed", "5"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert refused.returncode == 2 and refused.stderr == (
+        f"hearts-sim: error: --resume continues {out} with the settings it was started with "
+        "(in its tune.json): drop --seed\n"
+    )
+    resumed = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", "tune", "--resume", str(out), "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    whole = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", *command, "--json"], capture_output=True, text=True, timeout=300
+    )
+    assert json.loads(resumed.stdout) == json.loads(whole.stdout)
+    tuned = read_level(levels / "tuned.toml")
+    assert tuned.agent == json.loads(whole.stdout)["best_spec"] and tuned.description == "a test level"
+    assert tuned.provenance["command"] == "hearts-sim " + shlex.join(
+        [*command, *level, "--out", str(out), "--json"]
+    )
+
+
+def test_tune_refuses_a_resume_it_cannot_continue(tmp_path: Path) -> None:
+    def cli(*arguments: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "hearts_sim", "tune", *arguments], capture_output=True, text=True
+        )
+
+    for arguments, message in [
+        ((), "tune needs AGENT, the policy kind to tune (e.g. rule), or --resume DIR"),
+        (("--resume", str(tmp_path)), f"{tmp_path} holds no tune (tune.json is missing)"),
+        (
+            ("--resume", str(tmp_path), "rule"),
+            f"--resume continues {tmp_path} with the settings it was started with "
+            "(in its tune.json): drop AGENT",
+        ),
+    ]:
+        refused = cli(*arguments)
+        assert (refused.returncode, refused.stderr) == (2, f"hearts-sim: error: {message}\n")
+    (tmp_path / "tune.json").write_text("{not json")
+    refused = cli("--resume", str(tmp_path))
+    assert refused.returncode == 2 and refused.stderr.startswith(
+        f"hearts-sim: error: {tmp_path / 'tune.json'} cannot be read"
+    )
 
 
 # ------------------------------------------------------------------------------ terminal game

@@ -903,50 +903,114 @@ TUNE_OPTIONS = (
     RULES,
     RULE,
     SEED,
-    threads_option(),
     Option("write_level", TEXT, "save the winner as level NAME", flags=("--write-level",), metavar="NAME"),
     Option("levels_dir", TEXT, "where level files live", str(LEVELS_DIR), flags=("--levels-dir",)),
     Option("description", TEXT, "the level's one-line description", flags=("--description",)),
     Option("max_ms", NUMBER, "the level's per-decision budget in ms", 10.0, 0.001, 60_000, ("--max-ms",)),
+    Option(
+        "out",
+        TEXT,
+        "keep the tune's matches in DIR, so that it can be resumed",
+        flags=("--out",),
+        metavar="DIR",
+    ),
+)
+# What a tune is started with, and ``--resume DIR`` takes from DIR/tune.json instead.
+TUNE_SETTINGS = {option.name: option for option in TUNE_OPTIONS}
+TUNE_RUNTIME = (
+    Option(
+        "resume",
+        TEXT,
+        "continue the tune kept in DIR (started with --out DIR)",
+        flags=("--resume",),
+        metavar="DIR",
+    ),
+    threads_option(),
     JSON,
     *ENGINE_OPTIONS,
 )
 
 
-def _level_target(args: argparse.Namespace) -> Path | None:
+def _add_tune_options(command: argparse.ArgumentParser) -> None:
+    """The settings store None when absent, so that ``--resume`` can tell them given; the agent
+    is optional for the same reason (``cmd_tune`` fills in the defaults)."""
+    for option in TUNE_OPTIONS:
+        extra = {"nargs": "?"} if not option.flags else {}
+        option.add_to(command, default=None if option.kind != TEXTS else [], **extra)
+    for option in TUNE_RUNTIME:
+        option.add_to(command)
+
+
+def _level_target(write_level: str | None, levels_dir: str) -> Path | None:
     """The level file ``--write-level`` will write, checked before any tuning: a plain name that
     is not a built-in agent's, in an existing, writable levels directory."""
-    if not args.write_level:
+    if not write_level:
         return None
     from agents.registry import check_level_name
 
-    check_level_name(args.write_level)
-    directory = Path(args.levels_dir)
+    check_level_name(write_level)
+    directory = Path(levels_dir)
     if not directory.is_dir():
         raise UsageError(f"--levels-dir {directory} is not a directory")
     if not os.access(directory, os.W_OK):
         raise UsageError(f"--levels-dir {directory} is not writable")
-    return directory / f"{args.write_level}.toml"
+    return directory / f"{write_level}.toml"
+
+
+def _tune_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The tune's settings: as given (each absent one its default), or with ``--resume DIR`` as
+    DIR/tune.json keeps them, where giving any of them again is refused."""
+    if not args.resume:
+        if args.agent is None:
+            raise UsageError("tune needs AGENT, the policy kind to tune (e.g. rule), or --resume DIR")
+        given = {name: getattr(args, name) for name in TUNE_SETTINGS}
+        return {
+            name: option.default if given[name] is None else given[name]
+            for name, option in TUNE_SETTINGS.items()
+        }
+    from hearts_sim.studies.tune import read_tune
+
+    again = [option for name, option in TUNE_SETTINGS.items() if getattr(args, name) not in (None, [])]
+    if again:
+        raise UsageError(
+            f"--resume continues {args.resume} with the settings it was started with (in its tune.json): "
+            f"drop {again[0].flag}"
+        )
+    note = read_tune(args.resume)["note"]
+    if not isinstance(note, dict) or set(note) != set(TUNE_SETTINGS) | {"command"}:
+        raise UsageError(
+            f"{args.resume} was not started by hearts-sim tune --out: resume it from Python (resume_tune)"
+        )
+    return note
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from hearts_sim.studies.tune import TuneError, parse_ranges, tune, write_level
+    from hearts_sim.studies.tune import TuneError, parse_ranges, resume_tune, tune, write_level
 
-    rules = _rules(args)
-    target = _level_target(args)
-    result = tune(
-        args.agent,
-        parse_ranges(args.param),
-        args.budget,
-        reference=args.against,
-        rules=rules,
-        candidates=args.candidates,
-        seed=args.seed,
-        threads=args.threads,
-        report=None if args.json else _say(False),
-        weaker_by=args.weaker_by,
-        engines=_engines(args),
-    )
+    settings = _tune_settings(args)
+    target = _level_target(settings["write_level"], settings["levels_dir"])
+    report = None if args.json else _say(False)
+    if args.resume:
+        result = resume_tune(args.resume, threads=args.threads, report=report, engines=_engines(args))
+    else:
+        args.rules, args.rule = settings["rules"], settings["rule"]
+        command = "hearts-sim " + shlex.join(sys.argv[1:])
+        result = tune(
+            settings["agent"],
+            parse_ranges(settings["param"]),
+            settings["budget"],
+            reference=settings["against"],
+            rules=_rules(args),
+            candidates=settings["candidates"],
+            seed=settings["seed"],
+            threads=args.threads,
+            report=report,
+            weaker_by=settings["weaker_by"],
+            engines=_engines(args),
+            out=settings["out"],
+            note={**settings, "command": command},
+        )
+        settings["command"] = command
     if args.json:  # the result first: a level that cannot be written loses nothing
         print(json.dumps(result.as_dict()), flush=True)
     else:
@@ -962,14 +1026,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
             write_level(
                 target,
                 result,
-                args.description or f"tuned {args.agent}",
-                args.max_ms,
-                "hearts-sim " + shlex.join(sys.argv[1:]),
+                settings["description"] or f"tuned {settings['agent']}",
+                settings["max_ms"],
+                settings["command"],  # the command that started the tune, also when resumed
             )
         except TuneError as error:
             print(f"hearts-sim: error: {error}", file=sys.stderr)
             return EXIT_FAILURE
-        print(f"wrote level {args.write_level} ({target})", file=sys.stderr if args.json else sys.stdout)
+        shown_at = sys.stderr if args.json else sys.stdout
+        print(f"wrote level {settings['write_level']} ({target})", file=shown_at)
     return 0
 
 
@@ -1050,7 +1115,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _command(commands, "rules", "list the rules presets and switches", cmd_rules, ())
     _command(commands, "levels", "calibrate the easy/normal/hard ladder", cmd_levels, LEVELS_OPTIONS)
-    _command(commands, "tune", "search an agent's parameters (successive halving)", cmd_tune, TUNE_OPTIONS)
+    _add_tune_options(
+        _command(commands, "tune", "search an agent's parameters (successive halving)", cmd_tune, ())
+    )
     _command(commands, "play", "play a game in the terminal against CPU opponents", cmd_play, PLAY_OPTIONS)
     _command(
         commands,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,17 +30,34 @@ from agents.levels import LevelError
 from agents.registry import check_level_name, parse_agent
 from agents.search import MAX_MS
 from hearts_sim.core.checks import is_integer, is_real, shown
-from hearts_sim.core.errors import InputError
+from hearts_sim.core.errors import InputError, Stopped
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED
-from hearts_sim.studies.tournament import TournamentConfig, run_tournament
+from hearts_sim.selfplay.records import LOCK, MANIFEST
+from hearts_sim.studies.tournament import Interrupted, TournamentConfig, run_tournament
 
 FRESH_SEED_OFFSET = 1_000_003  # the confirmation match uses deals no round has seen
+TUNE_FILE = "tune.json"  # in a tune's --out: its settings, then each match's run in a folder
 
 
 class TuneError(InputError):
     """Bad tuning arguments (unknown parameter, empty range, budget too small)."""
+
+
+class TuneInterrupted(Stopped):
+    """Ctrl-C or SIGTERM during a tune: with ``out``, every finished match and the finished
+    chunks of the one under way are kept, and ``hearts-sim tune --resume OUT`` goes on."""
+
+    def __init__(self, done: int, total: int, out: Path | None, terminated: bool):
+        self.done, self.total, self.out = done, total, out
+        how = "terminated" if terminated else "interrupted"
+        kept = (
+            f"; resume with: hearts-sim tune --resume {out}"
+            if out is not None
+            else ": nothing is kept (with --out DIR a tune keeps its matches and resumes)"
+        )
+        super().__init__(f"{how} after {done} of {total} matches{kept}", terminated)
 
 
 def parse_ranges(texts: Sequence[str]) -> dict[str, tuple[float, float]]:
@@ -167,10 +184,14 @@ def _gap(
     threads: int | None,
     report: Callable[[str], None] | None = None,
     engines: EngineOptions | None = None,
+    out: Path | None = None,
 ) -> tuple[float, list[float]]:
-    """Reference minus candidate in points per hand (positive: the candidate takes fewer points)."""
+    """Reference minus candidate in points per hand (positive: the candidate takes fewer points);
+    with ``out``, the match is the run there: continued if it was started, read if finished."""
     summary = run_tournament(
         TournamentConfig((spec, reference), rules=rules, deals=deals, seed=seed),
+        out,
+        resume=out is not None and (out / MANIFEST).exists(),
         threads=threads,
         progress=False,
         engines=engines,
@@ -178,9 +199,9 @@ def _gap(
     ).summary
     pair = summary["pairs"][0]
     low, high = pair["ci95"]
-    return -pair["a_minus_b"], [
-        -high if high is not None else math.nan,
-        -low if low is not None else math.nan,
+    return -pair["a_minus_b"] + 0.0, [  # + 0.0: no "-0.000" for a candidate that plays as the reference
+        -high + 0.0 if high is not None else math.nan,
+        -low + 0.0 if low is not None else math.nan,
     ]
 
 
@@ -196,11 +217,24 @@ def tune(
     report: Callable[[str], None] | None = None,
     weaker_by: float | None = None,
     engines: EngineOptions | None = None,
+    out: str | Path | None = None,
+    *,
+    resume: bool = False,
+    note: Mapping[str, Any] | None = None,
+    stop_after_matches: int | None = None,
 ) -> TuneResult:
     """Successive halving with ``budget`` deals in all (each deal is played in 14 seatings).
 
     ``weaker_by``: aim for an agent that many points per hand behind the reference
-    instead of the strongest one."""
+    instead of the strongest one.
+
+    ``out``: a folder that keeps the tune, so that one stopped (Ctrl-C, SIGTERM, a crash) goes
+    on where it stopped: its settings in ``tune.json`` (with ``note``, what the caller wants
+    back on resuming), each match a tournament run in ``round-R/candidate-K`` or ``confirm``.
+    ``resume``: continue the tune in ``out`` (``resume_tune`` reads its settings); every match
+    it finished is read back, the one under way continues from its last chunk, and the result
+    is the uninterrupted tune's. Ctrl-C or SIGTERM raises ``TuneInterrupted``.
+    ``stop_after_matches`` simulates an interruption after that many matches, for tests."""
     if weaker_by is not None and not (math.isfinite(weaker_by) and weaker_by > 0):
         raise TuneError(f"--weaker-by {weaker_by:g} must be positive (points per hand behind the reference)")
     if not is_integer(candidates) or candidates < 2:
@@ -217,19 +251,46 @@ def tune(
             f"--budget {budget} is too small for {len(pool)} candidates: give at least "
             f"{4 * len(pool) * n_rounds} deals"
         )
+    settings = {
+        "agent": agent,
+        "ranges": {name: [low, high] for name, (low, high) in ranges.items()},
+        "budget": budget,
+        "reference": reference,
+        "rules": rules.to_dict(),
+        "candidates": candidates,
+        "seed": seed,
+        "weaker_by": weaker_by,
+    }
+    directory = _kept_in(Path(out), settings, note, resume) if out is not None else None
+    number: dict[str, int] = {}  # a candidate's folder: its place in the first round (twins share one)
+    for k, candidate in enumerate(pool):
+        number.setdefault(candidate.spec, k)
+    total = (
+        sum(max(1, len(pool) >> r) for r in range(n_rounds)) + 1
+    )  # every round's matches, the confirmation
+    done = 0
+
+    def gap(spec: str, deals: int, match_seed: int, name: str) -> tuple[float, list[float]]:
+        nonlocal done
+        if stop_after_matches is not None and done >= stop_after_matches:
+            raise TuneInterrupted(done, total, directory, terminated=False)
+        path = directory / name if directory is not None else None
+        try:
+            result = _gap(spec, reference, rules, deals, match_seed, threads, report, engines, path)
+        except Interrupted as stop:  # its finished chunks are on disk with ``out``
+            raise TuneInterrupted(done, total, directory, stop.terminated) from None
+        done += 1
+        return result
+
     rounds, used, deals = [], 0, first_deals
     for round_number in range(n_rounds):
         scored = []
         for candidate in pool:
-            gain, ci = _gap(
+            gain, ci = gap(
                 candidate.spec,
-                reference,
-                rules,
                 deals,
                 (seed + round_number) & MAX_SEED,
-                threads,
-                report,
-                engines,
+                f"round-{round_number + 1}/candidate-{number[candidate.spec]:02d}",
             )
             scored.append((gain, ci, candidate))
             used += deals
@@ -249,11 +310,59 @@ def tune(
         deals *= 2
     best = pool[0]
     confirm = max(first_deals * 2, budget // 4)
-    gain, ci = _gap(
-        best.spec, reference, rules, confirm, (seed + FRESH_SEED_OFFSET) & MAX_SEED, threads, engines=engines
-    )
+    gain, ci = gap(best.spec, confirm, (seed + FRESH_SEED_OFFSET) & MAX_SEED, "confirm")
     used += confirm
     return TuneResult(agent, reference, best, round(gain, 4), [round(x, 4) for x in ci], rounds, used)
+
+
+def _kept_in(out: Path, settings: dict[str, Any], note: Mapping[str, Any] | None, resume: bool) -> Path:
+    """``out`` ready for this tune: a new one writes its settings there (into a missing or empty
+    folder); a resumed one must find the same settings there."""
+    settings = json.loads(json.dumps(settings))  # as they read back: tuples as lists
+    path = out / TUNE_FILE
+    if resume:
+        stored = read_tune(out)
+        if stored["settings"] != settings:
+            differ = next(k for k in settings if stored["settings"].get(k) != settings[k])
+            raise TuneError(f"{out} holds a different tune (its {differ} differs): choose another --out")
+        return out
+    if path.exists():
+        raise TuneError(f"{out} already holds a tune: continue it with hearts-sim tune --resume {out}")
+    if out.exists() and (not out.is_dir() or any(p.name != LOCK for p in out.iterdir())):
+        raise TuneError(f"--out {out} exists and is not an empty directory")
+    try:
+        write_atomically(
+            path, (json.dumps({"settings": settings, "note": dict(note or {})}, indent=2) + "\n").encode()
+        )
+    except OSError as error:
+        raise TuneError(f"cannot write to --out {out}: {error.strerror or error}") from None
+    return out
+
+
+def read_tune(out: str | Path) -> dict[str, Any]:
+    """What a tune's ``--out`` holds: ``settings`` (``tune``'s arguments) and ``note``."""
+    path = Path(out) / TUNE_FILE
+    try:
+        stored = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise TuneError(f"{out} holds no tune ({TUNE_FILE} is missing)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise TuneError(f"{path} cannot be read: {error}") from None
+    if not isinstance(stored, dict) or not isinstance(stored.get("settings"), dict):
+        raise TuneError(f"{path} is not a tune's settings file")
+    return stored
+
+
+def resume_tune(out: str | Path, **options: Any) -> TuneResult:
+    """Continue the tune kept in ``out`` with the settings it was started with; ``options``:
+    ``threads``, ``report``, ``engines``."""
+    settings = dict(read_tune(out)["settings"])
+    try:
+        ranges = {name: (float(low), float(high)) for name, (low, high) in settings.pop("ranges").items()}
+        rules = Rules.from_dict(settings.pop("rules"))
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        raise TuneError(f"{Path(out) / TUNE_FILE} is not a tune's settings file ({error})") from None
+    return tune(ranges=ranges, rules=rules, out=out, resume=True, **settings, **options)
 
 
 def write_level(path: Path, result: TuneResult, description: str, max_ms: float, command: str) -> None:
@@ -285,4 +394,13 @@ def write_level(path: Path, result: TuneResult, description: str, max_ms: float,
         raise TuneError(f"cannot write level file {path}: {error.strerror or error}") from None
 
 
-__all__ = ["TuneError", "TuneResult", "parse_ranges", "tune", "write_level"]
+__all__ = [
+    "TuneError",
+    "TuneInterrupted",
+    "TuneResult",
+    "parse_ranges",
+    "read_tune",
+    "resume_tune",
+    "tune",
+    "write_level",
+]
