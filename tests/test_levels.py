@@ -308,7 +308,7 @@ def test_tune_refuses_a_resume_it_cannot_continue(tmp_path: Path) -> None:
     (tmp_path / "tune.json").write_text("{not json")
     refused = cli("--resume", str(tmp_path))
     assert refused.returncode == 2 and refused.stderr.startswith(
-        f"hearts-sim: error: {tmp_path / 'tune.json'} cannot be read"
+        f"hearts-sim: error: cannot read {tmp_path / 'tune.json'}: "
     )
 
 

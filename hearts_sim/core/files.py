@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 try:
     import fcntl
@@ -45,6 +47,23 @@ def _sync(path: Path, mode: int) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
+
+
+def read_json_object(
+    path: Path, error: Callable[[str], Exception], missing: str, what: str
+) -> dict[str, Any]:
+    """The JSON object in ``path`` (a manifest, a tune's settings); otherwise ``error`` with one
+    line: ``missing`` when there is no file, what failed when it cannot be read or parsed, and
+    that it is not ``what`` when it holds something other than an object."""
+    try:
+        value = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise error(missing) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as problem:
+        raise error(f"cannot read {path}: {problem}") from None
+    if not isinstance(value, dict):
+        raise error(f"{path} is not {what} (not a JSON object)")
+    return value
 
 
 class LockHeld(Exception):
@@ -91,4 +110,4 @@ def _locked(descriptor: int) -> bool:
     return True
 
 
-__all__ = ["LockHeld", "exclusive_lock", "write_atomically"]
+__all__ = ["LockHeld", "exclusive_lock", "read_json_object", "write_atomically"]

@@ -47,7 +47,7 @@ from hearts_sim.core.errors import (
     Terminated,
     signal_handlers,
 )
-from hearts_sim.core.files import LockHeld, exclusive_lock, write_atomically
+from hearts_sim.core.files import LockHeld, exclusive_lock, read_json_object, write_atomically
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.rng import MAX_DEALS, SeedError, check_seed
 from hearts_sim.selfplay.records import (
@@ -308,16 +308,8 @@ def interrupts_deferred() -> Iterator[None]:
 
 def load_manifest(out: Path) -> dict[str, Any]:
     """The manifest of the run in ``out``: a JSON object, or a one-line ``TournamentError``."""
-    path = Path(out) / MANIFEST
-    try:
-        manifest = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise TournamentError(f"{out} holds no tournament run ({MANIFEST} is missing)") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise TournamentError(f"cannot read {path}: {error}") from None
-    if not isinstance(manifest, dict):
-        raise TournamentError(f"{path} is not a tournament manifest (not a JSON object)")
-    return manifest
+    missing = f"{out} holds no tournament run ({MANIFEST} is missing)"
+    return read_json_object(Path(out) / MANIFEST, TournamentError, missing, "a tournament manifest")
 
 
 def manifest_config(

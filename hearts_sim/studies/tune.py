@@ -31,10 +31,10 @@ from agents.registry import check_level_name, parse_agent
 from agents.search import MAX_MS
 from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.errors import InputError, Stopped
-from hearts_sim.core.files import write_atomically
+from hearts_sim.core.files import read_json_object, write_atomically
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED
-from hearts_sim.selfplay.records import LOCK, MANIFEST
+from hearts_sim.selfplay.records import MANIFEST
 from hearts_sim.studies.tournament import Interrupted, TournamentConfig, run_tournament
 
 FRESH_SEED_OFFSET = 1_000_003  # the confirmation match uses deals no round has seen
@@ -261,13 +261,14 @@ def tune(
         "seed": seed,
         "weaker_by": weaker_by,
     }
+    if resume and out is None:
+        raise TuneError("resume=True continues the tune kept in out: give out=DIR")
     directory = _kept_in(Path(out), settings, note, resume) if out is not None else None
     number: dict[str, int] = {}  # a candidate's folder: its place in the first round (twins share one)
     for k, candidate in enumerate(pool):
         number.setdefault(candidate.spec, k)
-    total = (
-        sum(max(1, len(pool) >> r) for r in range(n_rounds)) + 1
-    )  # every round's matches, the confirmation
+    # every round's matches (the pool halves each round), then the confirmation
+    total = sum(max(1, len(pool) >> r) for r in range(n_rounds)) + 1
     done = 0
 
     def gap(spec: str, deals: int, match_seed: int, name: str) -> tuple[float, list[float]]:
@@ -328,7 +329,7 @@ def _kept_in(out: Path, settings: dict[str, Any], note: Mapping[str, Any] | None
         return out
     if path.exists():
         raise TuneError(f"{out} already holds a tune: continue it with hearts-sim tune --resume {out}")
-    if out.exists() and (not out.is_dir() or any(p.name != LOCK for p in out.iterdir())):
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise TuneError(f"--out {out} exists and is not an empty directory")
     try:
         write_atomically(
@@ -342,14 +343,11 @@ def _kept_in(out: Path, settings: dict[str, Any], note: Mapping[str, Any] | None
 def read_tune(out: str | Path) -> dict[str, Any]:
     """What a tune's ``--out`` holds: ``settings`` (``tune``'s arguments) and ``note``."""
     path = Path(out) / TUNE_FILE
-    try:
-        stored = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise TuneError(f"{out} holds no tune ({TUNE_FILE} is missing)") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise TuneError(f"{path} cannot be read: {error}") from None
-    if not isinstance(stored, dict) or not isinstance(stored.get("settings"), dict):
-        raise TuneError(f"{path} is not a tune's settings file")
+    stored = read_json_object(
+        path, TuneError, f"{out} holds no tune ({TUNE_FILE} is missing)", "a tune's file"
+    )
+    if not isinstance(stored.get("settings"), dict):
+        raise TuneError(f"{path} is not a tune's file (no settings)")
     return stored
 
 
@@ -361,7 +359,7 @@ def resume_tune(out: str | Path, **options: Any) -> TuneResult:
         ranges = {name: (float(low), float(high)) for name, (low, high) in settings.pop("ranges").items()}
         rules = Rules.from_dict(settings.pop("rules"))
     except (AttributeError, KeyError, TypeError, ValueError) as error:
-        raise TuneError(f"{Path(out) / TUNE_FILE} is not a tune's settings file ({error})") from None
+        raise TuneError(f"{Path(out) / TUNE_FILE} is not a tune's file ({error})") from None
     return tune(ranges=ranges, rules=rules, out=out, resume=True, **settings, **options)
 
 
