@@ -18,12 +18,12 @@ from agents.levels import LevelError, levels, read_level
 from agents.registry import parse_agent
 from hearts_sim.core.rules import Rules
 from hearts_sim.studies.calibrate import decision_log, decision_times
+from hearts_sim.studies.kept import JobStopped
 from hearts_sim.studies.tournament import TournamentConfig, run_tournament
 from hearts_sim.studies.tune import (
     TuneError,
-    TuneInterrupted,
+    kept_tune,
     parse_ranges,
-    read_tune,
     resume_tune,
     tune,
     write_level,
@@ -211,7 +211,7 @@ def test_a_tune_kept_in_a_folder_resumes_to_the_uninterrupted_result(tmp_path: P
     whole = tune("rule", parse_ranges(["defend=8:20"]), **arguments)
     out = tmp_path / "tune"
     for stop in (1, 3, 6):  # in the first round, in the second, before the confirmation
-        with pytest.raises(TuneInterrupted) as stopped:
+        with pytest.raises(JobStopped) as stopped:
             if stop == 1:
                 tune("rule", parse_ranges(["defend=8:20"]), **arguments, out=out, stop_after_matches=stop)
             else:
@@ -224,14 +224,14 @@ def test_a_tune_kept_in_a_folder_resumes_to_the_uninterrupted_result(tmp_path: P
     resumed = resume_tune(out)
     assert resumed.as_dict() == whole.as_dict()
     assert sorted(p.name for p in out.iterdir()) == ["confirm", "round-1", "round-2", "tune.json"]
-    assert read_tune(out)["settings"]["reference"] == "rule(shoot=40)"
+    assert kept_tune(out).read()["settings"]["reference"] == "rule(shoot=40)"
     with pytest.raises(
         TuneError, match=f"already holds a tune: continue it with hearts-sim tune --resume {out}"
     ):
         tune("rule", parse_ranges(["defend=8:20"]), **arguments, out=out)
     with pytest.raises(TuneError, match="holds a different tune \\(its budget differs\\)"):
         tune("rule", parse_ranges(["defend=8:20"]), **{**arguments, "budget": 640}, out=out, resume=True)
-    with pytest.raises(TuneInterrupted, match="after 0 of 7 matches: nothing is kept \\(with --out DIR"):
+    with pytest.raises(JobStopped, match="after 0 of 7 matches: nothing is kept \\(with --out DIR"):
         tune("rule", parse_ranges(["defend=8:20"]), **arguments, stop_after_matches=0)
 
 

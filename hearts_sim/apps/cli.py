@@ -968,7 +968,7 @@ def _tune_settings(args: argparse.Namespace) -> dict[str, Any]:
             name: option.default if given[name] is None else given[name]
             for name, option in TUNE_SETTINGS.items()
         }
-    from hearts_sim.studies.tune import read_tune
+    from hearts_sim.studies.tune import kept_tune
 
     again = [option for name, option in TUNE_SETTINGS.items() if getattr(args, name) not in (None, [])]
     if again:
@@ -976,7 +976,7 @@ def _tune_settings(args: argparse.Namespace) -> dict[str, Any]:
             f"--resume continues {args.resume} with the settings it was started with (in its tune.json): "
             f"drop {again[0].flag}"
         )
-    note = read_tune(args.resume)["note"]
+    note = kept_tune(args.resume).read()["note"]
     if not isinstance(note, dict) or set(note) != set(TUNE_SETTINGS) | {"command"}:
         raise UsageError(
             f"{args.resume} was not started by hearts-sim tune --out: resume it from Python (resume_tune)"

@@ -30,11 +30,12 @@ from agents.levels import LevelError
 from agents.registry import check_level_name, parse_agent
 from agents.search import MAX_MS
 from hearts_sim.core.checks import is_integer, is_real, shown
-from hearts_sim.core.errors import InputError, Stopped
-from hearts_sim.core.files import read_json_object, write_atomically
+from hearts_sim.core.errors import InputError
+from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED
 from hearts_sim.selfplay.records import MANIFEST
+from hearts_sim.studies.kept import JobStopped, KeptJob
 from hearts_sim.studies.tournament import Interrupted, TournamentConfig, run_tournament
 
 FRESH_SEED_OFFSET = 1_000_003  # the confirmation match uses deals no round has seen
@@ -43,21 +44,6 @@ TUNE_FILE = "tune.json"  # in a tune's --out: its settings, then each match's ru
 
 class TuneError(InputError):
     """Bad tuning arguments (unknown parameter, empty range, budget too small)."""
-
-
-class TuneInterrupted(Stopped):
-    """Ctrl-C or SIGTERM during a tune: with ``out``, every finished match and the finished
-    chunks of the one under way are kept, and ``hearts-sim tune --resume OUT`` goes on."""
-
-    def __init__(self, done: int, total: int, out: Path | None, terminated: bool):
-        self.done, self.total, self.out = done, total, out
-        how = "terminated" if terminated else "interrupted"
-        kept = (
-            f"; resume with: hearts-sim tune --resume {out}"
-            if out is not None
-            else ": nothing is kept (with --out DIR a tune keeps its matches and resumes)"
-        )
-        super().__init__(f"{how} after {done} of {total} matches{kept}", terminated)
 
 
 def parse_ranges(texts: Sequence[str]) -> dict[str, tuple[float, float]]:
@@ -233,7 +219,7 @@ def tune(
     back on resuming), each match a tournament run in ``round-R/candidate-K`` or ``confirm``.
     ``resume``: continue the tune in ``out`` (``resume_tune`` reads its settings); every match
     it finished is read back, the one under way continues from its last chunk, and the result
-    is the uninterrupted tune's. Ctrl-C or SIGTERM raises ``TuneInterrupted``.
+    is the uninterrupted tune's. Ctrl-C or SIGTERM raises ``kept.JobStopped``.
     ``stop_after_matches`` simulates an interruption after that many matches, for tests."""
     if weaker_by is not None and not (math.isfinite(weaker_by) and weaker_by > 0):
         raise TuneError(f"--weaker-by {weaker_by:g} must be positive (points per hand behind the reference)")
@@ -263,7 +249,9 @@ def tune(
     }
     if resume and out is None:
         raise TuneError("resume=True continues the tune kept in out: give out=DIR")
-    directory = _kept_in(Path(out), settings, note, resume) if out is not None else None
+    directory = Path(out) if out is not None else None
+    if directory is not None:
+        kept_tune(directory).start(settings, note, resume)
     number: dict[str, int] = {}  # a candidate's folder: its place in the first round (twins share one)
     for k, candidate in enumerate(pool):
         number.setdefault(candidate.spec, k)
@@ -274,12 +262,12 @@ def tune(
     def gap(spec: str, deals: int, match_seed: int, name: str) -> tuple[float, list[float]]:
         nonlocal done
         if stop_after_matches is not None and done >= stop_after_matches:
-            raise TuneInterrupted(done, total, directory, terminated=False)
+            raise JobStopped("tune", f"after {done} of {total} matches", directory, terminated=False)
         path = directory / name if directory is not None else None
         try:
             result = _gap(spec, reference, rules, deals, match_seed, threads, report, engines, path)
         except Interrupted as stop:  # its finished chunks are on disk with ``out``
-            raise TuneInterrupted(done, total, directory, stop.terminated) from None
+            raise JobStopped("tune", f"after {done} of {total} matches", directory, stop.terminated) from None
         done += 1
         return result
 
@@ -316,45 +304,15 @@ def tune(
     return TuneResult(agent, reference, best, round(gain, 4), [round(x, 4) for x in ci], rounds, used)
 
 
-def _kept_in(out: Path, settings: dict[str, Any], note: Mapping[str, Any] | None, resume: bool) -> Path:
-    """``out`` ready for this tune: a new one writes its settings there (into a missing or empty
-    folder); a resumed one must find the same settings there."""
-    settings = json.loads(json.dumps(settings))  # as they read back: tuples as lists
-    path = out / TUNE_FILE
-    if resume:
-        stored = read_tune(out)
-        if stored["settings"] != settings:
-            differ = next(k for k in settings if stored["settings"].get(k) != settings[k])
-            raise TuneError(f"{out} holds a different tune (its {differ} differs): choose another --out")
-        return out
-    if path.exists():
-        raise TuneError(f"{out} already holds a tune: continue it with hearts-sim tune --resume {out}")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise TuneError(f"--out {out} exists and is not an empty directory")
-    try:
-        write_atomically(
-            path, (json.dumps({"settings": settings, "note": dict(note or {})}, indent=2) + "\n").encode()
-        )
-    except OSError as error:
-        raise TuneError(f"cannot write to --out {out}: {error.strerror or error}") from None
-    return out
-
-
-def read_tune(out: str | Path) -> dict[str, Any]:
-    """What a tune's ``--out`` holds: ``settings`` (``tune``'s arguments) and ``note``."""
-    path = Path(out) / TUNE_FILE
-    stored = read_json_object(
-        path, TuneError, f"{out} holds no tune ({TUNE_FILE} is missing)", "a tune's file"
-    )
-    if not isinstance(stored.get("settings"), dict):
-        raise TuneError(f"{path} is not a tune's file (no settings)")
-    return stored
+def kept_tune(out: str | Path) -> KeptJob:
+    """The folder of a tune started with ``out`` (``tune.json``: its settings and ``note``)."""
+    return KeptJob(Path(out), TUNE_FILE, "tune", TuneError)
 
 
 def resume_tune(out: str | Path, **options: Any) -> TuneResult:
     """Continue the tune kept in ``out`` with the settings it was started with; ``options``:
     ``threads``, ``report``, ``engines``."""
-    settings = dict(read_tune(out)["settings"])
+    settings = dict(kept_tune(out).read()["settings"])
     try:
         ranges = {name: (float(low), float(high)) for name, (low, high) in settings.pop("ranges").items()}
         rules = Rules.from_dict(settings.pop("rules"))
@@ -394,10 +352,9 @@ def write_level(path: Path, result: TuneResult, description: str, max_ms: float,
 
 __all__ = [
     "TuneError",
-    "TuneInterrupted",
     "TuneResult",
+    "kept_tune",
     "parse_ranges",
-    "read_tune",
     "resume_tune",
     "tune",
     "write_level",

@@ -1,0 +1,108 @@
+"""A long job kept in a folder, so that one stopped by Ctrl-C, SIGTERM or a crash goes on where it
+stopped: ``hearts-sim tune --out DIR`` and ``hearts-sim levels --out DIR``, resumed with
+``--resume DIR``.
+
+The folder holds the job's settings in one JSON file (``tune.json``, ``levels.json``), written
+before any work, with a ``note`` of what its caller needs back on resuming (the command line's
+other options, the command that started it). Each match is a tournament run in a subfolder
+(which resumes from its last chunk); results that are not runs go to ``progress`` in the same
+file as they are measured. ``KeptJob`` is the folder; ``JobStopped`` is what a job raises when a
+signal stops it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hearts_sim.core.errors import InputError, Stopped, StorageError
+from hearts_sim.core.files import read_json_object, write_atomically
+
+
+class JobStopped(Stopped):
+    """Ctrl-C or SIGTERM during a kept job (or one that is not kept): how far it got, and how to
+    go on. ``command`` is the job's subcommand (``tune``)."""
+
+    def __init__(self, command: str, where: str, out: Path | None, terminated: bool):
+        self.out = out
+        how = "terminated" if terminated else "interrupted"
+        kept = (
+            f"; resume with: hearts-sim {command} --resume {out}"
+            if out is not None
+            else f": nothing is kept (with --out DIR a {command} keeps what it measured and resumes)"
+        )
+        super().__init__(f"{how} {where}{kept}", terminated)
+
+
+@dataclass(frozen=True)
+class KeptJob:
+    """A job's folder: ``out``, its settings file's name ``file`` and the ``command`` that runs it
+    (for messages); ``error`` is the job's ``InputError`` class."""
+
+    out: Path
+    file: str
+    command: str
+    error: type[InputError]
+
+    @property
+    def path(self) -> Path:
+        return self.out / self.file
+
+    def read(self) -> dict[str, Any]:
+        """The kept ``settings``, ``note`` and ``progress``."""
+        missing = f"{self.out} holds no {self.command} ({self.file} is missing)"
+        stored = read_json_object(self.path, self.error, missing, f"a {self.command}'s file")
+        if not isinstance(stored.get("settings"), dict) or not isinstance(stored.get("progress", {}), dict):
+            raise self.error(f"{self.path} is not a {self.command}'s file (no settings)")
+        return stored
+
+    def start(self, settings: Mapping[str, Any], note: Mapping[str, Any] | None, resume: bool) -> None:
+        """A new job writes its settings into a missing or empty folder; a resumed one must find
+        the same settings there (``settings`` as JSON gives them: lists, not tuples)."""
+        settings = json.loads(json.dumps(settings))
+        if resume:
+            kept = self.read()["settings"]
+            if kept != settings:
+                differ = next(name for name in settings if kept.get(name) != settings[name])
+                raise self.error(
+                    f"{self.out} holds a different {self.command} (its {differ} differs): "
+                    "choose another --out"
+                )
+            return
+        if self.path.exists():
+            raise self.error(
+                f"{self.out} already holds a {self.command}: continue it with "
+                f"hearts-sim {self.command} --resume {self.out}"
+            )
+        if self.out.exists() and (not self.out.is_dir() or any(self.out.iterdir())):
+            raise self.error(f"--out {self.out} exists and is not an empty directory")
+        try:
+            self._write({"settings": settings, "note": dict(note or {}), "progress": {}})
+        except OSError as error:
+            raise self.error(f"cannot write to --out {self.out}: {error.strerror or error}") from None
+
+    def progress(self) -> dict[str, Any]:
+        """What the job recorded with ``record`` so far."""
+        return dict(self.read().get("progress", {}))
+
+    def record(self, key: str, value: Any) -> None:
+        """Keep one measured result (JSON) under ``key``, the file whole or as it was; a failed
+        write (a full disk) is a ``StorageError`` that says how to go on."""
+        stored = self.read()
+        stored.setdefault("progress", {})[key] = value
+        try:
+            self._write(stored)
+        except OSError as error:
+            raise StorageError(
+                f"cannot write {self.path}: {error.strerror or error}; what it kept before is there: "
+                f"resume with: hearts-sim {self.command} --resume {self.out}"
+            ) from None
+
+    def _write(self, stored: Mapping[str, Any]) -> None:
+        write_atomically(self.path, (json.dumps(stored, indent=2) + "\n").encode())
+
+
+__all__ = ["JobStopped", "KeptJob"]
