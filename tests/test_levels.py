@@ -145,6 +145,68 @@ def test_levels_command_calibrates_a_ladder_as_json() -> None:
     assert bad.returncode == 2 and "nosuch" in bad.stderr and "Traceback" not in bad.stderr
 
 
+def test_a_calibration_kept_in_a_folder_resumes_after_sigterm(tmp_path: Path) -> None:
+    """``levels`` takes most of an hour with ``hard``, and a stop lost it all: with ``--out`` it
+    keeps each pair's matches as runs (resumed from their last chunk) and each cell and timing as
+    it is measured, and ``--resume DIR`` ends where an unstopped calibration ends."""
+    out = tmp_path / "levels"
+    settings = ["--ladder", "random,lowest", "--deals", "400000", "--games", "6", "--table-deals", "100"]
+    settings += ["--timing-hands", "2", "--seed", "3"]
+    as_at_a_terminal = (  # as in test_tournament's Ctrl-C tests
+        "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "runpy.run_module('hearts_sim', run_name='__main__', alter_sys=True)"
+    )
+    started = [
+        sys.executable,
+        "-c",
+        as_at_a_terminal,
+        "levels",
+        *settings,
+        "--out",
+        str(out),
+        "--threads",
+        "1",
+    ]
+    process = subprocess.Popen(started, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    match = out / "step-1" / "deals" / "manifest.json"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not (
+        match.exists() and json.loads(match.read_text())["chunks_done"] >= 1
+    ):
+        time.sleep(0.1)
+    process.send_signal(signal.SIGTERM)
+    _, said = process.communicate(timeout=120)
+    assert process.returncode == 143, said
+    assert said.rstrip("\n").split("\n")[-1] == (
+        "hearts-sim: terminated during the match lowest vs random; "
+        f"resume with: hearts-sim levels --resume {out}"
+    )
+
+    def levels_json(*arguments: str) -> dict:
+        run = subprocess.run(
+            [sys.executable, "-m", "hearts_sim", "levels", *arguments, "--threads", "1", "--json"],
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        return json.loads(run.stdout)
+
+    resumed, unstopped = levels_json("--resume", str(out)), levels_json(*settings)
+    timing = resumed.pop("decision_ms")
+    assert set(timing) == set(unstopped.pop("decision_ms")) == {"random", "lowest"}
+    assert resumed == unstopped  # the gaps, the win rates, the one-against-three table
+    again = levels_json("--resume", str(out))  # finished: every figure read back, none measured again
+    assert again.pop("decision_ms") == timing and again == resumed
+    refused = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", "levels", "--resume", str(out), "--ladder", "random,easy"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        f"hearts-sim: error: --resume continues {out} with the settings it was started with "
+        "(in its levels.json): drop --ladder\n",
+    )
+
+
 def test_cheap_levels_decide_within_their_budget() -> None:
     rules = Rules()
     for name in ("easy", "normal"):

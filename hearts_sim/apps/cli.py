@@ -18,7 +18,7 @@ import os
 import shlex
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -844,10 +844,20 @@ LEVELS_OPTIONS = (
     Option("search_games", COUNT, "games per pair when hard plays", 10, 1, MAX_DEALS, ("--search-games",)),
     _deals_option("search_table_deals", "--search-table-deals", "deals per one-vs-three cell with hard", 20),
     Option("timing_hands", COUNT, "hands timed per level", 10, 1, 100_000, ("--timing-hands",)),
-    Option("quiet", FLAG, "no progress lines on stderr", False, flags=("--quiet",)),
     RULES,
     RULE,
     SEED,
+    Option(
+        "out", TEXT, "keep the calibration in DIR, so that it can be resumed", flags=("--out",), metavar="DIR"
+    ),
+)
+# What a calibration is started with, and ``--resume DIR`` takes from DIR/levels.json instead.
+LEVELS_SETTINGS = {option.name: option for option in LEVELS_OPTIONS}
+LEVELS_RUNTIME = (
+    Option(
+        "resume", TEXT, "continue the calibration kept in DIR (--out DIR)", flags=("--resume",), metavar="DIR"
+    ),
+    Option("quiet", FLAG, "no progress lines on stderr", False, flags=("--quiet",)),
     threads_option(),
     JSON,
     *ENGINE_OPTIONS,
@@ -864,21 +874,32 @@ def _ladder(text: str) -> list[str]:
 
 
 def cmd_levels(args: argparse.Namespace) -> int:
-    from hearts_sim.studies.calibrate import Budget, calibrate, format_calibration
-
-    rules = _rules(args)
-    result = calibrate(
-        _ladder(args.ladder),
-        rules,
-        deals=Budget(args.deals, args.search_deals),
-        games=Budget(args.games, args.search_games),
-        table_deals=Budget(args.table_deals, args.search_table_deals),
-        timing_hands=args.timing_hands,
-        seed=args.seed,
-        threads=args.threads,
-        report=_say(args.quiet),
-        engines=_engines(args),
+    from hearts_sim.studies.calibrate import (
+        Budget,
+        calibrate,
+        format_calibration,
+        kept_levels,
+        resume_calibration,
     )
+
+    settings = _kept_settings(args, LEVELS_SETTINGS, kept_levels(args.resume) if args.resume else None)
+    runtime = {"threads": args.threads, "report": _say(args.quiet), "engines": _engines(args)}
+    if args.resume:
+        result = resume_calibration(args.resume, **runtime)
+    else:
+        args.rules, args.rule = settings["rules"], settings["rule"]
+        result = calibrate(
+            _ladder(settings["ladder"]),
+            _rules(args),
+            deals=Budget(settings["deals"], settings["search_deals"]),
+            games=Budget(settings["games"], settings["search_games"]),
+            table_deals=Budget(settings["table_deals"], settings["search_table_deals"]),
+            timing_hands=settings["timing_hands"],
+            seed=settings["seed"],
+            out=settings["out"],
+            note={**settings, "command": "hearts-sim " + shlex.join(sys.argv[1:])},
+            **runtime,
+        )
     print(json.dumps(result) if args.json else format_calibration(result))
     return 0
 
@@ -931,13 +952,16 @@ TUNE_RUNTIME = (
 )
 
 
-def _add_tune_options(command: argparse.ArgumentParser) -> None:
-    """The settings store None when absent, so that ``--resume`` can tell them given; the agent
-    is optional for the same reason (``cmd_tune`` fills in the defaults)."""
-    for option in TUNE_OPTIONS:
+def _add_kept_options(
+    command: argparse.ArgumentParser, settings: Sequence[Option], runtime: Sequence[Option]
+) -> None:
+    """The options of a command whose job can be kept and resumed (``tune``, ``levels``): its
+    ``settings`` store None when absent, so that ``--resume`` can tell them given, and a
+    positional one is optional for the same reason (``_kept_settings`` fills in the defaults)."""
+    for option in settings:
         extra = {"nargs": "?"} if not option.flags else {}
         option.add_to(command, default=None if option.kind != TEXTS else [], **extra)
-    for option in TUNE_RUNTIME:
+    for option in runtime:
         option.add_to(command)
 
 
@@ -957,37 +981,35 @@ def _level_target(write_level: str | None, levels_dir: str) -> Path | None:
     return directory / f"{write_level}.toml"
 
 
-def _tune_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The tune's settings: as given (each absent one its default), or with ``--resume DIR`` as
-    DIR/tune.json keeps them, where giving any of them again is refused."""
-    if not args.resume:
-        if args.agent is None:
-            raise UsageError("tune needs AGENT, the policy kind to tune (e.g. rule), or --resume DIR")
-        given = {name: getattr(args, name) for name in TUNE_SETTINGS}
+def _kept_settings(args: argparse.Namespace, settings: Mapping[str, Option], job: Any) -> dict[str, Any]:
+    """A kept job's settings (``settings``): as given, each absent one its default; or with
+    ``--resume DIR`` as its file there keeps them (``job``, a ``KeptJob``), where giving any of
+    them again is refused."""
+    if job is None:
         return {
-            name: option.default if given[name] is None else given[name]
-            for name, option in TUNE_SETTINGS.items()
+            name: option.default if getattr(args, name) is None else getattr(args, name)
+            for name, option in settings.items()
         }
-    from hearts_sim.studies.tune import kept_tune
-
-    again = [option for name, option in TUNE_SETTINGS.items() if getattr(args, name) not in (None, [])]
+    again = [option for name, option in settings.items() if getattr(args, name) not in (None, [])]
     if again:
         raise UsageError(
-            f"--resume continues {args.resume} with the settings it was started with (in its tune.json): "
+            f"--resume continues {job.out} with the settings it was started with (in its {job.file}): "
             f"drop {again[0].flag}"
         )
-    note = kept_tune(args.resume).read()["note"]
-    if not isinstance(note, dict) or set(note) != set(TUNE_SETTINGS) | {"command"}:
+    note = job.read()["note"]
+    if not isinstance(note, dict) or set(note) != set(settings) | {"command"}:
         raise UsageError(
-            f"{args.resume} was not started by hearts-sim tune --out: resume it from Python (resume_tune)"
+            f"{job.out} was not started by hearts-sim {job.command} --out: resume it from Python"
         )
     return note
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from hearts_sim.studies.tune import TuneError, parse_ranges, resume_tune, tune, write_level
+    from hearts_sim.studies.tune import TuneError, kept_tune, parse_ranges, resume_tune, tune, write_level
 
-    settings = _tune_settings(args)
+    settings = _kept_settings(args, TUNE_SETTINGS, kept_tune(args.resume) if args.resume else None)
+    if settings["agent"] is None:
+        raise UsageError("tune needs AGENT, the policy kind to tune (e.g. rule), or --resume DIR")
     target = _level_target(settings["write_level"], settings["levels_dir"])
     report = None if args.json else _say(False)
     if args.resume:
@@ -1114,10 +1136,10 @@ def build_parser() -> argparse.ArgumentParser:
         (AGENT_NAMES, JSON),
     )
     _command(commands, "rules", "list the rules presets and switches", cmd_rules, ())
-    _command(commands, "levels", "calibrate the easy/normal/hard ladder", cmd_levels, LEVELS_OPTIONS)
-    _add_tune_options(
-        _command(commands, "tune", "search an agent's parameters (successive halving)", cmd_tune, ())
-    )
+    levels = _command(commands, "levels", "calibrate the easy/normal/hard ladder", cmd_levels, ())
+    _add_kept_options(levels, LEVELS_OPTIONS, LEVELS_RUNTIME)
+    tune = _command(commands, "tune", "search an agent's parameters (successive halving)", cmd_tune, ())
+    _add_kept_options(tune, TUNE_OPTIONS, TUNE_RUNTIME)
     _command(commands, "play", "play a game in the terminal against CPU opponents", cmd_play, PLAY_OPTIONS)
     _command(
         commands,

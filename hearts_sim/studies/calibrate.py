@@ -10,8 +10,9 @@ other level, which is what a person meets at a table; (3) per-decision time (med
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,13 +22,17 @@ from agents.dispatch import decide_pass, decide_play
 from agents.external import EngineOptions, decider
 from agents.levels import LADDER
 from agents.registry import AgentSpec, parse_agent
+from hearts_sim.core.errors import InputError, Terminated
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.rng import MAX_SEED, check_seed
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import Table, check_count, run_hands, set_threads
+from hearts_sim.studies.kept import JobStopped, KeptJob
 from hearts_sim.studies.stats import format_p_value
-from hearts_sim.studies.tournament import TournamentConfig, is_search_agent, run_tournament
+from hearts_sim.studies.tournament import Interrupted, TournamentConfig, is_search_agent, play_kept
+
+LEVELS_FILE = "levels.json"  # in a calibration's --out: its settings and what it has measured
 
 # seconds: wall clock; cpu_seconds: this thread's CPU time, what the decision costs on one core
 # however loaded the machine is (another process on the core stretches the wall clock only)
@@ -146,6 +151,16 @@ class Budget:
         return self.search if any(is_search_agent(s) for s in specs) else self.fast
 
 
+class CalibrationError(InputError):
+    """A calibration that cannot run or resume as asked (its --out, a different kept one)."""
+
+
+def kept_levels(out: str | Path) -> KeptJob:
+    """The folder of a calibration started with ``out`` (``levels.json``: its settings, its
+    one-against-three cells and timings as they are measured; each pair's matches in step-K/)."""
+    return KeptJob(Path(out), LEVELS_FILE, "levels", CalibrationError)
+
+
 def calibrate(
     ladder: Sequence[str] = LADDER,
     rules: Rules | None = None,
@@ -157,31 +172,111 @@ def calibrate(
     threads: int | None = None,
     report: Callable[[str], None] | None = None,
     engines: EngineOptions | None = None,
+    out: str | Path | None = None,
+    *,
+    resume: bool = False,
+    note: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """All three measurements as plain data (the ``--json`` output); ``report`` hears one
-    line as each measurement starts (runs with a search agent take minutes)."""
+    line as each measurement starts (runs with a search agent take minutes).
+
+    ``out`` keeps the calibration (``kept_levels``), so that one stopped by Ctrl-C or SIGTERM
+    (``kept.JobStopped``) goes on with ``resume=True`` (``resume_calibration``): the matches
+    from their last chunk, the cells and timings not yet measured."""
     rules = rules or Rules()
+    settings = {
+        "ladder": list(ladder),
+        "rules": rules.to_dict(),
+        "deals": asdict(deals),
+        "games": asdict(games),
+        "table_deals": asdict(table_deals),
+        "timing_hands": timing_hands,
+        "seed": seed,
+    }
+    if resume and out is None:
+        raise CalibrationError("resume=True continues the calibration kept in out: give out=DIR")
+    job = kept_levels(out) if out is not None else None
+    if job is not None:
+        job.start(settings, note, resume)
+    now = ["the first match"]  # what is being measured, for the message of a stop
+    try:
+        return _calibrate(
+            ladder, rules, deals, games, table_deals, timing_hands, seed, threads, report, engines, job, now
+        )
+    except Interrupted as stop:  # the match's finished chunks are kept with ``out``
+        raise JobStopped("levels", f"during {now[0]}", job.out if job else None, stop.terminated) from None
+    except KeyboardInterrupt as stop:  # between two steps, or in a cell or a timing
+        raise JobStopped(
+            "levels", f"during {now[0]}", job.out if job else None, isinstance(stop, Terminated)
+        ) from None
+
+
+def resume_calibration(out: str | Path, **options: Any) -> dict[str, Any]:
+    """Continue the calibration kept in ``out`` with its settings; ``options``: ``threads``,
+    ``report``, ``engines``."""
+    settings = dict(kept_levels(out).read()["settings"])
+    try:
+        deals, games, table_deals = (
+            Budget(**settings.pop(name)) for name in ("deals", "games", "table_deals")
+        )
+        rules = Rules.from_dict(settings.pop("rules"))
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        raise CalibrationError(f"{Path(out) / LEVELS_FILE} is not a levels file ({error})") from None
+    return calibrate(
+        rules=rules,
+        deals=deals,
+        games=games,
+        table_deals=table_deals,
+        out=out,
+        resume=True,
+        **settings,
+        **options,
+    )
+
+
+def _calibrate(
+    ladder: Sequence[str],
+    rules: Rules,
+    deals: Budget,
+    games: Budget,
+    table_deals: Budget,
+    timing_hands: int,
+    seed: int,
+    threads: int | None,
+    report: Callable[[str], None] | None,
+    engines: EngineOptions | None,
+    job: KeptJob | None,
+    now: list[str],
+) -> dict[str, Any]:
+    """``calibrate``'s measurements; each kept in ``job`` as it is made, and read back from it
+    when it was made before. ``now[0]`` says what is being measured."""
     game_rules = rules.replace(target_score=100)
     set_threads(threads)
     say = report or (lambda line: None)
+    kept = job.progress() if job is not None else {}
+
+    def match(config: TournamentConfig, folder: str) -> dict[str, Any]:
+        where = job.out / folder if job is not None else None
+        options = {"threads": threads, "progress": False, "engines": engines, "report": report}
+        return play_kept(config, where, **options).summary
+
+    def keep(key: str) -> None:
+        if job is not None:
+            job.record(key, kept[key])
+
     steps = []
-    for lower, upper in zip(ladder, ladder[1:], strict=False):
+    for step, (lower, upper) in enumerate(zip(ladder, ladder[1:], strict=False), start=1):
         pair_deals, pair_games = deals.for_agents(upper, lower), games.for_agents(upper, lower)
         say(f"{upper} vs {lower}: {pair_deals} deals, then {pair_games} games to 100, each in 14 seatings")
-        hands = run_tournament(
-            TournamentConfig((upper, lower), rules=rules, deals=pair_deals, seed=seed),
-            threads=threads,
-            progress=False,
-            engines=engines,
-            report=report,
-        ).summary
-        whole = run_tournament(
+        now[0] = f"the match {upper} vs {lower}"
+        hands = match(
+            TournamentConfig((upper, lower), rules=rules, deals=pair_deals, seed=seed), f"step-{step}/deals"
+        )
+        now[0] = f"the games {upper} vs {lower}"
+        whole = match(
             TournamentConfig((upper, lower), rules=game_rules, deals=pair_games, seed=seed, games=True),
-            threads=threads,
-            progress=False,
-            engines=engines,
-            report=report,
-        ).summary
+            f"step-{step}/games",
+        )
         pair = hands["pairs"][0]
         low, high = pair["ci95"]
         steps.append(
@@ -199,34 +294,45 @@ def calibrate(
             }
         )
     say("one against three: every level against three copies of every level")
-    table = {
-        level: {
-            other: round(
-                one_against_three(level, other, rules, table_deals.for_agents(level, other), seed, engines), 3
-            )
-            for other in ladder
-        }
-        for level in ladder
-    }
-    say(f"timing {timing_hands} hands per level, one decision at a time")
-    timing = {}
+    cells = kept.setdefault("one_vs_three", {})  # each cell as it is measured: "hard with three normal"
     for level in ladder:
-        log = decision_log(level, rules, timing_hands, seed, engines)
-        seconds, cpu = log["seconds"] * 1000, log["cpu_seconds"] * 1000
-        timing[level] = {
-            "median_ms": round(float(np.median(seconds)), 4),
-            "p99_ms": round(float(np.percentile(seconds, 99)), 4),
-            "median_cpu_ms": round(float(np.median(cpu)), 4),
-            "p99_cpu_ms": round(float(np.percentile(cpu, 99)), 4),
-            "decisions": len(seconds),
-        }
+        for other in ladder:
+            name = f"{level} with three {other}"
+            if name not in cells:
+                now[0] = f"one against three, {name}"
+                cell_deals = table_deals.for_agents(level, other)
+                cells[name] = round(one_against_three(level, other, rules, cell_deals, seed, engines), 3)
+                keep("one_vs_three")
+    table = {level: {other: cells[f"{level} with three {other}"] for other in ladder} for level in ladder}
+    say(f"timing {timing_hands} hands per level, one decision at a time")
+    timing = kept.setdefault("decision_ms", {})
+    for level in ladder:
+        if level not in timing:
+            now[0] = f"the timing of {level}"
+            timing[level] = _timing(level, rules, timing_hands, seed, engines)
+            keep("decision_ms")
     return {
         "rules": rules.describe(),
         "ladder": list(ladder),
         "steps": steps,
         "one_vs_three": table,
         "one_vs_three_deals": {"fast": table_deals.fast, "search": table_deals.search},
-        "decision_ms": timing,
+        "decision_ms": {level: timing[level] for level in ladder},
+    }
+
+
+def _timing(
+    level: str, rules: Rules, hands: int, seed: int, engines: EngineOptions | None
+) -> dict[str, float | int]:
+    """``level``'s time per decision over ``hands`` hands, in ms: wall clock and CPU time."""
+    log = decision_log(level, rules, hands, seed, engines)
+    seconds, cpu = log["seconds"] * 1000, log["cpu_seconds"] * 1000
+    return {
+        "median_ms": round(float(np.median(seconds)), 4),
+        "p99_ms": round(float(np.percentile(seconds, 99)), 4),
+        "median_cpu_ms": round(float(np.median(cpu)), 4),
+        "p99_cpu_ms": round(float(np.percentile(cpu, 99)), 4),
+        "decisions": len(seconds),
     }
 
 

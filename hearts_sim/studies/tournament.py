@@ -807,6 +807,12 @@ class LocalRunner:
             yield chunk, chunk_records(config, chunk, self.engines, hands)
 
 
+def play_kept(config: TournamentConfig, out: Path | None, **options: Any) -> TournamentResult:
+    """The run of ``config`` in ``out``, a step of a kept job (a tune's match): played, continued
+    from its last chunk, or read back when it is finished; without ``out``, played in memory."""
+    return run_tournament(config, out, resume=out is not None and (out / MANIFEST).exists(), **options)
+
+
 def resume_tournament(out: str | Path, **options: Any) -> TournamentResult:
     """Continue the run stored in ``out`` from its last finished chunk (``repair=True``: after
     re-playing whatever does not match the manifest)."""

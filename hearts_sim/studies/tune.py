@@ -34,9 +34,8 @@ from hearts_sim.core.errors import InputError
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED
-from hearts_sim.selfplay.records import MANIFEST
 from hearts_sim.studies.kept import JobStopped, KeptJob
-from hearts_sim.studies.tournament import Interrupted, TournamentConfig, run_tournament
+from hearts_sim.studies.tournament import Interrupted, TournamentConfig, play_kept
 
 FRESH_SEED_OFFSET = 1_000_003  # the confirmation match uses deals no round has seen
 TUNE_FILE = "tune.json"  # in a tune's --out: its settings, then each match's run in a folder
@@ -174,10 +173,9 @@ def _gap(
 ) -> tuple[float, list[float]]:
     """Reference minus candidate in points per hand (positive: the candidate takes fewer points);
     with ``out``, the match is the run there: continued if it was started, read if finished."""
-    summary = run_tournament(
+    summary = play_kept(
         TournamentConfig((spec, reference), rules=rules, deals=deals, seed=seed),
         out,
-        resume=out is not None and (out / MANIFEST).exists(),
         threads=threads,
         progress=False,
         engines=engines,
