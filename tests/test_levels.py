@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +29,10 @@ from hearts_sim.studies.tune import (
     write_level,
 )
 
+try:
+    from tests.signals import started, wait_for_a_chunk
+except ImportError:  # run from inside tests/
+    from signals import started, wait_for_a_chunk  # type: ignore[no-redef]
 try:
     from tests.agent_checks import assert_no_peeking, assert_plays_legally
 except ImportError:  # tests/ itself on sys.path
@@ -152,28 +156,8 @@ def test_a_calibration_kept_in_a_folder_resumes_after_sigterm(tmp_path: Path) ->
     out = tmp_path / "levels"
     settings = ["--ladder", "random,lowest", "--deals", "400000", "--games", "6", "--table-deals", "100"]
     settings += ["--timing-hands", "2", "--seed", "3"]
-    as_at_a_terminal = (  # as in test_tournament's Ctrl-C tests
-        "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-        "runpy.run_module('hearts_sim', run_name='__main__', alter_sys=True)"
-    )
-    started = [
-        sys.executable,
-        "-c",
-        as_at_a_terminal,
-        "levels",
-        *settings,
-        "--out",
-        str(out),
-        "--threads",
-        "1",
-    ]
-    process = subprocess.Popen(started, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    match = out / "step-1" / "deals" / "manifest.json"
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and not (
-        match.exists() and json.loads(match.read_text())["chunks_done"] >= 1
-    ):
-        time.sleep(0.1)
+    process = started("levels", *settings, "--out", str(out), "--threads", "1")
+    wait_for_a_chunk(out / "step-1" / "deals" / "manifest.json")
     process.send_signal(signal.SIGTERM)
     _, said = process.communicate(timeout=120)
     assert process.returncode == 143, said
@@ -285,7 +269,13 @@ def test_a_tune_kept_in_a_folder_resumes_to_the_uninterrupted_result(tmp_path: P
         assert stopped.value.exit_code == 130
     resumed = resume_tune(out)
     assert resumed.as_dict() == whole.as_dict()
-    assert sorted(p.name for p in out.iterdir()) == ["confirm", "round-1", "round-2", "tune.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".lock", "confirm", "round-1", "round-2", "tune.json"]
+    with kept_tune(out).running(), pytest.raises(TuneError) as refused:  # one process at a time
+        resume_tune(out)
+    assert str(refused.value) == (
+        f"{out} is being run by another process (pid {os.getpid()}): wait for it to end, or stop it "
+        f"and then resume with hearts-sim tune --resume {out}"
+    )
     assert kept_tune(out).read()["settings"]["reference"] == "rule(shoot=40)"
     with pytest.raises(
         TuneError, match=f"already holds a tune: continue it with hearts-sim tune --resume {out}"
@@ -308,18 +298,8 @@ def test_a_tune_stopped_on_the_command_line_resumes_and_writes_the_level_it_was_
     command = ["tune", "rule", "--param", "defend=8:20", "--budget", "200000", "--candidates", "2"]
     command += ["--seed", "5", "--against", "rule(shoot=40)", "--threads", "1"]
     level = ["--write-level", "tuned", "--levels-dir", str(levels), "--description", "a test level"]
-    as_at_a_terminal = (  # as in test_tournament's Ctrl-C tests
-        "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-        "runpy.run_module('hearts_sim', run_name='__main__', alter_sys=True)"
-    )
-    started = [sys.executable, "-c", as_at_a_terminal, *command, *level, "--out", str(out), "--json"]
-    process = subprocess.Popen(started, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    first_match = out / "round-1" / "candidate-00" / "manifest.json"
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and not (
-        first_match.exists() and json.loads(first_match.read_text())["chunks_done"] >= 1
-    ):
-        time.sleep(0.1)
+    process = started(*command, *level, "--out", str(out), "--json")
+    wait_for_a_chunk(out / "round-1" / "candidate-00" / "manifest.json")
     process.send_signal(signal.SIGTERM)
     _, said = process.communicate(timeout=120)
     assert process.returncode == 143, said

@@ -36,6 +36,11 @@ from hearts_sim.studies.tournament import (
     seatings,
 )
 
+try:
+    from tests.signals import started, wait_for_a_chunk
+except ImportError:  # run from inside tests/
+    from signals import started, wait_for_a_chunk  # type: ignore[no-redef]
+
 CLI = [sys.executable, "-m", "hearts_sim"]
 
 
@@ -526,27 +531,9 @@ def test_ctrl_c_keeps_finished_chunks_and_says_how_to_resume(
     """Ctrl-C, and SIGTERM (a scheduler's time limit, ``docker stop``; until 2026-12-06 it killed
     the run with no word, and could fall between a chunk's part and its manifest update)."""
     out = tmp_path / "run"
-    # Ctrl-C as at a terminal: a child inherits an ignored SIGINT (a suite started in the
-    # background, `nohup pytest &`), and Python then leaves it ignored, so the CLI runs behind
-    # Python's own handler, installed first. -X faulthandler: should it hang, SIGABRT below
-    # prints where every thread is.
-    as_at_a_terminal = (
-        "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-        "runpy.run_module('hearts_sim', run_name='__main__', alter_sys=True)"
-    )
-    process = subprocess.Popen(
-        [sys.executable, "-X", "faulthandler", "-c", as_at_a_terminal, "tournament", "lowest", "random"]
-        + ["--hands", "50000000", "--out", str(out), "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = started("tournament", "lowest", "random", "--hands", "50000000", "--out", str(out), "--quiet")
     manifest = out / "manifest.json"
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline:
-        if manifest.exists() and json.loads(manifest.read_text())["chunks_done"] >= 1:
-            break
-        time.sleep(0.2)
+    wait_for_a_chunk(manifest)
     os.kill(process.pid, stop)
     try:
         _, stderr = process.communicate(timeout=120)
@@ -569,17 +556,7 @@ def test_levels_stopped_mid_match_says_so_in_one_line(stop: signal.Signals, code
     """``levels`` and ``tune`` play their matches through run_tournament, whose ``Interrupted``
     only ``tournament`` and ``match`` caught: Ctrl-C or SIGTERM in them ended in a traceback
     and exit code 1 (until 2026-12-06)."""
-    as_at_a_terminal = (  # as in the test above
-        "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-        "runpy.run_module('hearts_sim', run_name='__main__', alter_sys=True)"
-    )
-    process = subprocess.Popen(
-        [sys.executable, "-c", as_at_a_terminal, "levels", "--ladder", "random,lowest"]
-        + ["--deals", "50000000", "--threads", "1"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = started("levels", "--ladder", "random,lowest", "--deals", "50000000", "--threads", "1")
     assert process.stderr is not None
     first = process.stderr.readline()  # "lowest vs random: 50000000 deals, ...": the match starts
     assert "lowest vs random" in first, first

@@ -28,7 +28,7 @@ from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.rng import MAX_SEED, check_seed
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import Table, check_count, run_hands, set_threads
-from hearts_sim.studies.kept import JobStopped, KeptJob
+from hearts_sim.studies.kept import JobStopped, KeptJob, kept_job
 from hearts_sim.studies.stats import format_p_value
 from hearts_sim.studies.tournament import Interrupted, TournamentConfig, is_search_agent, play_kept
 
@@ -193,22 +193,26 @@ def calibrate(
         "timing_hands": timing_hands,
         "seed": seed,
     }
-    if resume and out is None:
-        raise CalibrationError("resume=True continues the calibration kept in out: give out=DIR")
-    job = kept_levels(out) if out is not None else None
-    if job is not None:
-        job.start(settings, note, resume)
     now = ["the first match"]  # what is being measured, for the message of a stop
-    try:
-        return _calibrate(
-            ladder, rules, deals, games, table_deals, timing_hands, seed, threads, report, engines, job, now
-        )
-    except Interrupted as stop:  # the match's finished chunks are kept with ``out``
-        raise JobStopped("levels", f"during {now[0]}", job.out if job else None, stop.terminated) from None
-    except KeyboardInterrupt as stop:  # between two steps, or in a cell or a timing
-        raise JobStopped(
-            "levels", f"during {now[0]}", job.out if job else None, isinstance(stop, Terminated)
-        ) from None
+    with kept_job(kept_levels, out, settings, note, resume) as job:
+        try:
+            return _calibrate(
+                ladder,
+                rules,
+                deals,
+                games,
+                table_deals,
+                timing_hands,
+                seed,
+                threads,
+                report,
+                engines,
+                job,
+                now,
+            )
+        except (Interrupted, KeyboardInterrupt) as stop:  # in a match (its chunks kept), a cell, a timing
+            terminated = stop.terminated if isinstance(stop, Interrupted) else isinstance(stop, Terminated)
+            raise JobStopped("levels", f"during {now[0]}", job.out if job else None, terminated) from None
 
 
 def resume_calibration(out: str | Path, **options: Any) -> dict[str, Any]:

@@ -13,13 +13,15 @@ signal stops it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hearts_sim.core.errors import InputError, Stopped, StorageError
-from hearts_sim.core.files import read_json_object, write_atomically
+from hearts_sim.core.files import LockHeld, exclusive_lock, read_json_object, write_atomically
+from hearts_sim.selfplay.records import LOCK
 
 
 class JobStopped(Stopped):
@@ -84,6 +86,20 @@ class KeptJob:
         except OSError as error:
             raise self.error(f"cannot write to --out {self.out}: {error.strerror or error}") from None
 
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """This process runs the job while the block runs; another that tries is refused (the
+        flock of ``core.files.exclusive_lock``, dropped when the process ends)."""
+        try:
+            with exclusive_lock(self.out / LOCK):
+                yield
+        except LockHeld as held:
+            holder = f" (pid {held.holder})" if held.holder else ""
+            raise self.error(
+                f"{self.out} is being run by another process{holder}: wait for it to end, or stop it "
+                f"and then resume with hearts-sim {self.command} --resume {self.out}"
+            ) from None
+
     def progress(self) -> dict[str, Any]:
         """What the job recorded with ``record`` so far."""
         return dict(self.read().get("progress", {}))
@@ -105,4 +121,25 @@ class KeptJob:
         write_atomically(self.path, (json.dumps(stored, indent=2) + "\n").encode())
 
 
-__all__ = ["JobStopped", "KeptJob"]
+@contextmanager
+def kept_job(
+    folder: Callable[[Path], KeptJob],
+    out: str | Path | None,
+    settings: Mapping[str, Any],
+    note: Mapping[str, Any] | None,
+    resume: bool,
+) -> Iterator[KeptJob | None]:
+    """The job kept in ``out`` (``folder(out)``), started or resumed and run by this process
+    alone for the block; None without ``out`` (nothing kept), where ``resume`` is refused."""
+    if out is None:
+        if resume:
+            raise folder(Path()).error("resume=True continues a job kept in out: give out=DIR")
+        yield None
+        return
+    job = folder(Path(out))
+    job.start(settings, note, resume)
+    with job.running():
+        yield job
+
+
+__all__ = ["JobStopped", "KeptJob", "kept_job"]

@@ -34,7 +34,7 @@ from hearts_sim.core.errors import InputError
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED
-from hearts_sim.studies.kept import JobStopped, KeptJob
+from hearts_sim.studies.kept import JobStopped, KeptJob, kept_job
 from hearts_sim.studies.tournament import Interrupted, TournamentConfig, play_kept
 
 FRESH_SEED_OFFSET = 1_000_003  # the confirmation match uses deals no round has seen
@@ -245,11 +245,43 @@ def tune(
         "seed": seed,
         "weaker_by": weaker_by,
     }
-    if resume and out is None:
-        raise TuneError("resume=True continues the tune kept in out: give out=DIR")
-    directory = Path(out) if out is not None else None
-    if directory is not None:
-        kept_tune(directory).start(settings, note, resume)
+    with kept_job(kept_tune, out, settings, note, resume) as job:
+        return _successive_halving(
+            agent,
+            pool,
+            reference,
+            rules,
+            budget,
+            first_deals,
+            n_rounds,
+            seed,
+            threads=threads,
+            report=report,
+            weaker_by=weaker_by,
+            engines=engines,
+            directory=job.out if job is not None else None,
+            stop_after_matches=stop_after_matches,
+        )
+
+
+def _successive_halving(
+    agent: str,
+    pool: list[Candidate],
+    reference: str,
+    rules: Rules,
+    budget: int,
+    first_deals: int,
+    n_rounds: int,
+    seed: int,
+    *,
+    threads: int | None,
+    report: Callable[[str], None] | None,
+    weaker_by: float | None,
+    engines: EngineOptions | None,
+    directory: Path | None,
+    stop_after_matches: int | None,
+) -> TuneResult:
+    """``tune``'s rounds and confirmation, each match kept in ``directory`` when given."""
     number: dict[str, int] = {}  # a candidate's folder: its place in the first round (twins share one)
     for k, candidate in enumerate(pool):
         number.setdefault(candidate.spec, k)
