@@ -59,6 +59,7 @@ from hearts_sim.core.rules import MAX_PLAYERS, MAX_POINTS, PRESETS, SWITCHES, Ru
 from hearts_sim.engine.rng import MAX_DEALS
 
 if TYPE_CHECKING:
+    from hearts_sim.studies.kept import KeptJob
     from hearts_sim.studies.stats import Sprt
     from hearts_sim.studies.tournament import TournamentConfig, TournamentResult
 
@@ -981,10 +982,12 @@ def _level_target(write_level: str | None, levels_dir: str) -> Path | None:
     return directory / f"{write_level}.toml"
 
 
-def _kept_settings(args: argparse.Namespace, settings: Mapping[str, Option], job: Any) -> dict[str, Any]:
+def _kept_settings(
+    args: argparse.Namespace, settings: Mapping[str, Option], job: KeptJob | None
+) -> dict[str, Any]:
     """A kept job's settings (``settings``): as given, each absent one its default; or with
-    ``--resume DIR`` as its file there keeps them (``job``, a ``KeptJob``), where giving any of
-    them again is refused."""
+    ``--resume DIR`` as its file there keeps them (``job``), where giving any of them again is
+    refused."""
     if job is None:
         return {
             name: option.default if getattr(args, name) is None else getattr(args, name)
