@@ -283,7 +283,9 @@ def test_a_tune_kept_in_a_folder_resumes_to_the_uninterrupted_result(tmp_path: P
         tune("rule", parse_ranges(["defend=8:20"]), **arguments, out=out)
     with pytest.raises(TuneError, match="holds a different tune \\(its budget differs\\)"):
         tune("rule", parse_ranges(["defend=8:20"]), **{**arguments, "budget": 640}, out=out, resume=True)
-    with pytest.raises(JobStopped, match="after 0 of 7 matches: nothing is kept \\(with --out DIR"):
+    with pytest.raises(
+        JobStopped, match="after 0 of 7 matches: nothing is kept \\(hearts-sim tune --out DIR keeps"
+    ):
         tune("rule", parse_ranges(["defend=8:20"]), **arguments, stop_after_matches=0)
 
 

@@ -158,7 +158,7 @@ class CalibrationError(InputError):
 def kept_levels(out: str | Path) -> KeptJob:
     """The folder of a calibration started with ``out`` (``levels.json``: its settings, its
     one-against-three cells and timings as they are measured; each pair's matches in step-K/)."""
-    return KeptJob(Path(out), LEVELS_FILE, "levels", CalibrationError)
+    return KeptJob(Path(out), LEVELS_FILE, "levels", "calibration", CalibrationError)
 
 
 def calibrate(

@@ -34,19 +34,21 @@ class JobStopped(Stopped):
         kept = (
             f"; resume with: hearts-sim {command} --resume {out}"
             if out is not None
-            else f": nothing is kept (with --out DIR a {command} keeps what it measured and resumes)"
+            else f": nothing is kept (hearts-sim {command} --out DIR keeps what it measures, and resumes)"
         )
         super().__init__(f"{how} {where}{kept}", terminated)
 
 
 @dataclass(frozen=True)
 class KeptJob:
-    """A job's folder: ``out``, its settings file's name ``file`` and the ``command`` that runs it
-    (for messages); ``error`` is the job's ``InputError`` class."""
+    """A job's folder: ``out``, its settings file's name ``file``, the ``command`` that runs it and
+    ``what`` it is (for messages: ``levels``, ``calibration``); ``error`` is the job's
+    ``InputError`` class."""
 
     out: Path
     file: str
     command: str
+    what: str
     error: type[InputError]
 
     @property
@@ -55,10 +57,10 @@ class KeptJob:
 
     def read(self) -> dict[str, Any]:
         """The kept ``settings``, ``note`` and ``progress``."""
-        missing = f"{self.out} holds no {self.command} ({self.file} is missing)"
-        stored = read_json_object(self.path, self.error, missing, f"a {self.command}'s file")
+        missing = f"{self.out} holds no {self.what} ({self.file} is missing)"
+        stored = read_json_object(self.path, self.error, missing, f"a {self.what}'s file")
         if not isinstance(stored.get("settings"), dict) or not isinstance(stored.get("progress", {}), dict):
-            raise self.error(f"{self.path} is not a {self.command}'s file (no settings)")
+            raise self.error(f"{self.path} is not a {self.what}'s file (no settings)")
         return stored
 
     def start(self, settings: Mapping[str, Any], note: Mapping[str, Any] | None, resume: bool) -> None:
@@ -70,13 +72,12 @@ class KeptJob:
             if kept != settings:
                 differ = next(name for name in settings if kept.get(name) != settings[name])
                 raise self.error(
-                    f"{self.out} holds a different {self.command} (its {differ} differs): "
-                    "choose another --out"
+                    f"{self.out} holds a different {self.what} (its {differ} differs): choose another --out"
                 )
             return
         if self.path.exists():
             raise self.error(
-                f"{self.out} already holds a {self.command}: continue it with "
+                f"{self.out} already holds a {self.what}: continue it with "
                 f"hearts-sim {self.command} --resume {self.out}"
             )
         if self.out.exists() and (not self.out.is_dir() or any(self.out.iterdir())):

@@ -336,7 +336,7 @@ def _successive_halving(
 
 def kept_tune(out: str | Path) -> KeptJob:
     """The folder of a tune started with ``out`` (``tune.json``: its settings and ``note``)."""
-    return KeptJob(Path(out), TUNE_FILE, "tune", TuneError)
+    return KeptJob(Path(out), TUNE_FILE, "tune", "tune", TuneError)
 
 
 def resume_tune(out: str | Path, **options: Any) -> TuneResult:
