@@ -73,6 +73,11 @@ class LockHeld(Exception):
         super().__init__(holder)
         self.holder = holder
 
+    @property
+    def who(self) -> str:
+        """The holder, for a message: ``another process (pid 4242)``."""
+        return f"another process (pid {self.holder})" if self.holder else "another process"
+
 
 @contextlib.contextmanager
 def exclusive_lock(path: Path) -> Iterator[None]:

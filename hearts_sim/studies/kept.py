@@ -95,9 +95,8 @@ class KeptJob:
             with exclusive_lock(self.out / LOCK):
                 yield
         except LockHeld as held:
-            holder = f" (pid {held.holder})" if held.holder else ""
             raise self.error(
-                f"{self.out} is being run by another process{holder}: wait for it to end, or stop it "
+                f"{self.out} is being run by {held.who}: wait for it to end, or stop it "
                 f"and then resume with hearts-sim {self.command} --resume {self.out}"
             ) from None
 

@@ -237,7 +237,7 @@ def _prepare_out(out: Path) -> None:
         raise TournamentError(
             f"{out} already holds a run: continue it with --resume {out}, or choose a new --out directory"
         )
-    if out.exists() and (not out.is_dir() or any(path.name != LOCK for path in out.iterdir())):
+    if not _fit_for_new_run(out):
         raise TournamentError(f"--out {out} exists and is not an empty directory")
     try:
         (out / RECORDS_DIR).mkdir(parents=True, exist_ok=True)
@@ -266,9 +266,8 @@ def _sole_writer(out: Path | None, resume: bool) -> Iterator[None]:
         with exclusive_lock(out / LOCK):
             yield
     except LockHeld as held:
-        holder = f" (pid {held.holder})" if held.holder else ""
         raise TournamentError(
-            f"{out} is being written by another process{holder}: wait for it to end, or stop it "
+            f"{out} is being written by {held.who}: wait for it to end, or stop it "
             f"and then resume with {resume_command(out)}"
         ) from None
 
