@@ -41,10 +41,11 @@ class Terminated(KeyboardInterrupt):
 class Stopped(Exception):
     """A long job (a tournament, a tune, a calibration) stopped by Ctrl-C or SIGTERM between two of
     its steps, raised in place of the ``KeyboardInterrupt``: its message says what was kept and
-    how to go on, and ``hearts-sim`` prints it as one line and exits with ``exit_code``."""
+    how to go on, and ``hearts-sim`` prints it as one line and exits with ``exit_code``.
+    ``story``: that after the word for the signal (``after 2 of 5 chunks; resume with: ...``)."""
 
-    def __init__(self, message: str, terminated: bool = False):
-        super().__init__(message)
+    def __init__(self, story: str, terminated: bool = False):
+        super().__init__(f"{'terminated' if terminated else 'interrupted'} {story}")
         self.terminated = terminated
 
     @property

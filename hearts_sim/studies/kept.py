@@ -30,13 +30,12 @@ class JobStopped(Stopped):
 
     def __init__(self, command: str, where: str, out: Path | None, terminated: bool):
         self.out = out
-        how = "terminated" if terminated else "interrupted"
         kept = (
             f"; resume with: hearts-sim {command} --resume {out}"
             if out is not None
             else f": nothing is kept (hearts-sim {command} --out DIR keeps what it measures, and resumes)"
         )
-        super().__init__(f"{how} {where}{kept}", terminated)
+        super().__init__(f"{where}{kept}", terminated)
 
 
 @dataclass(frozen=True)

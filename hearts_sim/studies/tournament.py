@@ -112,8 +112,7 @@ class Interrupted(Stopped):
     ):
         self.done, self.total, self.out = done, total, out
         where = f"; resume with: {resume_command(out, objects)}" if out else ""
-        how = "terminated" if terminated else "interrupted"
-        super().__init__(f"{how} after {done} of {total} chunks{where}", terminated)
+        super().__init__(f"after {done} of {total} chunks{where}", terminated)
 
 
 def resume_command(out: Path, objects: bool = False) -> str:
