@@ -41,6 +41,7 @@ KINDS: tuple[PolicyKind, ...] = (
 KIND_BY_NAME: dict[str, PolicyKind] = {kind.name: kind for kind in KINDS}
 CODES: dict[str, int] = {kind.name: code for code, kind in enumerate(KINDS)}  # the kernels' codes
 EXTERNAL_CODE = -2  # a seat decided outside the compiled loop: the loop waits for it
+TIME_BUDGET = "ms"  # the parameter by which search agents (mc, pimc, ismcts) think on the clock
 
 
 def code_of(name: str) -> int:
@@ -87,6 +88,12 @@ class Policy:
         for i, (_, v) in enumerate(self.values):
             row[i] = v
         return row
+
+    @property
+    def time_budget(self) -> float:
+        """Milliseconds per decision of a search on the clock (``ms=``), 0 for one that is not: a
+        timed search decides by the speed of the machine, so its decisions do not replay."""
+        return float(dict(self.values).get(TIME_BUDGET, 0))
 
     @cached_property
     def row(self) -> tuple[float, ...]:
@@ -139,6 +146,13 @@ class AgentSpec:
     def external(self) -> bool:
         """Whether a decision of this agent is made outside the compiled loop."""
         return self.pass_policy.kind.external or self.play_policy.kind.external
+
+    @property
+    def reproducible(self) -> bool:
+        """Whether its decisions are a function of the seed, so that a hand it played replays: not
+        an outside agent's (whose engine may ignore the seed) nor a search on the clock."""
+        policies = (self.pass_policy, self.play_policy)
+        return not self.external and not any(policy.time_budget for policy in policies)
 
 
 _TERM = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$")

@@ -5,11 +5,16 @@ same tournament played to the end without interruption."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hearts_sim.selfplay.records import part_entry
 from hearts_sim.studies.tournament import Interrupted, TournamentConfig, run_tournament
 
 CONFIG = TournamentConfig(("lowest", "random"), deals=40, seed=3, chunk_deals=10)  # 4 chunks
@@ -56,6 +61,24 @@ def interrupted_run(out: Path) -> Path:
     except Interrupted:
         return out
     raise AssertionError("the run was not interrupted")
+
+
+def played_by_other_code(run: Path) -> str:
+    """Make the run in ``run`` look played by other code (an upgrade, an edited agent): seat 1 of
+    its first deal (first game) in seating 0 took a point more, in records and a manifest that are
+    whole and verified. Returns how a resume by this code words the difference."""
+    games = bool(json.loads((run / "manifest.json").read_text())["config"].get("games"))
+    key, column = ("game", "final_score_1") if games else ("deal", "points_1")
+    records = pq.read_table(part(run, 0)).to_pandas()
+    row = records.index[(records[key] == 0) & (records["seating"] == 0)][0]
+    played = int(records.loc[row, column])
+    records.loc[row, column] = played + 1
+    buffer = io.BytesIO()
+    pq.write_table(pa.Table.from_pandas(records, preserve_index=False), buffer)
+    part(run, 0).write_bytes(buffer.getvalue())
+    manifest = json.loads((run / "manifest.json").read_text())
+    _edit_manifest(run, parts=[part_entry(buffer.getvalue(), len(records)), *manifest["parts"][1:]])
+    return f"{key} 0 in seating 0 plays differently now ({column} {played}, {played + 1} in its records)"
 
 
 def damaged_runs(root: Path) -> dict[str, Path]:

@@ -19,7 +19,7 @@ from agents.registry import parse_agent
 from hearts_sim.core.rules import Rules
 from hearts_sim.studies.calibrate import decision_log, decision_times
 from hearts_sim.studies.kept import JobStopped
-from hearts_sim.studies.tournament import TournamentConfig, run_tournament
+from hearts_sim.studies.tournament import TournamentConfig, TournamentError, run_tournament
 from hearts_sim.studies.tune import (
     TuneError,
     kept_tune,
@@ -33,6 +33,10 @@ try:
     from tests.signals import started, wait_for_a_chunk
 except ImportError:  # run from inside tests/
     from signals import started, wait_for_a_chunk  # type: ignore[no-redef]
+try:
+    from tests.records_damage import played_by_other_code
+except ImportError:
+    from records_damage import played_by_other_code  # type: ignore[no-redef]
 try:
     from tests.agent_checks import assert_no_peeking, assert_plays_legally
 except ImportError:  # tests/ itself on sys.path
@@ -287,6 +291,29 @@ def test_a_tune_kept_in_a_folder_resumes_to_the_uninterrupted_result(tmp_path: P
         JobStopped, match="after 0 of 7 matches: nothing is kept \\(hearts-sim tune --out DIR keeps"
     ):
         tune("rule", parse_ranges(["defend=8:20"]), **arguments, stop_after_matches=0)
+
+
+def test_a_kept_tune_goes_on_only_with_code_that_plays_its_matches_as_they_were_played(
+    tmp_path: Path,
+) -> None:
+    """A tune stopped between two matches and resumed after an upgrade or an edited agent would
+    rank the candidates by two programs' matches: the first match kept is played again in part
+    (its first deal) and the resume is refused where this code plays it otherwise."""
+    out = tmp_path / "tune"
+    with pytest.raises(JobStopped):
+        tune(
+            "rule", parse_ranges(["defend=8:20"]), budget=320, candidates=4, seed=1,
+            reference="rule(shoot=40)", out=out, stop_after_matches=1,
+        )  # fmt: skip
+    match = out / "round-1" / "candidate-00"
+    difference = played_by_other_code(match)
+    with pytest.raises(TournamentError) as refused:
+        resume_tune(out)
+    assert str(refused.value) == (
+        f"{match} was played by other code than this: {difference}; finish it with the code that "
+        "started it (an agent or a level edited since?), or play it again in a new folder"
+    )
+    assert sorted(p.name for p in out.iterdir()) == [".lock", "round-1", "tune.json"]
 
 
 def test_a_tune_stopped_on_the_command_line_resumes_and_writes_the_level_it_was_asked_for(

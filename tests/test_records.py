@@ -14,15 +14,22 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from hearts_sim import __version__
 from hearts_sim.apps.cli import main
 from hearts_sim.core.rules import Rules
 from hearts_sim.studies import tournament
 from hearts_sim.studies.analysis import load_records
 
 try:
-    from tests.records_damage import CONFIG, DAMAGE, damaged_runs, part
+    from tests.records_damage import CONFIG, DAMAGE, damaged_runs, part, played_by_other_code
 except ImportError:  # tests/ on sys.path instead of the repository root
-    from records_damage import CONFIG, DAMAGE, damaged_runs, part  # type: ignore[no-redef]
+    from records_damage import (  # type: ignore[no-redef]
+        CONFIG,
+        DAMAGE,
+        damaged_runs,
+        part,
+        played_by_other_code,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -197,3 +204,84 @@ def test_a_run_of_games_keeps_every_hand_verified_resumed_and_repaired(
     assert main(["tournament", "--resume", str(run), "--repair", "--quiet"]) == 0
     capsys.readouterr()
     assert manifest(run)["hand_parts"] == entries
+
+
+def _edit_version(run: Path, version: str) -> None:
+    recorded = manifest(run)
+    recorded["version"] = version
+    (run / "manifest.json").write_text(json.dumps(recorded))
+
+
+@pytest.mark.parametrize("games", [False, True])
+def test_a_run_resumes_only_with_code_that_plays_it_as_it_was_played(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], games: bool
+) -> None:
+    """A run resumed after an upgrade or an edit of its agents added that code's hands to the
+    old ones, one result of two programs: the resume plays the run's first deal (first game)
+    again and refuses records this code would not have made, touching nothing."""
+    run = tmp_path / "other"
+    if games:
+        with pytest.raises(tournament.Interrupted):
+            tournament.run_tournament(GAMES, run, progress=False, stop_after_chunks=2)
+    else:
+        shutil.copytree(runs["interrupted"], run)
+    difference = played_by_other_code(run)
+    before = (run / "manifest.json").read_text()
+    assert main(["tournament", "--resume", str(run), "--quiet"]) == 2
+    assert one_error_line(capsys) == (
+        f"hearts-sim: error: {run} was played by other code than this: {difference}; finish it with "
+        "the code that started it (an agent or a level edited since?), or play it again in a new folder"
+    )
+    _edit_version(run, "0.0.1")
+    assert main(["tournament", "--resume", str(run), "--quiet"]) == 2
+    assert "finish it with version 0.0.1, which started it, or play it again" in one_error_line(capsys)
+    _edit_version(run, __version__)
+    assert (run / "manifest.json").read_text() == before  # refused: nothing touched
+    assert sorted((run / "records").iterdir()) == [part(run, chunk) for chunk in range(2)]
+
+
+def test_another_version_that_plays_a_run_as_recorded_resumes_it(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """A version that plays the run as it was played (a fix elsewhere) goes on with it, and says so."""
+    run = tmp_path / "upgraded"
+    shutil.copytree(runs["interrupted"], run)
+    _edit_version(run, "0.0.1")
+    said: list[str] = []
+    result = tournament.resume_tournament(run, progress=False, report=said.append)
+    assert said == [f"hearts-sim: {run} was started by version 0.0.1, and {__version__} plays it as recorded"]
+    assert result.summary == manifest(runs["good"])["summary"]
+    pd.testing.assert_frame_equal(records(run), records(runs["good"]))
+
+
+def test_a_run_whose_agents_do_not_replay_resumes_only_with_its_own_version(tmp_path: Path) -> None:
+    """A search on the clock decides by the machine's speed, so its first deal cannot be played
+    again to compare: its run resumes with the version that started it, and no other."""
+    config = tournament.TournamentConfig(("mc(ms=0.5)", "random"), deals=4, seed=3, chunk_deals=2)
+    run = tmp_path / "timed"
+    with pytest.raises(tournament.Interrupted):
+        tournament.run_tournament(config, run, progress=False, stop_after_chunks=1)
+    _edit_version(run, "0.0.1")
+    with pytest.raises(tournament.TournamentError) as refused:
+        tournament.resume_tournament(run, progress=False)
+    assert str(refused.value) == (
+        f"{run} was played by version 0.0.1 and this is {__version__}; its agents cannot be replayed "
+        "to check that they play as they did (a search on the clock, an outside agent): finish it with "
+        "version 0.0.1, or play it again in a new folder"
+    )
+    assert manifest(run)["chunks_done"] == 1
+    _edit_version(run, __version__)
+    assert tournament.resume_tournament(run, progress=False).summary["deals"] == 4
+
+
+def test_runs_started_by_different_versions_do_not_combine(runs: dict[str, Path], tmp_path: Path) -> None:
+    other = tmp_path / "seed4"
+    tournament.run_tournament(tournament.replace(CONFIG, seed=4), other, progress=False)
+    assert tournament.combine_runs([runs["good"], other])["deals"] == 2 * CONFIG.deals
+    _edit_version(other, "0.0.1")
+    with pytest.raises(tournament.TournamentError) as refused:
+        tournament.combine_runs([runs["good"], other])
+    assert str(refused.value) == (
+        f"{other} and {runs['good']} were played by different versions (0.0.1 and "
+        f"{__version__}), whose agents may play differently: they do not combine"
+    )

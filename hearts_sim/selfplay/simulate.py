@@ -206,6 +206,14 @@ def run_games(
     )
 
 
+def first_game(table: Table, seed: int) -> np.ndarray:
+    """Game 0 in the table's first seating alone, as one GAME_RECORD: the first record a run of
+    whole games writes, played without the other seatings (a ``hard`` game is a few seconds each)."""
+    records = np.zeros(1, dtype=GAME_RECORD)
+    _play_games(table, seed, 0, records, np.zeros(0, dtype=GAME_HAND_RECORD))
+    return records
+
+
 def _play_games(
     table: Table, seed: int, first_job: int, records: np.ndarray, hands: np.ndarray
 ) -> np.ndarray:

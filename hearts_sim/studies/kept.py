@@ -21,7 +21,8 @@ from typing import Any
 
 from hearts_sim.core.errors import InputError, Stopped, StorageError
 from hearts_sim.core.files import LockHeld, exclusive_lock, read_json_object, write_atomically
-from hearts_sim.selfplay.records import LOCK
+from hearts_sim.selfplay.records import LOCK, MANIFEST
+from hearts_sim.studies.tournament import check_same_play
 
 
 class JobStopped(Stopped):
@@ -86,6 +87,14 @@ class KeptJob:
         except OSError as error:
             raise self.error(f"cannot write to --out {self.out}: {error.strerror or error}") from None
 
+    def check_same_play(self) -> None:
+        """Refuse to go on with other code than the one that played the job's matches so far (an
+        upgrade, an edited agent): the first match played is checked as a tournament's resume
+        checks its run (``tournament.check_same_play``), its first deal played again."""
+        for manifest in sorted(self.out.rglob(MANIFEST)):
+            if check_same_play(manifest.parent):
+                return
+
     @contextmanager
     def running(self) -> Iterator[None]:
         """This process runs the job while the block runs; another that tries is refused (the
@@ -138,6 +147,8 @@ def kept_job(
     job = folder(Path(out))
     job.start(settings, note, resume)
     with job.running():
+        if resume:
+            job.check_same_play()
         yield job
 
 

@@ -38,7 +38,7 @@ import pandas as pd
 from agents.api import Agent, decide
 from agents.external import ExternalAgentError, is_object_label
 from agents.kinds import AgentError
-from agents.registry import AgentSpec, Policy, parse_agent
+from agents.registry import TIME_BUDGET, AgentSpec, Policy, parse_agent
 from hearts_sim.core.cards import (
     N_CARDS,
     N_RANKS,
@@ -58,7 +58,6 @@ from hearts_sim.engine.state import new_states
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.records import seat_column, unpack_trick_winners
 
-TIME_BUDGET = "ms"  # the parameter by which search agents (mc, pimc, ismcts) think on the clock
 MARK_STYLE = "background-color:rgba(255,200,0,0.35)"
 # The per-seat record columns a replay is checked against, and the HAND_STATE field of each.
 SEAT_FIELDS = {
@@ -496,10 +495,10 @@ def _spec_of(name: str, seat: int, given: Mapping[str, Any]) -> AgentSpec:
                 f"again, replay(row, agents={{{name!r}: the_agent}})"
             ) from None
         raise ReplayError(f"seat {seat}: {error}") from None
-    if _time_budget(spec.play_policy) > 0:
+    if spec.play_policy.time_budget > 0:
         raise ReplayError(
             f"seat {seat}'s agent {name} plays on a time budget ({TIME_BUDGET}="
-            f"{_time_budget(spec.play_policy):g}): its decisions depended on the speed of the machine "
+            f"{spec.play_policy.time_budget:g}): its decisions depended on the speed of the machine "
             "that ran it, so this hand cannot be replayed; replay records of agents with iteration budgets"
         )
     return spec
@@ -513,10 +512,6 @@ def _decision(policy: Policy, state: HandState, seat: int, name: str) -> int:
         raise ReplayError(f"cannot replay: {error}") from None
     except AgentError as error:  # it cannot be loaded
         raise ReplayError(f"seat {seat}: {error}") from None
-
-
-def _time_budget(policy: Policy) -> float:
-    return float(dict(policy.values).get(TIME_BUDGET, 0))
 
 
 def _pass_offset(values: Mapping[str, Any], n: int) -> int:

@@ -70,6 +70,7 @@ from hearts_sim.selfplay.simulate import (
     SimulationError,
     Table,
     compile_seconds,
+    first_game,
     progress_shown,
     run_games,
     run_hands,
@@ -760,7 +761,86 @@ def _checked_for_resume(
                 manifest[PARTS_KEYS[directory]][chunk] = part_entry(data, rows)
     if damaged:
         _save_manifest(out, manifest, int(manifest["chunks_done"]), config.n_chunks)
+    if int(manifest["chunks_done"]) < config.n_chunks:  # more to play: by the code that played it?
+        _check_same_play(config, out, manifest, table, report)
     return manifest
+
+
+def _check_same_play(
+    config: TournamentConfig, out: Path, manifest: dict[str, Any], table: Table, report: Callable[[str], None]
+) -> None:
+    """Refuse to add to the run in ``out`` what other code would play: its first deal (its first
+    game, in one seating) is played again and compared with its records, which catches an agent
+    or a level that plays differently since (an upgrade, an edited agent). Agents that cannot be
+    replayed (``AgentSpec.reproducible``) are checked by the version that started the run instead."""
+    from hearts_sim import __version__
+
+    started = manifest.get("version")
+    if not all(spec.reproducible for spec in config.specs()):
+        if started not in (None, __version__):
+            raise TournamentError(
+                f"{out} was played by version {started} and this is {__version__}; its agents cannot be "
+                "replayed to check that they play as they did (a search on the clock, an outside "
+                f"agent): finish it with version {started}, or play it again in a new folder"
+            )
+        return
+    if int(manifest["chunks_done"]) == 0:
+        return
+    first = "game 0" if config.games else "deal 0"
+    if any(spec.searches for spec in config.specs()):
+        report(f"hearts-sim: playing {first} of {out} again, to check that this code plays it as recorded")
+    difference = _first_records_difference(config, out, table, first)
+    if difference is not None:
+        who = (
+            f"version {started}, which started it"
+            if started not in (None, __version__)
+            else "the code that started it (an agent or a level edited since?)"
+        )
+        raise TournamentError(
+            f"{out} was played by other code than this: {difference}; finish it with {who}, "
+            "or play it again in a new folder"
+        )
+    if started not in (None, __version__):
+        report(f"hearts-sim: {out} was started by version {started}, and {__version__} plays it as recorded")
+
+
+def check_same_play(out: Path, report: Callable[[str], None] | None = None) -> bool:
+    """``_check_same_play`` for the run in ``out`` whatever its progress, for a job whose finished
+    runs are read back, not resumed (a kept tune): whether its first deal was compared. A run
+    that cannot be trusted is left to its own resume to report."""
+    manifest = load_manifest(out)
+    config = manifest_config(out, manifest)
+    if manifest_problem(config, manifest) or not manifest["chunks_done"]:
+        return False
+    if part_problem(part_path(out, 0), manifest["parts"][0]) is not None:
+        return False
+    _check_same_play(config, out, manifest, config.table(), report or (lambda _: None))
+    return True
+
+
+def _first_records_difference(config: TournamentConfig, out: Path, table: Table, where: str) -> str | None:
+    """How this code's play of ``where``, the run's first deal (its first game, in seating 0),
+    differs from the records of the run in ``out``, or None. Columns a later version added are
+    not compared."""
+    if config.games:
+        key = "game"
+        fresh = pd.DataFrame(game_columns(first_game(table, config.seed), table.rules, table.labels()))
+    else:
+        key = "deal"
+        fresh = pd.DataFrame(hand_columns(run_hands(table, config.seed, 0, 1), table.rules, table.labels()))
+    kept = parquet.read_table(part_path(out, 0), filters=[(key, "=", 0)]).to_pandas()
+    kept = kept.set_index("seating")
+    for seating, row in fresh.set_index("seating").iterrows():
+        if seating not in kept.index:
+            return f"its records hold no {where} in seating {seating}"
+        recorded = kept.loc[seating]
+        for column in row.index.intersection(recorded.index):
+            if row[column] != recorded[column]:
+                return (
+                    f"{where} in seating {seating} plays differently now ({column} {row[column]}, "
+                    f"{recorded[column]} in its records)"
+                )
+    return None
 
 
 def chunk_records(
@@ -833,11 +913,11 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
     trusted (a ``RecordsError`` for one whose records were damaged), a run of other agents or
     rules, a seed given twice (its deals would count twice), and runs of whole games (their
     ratings follow the order of every game: play one longer run). Agents are matched by their
-    specs as written, so combine runs of one version of the code.
+    specs as written, so runs started by different versions of hearts-sim are refused too.
     """
     if not outs:
         raise TournamentError("combine needs at least one run directory")
-    first: tuple[Path, TournamentConfig] | None = None
+    first: tuple[Path, TournamentConfig, Any] | None = None  # the first run, its config and version
     seeds: dict[int, Path] = {}
     total: Tally | None = None
     for out in map(Path, outs):
@@ -858,11 +938,17 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
                 f"{out} plays whole games, whose ratings follow the order of every game: "
                 "runs of games are not combined (play one longer run)"
             )
+        version = manifest.get("version")
         if first is None:
-            first = (out, config)
+            first = (out, config, version)
         elif config.agents != first[1].agents or config.rules != first[1].rules:
             what = "agents" if config.agents != first[1].agents else "rules"
             raise TournamentError(f"{out} and {first[0]} are runs of different {what}: they do not combine")
+        elif version != first[2]:
+            raise TournamentError(
+                f"{out} and {first[0]} were played by different versions ({version} and "
+                f"{first[2]}), whose agents may play differently: they do not combine"
+            )
         if config.seed in seeds:
             raise TournamentError(
                 f"{seeds[config.seed]} and {out} both played seed {config.seed}: "
