@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import Iterator
@@ -17,8 +18,10 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from agents.registry import parse_agent
+from hearts_sim import __version__
 from hearts_sim.apps import cli
-from hearts_sim.studies.cluster import INSTALL, ClusterError, DaskRunner
+from hearts_sim.studies.cluster import INSTALL, ClusterError, DaskRunner, OtherCode
 from hearts_sim.studies.tournament import (
     MANIFEST,
     Interrupted,
@@ -73,6 +76,21 @@ def test_without_dask_cluster_says_exactly_what_to_install(
     err = capsys.readouterr().err
     assert code == 2
     assert err.count("\n") == 1 and INSTALL in err, err
+
+
+def test_the_plays_digest_follows_what_decides_the_play(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a worker must share with the client: the version, the sources, each seat's policy
+    and parameters (a level as its file resolves it), not the names or the deal count."""
+
+    def digest(*agents: str, deals: int = 10) -> str:
+        return TournamentConfig(agents, deals=deals).table().plays_digest()
+
+    same = digest("rule", "random")
+    assert digest("rule", "random", deals=99) == same
+    assert digest("rule(defend=8)", "random") != same != digest("random", "rule")
+    assert digest("normal", "random") == digest(str(parse_agent("normal").play_policy), "random")
+    monkeypatch.setattr(sys.modules["hearts_sim"], "__version__", "9.9.9")
+    assert digest("rule", "random") != same
 
 
 def test_a_bad_cluster_address_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -172,6 +190,34 @@ def test_an_unreachable_scheduler_is_a_cluster_error() -> None:
         pytest.skip("dask missing")
     with pytest.raises(ClusterError, match="cannot reach the Dask scheduler"):
         DaskRunner("tcp://127.0.0.1:9", timeout=1)
+
+
+@needs_dask
+def test_workers_that_would_play_otherwise_are_refused_and_the_run_resumes(
+    client: Any, local_run: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """A worker left on another version (a stale image) played its own chunks its own way, and
+    the records mixed two programs where they must not depend on the workers: every task checks
+    the worker's ``Table.plays_digest`` against the client's."""
+    _, local_summary = local_run
+    out = tmp_path / "run"
+    with DaskRunner(client) as runner, pytest.raises(Interrupted):
+        run_tournament(CONFIG, out, runner=runner, progress=False, stop_after_chunks=2)
+    client.run(lambda: setattr(sys.modules["hearts_sim"], "__version__", "9.9.9"))
+    try:
+        with DaskRunner(client, retries=0) as runner, pytest.raises(OtherCode) as refused:
+            resume_tournament(out, runner=runner, progress=False)
+    finally:
+        client.run(lambda: setattr(sys.modules["hearts_sim"], "__version__", __version__))
+    assert re.fullmatch(
+        r"worker tcp://\S+ would play this tournament otherwise than this machine \(version 9\.9\.9 "
+        rf"there, {re.escape(__version__)} here\): install the same hearts-sim and level files on every "
+        rf"worker; 2 of 14 chunks are done: resume with hearts-sim tournament --resume {re.escape(str(out))}",
+        str(refused.value),
+    ), refused.value
+    assert json.loads((out / MANIFEST).read_text())["chunks_done"] == 2
+    with DaskRunner(client) as runner:
+        assert resume_tournament(out, runner=runner, progress=False).summary == local_summary
 
 
 @needs_dask

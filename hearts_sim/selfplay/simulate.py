@@ -11,6 +11,7 @@ on long runs) and turns the record arrays into pandas DataFrames.
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from tqdm.auto import tqdm
 from agents.dispatch import KindSet
 from agents.external import EngineOptions
 from agents.registry import KIND_BY_NAME, AgentSpec, parse_agent, seat_arrays
-from hearts_sim._numba import max_threads
+from hearts_sim._numba import max_threads, module_stamp
 from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules, resolve_rules
@@ -85,6 +86,20 @@ class Table:
     def kernel_arguments(self) -> tuple[Any, ...]:
         """(kinds, rules, pass codes, pass params, play codes, play params) for the loops."""
         return (self.kind_set(), self.rules.to_tuple(), *seat_arrays([list(s) for s in self.seatings]))
+
+    def plays_digest(self) -> str:
+        """What decides how this table plays, as one digest: the version, the sources of its
+        kernels (``KindSet.stamp``: the engine, the kinds, their weights) and of the loops, and
+        every seat's policies and parameters (a level resolved by its file). Two processes with
+        the same digest play every deal alike, but for outside agents, whose code it cannot see."""
+        import hearts_sim  # the attribute at call time: a process's version, not this module's
+
+        kinds, rules, *policies = self.kernel_arguments()
+        loops = [module_stamp(f"hearts_sim.selfplay.{name}") for name in ("loops", "lockstep")]
+        digest = hashlib.sha256(repr((hearts_sim.__version__, kinds.stamp, loops, rules)).encode())
+        for array in policies:
+            digest.update(np.ascontiguousarray(array).tobytes())
+        return digest.hexdigest()[:16]
 
 
 # Compiling a loop into an empty cache, measured on the quiet 2-core development machine

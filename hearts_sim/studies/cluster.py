@@ -13,6 +13,9 @@ run. Records and summary are therefore identical whatever the number of workers.
 - A worker plugin plays one deal of the tournament on every worker, current and joining,
   before the first chunk: numba kernels load from (or are compiled into) the on-disk
   cache once per worker process.
+- Every chunk checks that its worker would play the tournament as the client would
+  (``Table.plays_digest``: the version, the kernels' sources, each seat's policy): a worker
+  on other code refuses the chunk (``OtherCode``), so no run mixes two programs' records.
 
 ``dask[distributed]`` is optional (``pip install -e ".[cluster]"``); this module imports
 without it and ``DaskRunner`` raises ``ClusterError`` with the install command.
@@ -42,6 +45,7 @@ from typing import Any
 from agents.external import EngineOptions
 from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.studies.tournament import (
+    ChunkError,
     ChunkRecords,
     PlayedChunks,
     TournamentConfig,
@@ -107,22 +111,52 @@ def parse_address(address: str) -> tuple[str, int | None]:
 _WARM: dict[str, Any] = {}  # this worker process's first warm-up seconds, numba cache hits and misses
 
 
+class OtherCode(ChunkError):
+    """A worker that would play the tournament otherwise than the client: another version of
+    hearts-sim, other sources or level files (``Table.plays_digest``)."""
+
+
 def play_chunk(
     config: TournamentConfig,
     chunk: int,
     threads: int = 1,
     engines: EngineOptions | None = None,
     hands: bool = True,
+    plays: tuple[str, str] | None = None,
 ) -> ChunkRecords:
     """One task: chunk ``chunk`` of ``config`` on ``threads`` threads (capped at the worker's
     cores), with the hands of games if ``hands``. The thread count is a setting per calling
     thread, so it is set in the task. External agents (``engines``) must be importable, or their
-    commands runnable, on the worker."""
+    commands runnable, on the worker. ``plays``: the client's ``Table.plays_digest`` and version,
+    which this worker's must match (``OtherCode``), or the records would mix two programs."""
     from hearts_sim._numba import max_threads
     from hearts_sim.selfplay.simulate import set_threads
 
+    if plays is not None:
+        _check_plays(config, *plays)
     set_threads(max(1, min(threads, max_threads())))
     return chunk_records(config, chunk, engines, hands)
+
+
+def _check_plays(config: TournamentConfig, digest: str, version: str) -> None:
+    import hearts_sim
+
+    if config.table().plays_digest() == digest:
+        return
+    try:
+        where = f"worker {_distributed().get_worker().address}"
+    except ValueError:  # not in a worker: called directly
+        where = f"process {os.getpid()}"
+    here = hearts_sim.__version__
+    versions = (
+        f"version {here} there, {version} here"
+        if here != version
+        else f"version {here} on both, with other sources or level files"
+    )
+    raise OtherCode(
+        f"{where} would play this tournament otherwise than this machine ({versions}): "
+        "install the same hearts-sim and level files on every worker"
+    )
 
 
 def _cache_stats() -> dict[str, Any]:
@@ -267,6 +301,9 @@ class DaskRunner:
         the next: records arrive in chunk order, whatever order the workers finish in."""
         if not len(chunks):
             return
+        import hearts_sim
+
+        plays = (config.table().plays_digest(), hearts_sim.__version__)  # what every worker must match
         token = uuid.uuid4().hex[:12]
         plugin = f"{PLUGIN_NAME}-{token}"
         if self.warm_up:
@@ -284,6 +321,7 @@ class DaskRunner:
                     self.threads,
                     self.engines,
                     hands,
+                    plays,
                     key=f"hearts-sim-chunk-{token}-{chunk}",
                     retries=self.retries,
                     pure=False,

@@ -105,6 +105,11 @@ class TournamentError(InputError):
     """A tournament that cannot run as asked (bad output directory, incompatible resume)."""
 
 
+class ChunkError(TournamentError):
+    """A chunk that a runner could not play (a cluster's worker that runs other code than this
+    process): the run stops there, keeping every chunk finished before it."""
+
+
 class Interrupted(Stopped):
     """Ctrl-C (or SIGTERM, ``terminated``) between chunks: every finished chunk is on disk."""
 
@@ -573,11 +578,11 @@ def _play_run(
             done = int(manifest.get("chunks_done", chunk)) if out_path is not None else chunk
             terminated = isinstance(stop, Terminated)
             raise Interrupted(done, config.n_chunks, out_path, objects, terminated) from None
-        except ExternalAgentError as error:  # the chunks finished before it are on disk
+        except (ExternalAgentError, ChunkError) as error:  # the chunks finished before it are on disk
             if out_path is None:
                 raise
             done = int(manifest.get("chunks_done", chunk))
-            raise ExternalAgentError(
+            raise type(error)(
                 f"{error}; {done} of {config.n_chunks} chunks are done: "
                 f"resume with {resume_command(out_path, objects)}"
             ) from None
