@@ -339,6 +339,12 @@ CASES: list[tuple[list[str], str]] = [
     (["combine", "{run:interrupted}"], "is unfinished (2 of 4 chunks)"),
     (["combine", "{run:good}", "{run:good}"], "their deals would count twice"),
     (["combine", "{run:good}", "--json", "--nosuch"], "unrecognized arguments: --nosuch"),
+    (["status"], "the following arguments are required: DIR"),
+    (["status", "/nonexistent-run"], "holds no tournament run, tune or calibration"),
+    (["status", "{run:garbage_manifest}"], "cannot read"),
+    (["status", "{run:list_manifest}"], "is not a tournament manifest"),
+    (["status", "{run:empty_manifest}"], "cannot be read as a run's manifest ('config' is missing)"),
+    (["status", "{run:good}", "--nosuch"], "unrecognized arguments: --nosuch"),
     # ---- serve (each is refused before the server reads its first request)
     (["serve"], "serve needs --agent"),
     (["serve", "--agent", "nosuch"], "unknown agent 'nosuch'"),
@@ -522,6 +528,7 @@ def test_there_are_enough_cases_for_every_subcommand() -> None:
         "replay",
         "serve",
         "agents",
+        "status",
     ):
         assert counts[command] >= 1, command
 

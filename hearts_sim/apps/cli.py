@@ -815,6 +815,45 @@ def cmd_combine(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_status(args: argparse.Namespace) -> int:
+    """Where each run, tune or calibration kept in a folder stands (its manifest or settings
+    file alone: fast, and safe while a process writes it)."""
+    from hearts_sim.studies.calibrate import LEVELS_FILE, kept_levels
+    from hearts_sim.studies.stats import format_summary
+    from hearts_sim.studies.tournament import MANIFEST, RunStatus, run_status
+    from hearts_sim.studies.tune import TUNE_FILE, kept_tune
+
+    found: list[Any] = []
+    for folder in map(Path, args.dirs):
+        if (folder / MANIFEST).exists():
+            found.append(run_status(folder))
+        elif (folder / TUNE_FILE).exists() or (folder / LEVELS_FILE).exists():
+            found.append((kept_tune if (folder / TUNE_FILE).exists() else kept_levels)(folder).status())
+        else:
+            raise UsageError(
+                f"{folder} holds no tournament run, tune or calibration "
+                f"(no {MANIFEST}, {TUNE_FILE} or {LEVELS_FILE})"
+            )
+    if args.json:
+        print(json.dumps([status.as_dict() for status in found]))
+        return 0
+    for number, status in enumerate(found):
+        print("\n" if number else "", end="")
+        if not isinstance(status, RunStatus):
+            print("\n".join(status.lines()))
+            continue
+        print(status.line())
+        if status.summary is not None:
+            under_way = status.state != "finished"
+            print(
+                "\nso far (an interval read before the end is no stopping rule: --sprt is one):"
+                if under_way
+                else ""
+            )
+            print(format_summary(status.summary))
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from hearts_sim.apps.server import serve_command
 
@@ -1181,6 +1220,17 @@ def build_parser() -> argparse.ArgumentParser:
         "one summary of finished runs of the same agents on other seeds",
         cmd_combine,
         (Option("dirs", TEXTS, "tournament or match --out directories", metavar="DIR"), JSON),
+    )
+
+    _command(
+        commands,
+        "status",
+        "where runs, tunes and calibrations kept in folders stand: progress, writer, results so far",
+        cmd_status,
+        (
+            Option("dirs", TEXTS, "tournament, match, tune or levels --out directories", metavar="DIR"),
+            Option("json", FLAG, "print a JSON list, one object per DIR", False, flags=("--json",)),
+        ),
     )
 
     from hearts_sim.apps.server import SERVE_OPTIONS

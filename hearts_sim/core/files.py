@@ -8,6 +8,7 @@ import contextlib
 import errno
 import json
 import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,11 @@ class LockHeld(Exception):
         self.holder = holder
 
     @property
+    def pid(self) -> int | None:
+        """The holder's process id, None when it has not written it (yet)."""
+        return int(self.holder) if self.holder.isdigit() else None
+
+    @property
     def who(self) -> str:
         """The holder, for a message: ``another process (pid 4242)``."""
         return f"another process (pid {self.holder})" if self.holder else "another process"
@@ -103,16 +109,46 @@ def exclusive_lock(path: Path) -> Iterator[None]:
         os.close(descriptor)  # releases the flock
 
 
+# A writer that finds the lock taken tries again this many times, this far apart: ``lock_holder``
+# takes it for a moment to look, and a writer starting in that moment must not be refused.
+LOCK_TRIES, LOCK_RETRY_SECONDS = 5, 0.02
+_HELD = (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)  # flock's errors for a lock another holds
+
+
 def _locked(descriptor: int) -> bool:
     """Take the flock on ``descriptor``: True when taken, False when this filesystem has none;
     ``LockHeld`` when another process holds it."""
+    for attempt in range(LOCK_TRIES):
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError as error:
+            if error.errno not in _HELD:
+                return False  # ENOLCK, ENOSYS, EOPNOTSUPP: no locks on this filesystem
+            if attempt + 1 < LOCK_TRIES:
+                time.sleep(LOCK_RETRY_SECONDS)
+    raise LockHeld(os.pread(descriptor, 64, 0).decode(errors="replace").strip())
+
+
+def lock_holder(path: Path) -> LockHeld | None:
+    """Who holds the ``exclusive_lock`` on ``path`` (as the ``LockHeld`` a writer would meet),
+    or None: nobody, or nothing to tell it by (no file, no ``flock``). It looks by taking a
+    shared lock for a moment, which a writer starting then waits out (``LOCK_TRIES``)."""
+    if fcntl is None:
+        return None
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        descriptor = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError as error:
-        if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            return False  # ENOLCK, ENOSYS, EOPNOTSUPP: no locks on this filesystem
-        raise LockHeld(os.pread(descriptor, 64, 0).decode(errors="replace").strip()) from None
-    return True
+        if error.errno in _HELD:
+            return LockHeld(os.pread(descriptor, 64, 0).decode(errors="replace").strip())
+        return None
+    finally:
+        os.close(descriptor)  # releases a shared lock it took
+    return None
 
 
-__all__ = ["LockHeld", "exclusive_lock", "read_json_object", "write_atomically"]
+__all__ = ["LockHeld", "exclusive_lock", "lock_holder", "read_json_object", "write_atomically"]

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from hearts_sim.core.errors import InputError, Stopped, StorageError
-from hearts_sim.core.files import LockHeld, exclusive_lock, read_json_object, write_atomically
+from hearts_sim.core.files import LockHeld, exclusive_lock, lock_holder, read_json_object, write_atomically
 from hearts_sim.selfplay.records import LOCK, MANIFEST
-from hearts_sim.studies.tournament import check_same_play
+from hearts_sim.studies.tournament import RunStatus, check_same_play, run_status
 
 
 class JobStopped(Stopped):
@@ -108,6 +108,12 @@ class KeptJob:
                 f"and then resume with hearts-sim {self.command} --resume {self.out}"
             ) from None
 
+    def status(self) -> JobStatus:
+        """Whether a process runs the job now, and where each of its matches stands."""
+        self.read()  # a folder that holds no such job is this job's one-line error
+        runs = [run_status(manifest.parent) for manifest in sorted(self.out.rglob(MANIFEST))]
+        return JobStatus(self, lock_holder(self.out / LOCK), runs)
+
     def progress(self) -> dict[str, Any]:
         """What the job recorded with ``record`` so far."""
         return dict(self.read().get("progress", {}))
@@ -127,6 +133,36 @@ class KeptJob:
 
     def _write(self, stored: Mapping[str, Any]) -> None:
         write_atomically(self.path, (json.dumps(stored, indent=2) + "\n").encode())
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """``KeptJob.status``: the process running the job (None: none) and its matches' ``RunStatus``."""
+
+    job: KeptJob
+    writer: LockHeld | None
+    runs: list[RunStatus]
+
+    def lines(self) -> list[str]:
+        """The job's line, then one a match (its folder within the job's)."""
+        job = self.job
+        if self.writer is not None:
+            head = f"{job.out}: a {job.what}, being run by {self.writer.who}"
+        else:
+            head = (
+                f"{job.out}: a {job.what}, not running; hearts-sim {job.command} --resume {job.out} "
+                "goes on with it (or prints its result, if it is finished)"
+            )
+        return [head, *(f"  {run.out.relative_to(job.out)}: {run.progress()}" for run in self.runs)]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "out": str(self.job.out),
+            "job": self.job.command,
+            "state": "running" if self.writer is not None else "not running",
+            "writer_pid": self.writer.pid if self.writer is not None else None,
+            "runs": [run.as_dict() for run in self.runs],
+        }
 
 
 @contextmanager
@@ -152,4 +188,4 @@ def kept_job(
         yield job
 
 
-__all__ = ["JobStopped", "KeptJob", "kept_job"]
+__all__ = ["JobStatus", "JobStopped", "KeptJob", "kept_job"]

@@ -521,6 +521,8 @@ def sprt_text(sprt: dict[str, Any], deals: int) -> str:
         f"(alpha {sprt['alpha']:g}, beta {sprt['beta']:g}): LLR {llr} in [{low:+.2f}, {high:+.2f}]"
     )
     verdict = sprt["verdict"]
+    if verdict is None and deals < sprt["deals_cap"]:  # a run still under way (hearts-sim status)
+        return f"{test}; undecided so far, after {deals:,} of at most {sprt['deals_cap']:,} deals"
     if verdict is None:
         return f"{test}; undecided after all {deals:,} deals (--deals)"
     return f"{test}; {verdict} accepted after {deals:,} of at most {sprt['deals_cap']:,} deals"

@@ -47,7 +47,7 @@ from hearts_sim.core.errors import (
     Terminated,
     signal_handlers,
 )
-from hearts_sim.core.files import LockHeld, exclusive_lock, read_json_object, write_atomically
+from hearts_sim.core.files import LockHeld, exclusive_lock, lock_holder, read_json_object, write_atomically
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.rng import MAX_DEALS, SeedError, check_seed
 from hearts_sim.selfplay.records import (
@@ -588,20 +588,131 @@ def _play_run(
             ) from None
     if last_chunk < config.n_chunks:
         raise Interrupted(last_chunk, config.n_chunks, out_path, objects)
-    summary = summarize(
-        tally,
-        [spec.name for spec in config.specs()],
-        games=config.games,
-        seatings=len(config.seatings()),
-        rules=config.rules.describe(),
-        seed=config.seed,
-    )
-    if config.sprt is not None:
-        summary["sprt"] = config.sprt.summary(tally, deals_cap)
+    summary = _summary(config.to_dict(), [spec.name for spec in config.specs()], tally, deals_cap)
     if out_path is not None:
         manifest["summary"] = summary
         _save_manifest(out_path, manifest, config.n_chunks, config.n_chunks)
     return TournamentResult(config, summary, out_path)
+
+
+def _summary(config: dict[str, Any], names: list[str], tally: Tally, deals_cap: int) -> dict[str, Any]:
+    """The summary of the deals ``tally`` counts, of a run of ``config`` (``to_dict``: a manifest
+    holds it) between agents ``names``."""
+    games = bool(config["games"])
+    summary = summarize(
+        tally,
+        names,
+        games=games,
+        seatings=len(seatings(len(names), Rules.from_dict(config["rules"]).n_players)),
+        rules=Rules.from_dict(config["rules"]).describe(),
+        seed=config["seed"],
+    )
+    if config.get("sprt"):
+        summary["sprt"] = Sprt(**config["sprt"]).summary(tally, deals_cap)
+    return summary
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """Where the run in ``out`` stands, from its manifest alone (its records are not read: a
+    resume checks those): ``summary`` the results of the deals played so far, computed as the
+    finished run's are (None before the first chunk), ``writer`` the process writing it now (None:
+    none), ``left`` about how many seconds that process needs still, at the pace of its last chunks."""
+
+    out: Path
+    unit: str  # "deal" or "game"
+    done: int
+    total: int
+    chunks_done: int
+    chunks_total: int
+    summary: dict[str, Any] | None
+    writer: LockHeld | None
+    left: float | None
+    resume: str
+
+    @property
+    def state(self) -> str:
+        if self.chunks_done >= self.chunks_total:
+            return "finished"
+        return "running" if self.writer is not None else "stopped"
+
+    def progress(self) -> str:
+        """``finished, 400 deals``, ``stopped after 120 of 400 deals (30%)`` or, while it is
+        written, ``120 of 400 deals (30%), being written by ..., about 22:10 left``."""
+        if self.state == "finished":
+            return f"finished, {self.done:,} {self.unit}s"
+        progress = f"{self.done:,} of {self.total:,} {self.unit}s ({self.done / self.total:.0%})"
+        if self.writer is None:
+            return f"stopped after {progress}"
+        left = f", about {tqdm.format_interval(self.left)} left" if self.left is not None else ""
+        return f"{progress}, being written by {self.writer.who}{left}"
+
+    def line(self) -> str:
+        """``progress``, after the run's folder; a stopped run says how to resume it."""
+        resume = f"; resume with: {self.resume}" if self.state == "stopped" else ""
+        return f"{self.out}: {self.progress()}{resume}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The status as JSON data (``hearts-sim status --json``)."""
+        return {
+            "out": str(self.out),
+            "state": self.state,
+            "unit": self.unit,
+            "done": self.done,
+            "total": self.total,
+            "chunks_done": self.chunks_done,
+            "chunks_total": self.chunks_total,
+            "writer_pid": self.writer.pid if self.writer is not None else None,
+            "seconds_left": None if self.left is None else round(self.left, 1),
+            "summary": self.summary,
+        }
+
+
+def run_status(out: str | Path) -> RunStatus:
+    """Where the run in ``out`` stands (``RunStatus``), read while it is being written or not; a
+    one-line ``TournamentError`` for a folder that holds no run or a manifest that cannot be read.
+    It parses no agent, so it serves runs of agent objects and of levels removed since."""
+    out = Path(out)
+    manifest = load_manifest(out)
+    try:
+        config, names = dict(manifest["config"]), list(manifest["agent_specs"])
+        done, total = int(manifest["chunks_done"]), int(manifest["chunks_total"])
+        tally = Tally(**manifest["tally"])
+        summary = manifest.get("summary") or (
+            _summary(config, names, tally, int(manifest.get("deals_cap") or config["deals"]))
+            if tally.deals
+            else None
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        reason = f"{error} is missing" if isinstance(error, KeyError) else str(error)
+        raise TournamentError(f"{out / MANIFEST} cannot be read as a run's manifest ({reason})") from None
+    writer = lock_holder(out / LOCK) if done < total else None
+    left = None
+    if (
+        writer is not None
+    ):  # the median gap between its last parts: a stop and a resume among them counts once
+        times = sorted(filter(None, (_written_at(part_path(out, c)) for c in range(max(0, done - 11), done))))
+        if len(times) > 1:
+            left = float(np.median(np.diff(times))) * (total - done)
+    return RunStatus(
+        out=out,
+        unit="game" if config.get("games") else "deal",
+        done=tally.deals,
+        total=int(config["deals"]),
+        chunks_done=done,
+        chunks_total=total,
+        summary=summary,
+        writer=writer,
+        left=left,
+        resume=resume_command(out, bool(_recorded_objects(manifest))),
+    )
+
+
+def _written_at(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
 
 
 class ProgressLines:

@@ -1,0 +1,125 @@
+"""``hearts-sim status``: where a run, tune or calibration kept in a folder stands, read from its
+manifest while a process writes it or after: its progress, who writes it, and its results so far,
+which are those of a shorter run of the same deals."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from hearts_sim.apps.cli import main
+from hearts_sim.core.files import LockHeld, exclusive_lock, lock_holder
+from hearts_sim.studies import tournament
+from hearts_sim.studies.kept import JobStopped
+from hearts_sim.studies.stats import format_summary
+from hearts_sim.studies.tune import kept_tune, parse_ranges, tune
+
+try:
+    from tests.records_damage import CONFIG, DONE, interrupted_run
+except ImportError:  # tests/ on sys.path instead of the repository root
+    from records_damage import CONFIG, DONE, interrupted_run  # type: ignore[no-redef]
+
+LOCK = ".lock"
+
+
+@pytest.fixture(scope="module")
+def stopped(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return interrupted_run(tmp_path_factory.mktemp("runs") / "stopped")
+
+
+def test_a_stopped_run_shows_the_results_of_its_deals_so_far(
+    stopped: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The deals played so far give the summary that a run of just those deals gives."""
+    played = DONE * CONFIG.chunk_deals
+    shorter = tournament.run_tournament(tournament.replace(CONFIG, deals=played), None, progress=False)
+    status = tournament.run_status(stopped)
+    assert (status.state, status.done, status.total, status.writer) == ("stopped", played, CONFIG.deals, None)
+    assert status.summary == shorter.summary
+    assert main(["status", str(stopped)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (
+        f"{stopped}: stopped after {played} of {CONFIG.deals} deals (50%); "
+        f"resume with: hearts-sim tournament --resume {stopped}"
+    )
+    assert lines[2].startswith("so far (an interval read before the end is no stopping rule")
+    assert "\n".join(lines[3:]) == format_summary(shorter.summary)
+
+
+def test_a_run_being_written_names_its_writer_and_the_time_left(
+    stopped: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with exclusive_lock(stopped / LOCK):
+        status = tournament.run_status(stopped)
+        assert status.state == "running" and status.writer is not None and status.writer.pid == os.getpid()
+        assert status.left is not None and status.left >= 0
+        assert main(["status", str(stopped), "--json"]) == 0
+        reported = json.loads(capsys.readouterr().out)
+    assert status.line().startswith(
+        f"{stopped}: {DONE * CONFIG.chunk_deals} of {CONFIG.deals} deals (50%), being written by "
+        f"another process (pid {os.getpid()}), about "
+    )
+    assert [(r["state"], r["writer_pid"], r["done"], r["chunks_done"]) for r in reported] == [
+        ("running", os.getpid(), DONE * CONFIG.chunk_deals, DONE)
+    ]
+    assert tournament.run_status(stopped).writer is None  # the writer is gone
+
+
+def test_a_writer_starting_while_status_looks_is_not_refused(tmp_path: Path) -> None:
+    """``lock_holder`` takes a shared lock for a moment; a writer starting in that moment waits
+    it out instead of reporting the run as another's."""
+    fcntl = pytest.importorskip("fcntl")
+    path = tmp_path / LOCK
+    with exclusive_lock(path):
+        held = lock_holder(path)
+    if held is None:
+        pytest.skip("this filesystem has no flock")
+    assert isinstance(held, LockHeld) and held.pid == os.getpid()
+    looking = os.open(path, os.O_RDONLY)
+    fcntl.flock(looking, fcntl.LOCK_SH | fcntl.LOCK_NB)  # as lock_holder looks
+    threading.Timer(0.03, os.close, (looking,)).start()  # and is done 30 ms later
+    with exclusive_lock(path):  # before: LockHeld, "being written by another process"
+        assert isinstance(lock_holder(path), LockHeld)
+    assert lock_holder(path) is None
+
+
+def test_a_finished_run_and_a_kept_tune(
+    stopped: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    finished = tmp_path / "finished"
+    shutil.copytree(stopped, finished)
+    result = tournament.resume_tournament(finished, progress=False)
+    out = tmp_path / "tune"
+    with pytest.raises(JobStopped):
+        tune(
+            "rule", parse_ranges(["defend=8:20"]), budget=320, candidates=4, seed=1,
+            reference="rule(shoot=40)", out=out, stop_after_matches=2,
+        )  # fmt: skip
+    assert main(["status", str(finished), str(out)]) == 0
+    text = capsys.readouterr().out
+    assert text == (
+        f"{finished}: finished, {CONFIG.deals} deals\n\n{format_summary(result.summary)}\n\n"
+        f"{out}: a tune, not running; hearts-sim tune --resume {out} goes on with it (or prints its "
+        "result, if it is finished)\n"
+        "  round-1/candidate-00: finished, 20 deals\n  round-1/candidate-01: finished, 20 deals\n"
+    )
+    with kept_tune(out).running():
+        status = kept_tune(out).status()
+    assert status.lines()[0] == f"{out}: a tune, being run by another process (pid {os.getpid()})"
+    assert (
+        status.as_dict()["runs"][0]["summary"]
+        == json.loads((out / "round-1" / "candidate-00" / "manifest.json").read_text())["summary"]
+    )
+
+
+def test_a_sequential_match_under_way_is_undecided_so_far(tmp_path: Path) -> None:
+    config = tournament.replace(CONFIG, deals=400, sprt=tournament.Sprt(gain=0.3))
+    with pytest.raises(tournament.Interrupted):
+        tournament.run_tournament(config, tmp_path / "sprt", progress=False, stop_after_chunks=1)
+    text = format_summary(tournament.run_status(tmp_path / "sprt").summary or {})
+    assert text.splitlines()[-1].endswith("; undecided so far, after 10 of at most 400 deals")
