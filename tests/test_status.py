@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from hearts_sim.apps.cli import main
+from hearts_sim.core import files
 from hearts_sim.core.files import LockHeld, exclusive_lock, lock_holder
 from hearts_sim.studies import tournament
 from hearts_sim.studies.kept import JobStopped
@@ -123,3 +124,17 @@ def test_a_sequential_match_under_way_is_undecided_so_far(tmp_path: Path) -> Non
         tournament.run_tournament(config, tmp_path / "sprt", progress=False, stop_after_chunks=1)
     text = format_summary(tournament.run_status(tmp_path / "sprt").summary or {})
     assert text.splitlines()[-1].endswith("; undecided so far, after 10 of at most 400 deals")
+
+
+def test_where_there_is_no_flock_the_status_says_it_cannot_tell(
+    stopped: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows (no ``fcntl``): runs are written unlocked, so a stopped run and one being written
+    look alike; the status says so rather than calling it stopped."""
+    monkeypatch.setattr(files, "fcntl", None)
+    status = tournament.run_status(stopped)
+    assert status.state == "unknown"
+    assert status.line() == (
+        f"{stopped}: 20 of 40 deals (50%), being written or stopped (no flock here to tell by); "
+        f"a stopped one resumes with: hearts-sim tournament --resume {stopped}"
+    )

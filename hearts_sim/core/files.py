@@ -132,23 +132,35 @@ def _locked(descriptor: int) -> bool:
 
 def lock_holder(path: Path) -> LockHeld | None:
     """Who holds the ``exclusive_lock`` on ``path`` (as the ``LockHeld`` a writer would meet),
-    or None: nobody, or nothing to tell it by (no file, no ``flock``). It looks by taking a
-    shared lock for a moment, which a writer starting then waits out (``LOCK_TRIES``)."""
+    or None: nobody, or nothing to tell it by (see ``lock_known``). It looks by taking a shared
+    lock for a moment, which a writer starting then waits out (``LOCK_TRIES``)."""
+    return _look(path)[1]
+
+
+def lock_known(path: Path) -> bool:
+    """Whether ``lock_holder`` can tell who writes here: not on Windows, nor on a filesystem that
+    refuses ``flock`` (some network mounts), where writers run unlocked. A missing lock file
+    can tell: nobody has written there since writers took the lock."""
+    return _look(path)[0]
+
+
+def _look(path: Path) -> tuple[bool, LockHeld | None]:
+    """(whether it can tell, the holder)."""
     if fcntl is None:
-        return None
+        return False, None
     try:
         descriptor = os.open(path, os.O_RDONLY)
     except OSError:
-        return None
+        return True, None
     try:
         fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError as error:
         if error.errno in _HELD:
-            return LockHeld(os.pread(descriptor, 64, 0).decode(errors="replace").strip())
-        return None
+            return True, LockHeld(os.pread(descriptor, 64, 0).decode(errors="replace").strip())
+        return False, None
     finally:
         os.close(descriptor)  # releases a shared lock it took
-    return None
+    return True, None
 
 
-__all__ = ["LockHeld", "exclusive_lock", "lock_holder", "read_json_object", "write_atomically"]
+__all__ = ["LockHeld", "exclusive_lock", "lock_holder", "lock_known", "read_json_object", "write_atomically"]

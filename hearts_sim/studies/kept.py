@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from hearts_sim.core.errors import InputError, Stopped, StorageError
-from hearts_sim.core.files import LockHeld, exclusive_lock, lock_holder, read_json_object, write_atomically
+from hearts_sim.core.files import (
+    LockHeld,
+    exclusive_lock,
+    lock_holder,
+    lock_known,
+    read_json_object,
+    write_atomically,
+)
 from hearts_sim.selfplay.records import LOCK, MANIFEST
 from hearts_sim.studies.tournament import RunStatus, check_same_play, run_status
 
@@ -112,7 +119,7 @@ class KeptJob:
         """Whether a process runs the job now, and where each of its matches stands."""
         self.read()  # a folder that holds no such job is this job's one-line error
         runs = [run_status(manifest.parent) for manifest in sorted(self.out.rglob(MANIFEST))]
-        return JobStatus(self, lock_holder(self.out / LOCK), runs)
+        return JobStatus(self, lock_holder(self.out / LOCK), runs, lock_known(self.out / LOCK))
 
     def progress(self) -> dict[str, Any]:
         """What the job recorded with ``record`` so far."""
@@ -142,24 +149,31 @@ class JobStatus:
     job: KeptJob
     writer: LockHeld | None
     runs: list[RunStatus]
+    known: bool = True  # False: no flock here to tell a job that runs from one that does not
+
+    @property
+    def state(self) -> str:
+        """``running``, ``not running`` or ``unknown``."""
+        return "running" if self.writer is not None else "not running" if self.known else "unknown"
 
     def lines(self) -> list[str]:
         """The job's line, then one a match (its folder within the job's)."""
         job = self.job
+        resume = f"hearts-sim {job.command} --resume {job.out}"
         if self.writer is not None:
-            head = f"{job.out}: a {job.what}, being run by {self.writer.who}"
+            state = f"being run by {self.writer.who}"
+        elif self.known:
+            state = f"not running; {resume} goes on with it (or prints its result, if it is finished)"
         else:
-            head = (
-                f"{job.out}: a {job.what}, not running; hearts-sim {job.command} --resume {job.out} "
-                "goes on with it (or prints its result, if it is finished)"
-            )
+            state = f"running or not (no flock here to tell by); a stopped one goes on with {resume}"
+        head = f"{job.out}: a {job.what}, {state}"
         return [head, *(f"  {run.out.relative_to(job.out)}: {run.progress()}" for run in self.runs)]
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "out": str(self.job.out),
             "job": self.job.command,
-            "state": "running" if self.writer is not None else "not running",
+            "state": self.state,
             "writer_pid": self.writer.pid if self.writer is not None else None,
             "runs": [run.as_dict() for run in self.runs],
         }

@@ -47,7 +47,14 @@ from hearts_sim.core.errors import (
     Terminated,
     signal_handlers,
 )
-from hearts_sim.core.files import LockHeld, exclusive_lock, lock_holder, read_json_object, write_atomically
+from hearts_sim.core.files import (
+    LockHeld,
+    exclusive_lock,
+    lock_holder,
+    lock_known,
+    read_json_object,
+    write_atomically,
+)
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.rng import MAX_DEALS, SeedError, check_seed
 from hearts_sim.selfplay.records import (
@@ -629,12 +636,16 @@ class RunStatus:
     writer: LockHeld | None
     left: float | None
     resume: str
+    known: bool = True  # False: no flock here to tell a run being written from a stopped one
 
     @property
     def state(self) -> str:
+        """``finished``, ``running``, ``stopped``, or ``unknown`` (``known`` is False)."""
         if self.chunks_done >= self.chunks_total:
             return "finished"
-        return "running" if self.writer is not None else "stopped"
+        if self.writer is not None:
+            return "running"
+        return "stopped" if self.known else "unknown"
 
     def progress(self) -> str:
         """``finished, 400 deals``, ``stopped after 120 of 400 deals (30%)`` or, while it is
@@ -642,6 +653,8 @@ class RunStatus:
         if self.state == "finished":
             return f"finished, {self.done:,} {self.unit}s"
         progress = f"{self.done:,} of {self.total:,} {self.unit}s ({self.done / self.total:.0%})"
+        if self.state == "unknown":
+            return f"{progress}, being written or stopped (no flock here to tell by)"
         if self.writer is None:
             return f"stopped after {progress}"
         left = f", about {tqdm.format_interval(self.left)} left" if self.left is not None else ""
@@ -649,8 +662,8 @@ class RunStatus:
 
     def line(self) -> str:
         """``progress``, after the run's folder; a stopped run says how to resume it."""
-        resume = f"; resume with: {self.resume}" if self.state == "stopped" else ""
-        return f"{self.out}: {self.progress()}{resume}"
+        how = {"stopped": "; resume with: ", "unknown": "; a stopped one resumes with: "}.get(self.state)
+        return f"{self.out}: {self.progress()}" + (f"{how}{self.resume}" if how else "")
 
     def as_dict(self) -> dict[str, Any]:
         """The status as JSON data (``hearts-sim status --json``)."""
@@ -686,6 +699,7 @@ def run_status(out: str | Path) -> RunStatus:
     except (KeyError, TypeError, ValueError) as error:
         reason = f"{error} is missing" if isinstance(error, KeyError) else str(error)
         raise TournamentError(f"{out / MANIFEST} cannot be read as a run's manifest ({reason})") from None
+    known = lock_known(out / LOCK)
     writer = lock_holder(out / LOCK) if done < total else None
     left = None
     if (
@@ -705,6 +719,7 @@ def run_status(out: str | Path) -> RunStatus:
         writer=writer,
         left=left,
         resume=resume_command(out, bool(_recorded_objects(manifest))),
+        known=known,
     )
 
 
