@@ -66,7 +66,8 @@ def interrupted_run(out: Path) -> Path:
 def played_by_other_code(run: Path) -> str:
     """Make the run in ``run`` look played by other code (an upgrade, an edited agent): seat 1 of
     its first deal (first game) in seating 0 took a point more, in records and a manifest that are
-    whole and verified. Returns how a resume by this code words the difference."""
+    whole and verified, and the manifest's ``plays`` digest is another's. Returns how a resume by
+    this code words the difference."""
     games = bool(json.loads((run / "manifest.json").read_text())["config"].get("games"))
     key, column = ("game", "final_score_1") if games else ("deal", "points_1")
     records = pq.read_table(part(run, 0)).to_pandas()
@@ -77,7 +78,10 @@ def played_by_other_code(run: Path) -> str:
     pq.write_table(pa.Table.from_pandas(records, preserve_index=False), buffer)
     part(run, 0).write_bytes(buffer.getvalue())
     manifest = json.loads((run / "manifest.json").read_text())
-    _edit_manifest(run, parts=[part_entry(buffer.getvalue(), len(records)), *manifest["parts"][1:]])
+    entry = part_entry(buffer.getvalue(), len(records))
+    _edit_manifest(
+        run, parts=[entry, *manifest["parts"][1:]], plays="0123456789abcdef"
+    )  # other code's digest
     return f"{key} 0 in seating 0 plays differently now ({column} {played}, {played + 1} in its records)"
 
 

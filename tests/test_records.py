@@ -206,10 +206,15 @@ def test_a_run_of_games_keeps_every_hand_verified_resumed_and_repaired(
     assert manifest(run)["hand_parts"] == entries
 
 
-def _edit_version(run: Path, version: str) -> None:
+def _edit(run: Path, **changes: Any) -> None:
     recorded = manifest(run)
-    recorded["version"] = version
+    recorded.update(changes)
+    for name in [name for name, value in changes.items() if value is None]:
+        del recorded[name]
     (run / "manifest.json").write_text(json.dumps(recorded))
+
+
+OTHER_PLAYS = "0123456789abcdef"  # the ``Table.plays_digest`` of other code
 
 
 @pytest.mark.parametrize("games", [False, True])
@@ -232,45 +237,71 @@ def test_a_run_resumes_only_with_code_that_plays_it_as_it_was_played(
         f"hearts-sim: error: {run} was played by other code than this: {difference}; finish it with "
         "the code that started it (an agent or a level edited since?), or play it again in a new folder"
     )
-    _edit_version(run, "0.0.1")
+    _edit(run, version="0.0.1")
     assert main(["tournament", "--resume", str(run), "--quiet"]) == 2
     assert "finish it with version 0.0.1, which started it, or play it again" in one_error_line(capsys)
-    _edit_version(run, __version__)
+    _edit(run, version=__version__)
     assert (run / "manifest.json").read_text() == before  # refused: nothing touched
     assert sorted((run / "records").iterdir()) == [part(run, chunk) for chunk in range(2)]
 
 
-def test_another_version_that_plays_a_run_as_recorded_resumes_it(
+def test_the_same_code_resumes_at_once_and_other_code_that_plays_alike_resumes_and_says_so(
     runs: dict[str, Path], tmp_path: Path
 ) -> None:
-    """A version that plays the run as it was played (a fix elsewhere) goes on with it, and says so."""
-    run = tmp_path / "upgraded"
-    shutil.copytree(runs["interrupted"], run)
-    _edit_version(run, "0.0.1")
+    """A resume by the code that started the run does not play its first deal again (the
+    manifest's ``plays`` digest says it is that code); another version that plays the run as it
+    was played (a fix elsewhere) goes on with it after the check, and says so."""
+    config = tournament.TournamentConfig(("mc(samples=2)", "random"), deals=4, seed=3, chunk_deals=2)
+    same = tmp_path / "same"
+    with pytest.raises(tournament.Interrupted):
+        tournament.run_tournament(config, same, progress=False, stop_after_chunks=1)
+    other = tmp_path / "other"
+    shutil.copytree(same, other)
     said: list[str] = []
-    result = tournament.resume_tournament(run, progress=False, report=said.append)
-    assert said == [f"hearts-sim: {run} was started by version 0.0.1, and {__version__} plays it as recorded"]
+    tournament.resume_tournament(same, progress=False, report=said.append)
+    assert not [line for line in said if "again" in line]
+    _edit(other, plays=OTHER_PLAYS)
+    said.clear()
+    tournament.resume_tournament(other, progress=False, report=said.append)
+    assert (
+        f"hearts-sim: playing deal 0 of {other} again, to check that this code plays it as recorded" in said
+    )
+
+    upgraded = tmp_path / "upgraded"
+    shutil.copytree(runs["interrupted"], upgraded)
+    _edit(upgraded, version="0.0.1", plays=OTHER_PLAYS)
+    said.clear()
+    result = tournament.resume_tournament(upgraded, progress=False, report=said.append)
+    assert said == [
+        f"hearts-sim: {upgraded} was started by version 0.0.1, and {__version__} plays it as recorded"
+    ]
     assert result.summary == manifest(runs["good"])["summary"]
-    pd.testing.assert_frame_equal(records(run), records(runs["good"]))
+    pd.testing.assert_frame_equal(records(upgraded), records(runs["good"]))
 
 
-def test_a_run_whose_agents_do_not_replay_resumes_only_with_its_own_version(tmp_path: Path) -> None:
+def test_a_run_whose_agents_do_not_replay_resumes_only_with_its_own_code(tmp_path: Path) -> None:
     """A search on the clock decides by the machine's speed, so its first deal cannot be played
-    again to compare: its run resumes with the version that started it, and no other."""
+    again to compare: its run resumes with the code that started it, and no other."""
     config = tournament.TournamentConfig(("mc(ms=0.5)", "random"), deals=4, seed=3, chunk_deals=2)
     run = tmp_path / "timed"
     with pytest.raises(tournament.Interrupted):
         tournament.run_tournament(config, run, progress=False, stop_after_chunks=1)
-    _edit_version(run, "0.0.1")
-    with pytest.raises(tournament.TournamentError) as refused:
-        tournament.resume_tournament(run, progress=False)
-    assert str(refused.value) == (
-        f"{run} was played by version 0.0.1 and this is {__version__}; its agents cannot be replayed "
-        "to check that they play as they did (a search on the clock, an outside agent): finish it with "
-        "version 0.0.1, or play it again in a new folder"
-    )
+    plays = manifest(run)["plays"]
+    for changes, versions in [
+        ({"version": "0.0.1", "plays": OTHER_PLAYS}, f"version 0.0.1, and this is {__version__}"),
+        ({"plays": OTHER_PLAYS}, "the same version, with other sources or level files"),
+    ]:
+        _edit(run, **changes)
+        with pytest.raises(tournament.TournamentError) as refused:
+            tournament.resume_tournament(run, progress=False)
+        assert str(refused.value) == (
+            f"{run} was played by other code than this ({versions}); its agents cannot be replayed to "
+            "check that they play as they did (a search on the clock, an outside agent): finish it "
+            "with the code that started it, or play it again in a new folder"
+        )
+        _edit(run, version=__version__, plays=plays)
     assert manifest(run)["chunks_done"] == 1
-    _edit_version(run, __version__)
+    _edit(run, plays=None)  # a run from before the digest: its version alone decides
     assert tournament.resume_tournament(run, progress=False).summary["deals"] == 4
 
 
@@ -278,7 +309,7 @@ def test_runs_started_by_different_versions_do_not_combine(runs: dict[str, Path]
     other = tmp_path / "seed4"
     tournament.run_tournament(tournament.replace(CONFIG, seed=4), other, progress=False)
     assert tournament.combine_runs([runs["good"], other])["deals"] == 2 * CONFIG.deals
-    _edit_version(other, "0.0.1")
+    _edit(other, version="0.0.1")
     with pytest.raises(tournament.TournamentError) as refused:
         tournament.combine_runs([runs["good"], other])
     assert str(refused.value) == (

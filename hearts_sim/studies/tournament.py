@@ -521,6 +521,7 @@ def _play_run(
                 "agent_specs": [s.name for s in config.specs()],
                 "seatings": [list(s) for s in config.seatings()],
                 "version": __version__,
+                "plays": table.plays_digest(),  # what a resume compares first (``_check_same_play``)
             }
             _reset_progress(config, manifest)
             _save_manifest(out_path, manifest, 0, config.n_chunks)
@@ -900,19 +901,29 @@ def _checked_for_resume(
 def _check_same_play(
     config: TournamentConfig, out: Path, manifest: dict[str, Any], table: Table, report: Callable[[str], None]
 ) -> None:
-    """Refuse to add to the run in ``out`` what other code would play: its first deal (its first
-    game, in one seating) is played again and compared with its records, which catches an agent
-    or a level that plays differently since (an upgrade, an edited agent). Agents that cannot be
-    replayed (``AgentSpec.reproducible``) are checked by the version that started the run instead."""
+    """Refuse to add to the run in ``out`` what other code would play. The same code goes on at
+    once (the manifest's ``plays``, ``Table.plays_digest``: version, kernel sources, each seat's
+    settings). Other code, an upgrade or an edited agent or level, plays the run's first deal
+    (its first game, in one seating) again, and goes on only where it plays it as recorded:
+    changes elsewhere pass, changes to how it plays are refused. Agents that cannot be replayed
+    (``AgentSpec.reproducible``) go on with the same code alone (a run from before the digest: the
+    same version)."""
     from hearts_sim import __version__
 
     started = manifest.get("version")
+    if manifest.get("plays") == table.plays_digest():
+        return
     if not all(spec.reproducible for spec in config.specs()):
-        if started not in (None, __version__):
+        if "plays" in manifest or started not in (None, __version__):
+            versions = (
+                f"version {started}, and this is {__version__}"
+                if started not in (None, __version__)
+                else "the same version, with other sources or level files"
+            )
             raise TournamentError(
-                f"{out} was played by version {started} and this is {__version__}; its agents cannot be "
+                f"{out} was played by other code than this ({versions}); its agents cannot be "
                 "replayed to check that they play as they did (a search on the clock, an outside "
-                f"agent): finish it with version {started}, or play it again in a new folder"
+                "agent): finish it with the code that started it, or play it again in a new folder"
             )
         return
     if int(manifest["chunks_done"]) == 0:
