@@ -606,13 +606,13 @@ def _play_run(
 def _summary(config: dict[str, Any], names: list[str], tally: Tally, deals_cap: int) -> dict[str, Any]:
     """The summary of the deals ``tally`` counts, of a run of ``config`` (``to_dict``: a manifest
     holds it) between agents ``names``."""
-    games = bool(config["games"])
+    rules = Rules.from_dict(config["rules"])
     summary = summarize(
         tally,
         names,
-        games=games,
-        seatings=len(seatings(len(names), Rules.from_dict(config["rules"]).n_players)),
-        rules=Rules.from_dict(config["rules"]).describe(),
+        games=bool(config["games"]),
+        seatings=len(seatings(len(names), rules.n_players)),
+        rules=rules.describe(),
         seed=config["seed"],
     )
     if config.get("sprt"):
@@ -703,9 +703,7 @@ def run_status(out: str | Path) -> RunStatus:
     known = lock_known(out / LOCK)
     writer = lock_holder(out / LOCK) if done < total else None
     left = None
-    if (
-        writer is not None
-    ):  # the median gap between its last parts: a stop and a resume among them counts once
+    if writer is not None:  # at the median gap between its last parts: a stop among them counts once
         times = sorted(filter(None, (_written_at(part_path(out, c)) for c in range(max(0, done - 11), done))))
         if len(times) > 1:
             left = float(np.median(np.diff(times))) * (total - done)
@@ -911,8 +909,8 @@ def _check_same_play(
     from hearts_sim import __version__
 
     started = manifest.get("version")
-    if manifest.get("plays") == table.plays_digest():
-        return
+    if not manifest["chunks_done"] or manifest.get("plays") == table.plays_digest():
+        return  # nothing played yet, or played by this code
     if not all(spec.reproducible for spec in config.specs()):
         if "plays" in manifest or started not in (None, __version__):
             versions = (
@@ -925,8 +923,6 @@ def _check_same_play(
                 "replayed to check that they play as they did (a search on the clock, an outside "
                 "agent): finish it with the code that started it, or play it again in a new folder"
             )
-        return
-    if int(manifest["chunks_done"]) == 0:
         return
     first = "game 0" if config.games else "deal 0"
     if any(spec.searches for spec in config.specs()):
@@ -948,8 +944,8 @@ def _check_same_play(
 
 def check_same_play(out: Path, report: Callable[[str], None] | None = None) -> bool:
     """``_check_same_play`` for the run in ``out`` whatever its progress, for a job whose finished
-    runs are read back, not resumed (a kept tune): whether its first deal was compared. A run
-    that cannot be trusted is left to its own resume to report."""
+    runs are read back, not resumed (a kept tune): whether it was checked (a run with no chunk
+    played, or one that cannot be trusted, is not: its own resume reports the latter)."""
     manifest = load_manifest(out)
     config = manifest_config(out, manifest)
     if manifest_problem(config, manifest) or not manifest["chunks_done"]:
