@@ -4,6 +4,7 @@ which are those of a shorter run of the same deals."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import shutil
@@ -43,7 +44,10 @@ def test_a_stopped_run_shows_the_results_of_its_deals_so_far(
     assert (status.state, status.done, status.total, status.writer) == ("stopped", played, CONFIG.deals, None)
     assert status.summary == shorter.summary
     assert main(["status", str(stopped)]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    printed = capsys.readouterr().out
+    assert printed == f"{status}\n"  # a notebook shows the same (and as HTML, escaped)
+    assert status._repr_html_() == f"<pre>{html.escape(str(status))}</pre>"
+    lines = printed.splitlines()
     assert lines[0] == (
         f"{stopped}: stopped after {played} of {CONFIG.deals} deals (50%); "
         f"resume with: hearts-sim tournament --resume {stopped}"

@@ -819,8 +819,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     """Where each run, tune or calibration kept in a folder stands (its manifest or settings
     file alone: fast, and safe while a process writes it)."""
     from hearts_sim.studies.calibrate import LEVELS_FILE, kept_levels
-    from hearts_sim.studies.stats import format_summary
-    from hearts_sim.studies.tournament import MANIFEST, RunStatus, run_status
+    from hearts_sim.studies.tournament import MANIFEST, run_status
     from hearts_sim.studies.tune import TUNE_FILE, kept_tune
 
     found: list[Any] = []
@@ -837,20 +836,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([status.as_dict() for status in found]))
         return 0
-    for number, status in enumerate(found):
-        print("\n" if number else "", end="")
-        if not isinstance(status, RunStatus):
-            print("\n".join(status.lines()))
-            continue
-        print(status.line())
-        if status.summary is not None:
-            under_way = status.state != "finished"
-            print(
-                "\nso far (an interval read before the end is no stopping rule: --sprt is one):"
-                if under_way
-                else ""
-            )
-            print(format_summary(status.summary))
+    print("\n\n".join(map(str, found)))
     return 0
 
 

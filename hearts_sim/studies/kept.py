@@ -169,6 +169,12 @@ class JobStatus:
         head = f"{job.out}: a {job.what}, {state}"
         return [head, *(f"  {run.out.relative_to(job.out)}: {run.progress()}" for run in self.runs)]
 
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's plain-text display
+        printer.text(str(self))
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "out": str(self.job.out),

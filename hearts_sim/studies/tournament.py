@@ -666,6 +666,19 @@ class RunStatus:
         how = {"stopped": "; resume with: ", "unknown": "; a stopped one resumes with: "}.get(self.state)
         return f"{self.out}: {self.progress()}" + (f"{how}{self.resume}" if how else "")
 
+    def __str__(self) -> str:
+        """What ``hearts-sim status`` prints: the line, then the results so far."""
+        if self.summary is None:
+            return self.line()
+        so_far = "so far (an interval read before the end is no stopping rule: --sprt is one):\n"
+        return f"{self.line()}\n\n{so_far if self.state != 'finished' else ''}{format_summary(self.summary)}"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's plain-text display
+        printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(str(self))}</pre>"
+
     def as_dict(self) -> dict[str, Any]:
         """The status as JSON data (``hearts-sim status --json``)."""
         return {
