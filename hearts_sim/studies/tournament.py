@@ -292,7 +292,23 @@ def _fit_for_new_run(out: Path) -> bool:
 
 
 def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
-    write_atomically(out / MANIFEST, (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
+    write_atomically(out / MANIFEST, (_manifest_text(manifest) + "\n").encode())
+
+
+def _manifest_text(manifest: dict[str, Any]) -> str:
+    """The manifest as JSON, indented, with each list of parts one compact entry a line: json's
+    indenting encoder is pure Python, and a manifest is rewritten after every chunk, so a run of
+    20,000 chunks spent 78 ms a chunk on it at the end (the parts are 99% of the text); 20 ms so."""
+    lists = {key: manifest[key] for key in PARTS_KEYS.values() if isinstance(manifest.get(key), list)}
+    text = json.dumps({**manifest, **{key: f"\0{key}" for key in lists}}, indent=2, sort_keys=True)
+    for key, entries in lists.items():
+        marker = json.dumps(f"\0{key}")
+        if text.count(marker) != 1:  # a value that reads like the marker: no shortcut
+            return json.dumps(manifest, indent=2, sort_keys=True)
+        compact = json.dumps(entries, sort_keys=True, separators=(", ", ": "))
+        entry_lines = compact.replace("}, {", "},\n    {").replace("[{", "[\n    {", 1)
+        text = text.replace(marker, entry_lines[:-2] + "}\n  ]" if entries else "[]")
+    return text
 
 
 def _part_bytes(columns: dict[str, Any]) -> bytes:
