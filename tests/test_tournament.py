@@ -14,7 +14,7 @@ import threading
 import time
 import types
 from collections import Counter
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +25,15 @@ from hearts_sim.core.errors import Terminated, signal_handlers
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.simulate import progress_shown
 from hearts_sim.studies import tournament
-from hearts_sim.studies.stats import SPRT_MIN_DEALS, Sprt, Tally, format_summary, match_json
+from hearts_sim.studies.stats import (
+    SPRT_MIN_DEALS,
+    Sprt,
+    Tally,
+    format_summary,
+    match_json,
+    new_tally,
+    tally_hands,
+)
 from hearts_sim.studies.tournament import (
     Interrupted,
     TournamentConfig,
@@ -136,6 +144,42 @@ def test_records_are_encoded_beside_the_play_and_committed_in_order(tmp_path: Pa
             run_tournament(config, one_by_one, resume=chunk > 0, progress=False, stop_after_chunks=1)
     manifests = [json.loads((run / "manifest.json").read_text()) for run in (out, one_by_one)]
     assert manifests[0]["parts"] == manifests[1]["parts"] and manifests[1]["summary"] == whole.summary
+
+
+def test_a_ctrl_c_during_a_commit_comes_after_it_and_the_chunks_waiting_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while a chunk is committed waits for the commit; the chunks encoded behind it are
+    committed too before the run stops (they were dropped as if the commit had failed)."""
+    config = TournamentConfig(("lowest", "random"), deals=60, seed=4, chunk_deals=20)
+    out = tmp_path / "run"
+    with pytest.raises(tournament.Interrupted):
+        run_tournament(config, out, progress=False, stop_after_chunks=0)  # the manifest, no chunk
+    commit = tournament._commit
+
+    def commit_then_ctrl_c(*args: object, **kwargs: object) -> None:
+        commit(*args, **kwargs)  # type: ignore[arg-type]
+        if args[2] == 0:
+            signal.raise_signal(signal.SIGINT)  # held until the commit is done
+
+    monkeypatch.setattr(tournament, "_commit", commit_then_ctrl_c)
+    seatings = np.array(config.seatings())
+    tally = new_tally(config.seatings(), 2, False)
+    committer = tournament._Committer(
+        out, json.loads((out / "manifest.json").read_text()), config.table(), None
+    )
+    with committer, signal_handlers({signal.SIGINT: signal.default_int_handler}):
+        for chunk in range(3):
+            records, hands = tournament.chunk_records(config, chunk)
+            tally_hands(tally, records, seatings, len(seatings))
+            parts = committer.pool.submit(tournament._chunk_parts, config, committer.table, records, hands)
+            committer.waiting.append((chunk, parts, asdict(tally), 3))  # as add() queues, uncommitted
+        with pytest.raises(KeyboardInterrupt):
+            committer.settle()
+        assert not committer.failed
+        committer.settle()
+    assert json.loads((out / "manifest.json").read_text())["chunks_done"] == 3
+    assert tournament.resume_tournament(out, progress=False).summary == run_tournament(config).summary
 
 
 def test_interrupt_and_resume_is_identical_to_an_uninterrupted_run(tmp_path: Path) -> None:

@@ -920,13 +920,13 @@ class _Committer:
         while self.waiting and (
             everything or self.waiting[0][1].done() or len(self.waiting) > 2 * ENCODING_THREADS
         ):
-            chunk, parts, tally, total = self.waiting.popleft()
-            try:
-                with interrupts_deferred():
+            with interrupts_deferred():  # a Ctrl-C comes after the commit, not inside it
+                chunk, parts, tally, total = self.waiting.popleft()
+                try:
                     _commit(self.out, self.manifest, chunk, parts.result(), tally, total)
-            except BaseException:
-                self.failed = True
-                raise
+                except BaseException:
+                    self.failed = True
+                    raise
             if self.on_chunk is not None:
                 self.on_chunk(chunk)
 
