@@ -15,7 +15,7 @@ import pytest
 
 from hearts_sim.apps.cli import main
 from hearts_sim.core import files
-from hearts_sim.core.files import LockHeld, exclusive_lock, lock_holder
+from hearts_sim.core.files import LockHeld, exclusive_lock, look_at_lock
 from hearts_sim.studies import tournament
 from hearts_sim.studies.kept import JobStopped
 from hearts_sim.studies.stats import format_summary
@@ -76,21 +76,21 @@ def test_a_run_being_written_names_its_writer_and_the_time_left(
 
 
 def test_a_writer_starting_while_status_looks_is_not_refused(tmp_path: Path) -> None:
-    """``lock_holder`` takes a shared lock for a moment; a writer starting in that moment waits
+    """``look_at_lock`` takes a shared lock for a moment; a writer starting in that moment waits
     it out instead of reporting the run as another's."""
     fcntl = pytest.importorskip("fcntl")
     path = tmp_path / LOCK
     with exclusive_lock(path):
-        held = lock_holder(path)
+        held = look_at_lock(path).holder
     if held is None:
         pytest.skip("this filesystem has no flock")
     assert isinstance(held, LockHeld) and held.pid == os.getpid()
     looking = os.open(path, os.O_RDONLY)
-    fcntl.flock(looking, fcntl.LOCK_SH | fcntl.LOCK_NB)  # as lock_holder looks
+    fcntl.flock(looking, fcntl.LOCK_SH | fcntl.LOCK_NB)  # as look_at_lock looks
     threading.Timer(0.03, os.close, (looking,)).start()  # and is done 30 ms later
     with exclusive_lock(path):  # before: LockHeld, "being written by another process"
-        assert isinstance(lock_holder(path), LockHeld)
-    assert lock_holder(path) is None
+        assert isinstance(look_at_lock(path).holder, LockHeld)
+    assert look_at_lock(path) == (True, None)
 
 
 def test_a_finished_run_and_a_kept_tune(

@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 try:
     import fcntl
@@ -109,7 +109,7 @@ def exclusive_lock(path: Path) -> Iterator[None]:
         os.close(descriptor)  # releases the flock
 
 
-# A writer that finds the lock taken tries again this many times, this far apart: ``lock_holder``
+# A writer that finds the lock taken tries again this many times, this far apart: ``look_at_lock``
 # takes it for a moment to look, and a writer starting in that moment must not be refused.
 LOCK_TRIES, LOCK_RETRY_SECONDS = 5, 0.02
 _HELD = (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)  # flock's errors for a lock another holds
@@ -130,37 +130,33 @@ def _locked(descriptor: int) -> bool:
     raise LockHeld(os.pread(descriptor, 64, 0).decode(errors="replace").strip())
 
 
-def lock_holder(path: Path) -> LockHeld | None:
-    """Who holds the ``exclusive_lock`` on ``path`` (as the ``LockHeld`` a writer would meet),
-    or None: nobody, or nothing to tell it by (see ``lock_known``). It looks by taking a shared
-    lock for a moment, which a writer starting then waits out (``LOCK_TRIES``)."""
-    return _look(path)[1]
+class LockLook(NamedTuple):
+    """What ``look_at_lock`` saw: whether it can tell who writes (``known``: not on Windows, nor on
+    a filesystem that refuses ``flock``, where writers run unlocked), and who holds the lock."""
+
+    known: bool
+    holder: LockHeld | None
 
 
-def lock_known(path: Path) -> bool:
-    """Whether ``lock_holder`` can tell who writes here: not on Windows, nor on a filesystem that
-    refuses ``flock`` (some network mounts), where writers run unlocked. A missing lock file
-    can tell: nobody has written there since writers took the lock."""
-    return _look(path)[0]
-
-
-def _look(path: Path) -> tuple[bool, LockHeld | None]:
-    """(whether it can tell, the holder)."""
+def look_at_lock(path: Path) -> LockLook:
+    """Who holds the ``exclusive_lock`` on ``path`` (as the ``LockHeld`` a writer would meet; None:
+    nobody), looking with a shared lock taken for a moment, which a writer starting then waits out
+    (``LOCK_TRIES``). A missing lock file is known to be free: no writer has taken it."""
     if fcntl is None:
-        return False, None
+        return LockLook(False, None)
     try:
         descriptor = os.open(path, os.O_RDONLY)
     except OSError:
-        return True, None
+        return LockLook(True, None)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError as error:
         if error.errno in _HELD:
-            return True, LockHeld(os.pread(descriptor, 64, 0).decode(errors="replace").strip())
-        return False, None
+            return LockLook(True, LockHeld(os.pread(descriptor, 64, 0).decode(errors="replace").strip()))
+        return LockLook(False, None)
     finally:
         os.close(descriptor)  # releases a shared lock it took
-    return True, None
+    return LockLook(True, None)
 
 
-__all__ = ["LockHeld", "exclusive_lock", "lock_holder", "lock_known", "read_json_object", "write_atomically"]
+__all__ = ["LockHeld", "exclusive_lock", "LockLook", "look_at_lock", "read_json_object", "write_atomically"]

@@ -23,8 +23,7 @@ from hearts_sim.core.errors import InputError, Stopped, StorageError
 from hearts_sim.core.files import (
     LockHeld,
     exclusive_lock,
-    lock_holder,
-    lock_known,
+    look_at_lock,
     read_json_object,
     write_atomically,
 )
@@ -119,7 +118,8 @@ class KeptJob:
         """Whether a process runs the job now, and where each of its matches stands."""
         self.read()  # a folder that holds no such job is this job's one-line error
         runs = [run_status(manifest.parent) for manifest in sorted(self.out.rglob(MANIFEST))]
-        return JobStatus(self, lock_holder(self.out / LOCK), runs, lock_known(self.out / LOCK))
+        lock = look_at_lock(self.out / LOCK)
+        return JobStatus(self, lock.holder, runs, lock.known)
 
     def progress(self) -> dict[str, Any]:
         """What the job recorded with ``record`` so far."""

@@ -52,8 +52,7 @@ from hearts_sim.core.errors import (
 from hearts_sim.core.files import (
     LockHeld,
     exclusive_lock,
-    lock_holder,
-    lock_known,
+    look_at_lock,
     read_json_object,
     write_atomically,
 )
@@ -735,8 +734,8 @@ def run_status(out: str | Path) -> RunStatus:
     except (KeyError, TypeError, ValueError) as error:
         reason = f"{error} is missing" if isinstance(error, KeyError) else str(error)
         raise TournamentError(f"{out / MANIFEST} cannot be read as a run's manifest ({reason})") from None
-    known = lock_known(out / LOCK)
-    writer = lock_holder(out / LOCK) if done < total else None
+    lock = look_at_lock(out / LOCK)
+    writer = lock.holder if done < total else None
     left = None
     if writer is not None:  # at the median gap between its last parts: a stop among them counts once
         times = sorted(filter(None, (_written_at(part_path(out, c)) for c in range(max(0, done - 11), done))))
@@ -753,7 +752,7 @@ def run_status(out: str | Path) -> RunStatus:
         writer=writer,
         left=left,
         resume=resume_command(out, bool(_recorded_objects(manifest))),
-        known=known,
+        known=lock.known,
     )
 
 
