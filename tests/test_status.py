@@ -16,6 +16,7 @@ import pytest
 from hearts_sim.apps.cli import main
 from hearts_sim.core import files
 from hearts_sim.core.files import LockHeld, exclusive_lock, look_at_lock
+from hearts_sim.selfplay.records import LOCK
 from hearts_sim.studies import tournament
 from hearts_sim.studies.kept import JobStopped
 from hearts_sim.studies.stats import format_summary
@@ -25,8 +26,6 @@ try:
     from tests.records_damage import CONFIG, DONE, interrupted_run
 except ImportError:  # tests/ on sys.path instead of the repository root
     from records_damage import CONFIG, DONE, interrupted_run  # type: ignore[no-redef]
-
-LOCK = ".lock"
 
 
 @pytest.fixture(scope="module")
