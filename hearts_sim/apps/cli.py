@@ -823,11 +823,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     from hearts_sim.studies.tune import TUNE_FILE, kept_tune
 
     found: list[Any] = []
+    kept = {TUNE_FILE: kept_tune, LEVELS_FILE: kept_levels}  # a kept job's folder, by its settings file
     for folder in map(Path, args.dirs):
+        job = next((kept[name] for name in kept if (folder / name).exists()), None)
         if (folder / MANIFEST).exists():
             found.append(run_status(folder))
-        elif (folder / TUNE_FILE).exists() or (folder / LEVELS_FILE).exists():
-            found.append((kept_tune if (folder / TUNE_FILE).exists() else kept_levels)(folder).status())
+        elif job is not None:
+            found.append(job(folder).status())
         else:
             raise UsageError(
                 f"{folder} holds no tournament run, tune or calibration "

@@ -28,7 +28,7 @@ from hearts_sim.core.files import (
     write_atomically,
 )
 from hearts_sim.selfplay.records import LOCK, MANIFEST
-from hearts_sim.studies.tournament import RunStatus, check_same_play, run_status
+from hearts_sim.studies.tournament import RunStatus, ShownAsText, check_same_play, run_status
 
 
 class JobStopped(Stopped):
@@ -143,7 +143,7 @@ class KeptJob:
 
 
 @dataclass(frozen=True)
-class JobStatus:
+class JobStatus(ShownAsText):
     """``KeptJob.status``: the process running the job (None: none) and its matches' ``RunStatus``."""
 
     job: KeptJob
@@ -171,9 +171,6 @@ class JobStatus:
 
     def __str__(self) -> str:
         return "\n".join(self.lines())
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's plain-text display
-        printer.text(str(self))
 
     def as_dict(self) -> dict[str, Any]:
         return {

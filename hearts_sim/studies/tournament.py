@@ -398,8 +398,19 @@ def manifest_problem(config: TournamentConfig, manifest: dict[str, Any]) -> str 
     return None
 
 
+class ShownAsText:
+    """A notebook shows it as ``print`` does: its ``__str__``, the text a command prints
+    (``TournamentResult``, ``RunStatus``, ``kept.JobStatus``)."""
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's plain-text display
+        printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(str(self))}</pre>"
+
+
 @dataclass
-class TournamentResult:
+class TournamentResult(ShownAsText):
     """A finished run: its configuration, its ``summary`` (the JSON of ``--json``) and where its
     records are. ``print(result)`` and a notebook show the table ``hearts-sim tournament`` prints;
     ``table()`` has the per-agent figures as a DataFrame."""
@@ -410,12 +421,6 @@ class TournamentResult:
 
     def __str__(self) -> str:
         return format_summary(self.summary)
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's plain-text display
-        printer.text(str(self))
-
-    def _repr_html_(self) -> str:
-        return f"<pre>{html.escape(str(self))}</pre>"
 
     def table(self) -> pd.DataFrame:
         """One row per agent (index: its name): points per hand with the 95% interval over deals
@@ -642,7 +647,7 @@ def _summary(config: dict[str, Any], names: list[str], tally: Tally, deals_cap: 
 
 
 @dataclass(frozen=True)
-class RunStatus:
+class RunStatus(ShownAsText):
     """Where the run in ``out`` stands, from its manifest alone (its records are not read: a
     resume checks those): ``summary`` the results of the deals played so far, computed as the
     finished run's are (None before the first chunk), ``writer`` the process writing it now (None:
@@ -693,12 +698,6 @@ class RunStatus:
             return self.line()
         so_far = "so far (an interval read before the end is no stopping rule: --sprt is one):\n"
         return f"{self.line()}\n\n{so_far if self.state != 'finished' else ''}{format_summary(self.summary)}"
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's plain-text display
-        printer.text(str(self))
-
-    def _repr_html_(self) -> str:
-        return f"<pre>{html.escape(str(self))}</pre>"
 
     def as_dict(self) -> dict[str, Any]:
         """The status as JSON data (``hearts-sim status --json``)."""
@@ -801,12 +800,16 @@ def _directories(config: TournamentConfig) -> tuple[str, ...]:
     return (RECORDS_DIR, HANDS_DIR) if config.games else (RECORDS_DIR,)
 
 
+def _record_columns(config: TournamentConfig, table: Table, records: np.ndarray) -> dict[str, Any]:
+    """The columns of a run's ``records/`` parts: of games with ``games``, else of hands."""
+    return (game_columns if config.games else hand_columns)(records, table.rules, table.labels())
+
+
 def _chunk_parts(
     config: TournamentConfig, table: Table, records: np.ndarray, hands: np.ndarray
 ) -> dict[str, tuple[bytes, int]]:
     """A chunk's Parquet part for each of the run's directories: its bytes and rows."""
-    columns = (game_columns if config.games else hand_columns)(records, table.rules, table.labels())
-    parts = {RECORDS_DIR: (_part_bytes(columns), len(records))}
+    parts = {RECORDS_DIR: (_part_bytes(_record_columns(config, table, records)), len(records))}
     if config.games:
         parts[HANDS_DIR] = (_part_bytes(hand_columns(hands, table.rules, table.labels())), len(hands))
     return parts
@@ -1051,12 +1054,9 @@ def _first_records_difference(config: TournamentConfig, out: Path, table: Table,
     """How this code's play of ``where``, the run's first deal (its first game, in seating 0),
     differs from the records of the run in ``out``, or None. Columns a later version added are
     not compared."""
-    if config.games:
-        key = "game"
-        fresh = pd.DataFrame(game_columns(first_game(table, config.seed), table.rules, table.labels()))
-    else:
-        key = "deal"
-        fresh = pd.DataFrame(hand_columns(run_hands(table, config.seed, 0, 1), table.rules, table.labels()))
+    key = "game" if config.games else "deal"
+    records = first_game(table, config.seed) if config.games else run_hands(table, config.seed, 0, 1)
+    fresh = pd.DataFrame(_record_columns(config, table, records))
     kept = parquet.read_table(part_path(out, 0), filters=[(key, "=", 0)]).to_pandas()
     kept = kept.set_index("seating")
     for seating, row in fresh.set_index("seating").iterrows():
