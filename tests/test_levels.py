@@ -17,7 +17,7 @@ import pytest
 from agents.levels import LevelError, levels, read_level
 from agents.registry import parse_agent
 from hearts_sim.core.rules import Rules
-from hearts_sim.studies.calibrate import decision_log, decision_times
+from hearts_sim.studies.calibrate import decision_log, decision_times, format_calibration, kept_levels
 from hearts_sim.studies.kept import JobStopped
 from hearts_sim.studies.tournament import TournamentConfig, TournamentError, run_tournament
 from hearts_sim.studies.tune import (
@@ -169,6 +169,11 @@ def test_a_calibration_kept_in_a_folder_resumes_after_sigterm(tmp_path: Path) ->
         "hearts-sim: terminated during the match lowest vs random; "
         f"resume with: hearts-sim levels --resume {out}"
     )
+    stopped = kept_levels(out).status()  # two matches, four cells and two timings to measure
+    assert stopped.lines()[0] == (
+        f"{out}: a calibration, stopped after 0 of 8 measurements; resume with: hearts-sim levels "
+        f"--resume {out}"
+    )
 
     def levels_json(*arguments: str) -> dict:
         run = subprocess.run(
@@ -184,6 +189,12 @@ def test_a_calibration_kept_in_a_folder_resumes_after_sigterm(tmp_path: Path) ->
     assert resumed == unstopped  # the gaps, the win rates, the one-against-three table
     again = levels_json("--resume", str(out))  # finished: every figure read back, none measured again
     assert again.pop("decision_ms") == timing and again == resumed
+    finished = kept_levels(out).status()  # the result as levels printed it
+    assert (finished.state, finished.done, finished.total) == ("finished", 8, 8)
+    assert str(finished) == (
+        f"{out}: a calibration, finished, 8 measurements\n\n{format_calibration(finished.result or {})}"
+    )
+    assert finished.result is not None and finished.result["one_vs_three"] == resumed["one_vs_three"]
     refused = subprocess.run(
         [sys.executable, "-m", "hearts_sim", "levels", "--resume", str(out), "--ladder", "random,easy"],
         capture_output=True, text=True,

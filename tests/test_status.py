@@ -4,6 +4,7 @@ which are those of a shorter run of the same deals."""
 
 from __future__ import annotations
 
+import errno
 import html
 import json
 import os
@@ -18,9 +19,9 @@ from hearts_sim.core import files
 from hearts_sim.core.files import LockHeld, exclusive_lock, look_at_lock
 from hearts_sim.selfplay.records import LOCK
 from hearts_sim.studies import tournament
-from hearts_sim.studies.kept import JobStopped
+from hearts_sim.studies.kept import JobStopped, KeptJob
 from hearts_sim.studies.stats import format_summary
-from hearts_sim.studies.tune import kept_tune, parse_ranges, tune
+from hearts_sim.studies.tune import kept_tune, parse_ranges, resume_tune, tune
 
 try:
     from tests.records_damage import CONFIG, DONE, interrupted_run
@@ -108,17 +109,67 @@ def test_a_finished_run_and_a_kept_tune(
     text = capsys.readouterr().out
     assert text == (
         f"{finished}: finished, {CONFIG.deals} deals\n\n{format_summary(result.summary)}\n\n"
-        f"{out}: a tune, not running; hearts-sim tune --resume {out} goes on with it (or prints its "
-        "result, if it is finished)\n"
+        f"{out}: a tune, stopped after 2 of 7 matches; resume with: hearts-sim tune --resume {out}\n"
         "  round-1/candidate-00: finished, 20 deals\n  round-1/candidate-01: finished, 20 deals\n"
     )
     with kept_tune(out).running():
         status = kept_tune(out).status()
-    assert status.lines()[0] == f"{out}: a tune, being run by another process (pid {os.getpid()})"
+    assert status.lines()[0] == (
+        f"{out}: a tune, being run by another process (pid {os.getpid()}), 2 of 7 matches done"
+    )
     assert (
         status.as_dict()["runs"][0]["summary"]
         == json.loads((out / "round-1" / "candidate-00" / "manifest.json").read_text())["summary"]
     )
+    tuned = resume_tune(out)  # the tune's result is shown as the command printed it
+    assert main(["status", str(out)]) == 0
+    assert capsys.readouterr().out == f"{out}: a tune, finished, 7 matches\n\n{tuned}\n"
+    assert str(tuned).startswith(f"best: {tuned.best.spec}\ngain over rule(shoot=40): ")
+    assert main(["status", str(out), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)[0]
+    assert (shown["state"], shown["done"], shown["total"]) == ("finished", 7, 7)
+    assert shown["result"] == json.loads(json.dumps(tuned.as_dict()))
+
+
+def test_a_tune_whose_result_cannot_be_kept_still_gives_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The result is written to the job's file last; a full disk then loses nothing: the tune
+    returns it, the status says the tune stopped after its last match, and a resume gives it."""
+    out, arguments = tmp_path / "tune", dict(budget=160, candidates=2, seed=1, reference="rule(shoot=40)")
+    write = KeptJob._write
+
+    def full_disk_for_the_result(job: KeptJob, stored: dict) -> None:
+        if "result" in stored["progress"]:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        write(job, stored)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(KeptJob, "_write", full_disk_for_the_result)
+        tuned = tune("rule", parse_ranges(["defend=8:20"]), **arguments, out=out)
+    status = kept_tune(out).status()
+    assert (status.state, status.done, status.total, status.result) == ("stopped", 3, 3, None)
+    assert resume_tune(out).as_dict() == tuned.as_dict()
+    assert kept_tune(out).status().result == json.loads(json.dumps(tuned.as_dict()))
+
+
+def test_a_job_kept_before_its_steps_were_counted_still_shows(tmp_path: Path) -> None:
+    out = tmp_path / "tune"
+    with pytest.raises(JobStopped):
+        tune(
+            "rule", parse_ranges(["defend=8:20"]), budget=160, candidates=2, seed=1,
+            reference="rule(shoot=40)", out=out, stop_after_matches=1,
+        )  # fmt: skip
+    kept = json.loads((out / "tune.json").read_text())
+    del kept["progress"]["steps"]
+    (out / "tune.json").write_text(json.dumps(kept))
+    status = kept_tune(out).status()
+    assert (status.state, status.done, status.total) == ("stopped", None, None)
+    assert status.lines() == [
+        f"{out}: a tune, not running; hearts-sim tune --resume {out} goes on with it (or prints its "
+        "result, if it is finished)",
+        "  round-1/candidate-00: finished, 40 deals",
+    ]
 
 
 def test_a_sequential_match_under_way_is_undecided_so_far(tmp_path: Path) -> None:

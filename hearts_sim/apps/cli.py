@@ -1066,13 +1066,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.json:  # the result first: a level that cannot be written loses nothing
         print(json.dumps(result.as_dict()), flush=True)
     else:
-        print(f"best: {result.best.spec}")
-        print(
-            f"gain over {result.reference}: {result.gain:+.3f} points/hand, 95% CI "
-            f"[{result.ci95[0]:+.3f}, {result.ci95[1]:+.3f}] "
-            f"(fresh deals; {result.deals_played:,} deals in all)",
-            flush=True,
-        )
+        print(result, flush=True)
     if target is not None:
         try:
             write_level(

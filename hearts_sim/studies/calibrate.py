@@ -158,7 +158,9 @@ class CalibrationError(InputError):
 def kept_levels(out: str | Path) -> KeptJob:
     """The folder of a calibration started with ``out`` (``levels.json``: its settings, its
     one-against-three cells and timings as they are measured; each pair's matches in step-K/)."""
-    return KeptJob(Path(out), LEVELS_FILE, "levels", "calibration", CalibrationError)
+    return KeptJob(
+        Path(out), LEVELS_FILE, "levels", "calibration", CalibrationError, "measurements", format_calibration
+    )
 
 
 def calibrate(
@@ -196,7 +198,7 @@ def calibrate(
     now = ["the first match"]  # what is being measured, for the message of a stop
     with kept_job(kept_levels, out, settings, note, resume) as job:
         try:
-            return _calibrate(
+            result = _calibrate(
                 ladder,
                 rules,
                 deals,
@@ -213,6 +215,9 @@ def calibrate(
         except (Interrupted, KeyboardInterrupt) as stop:  # in a match (its chunks kept), a cell, a timing
             terminated = stop.terminated if isinstance(stop, Interrupted) else isinstance(stop, Terminated)
             raise JobStopped("levels", f"during {now[0]}", job.out if job else None, terminated) from None
+        if job is not None:
+            job.finish(result)
+        return result
 
 
 def resume_calibration(out: str | Path, **options: Any) -> dict[str, Any]:
@@ -258,11 +263,23 @@ def _calibrate(
     set_threads(threads)
     say = report or (lambda line: None)
     kept = job.progress() if job is not None else {}
+    # two matches a step of the ladder, a cell of the one-against-three table a pair, a timing a level
+    measurements, measured = 2 * (len(ladder) - 1) + len(ladder) ** 2 + len(ladder), 0
+
+    def count(more: int) -> None:  # ``more`` measurements made or read back
+        nonlocal measured
+        measured += more
+        if job is not None:
+            job.count_step(measured, measurements)
+
+    count(0)
 
     def match(config: TournamentConfig, folder: str) -> dict[str, Any]:
         where = job.out / folder if job is not None else None
         options = {"threads": threads, "progress": False, "engines": engines, "report": report}
-        return play_kept(config, where, **options).summary
+        summary = play_kept(config, where, **options).summary
+        count(1)
+        return summary
 
     def keep(key: str) -> None:
         if job is not None:
@@ -307,6 +324,7 @@ def _calibrate(
                 cell_deals = table_deals.for_agents(level, other)
                 cells[name] = round(one_against_three(level, other, rules, cell_deals, seed, engines), 3)
                 keep("one_vs_three")
+            count(1)
     table = {level: {other: cells[f"{level} with three {other}"] for other in ladder} for level in ladder}
     say(f"timing {timing_hands} hands per level, one decision at a time")
     timing = kept.setdefault("decision_ms", {})
@@ -315,6 +333,7 @@ def _calibrate(
             now[0] = f"the timing of {level}"
             timing[level] = _timing(level, rules, timing_hands, seed, engines)
             keep("decision_ms")
+        count(1)
     return {
         "rules": rules.describe(),
         "ladder": list(ladder),

@@ -6,15 +6,16 @@ The folder holds the job's settings in one JSON file (``tune.json``, ``levels.js
 before any work, with a ``note`` of what its caller needs back on resuming (the command line's
 other options, the command that started it). Each match is a tournament run in a subfolder
 (which resumes from its last chunk); results that are not runs go to ``progress`` in the same
-file as they are measured. ``KeptJob`` is the folder; ``JobStopped`` is what a job raises when a
-signal stops it.
+file as they are measured, with how many of the job's steps are done (``count_step``) and, at
+the end, the job's result (``finish``), which ``hearts-sim status`` shows. ``KeptJob`` is the
+folder; ``JobStopped`` is what a job raises when a signal stops it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,13 +50,16 @@ class JobStopped(Stopped):
 class KeptJob:
     """A job's folder: ``out``, its settings file's name ``file``, the ``command`` that runs it and
     ``what`` it is (for messages: ``levels``, ``calibration``); ``error`` is the job's
-    ``InputError`` class."""
+    ``InputError`` class, ``steps`` what its steps are (``matches``) and ``show`` the text of its
+    result (what the command prints)."""
 
     out: Path
     file: str
     command: str
     what: str
     error: type[InputError]
+    steps: str
+    show: Callable[[dict[str, Any]], str]
 
     @property
     def path(self) -> Path:
@@ -115,15 +119,32 @@ class KeptJob:
             ) from None
 
     def status(self) -> JobStatus:
-        """Whether a process runs the job now, and where each of its matches stands."""
-        self.read()  # a folder that holds no such job is this job's one-line error
+        """Whether a process runs the job now, how far it got, where each of its matches stands,
+        and its result once it is finished."""
+        progress = self.read().get("progress", {})  # a folder that holds no such job: its error
         runs = [run_status(manifest.parent) for manifest in sorted(self.out.rglob(MANIFEST))]
         lock = look_at_lock(self.out / LOCK)
-        return JobStatus(self, lock.holder, runs, lock.known)
+        steps = progress.get("steps")
+        done, total = (steps["done"], steps["total"]) if isinstance(steps, dict) else (None, None)
+        return JobStatus(self, lock.holder, runs, lock.known, done, total, progress.get("result"))
 
     def progress(self) -> dict[str, Any]:
         """What the job recorded with ``record`` so far."""
         return dict(self.read().get("progress", {}))
+
+    def count_step(self, done: int, total: int) -> None:
+        """Keep how far the job got, ``done`` of its ``total`` steps, for ``status``: written when
+        it goes further than what is kept (a resume reading its steps back writes nothing)."""
+        kept = self.progress().get("steps")
+        if not isinstance(kept, dict) or done > kept.get("done", -1) or total != kept.get("total"):
+            self.record("steps", {"done": done, "total": total})
+
+    def finish(self, result: Mapping[str, Any]) -> None:
+        """Keep the job's result (JSON), which ``status`` shows as the command prints it. A write
+        that fails (a full disk) loses nothing: the job still returns its result, and a resume
+        reads its matches back and gives it again."""
+        with suppress(StorageError):
+            self.record("result", result)
 
     def record(self, key: str, value: Any) -> None:
         """Keep one measured result (JSON) under ``key``, the file whole or as it was; a failed
@@ -144,29 +165,50 @@ class KeptJob:
 
 @dataclass(frozen=True)
 class JobStatus(ShownAsText):
-    """``KeptJob.status``: the process running the job (None: none) and its matches' ``RunStatus``."""
+    """``KeptJob.status``: the process running the job (None: none), ``done`` of its ``total``
+    steps (None: a job kept before they were counted), its matches' ``RunStatus`` and its
+    ``result`` once finished."""
 
     job: KeptJob
     writer: LockHeld | None
     runs: list[RunStatus]
     known: bool = True  # False: no flock here to tell a job that runs from one that does not
+    done: int | None = None
+    total: int | None = None
+    result: dict[str, Any] | None = None
 
     @property
     def state(self) -> str:
-        """``running``, ``not running`` or ``unknown``."""
-        return "running" if self.writer is not None else "not running" if self.known else "unknown"
+        """``running``, ``finished``, ``stopped`` or ``unknown``, as a run's."""
+        if self.writer is not None:
+            return "running"
+        if self.result is not None:
+            return "finished"
+        return "stopped" if self.known else "unknown"
 
     def lines(self) -> list[str]:
-        """The job's line, then one a match (its folder within the job's)."""
+        """The job's line; then its result once finished, else one line a match (its folder
+        within the job's)."""
         job = self.job
         resume = f"hearts-sim {job.command} --resume {job.out}"
-        if self.writer is not None:
-            state = f"being run by {self.writer.who}"
-        elif self.known:
-            state = f"not running; {resume} goes on with it (or prints its result, if it is finished)"
+        counted = self.total is not None  # not in a job kept before steps were counted
+        steps = f"{self.done} of {self.total} {job.steps}"
+        state = self.state
+        if state == "running":
+            assert self.writer is not None
+            line = f"being run by {self.writer.who}" + (f", {steps} done" if counted else "")
+        elif state == "finished":
+            line = f"finished, {self.total} {job.steps}"
+        elif state == "stopped" and counted:
+            line = f"stopped after {steps}; resume with: {resume}"
+        elif state == "stopped":
+            line = f"not running; {resume} goes on with it (or prints its result, if it is finished)"
         else:
-            state = f"running or not (no flock here to tell by); a stopped one goes on with {resume}"
-        head = f"{job.out}: a {job.what}, {state}"
+            done = f", {steps} done" if counted else ""
+            line = f"running or not (no flock here to tell by){done}; a stopped one goes on with {resume}"
+        head = f"{job.out}: a {job.what}, {line}"
+        if self.result is not None and self.writer is None:
+            return [head, "", job.show(self.result)]
         return [head, *(f"  {run.out.relative_to(job.out)}: {run.progress()}" for run in self.runs)]
 
     def __str__(self) -> str:
@@ -178,6 +220,10 @@ class JobStatus(ShownAsText):
             "job": self.job.command,
             "state": self.state,
             "writer_pid": self.writer.pid if self.writer is not None else None,
+            "done": self.done,
+            "total": self.total,
+            "steps": self.job.steps,
+            "result": self.result,
             "runs": [run.as_dict() for run in self.runs],
         }
 

@@ -35,7 +35,7 @@ from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED
 from hearts_sim.studies.kept import JobStopped, KeptJob, kept_job
-from hearts_sim.studies.tournament import Interrupted, TournamentConfig, play_kept
+from hearts_sim.studies.tournament import Interrupted, ShownAsText, TournamentConfig, play_kept
 
 FRESH_SEED_OFFSET = 1_000_003  # the confirmation match uses deals no round has seen
 TUNE_FILE = "tune.json"  # in a tune's --out: its settings, then each match's run in a folder
@@ -78,7 +78,10 @@ class Candidate:
 
 
 @dataclass
-class TuneResult:
+class TuneResult(ShownAsText):
+    """A tune's winner and its gain over the reference on fresh deals; ``print(result)`` and a
+    notebook show what ``hearts-sim tune`` prints."""
+
     agent: str
     reference: str
     best: Candidate
@@ -98,6 +101,19 @@ class TuneResult:
             "rounds": self.rounds,
             "deals_played": self.deals_played,
         }
+
+    def __str__(self) -> str:
+        return format_tune(self.as_dict())
+
+
+def format_tune(result: Mapping[str, Any]) -> str:
+    """A tune's result (``TuneResult.as_dict``) as ``hearts-sim tune`` prints it."""
+    low, high = result["ci95"]
+    return (
+        f"best: {result['best_spec']}\n"
+        f"gain over {result['reference']}: {result['gain_points_per_hand']:+.3f} points/hand, 95% CI "
+        f"[{low:+.3f}, {high:+.3f}] (fresh deals; {result['deals_played']:,} deals in all)"
+    )
 
 
 def _candidates(agent: str, ranges: dict[str, tuple[float, float]], count: int, seed: int) -> list[Candidate]:
@@ -246,7 +262,7 @@ def tune(
         "weaker_by": weaker_by,
     }
     with kept_job(kept_tune, out, settings, note, resume) as job:
-        return _successive_halving(
+        result = _successive_halving(
             agent,
             pool,
             reference,
@@ -259,9 +275,12 @@ def tune(
             report=report,
             weaker_by=weaker_by,
             engines=engines,
-            directory=job.out if job is not None else None,
+            job=job,
             stop_after_matches=stop_after_matches,
         )
+        if job is not None:
+            job.finish(result.as_dict())
+        return result
 
 
 def _successive_halving(
@@ -278,16 +297,20 @@ def _successive_halving(
     report: Callable[[str], None] | None,
     weaker_by: float | None,
     engines: EngineOptions | None,
-    directory: Path | None,
+    job: KeptJob | None,
     stop_after_matches: int | None,
 ) -> TuneResult:
-    """``tune``'s rounds and confirmation, each match kept in ``directory`` when given."""
+    """``tune``'s rounds and confirmation, each match kept in ``job``'s folder when given, with
+    how many are done."""
+    directory = job.out if job is not None else None
     number: dict[str, int] = {}  # a candidate's folder: its place in the first round (twins share one)
     for k, candidate in enumerate(pool):
         number.setdefault(candidate.spec, k)
     # every round's matches (the pool halves each round), then the confirmation
     total = sum(max(1, len(pool) >> r) for r in range(n_rounds)) + 1
     done = 0
+    if job is not None:
+        job.count_step(done, total)
 
     def gap(spec: str, deals: int, match_seed: int, name: str) -> tuple[float, list[float]]:
         nonlocal done
@@ -299,6 +322,8 @@ def _successive_halving(
         except Interrupted as stop:  # its finished chunks are on disk with ``out``
             raise JobStopped("tune", f"after {done} of {total} matches", directory, stop.terminated) from None
         done += 1
+        if job is not None:
+            job.count_step(done, total)
         return result
 
     rounds, used, deals = [], 0, first_deals
@@ -336,7 +361,7 @@ def _successive_halving(
 
 def kept_tune(out: str | Path) -> KeptJob:
     """The folder of a tune started with ``out`` (``tune.json``: its settings and ``note``)."""
-    return KeptJob(Path(out), TUNE_FILE, "tune", "tune", TuneError)
+    return KeptJob(Path(out), TUNE_FILE, "tune", "tune", TuneError, "matches", format_tune)
 
 
 def resume_tune(out: str | Path, **options: Any) -> TuneResult:
@@ -383,6 +408,7 @@ def write_level(path: Path, result: TuneResult, description: str, max_ms: float,
 __all__ = [
     "TuneError",
     "TuneResult",
+    "format_tune",
     "kept_tune",
     "parse_ranges",
     "resume_tune",
