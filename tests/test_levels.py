@@ -17,6 +17,7 @@ import pytest
 from agents.levels import LevelError, levels, read_level
 from agents.registry import parse_agent
 from hearts_sim.core.rules import Rules
+from hearts_sim.studies import tournament
 from hearts_sim.studies.calibrate import decision_log, decision_times, format_calibration, kept_levels
 from hearts_sim.studies.kept import JobStopped
 from hearts_sim.studies.tournament import TournamentConfig, TournamentError, run_tournament
@@ -248,6 +249,44 @@ def test_tune_finds_and_writes_a_level(tmp_path: Path) -> None:
     assert parse_ranges("shoot=20:60") == parse_ranges(["shoot=20:60"])  # one range, not its letters
     with pytest.raises(Exception, match="no parameter 'nosuch'"):
         tune("rule", parse_ranges(["nosuch=1:2"]), budget=1000)
+
+
+def test_a_tune_shows_one_progress_bar_over_every_hand_of_its_matches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tune of ``hard`` plays for most of an hour, and said nothing until a round ended: one bar
+    now counts every hand of every match (rounds and confirmation, known from the start), chunk
+    by chunk, a resumed tune from the matches it reads back; in a log, lines as a run's."""
+    arguments: dict = dict(budget=320, candidates=4, seed=1, reference="rule(shoot=40)", threads=1)
+    out = tmp_path / "tune"
+    with pytest.raises(JobStopped):
+        tune("rule", parse_ranges(["defend=8:20"]), **arguments, out=out, progress=True, stop_after_matches=3)
+    hands = 14 * (4 * 20 + 2 * 40 + 80)  # 14 seatings; two rounds, then the confirmation
+    bars = [line for line in capsys.readouterr().err.replace("\r", "\n").splitlines() if "hand/s" in line]
+    assert bars and all(f"/{hands} [" in bar for bar in bars), bars  # one bar, of the whole tune
+    assert f" {3 * 14 * 20}/{hands} " in bars[-1]  # three first-round matches of 20 deals
+    resumed = resume_tune(out, progress=True)
+    bars = [line for line in capsys.readouterr().err.replace("\r", "\n").splitlines() if "hand/s" in line]
+    assert bars[-1].startswith("100%|") and f" {hands}/{hands} " in bars[-1]
+    assert resumed.deals_played * 14 == hands
+
+    monkeypatch.setattr(tournament, "PROGRESS_LINE_SECONDS", 0.0)  # a line after every chunk
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    said: list[str] = []
+    tune("rule", parse_ranges(["defend=8:20"]), **arguments, report=said.append)
+    assert said[0] == f"hearts-sim: {14 * 20:,} of {hands:,} hands (8%), 00:00 so far"
+    assert said[1].startswith(f"hearts-sim: {2 * 14 * 20:,} of {hands:,} hands (17%), 00:00 so far, about ")
+    assert sum(line.startswith("round ") for line in said) == 2
+    said.clear()
+    tune("rule", parse_ranges(["defend=8:20"]), **arguments, report=said.append, progress=False)
+    assert [line.split(":")[0] for line in said] == ["round 1", "round 2"]  # no bar, no progress lines
+    from hearts_sim.apps.cli import main
+
+    tuned = ["tune", "rule", "--param", "defend=8:20", "--budget", "320", "--candidates", "4", "--seed", "1"]
+    assert main([*tuned, "--against", "rule(shoot=40)", "--threads", "1", "--quiet"]) == 0
+    printed = capsys.readouterr()
+    assert printed.err == "" and printed.out.startswith("best: rule(")
 
 
 def test_tune_weaker_by_calibrates_a_weaker_level_and_keeps_the_fixed_parameters() -> None:

@@ -99,8 +99,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _say(quiet: bool) -> Callable[[str], None] | None:
-    """Progress lines on stderr, unless ``quiet``."""
-    return None if quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    """Progress lines on stderr, unless ``quiet``; above a progress bar, where one is drawn."""
+    from tqdm import tqdm
+
+    return None if quiet else (lambda line: tqdm.write(line, file=sys.stderr))
 
 
 def _rules(args: argparse.Namespace) -> Rules:
@@ -974,6 +976,7 @@ TUNE_RUNTIME = (
         flags=("--resume",),
         metavar="DIR",
     ),
+    Option("quiet", FLAG, "no progress bar or progress lines", False, flags=("--quiet",)),
     threads_option(),
     JSON,
     *ENGINE_OPTIONS,
@@ -1041,9 +1044,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if settings["agent"] is None:
         raise UsageError("tune needs AGENT, the policy kind to tune (e.g. rule), or --resume DIR")
     target = _level_target(settings["write_level"], settings["levels_dir"])
-    report = None if args.json else _say(False)
+    runtime = {
+        "threads": args.threads,
+        "report": _say(args.quiet or args.json),
+        "progress": False if args.quiet or args.json else None,
+        "engines": _engines(args),
+    }
     if args.resume:
-        result = resume_tune(args.resume, threads=args.threads, report=report, engines=_engines(args))
+        result = resume_tune(args.resume, **runtime)
     else:
         args.rules, args.rule = settings["rules"], settings["rule"]
         command = "hearts-sim " + shlex.join(sys.argv[1:])
@@ -1055,12 +1063,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
             rules=_rules(args),
             candidates=settings["candidates"],
             seed=settings["seed"],
-            threads=args.threads,
-            report=report,
             weaker_by=settings["weaker_by"],
-            engines=_engines(args),
             out=settings["out"],
             note={**settings, "command": command},
+            **runtime,
         )
         settings["command"] = command
     if args.json:  # the result first: a level that cannot be written loses nothing

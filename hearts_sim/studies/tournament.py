@@ -795,6 +795,46 @@ class ProgressLines:
         self.report("hearts-sim: " + ", ".join(news))
 
 
+class JobProgress:
+    """One progress bar over the matches of a kept job (a tune's rounds and confirmation), ``total``
+    hands planned in all, where each match would otherwise be silent or draw a bar of its own;
+    through ``report``, where stderr is a log, the lines of ``ProgressLines``. ``progress`` as
+    ``run_tournament``'s: shown where given, else on a terminal or in a notebook."""
+
+    def __init__(self, total: int, progress: bool | None, report: Callable[[str], None] | None) -> None:
+        show = progress_shown(progress)
+        self.bar = tqdm(total=total, unit="hand", disable=not show, smoothing=0.05)
+        self.lines = ProgressLines(report if progress is None and not show else None, total, "hand")
+        self.matched = 0  # the hands of the matches finished so far
+        self.hands = 0  # and of the chunks of the match under way (a disabled bar counts nothing)
+
+    def __enter__(self) -> JobProgress:
+        return self
+
+    def __exit__(self, *stopped: object) -> None:
+        self.bar.close()
+
+    def on_chunk(self, config: TournamentConfig) -> Callable[[int], None]:
+        """``run_tournament``'s ``on_chunk`` for the match of ``config``: each chunk it keeps
+        advances the bar by its hands."""
+
+        def advance(chunk: int) -> None:
+            self._show(self.hands + _expected_rows(config, chunk))
+
+        return advance
+
+    def match_done(self, config: TournamentConfig) -> None:
+        """The match of ``config`` is finished: its hands all count, played now or read back."""
+        self.matched += config.deals * len(config.seatings())
+        self._show(self.matched)
+
+    def _show(self, hands: int) -> None:
+        if hands != self.hands:  # a match's end after its last chunk is no news
+            self.bar.update(hands - self.hands)
+            self.lines.update(hands)
+            self.hands = hands
+
+
 def _directories(config: TournamentConfig) -> tuple[str, ...]:
     """Where a run's parts go: its records, and with games every hand of them."""
     return (RECORDS_DIR, HANDS_DIR) if config.games else (RECORDS_DIR,)

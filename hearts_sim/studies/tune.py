@@ -35,7 +35,13 @@ from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED
 from hearts_sim.studies.kept import JobStopped, KeptJob, kept_job
-from hearts_sim.studies.tournament import Interrupted, ShownAsText, TournamentConfig, play_kept
+from hearts_sim.studies.tournament import (
+    Interrupted,
+    JobProgress,
+    ShownAsText,
+    TournamentConfig,
+    play_kept,
+)
 
 FRESH_SEED_OFFSET = 1_000_003  # the confirmation match uses deals no round has seen
 TUNE_FILE = "tune.json"  # in a tune's --out: its settings, then each match's run in a folder
@@ -186,17 +192,23 @@ def _gap(
     report: Callable[[str], None] | None = None,
     engines: EngineOptions | None = None,
     out: Path | None = None,
+    progress: JobProgress | None = None,
 ) -> tuple[float, list[float]]:
     """Reference minus candidate in points per hand (positive: the candidate takes fewer points);
-    with ``out``, the match is the run there: continued if it was started, read if finished."""
+    with ``out``, the match is the run there: continued if it was started, read if finished.
+    ``progress``: the tune's bar, which the match advances."""
+    config = TournamentConfig((spec, reference), rules=rules, deals=deals, seed=seed)
     summary = play_kept(
-        TournamentConfig((spec, reference), rules=rules, deals=deals, seed=seed),
+        config,
         out,
         threads=threads,
         progress=False,
         engines=engines,
         report=report,
+        on_chunk=progress.on_chunk(config) if progress is not None else None,
     ).summary
+    if progress is not None:
+        progress.match_done(config)
     pair = summary["pairs"][0]
     low, high = pair["ci95"]
     return -pair["a_minus_b"] + 0.0, [  # + 0.0: no "-0.000" for a candidate that plays as the reference
@@ -219,6 +231,7 @@ def tune(
     engines: EngineOptions | None = None,
     out: str | Path | None = None,
     *,
+    progress: bool | None = None,
     resume: bool = False,
     note: Mapping[str, Any] | None = None,
     stop_after_matches: int | None = None,
@@ -234,6 +247,10 @@ def tune(
     ``resume``: continue the tune in ``out`` (``resume_tune`` reads its settings); every match
     it finished is read back, the one under way continues from its last chunk, and the result
     is the uninterrupted tune's. Ctrl-C or SIGTERM raises ``kept.JobStopped``.
+
+    ``progress``: one bar over every hand of the tune's matches (``tournament.JobProgress``),
+    with ``report`` its lines where stderr is a log; as ``run_tournament``'s, shown where given,
+    else on a terminal or in a notebook.
     ``stop_after_matches`` simulates an interruption after that many matches, for tests."""
     if weaker_by is not None and not (math.isfinite(weaker_by) and weaker_by > 0):
         raise TuneError(f"--weaker-by {weaker_by:g} must be positive (points per hand behind the reference)")
@@ -276,6 +293,7 @@ def tune(
             weaker_by=weaker_by,
             engines=engines,
             job=job,
+            progress=progress,
             stop_after_matches=stop_after_matches,
         )
         if job is not None:
@@ -298,6 +316,7 @@ def _successive_halving(
     weaker_by: float | None,
     engines: EngineOptions | None,
     job: KeptJob | None,
+    progress: bool | None,
     stop_after_matches: int | None,
 ) -> TuneResult:
     """``tune``'s rounds and confirmation, each match kept in ``job``'s folder when given, with
@@ -306,8 +325,12 @@ def _successive_halving(
     number: dict[str, int] = {}  # a candidate's folder: its place in the first round (twins share one)
     for k, candidate in enumerate(pool):
         number.setdefault(candidate.spec, k)
-    # every round's matches (the pool halves each round), then the confirmation
+    # every round's matches (the pool halves each round, the deals double), then the confirmation
     total = sum(max(1, len(pool) >> r) for r in range(n_rounds)) + 1
+    confirm = max(first_deals * 2, budget // 4)
+    planned = sum(max(1, len(pool) >> r) * (first_deals << r) for r in range(n_rounds)) + confirm
+    seatings = len(TournamentConfig((pool[0].spec, reference), rules=rules, deals=1).seatings())
+    bar = JobProgress(planned * seatings, progress, report)  # every hand of every match
     done = 0
     if job is not None:
         job.count_step(done, total)
@@ -318,7 +341,7 @@ def _successive_halving(
             raise JobStopped("tune", f"after {done} of {total} matches", directory, terminated=False)
         path = directory / name if directory is not None else None
         try:
-            result = _gap(spec, reference, rules, deals, match_seed, threads, report, engines, path)
+            result = _gap(spec, reference, rules, deals, match_seed, threads, report, engines, path, bar)
         except Interrupted as stop:  # its finished chunks are on disk with ``out``
             raise JobStopped("tune", f"after {done} of {total} matches", directory, stop.terminated) from None
         done += 1
@@ -327,34 +350,34 @@ def _successive_halving(
         return result
 
     rounds, used, deals = [], 0, first_deals
-    for round_number in range(n_rounds):
-        scored = []
-        for candidate in pool:
-            gain, ci = gap(
-                candidate.spec,
-                deals,
-                (seed + round_number) & MAX_SEED,
-                f"round-{round_number + 1}/candidate-{number[candidate.spec]:02d}",
+    with bar:
+        for round_number in range(n_rounds):
+            scored = []
+            for candidate in pool:
+                gain, ci = gap(
+                    candidate.spec,
+                    deals,
+                    (seed + round_number) & MAX_SEED,
+                    f"round-{round_number + 1}/candidate-{number[candidate.spec]:02d}",
+                )
+                scored.append((gain, ci, candidate))
+                used += deals
+            if weaker_by is None:
+                scored.sort(key=lambda item: -item[0])
+            else:
+                scored.sort(key=lambda item: abs(item[0] + weaker_by))
+            rounds.append(
+                {"deals": deals, "results": [{"spec": c.spec, "gain": round(g, 4)} for g, _, c in scored]}
             )
-            scored.append((gain, ci, candidate))
-            used += deals
-        if weaker_by is None:
-            scored.sort(key=lambda item: -item[0])
-        else:
-            scored.sort(key=lambda item: abs(item[0] + weaker_by))
-        rounds.append(
-            {"deals": deals, "results": [{"spec": c.spec, "gain": round(g, 4)} for g, _, c in scored]}
-        )
-        if report:
-            report(
-                f"round {round_number + 1}: {len(pool)} candidates x {deals} deals; best {scored[0][2].spec} "
-                f"gains {scored[0][0]:+.3f} points/hand over {reference}"
-            )
-        pool = [c for _, _, c in scored[: max(1, len(scored) // 2)]]
-        deals *= 2
-    best = pool[0]
-    confirm = max(first_deals * 2, budget // 4)
-    gain, ci = gap(best.spec, confirm, (seed + FRESH_SEED_OFFSET) & MAX_SEED, "confirm")
+            if report:
+                report(
+                    f"round {round_number + 1}: {len(pool)} candidates x {deals} deals; best "
+                    f"{scored[0][2].spec} gains {scored[0][0]:+.3f} points/hand over {reference}"
+                )
+            pool = [c for _, _, c in scored[: max(1, len(scored) // 2)]]
+            deals *= 2
+        best = pool[0]
+        gain, ci = gap(best.spec, confirm, (seed + FRESH_SEED_OFFSET) & MAX_SEED, "confirm")
     used += confirm
     return TuneResult(agent, reference, best, round(gain, 4), [round(x, 4) for x in ci], rounds, used)
 
@@ -366,7 +389,7 @@ def kept_tune(out: str | Path) -> KeptJob:
 
 def resume_tune(out: str | Path, **options: Any) -> TuneResult:
     """Continue the tune kept in ``out`` with the settings it was started with; ``options``:
-    ``threads``, ``report``, ``engines``."""
+    ``threads``, ``report``, ``progress``, ``engines``."""
     settings = dict(kept_tune(out).read()["settings"])
     try:
         ranges = {name: (float(low), float(high)) for name, (low, high) in settings.pop("ranges").items()}
