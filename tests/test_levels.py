@@ -18,7 +18,14 @@ from agents.levels import LevelError, levels, read_level
 from agents.registry import parse_agent
 from hearts_sim.core.rules import Rules
 from hearts_sim.studies import tournament
-from hearts_sim.studies.calibrate import decision_log, decision_times, format_calibration, kept_levels
+from hearts_sim.studies.calibrate import (
+    Budget,
+    calibrate,
+    decision_log,
+    decision_times,
+    format_calibration,
+    kept_levels,
+)
 from hearts_sim.studies.kept import JobStopped
 from hearts_sim.studies.tournament import TournamentConfig, TournamentError, run_tournament
 from hearts_sim.studies.tune import (
@@ -99,6 +106,18 @@ def test_calibration_orders_random_easy_normal() -> None:
         summary = run_tournament(TournamentConfig((upper, lower), deals=300, seed=11), progress=False).summary
         (pair,) = summary["pairs"]
         assert pair["ci95"][1] < 0, f"{upper} does not beat {lower}: {pair}"
+
+
+def test_a_calibration_draws_a_bar_for_each_match(capsys: pytest.CaptureFixture[str]) -> None:
+    """The matches of a step took minutes with ``hard`` and said nothing: each draws its bar (the
+    deals in hands, the games to 100 in games), silenced by ``progress=False``."""
+    budgets = dict(deals=Budget(20, 20), games=Budget(3, 3), table_deals=Budget(5, 5), timing_hands=1)
+    calibrate(["random", "lowest"], threads=1, progress=True, **budgets)
+    bars = capsys.readouterr().err.replace("\r", "\n").splitlines()
+    assert any(" 280/280 [" in bar and "hand/s]" in bar for bar in bars), bars  # 20 deals, 14 seatings
+    assert any(" 42/42 [" in bar and "game/s]" in bar for bar in bars), bars
+    calibrate(["random", "lowest"], threads=1, progress=False, **budgets)
+    assert capsys.readouterr().err == ""
 
 
 def test_agents_command_shows_a_level_with_how_it_was_tuned(capsys: pytest.CaptureFixture[str]) -> None:

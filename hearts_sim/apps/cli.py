@@ -887,7 +887,7 @@ LEVELS_RUNTIME = (
     Option(
         "resume", TEXT, "continue the calibration kept in DIR (--out DIR)", flags=("--resume",), metavar="DIR"
     ),
-    Option("quiet", FLAG, "no progress lines on stderr", False, flags=("--quiet",)),
+    Option("quiet", FLAG, "no progress bar or progress lines", False, flags=("--quiet",)),
     threads_option(),
     JSON,
     *ENGINE_OPTIONS,
@@ -913,7 +913,12 @@ def cmd_levels(args: argparse.Namespace) -> int:
     )
 
     settings = _kept_settings(args, LEVELS_SETTINGS, kept_levels(args.resume) if args.resume else None)
-    runtime = {"threads": args.threads, "report": _say(args.quiet), "engines": _engines(args)}
+    runtime = {
+        "threads": args.threads,
+        "report": _say(args.quiet),
+        "progress": False if args.quiet else None,
+        "engines": _engines(args),
+    }
     if args.resume:
         result = resume_calibration(args.resume, **runtime)
     else:

@@ -176,11 +176,14 @@ def calibrate(
     engines: EngineOptions | None = None,
     out: str | Path | None = None,
     *,
+    progress: bool | None = None,
     resume: bool = False,
     note: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """All three measurements as plain data (the ``--json`` output); ``report`` hears one
-    line as each measurement starts (runs with a search agent take minutes).
+    line as each measurement starts (runs with a search agent take minutes). Each pair's
+    matches draw their progress bars (``progress`` as ``run_tournament``'s: shown where given,
+    else on a terminal or in a notebook; where stderr is a log, lines through ``report``).
 
     ``out`` keeps the calibration (``kept_levels``), so that one stopped by Ctrl-C or SIGTERM
     (``kept.JobStopped``) goes on with ``resume=True`` (``resume_calibration``): the matches
@@ -208,6 +211,7 @@ def calibrate(
                 seed,
                 threads,
                 report,
+                progress,
                 engines,
                 job,
                 now,
@@ -222,7 +226,7 @@ def calibrate(
 
 def resume_calibration(out: str | Path, **options: Any) -> dict[str, Any]:
     """Continue the calibration kept in ``out`` with its settings; ``options``: ``threads``,
-    ``report``, ``engines``."""
+    ``report``, ``progress``, ``engines``."""
     settings = dict(kept_levels(out).read()["settings"])
     try:
         deals, games, table_deals = (
@@ -253,6 +257,7 @@ def _calibrate(
     seed: int,
     threads: int | None,
     report: Callable[[str], None] | None,
+    progress: bool | None,
     engines: EngineOptions | None,
     job: KeptJob | None,
     now: list[str],
@@ -276,7 +281,7 @@ def _calibrate(
 
     def match(config: TournamentConfig, folder: str) -> dict[str, Any]:
         where = job.out / folder if job is not None else None
-        options = {"threads": threads, "progress": False, "engines": engines, "report": report}
+        options = {"threads": threads, "progress": progress, "engines": engines, "report": report}
         summary = play_kept(config, where, **options).summary
         count(1)
         return summary
