@@ -99,27 +99,52 @@ def test_lowest_beats_highest_by_a_large_margin() -> None:
     assert points["lowest"] < points["highest"]
 
 
-def test_summary_figures_match_the_records(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("agents", "preset"), [(["lowest", "random"], "standard"), (["rule", "random", "lowest"], "black_maria")]
+)
+def test_summary_figures_match_the_records(agents: list[str], preset: str, tmp_path: Path) -> None:
+    """Every figure the tally folds in (``stats._chunk_sums``, one pass over a chunk) is what the
+    records say, overall and by pass direction."""
+    rules = Rules.preset(preset)
     result = run_tournament(
-        make_config(["lowest", "random"], deals=300, seed=5), tmp_path / "run", progress=False
+        make_config(agents, rules=rules, deals=300, seed=5), tmp_path / "run", progress=False
     )
     records = pd.read_parquet(tmp_path / "run" / "records")
     long = pd.concat(
         pd.DataFrame(
             {
                 "agent": records[f"agent_{s}"].astype(str),
+                "direction": records["pass_direction"].astype(str),
                 "score": records[f"score_{s}"],
                 "shot": records["moon_shooter"] == s,
+                "suffered": (records["moon_shooter"] >= 0) & (records["moon_shooter"] != s),
                 "qs": records["qs_taker"] == s,
+                "tricks": records[f"tricks_{s}"],
             }
         )
-        for s in range(4)
+        for s in range(rules.n_players)
     )
     by_agent = long.groupby("agent")
     for row in result.summary["agents"]:
-        assert row["points_per_hand"] == pytest.approx(by_agent["score"].mean()[row["name"]], abs=1e-4)
-        assert row["moon_rate"] == pytest.approx(1000 * by_agent["shot"].mean()[row["name"]], abs=1e-4)
-        assert row["qs_rate"] == pytest.approx(by_agent["qs"].mean()[row["name"]], abs=1e-4)
+        name = row["name"]
+        assert row["hands"] == by_agent.size()[name]
+        assert row["points_per_hand"] == pytest.approx(by_agent["score"].mean()[name], abs=1e-4)
+        assert row["moon_rate"] == pytest.approx(1000 * by_agent["shot"].mean()[name], abs=1e-4)
+        assert row["moons_suffered_rate"] == pytest.approx(1000 * by_agent["suffered"].mean()[name], abs=1e-4)
+        assert row["qs_rate"] == pytest.approx(by_agent["qs"].mean()[name], abs=1e-4)
+        assert row["tricks_per_hand"] == pytest.approx(by_agent["tricks"].mean()[name], abs=1e-4)
+    means = long.groupby(["direction", "agent"])["score"].mean()
+    for pair in result.summary["pairs"]:
+        for way in pair["by_pass_direction"]:
+            d = way["direction"]
+            assert way["deals"] * len(result.config.seatings()) == (records["pass_direction"] == d).sum()
+            assert way["a_minus_b"] == pytest.approx(means[d, pair["a"]] - means[d, pair["b"]], abs=1e-4)
+    tally = Tally(**json.loads((tmp_path / "run" / "manifest.json").read_text())["tally"])
+    sums = long.groupby(["direction", "agent"])[["shot", "suffered", "qs", "tricks"]].sum()
+    for d, its in tally.by_direction.items():  # the counts behind the tables by direction
+        for name, column in [("moons_made", "shot"), ("moons_suffered", "suffered"), ("qs_taken", "qs")]:
+            assert getattr(its, name) == [sums[column][d, a] for a in agents]
+        assert its.tricks == [sums["tricks"][d, a] for a in agents]
 
 
 def test_records_are_encoded_beside_the_play_and_committed_in_order(tmp_path: Path) -> None:

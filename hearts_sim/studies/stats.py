@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from hearts_sim._numba import njit
 from hearts_sim.core.checks import is_real, shown, store_plain
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS, pass_direction_name
@@ -361,46 +362,56 @@ def tally_hands(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n
     """Fold a chunk of HAND_RECORDs (ordered by deal, then seating) into the tally, and each
     deal into the tally of its pass direction (every seating of a deal passes the same way)."""
     n = seating_agents.shape[1]
-    k = tally.n_agents
     deals = len(records) // n_seatings
-    offsets, direction_of_deal = np.unique(records["pass_offset"][::n_seatings], return_inverse=True)
-    g = len(offsets)
-    agent = seating_agents[records["seating"]]  # (rows, seats)
-    score = records["score"][:, :n].astype(np.int64)
-    deal_index = np.repeat(np.arange(deals), n_seatings)[:, None] * k + agent
-    sums = np.bincount(deal_index.ravel(), weights=score.ravel(), minlength=deals * k)  # float64
-    per_deal = np.rint(sums).astype(np.int64).reshape(deals, k)
-    shooter = records["moon_shooter"].astype(np.int64)[:, None]
-    seats = np.arange(n)[None, :]
-    made = seats == shooter  # never true without a moon (shooter -1)
-    suffered = (seats != shooter) & (shooter >= 0)
-    qs = seats == records["qs_taker"].astype(np.int64)[:, None]
-    # a row's agents, numbered within its deal's direction: one bincount gives every direction
-    direction_agent = np.repeat(direction_of_deal, n_seatings)[:, None] * k + agent
-
-    def per_agent(selected: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-        w = None if weights is None else weights[selected]
-        counts = np.bincount(direction_agent[selected], weights=w, minlength=g * k)
-        return np.rint(counts).astype(np.int64).reshape(g, k)
-
-    counts = {
-        "moons_made": per_agent(made),
-        "moons_suffered": per_agent(suffered),
-        "qs_taken": per_agent(qs),
-        "tricks": per_agent(np.ones_like(made), records["tricks"][:, :n].astype(np.int64)),
-    }
-    targets = [(tally, np.ones(deals, dtype=bool), slice(None))]
+    per_deal, counts = _chunk_sums(
+        records["seating"],
+        records["pass_offset"],
+        records["moon_shooter"],
+        records["qs_taker"],
+        records["score"],
+        records["tricks"],
+        seating_agents,
+        n_seatings,
+        tally.n_agents,
+    )
+    deal_offsets = records["pass_offset"][::n_seatings]
+    targets = [(tally, np.ones(deals, dtype=bool), counts.sum(axis=1))]
     targets += [
-        (tally.direction(pass_direction_name(int(offset), n)), direction_of_deal == i, slice(i, i + 1))
-        for i, offset in enumerate(offsets)
+        (tally.direction(pass_direction_name(int(offset), n)), deal_offsets == offset, counts[:, offset])
+        for offset in np.unique(deal_offsets)
     ]
-    for target, its_deals, its_direction in targets:
+    for target, its_deals, its_counts in targets:
         target.add_deal_sums(per_deal[its_deals])
         target.hands += int(its_deals.sum()) * n_seatings
-        for name, by_direction in counts.items():
+        for name, by_agent in zip(_HAND_COUNTS, its_counts.tolist(), strict=True):
             totals = getattr(target, name)
-            for a, count in enumerate(by_direction[its_direction].sum(axis=0).tolist()):
+            for a, count in enumerate(by_agent):
                 totals[a] += count
+
+
+_HAND_COUNTS = ("moons_made", "moons_suffered", "qs_taken", "tricks")  # ``_chunk_sums``'s counts
+N_HAND_COUNTS = len(_HAND_COUNTS)
+
+
+@njit
+def _chunk_sums(seating, pass_offset, moon_shooter, qs_taker, score, tricks, seating_agents, n_seatings, k):
+    """``tally_hands``'s one pass over a chunk's records: each deal's score sum per agent
+    (deals, k), and by (``_HAND_COUNTS``, pass offset, agent) the moons made and suffered, the
+    queens of spades taken and the tricks won. Numpy took 23 ms a chunk of 65,536 hands, a third
+    of the time of a random-against-lowest run without records."""
+    n = seating_agents.shape[1]
+    per_deal = np.zeros((seating.shape[0] // n_seatings, k), dtype=np.int64)
+    counts = np.zeros((N_HAND_COUNTS, n, k), dtype=np.int64)
+    for row in range(seating.shape[0]):
+        deal, offset, shooter = row // n_seatings, pass_offset[row], moon_shooter[row]
+        for seat in range(n):
+            agent = seating_agents[seating[row], seat]
+            per_deal[deal, agent] += score[row, seat]
+            counts[0, offset, agent] += shooter == seat
+            counts[1, offset, agent] += shooter >= 0 and shooter != seat
+            counts[2, offset, agent] += qs_taker[row] == seat
+            counts[3, offset, agent] += tricks[row, seat]
+    return per_deal, counts
 
 
 def tally_games(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n_seatings: int) -> None:
