@@ -29,6 +29,16 @@ except ImportError:  # tests/ on sys.path instead of the repository root
     from records_damage import CONFIG, DONE, interrupted_run  # type: ignore[no-redef]
 
 
+def stopped_tune(out: Path, budget: int, candidates: int, matches: int) -> Path:
+    """``out``, a tune of ``rule``'s ``defend`` against ``rule(shoot=40)`` stopped after ``matches``."""
+    with pytest.raises(JobStopped):
+        tune(
+            "rule", parse_ranges(["defend=8:20"]), budget=budget, candidates=candidates, seed=1,
+            reference="rule(shoot=40)", out=out, stop_after_matches=matches,
+        )  # fmt: skip
+    return out
+
+
 @pytest.fixture(scope="module")
 def stopped(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return interrupted_run(tmp_path_factory.mktemp("runs") / "stopped")
@@ -99,12 +109,7 @@ def test_a_finished_run_and_a_kept_tune(
     finished = tmp_path / "finished"
     shutil.copytree(stopped, finished)
     result = tournament.resume_tournament(finished, progress=False)
-    out = tmp_path / "tune"
-    with pytest.raises(JobStopped):
-        tune(
-            "rule", parse_ranges(["defend=8:20"]), budget=320, candidates=4, seed=1,
-            reference="rule(shoot=40)", out=out, stop_after_matches=2,
-        )  # fmt: skip
+    out = stopped_tune(tmp_path / "tune", budget=320, candidates=4, matches=2)
     assert main(["status", str(finished), str(out)]) == 0
     text = capsys.readouterr().out
     assert text == (
@@ -154,12 +159,7 @@ def test_a_tune_whose_result_cannot_be_kept_still_gives_it(
 
 
 def test_a_job_kept_before_its_steps_were_counted_still_shows(tmp_path: Path) -> None:
-    out = tmp_path / "tune"
-    with pytest.raises(JobStopped):
-        tune(
-            "rule", parse_ranges(["defend=8:20"]), budget=160, candidates=2, seed=1,
-            reference="rule(shoot=40)", out=out, stop_after_matches=1,
-        )  # fmt: skip
+    out = stopped_tune(tmp_path / "tune", budget=160, candidates=2, matches=1)
     kept = json.loads((out / "tune.json").read_text())
     del kept["progress"]["steps"]
     (out / "tune.json").write_text(json.dumps(kept))
