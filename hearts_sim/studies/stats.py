@@ -415,7 +415,8 @@ def _chunk_sums(seating, pass_offset, moon_shooter, qs_taker, score, tricks, sea
 
 
 def tally_games(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n_seatings: int) -> None:
-    """Fold a chunk of GAME_RECORDs into the tally, and rate each game with OpenSkill."""
+    """Fold a chunk of GAME_RECORDs into the tally, and rate each game as OpenSkill's
+    Plackett-Luce model does (``rate_games``)."""
     from openskill.models import PlackettLuce
 
     n = seating_agents.shape[1]
@@ -439,17 +440,76 @@ def tally_games(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n
             tally.moons_made[a] += int(moons[rows, seat].sum())
             others = moons[rows].sum(axis=1) - moons[rows, seat]
             tally.moons_suffered[a] += int(others.sum())
+    seats_of = np.zeros((len(records), k), dtype=np.int64)  # each game's seats of each agent
+    score_of = np.zeros((len(records), k), dtype=np.int64)  # and their final scores, summed
+    for seat in range(n):
+        np.add.at(seats_of, (np.arange(len(records)), agent[:, seat]), 1)
+        np.add.at(score_of, (np.arange(len(records)), agent[:, seat]), final[:, seat])
     model = PlackettLuce()
-    ratings = [model.rating(mu=mu, sigma=sigma) for mu, sigma in tally.ratings]
-    for row in range(len(records)):
-        present = sorted(set(agent[row].tolist()))
-        if len(present) < 2:
+    mu, sigma = (np.array(column, dtype=np.float64) for column in zip(*tally.ratings, strict=True))
+    with np.errstate(invalid="ignore"):  # an agent not at a game's table: 0 / 0, and not rated
+        means = score_of / seats_of
+    rate_games(mu, sigma, seats_of > 0, means, model.beta, model.kappa, model.tau)
+    tally.ratings = [[float(m), float(s)] for m, s in zip(mu, sigma, strict=True)]
+
+
+@njit
+def rate_games(mu, sigma, present, mean_score, beta, kappa, tau) -> None:
+    """Rate games one after the other, as openskill's ``PlackettLuce().rate`` does at its
+    defaults with ``scores`` the negated mean final scores (a test holds them equal): in each
+    game (a row) every agent ``present`` is a team of one, ranked by ``mean_score``, lowest
+    first, ties sharing a rank (Weng and Lin's Algorithm 4). ``mu`` and ``sigma`` are updated
+    in place. A run of 20,000 deals of games (280,000 games) took 15.0 s with openskill's
+    ``rate`` on each game, most of it copying its rating objects, and 2.4 s with this."""
+    k = mu.shape[0]
+    team = np.empty(k, dtype=np.int64)  # the game's agents, by rank (ties in agent order)
+    rank = np.empty(k, dtype=np.int64)
+    sigma_sq = np.empty(k, dtype=np.float64)
+    sum_q = np.empty(k, dtype=np.float64)
+    ties = np.empty(k, dtype=np.int64)
+    for row in range(present.shape[0]):
+        m = 0
+        for a in range(k):
+            if present[row, a]:
+                team[m] = a
+                m += 1
+        if m < 2:
             continue
-        means = [float(final[row][agent[row] == a].mean()) for a in present]
-        updated = model.rate([[ratings[a]] for a in present], scores=[-m for m in means])
-        for a, team in zip(present, updated, strict=True):
-            ratings[a] = team[0]
-    tally.ratings = [[r.mu, r.sigma] for r in ratings]
+        for t in range(m):  # competition ranking: the teams with a lower mean score
+            rank[t] = 0
+            for u in range(m):
+                rank[t] += mean_score[row, team[u]] < mean_score[row, team[t]]
+        for t in range(1, m):  # a stable insertion sort by rank
+            moved_team, moved_rank, u = team[t], rank[t], t
+            while u > 0 and rank[u - 1] > moved_rank:
+                team[u], rank[u] = team[u - 1], rank[u - 1]
+                u -= 1
+            team[u], rank[u] = moved_team, moved_rank
+        c = 0.0
+        for t in range(m):
+            sigma[team[t]] = np.sqrt(sigma[team[t]] * sigma[team[t]] + tau * tau)  # the dynamics
+            sigma_sq[t] = sigma[team[t]] ** 2
+            c += sigma_sq[t] + beta**2
+        c = np.sqrt(c)
+        for q in range(m):
+            sum_q[q], ties[q] = 0.0, 0
+            for t in range(m):
+                if rank[t] >= rank[q]:
+                    sum_q[q] += np.exp(mu[team[t]] / c)
+                ties[q] += rank[t] == rank[q]
+        for t in range(m):
+            share = np.exp(mu[team[t]] / c)
+            omega, delta = 0.0, 0.0
+            for q in range(m):
+                if rank[q] <= rank[t]:
+                    p = share / sum_q[q]
+                    delta += p * (1 - p) / ties[q]
+                    omega += (1 - p) / ties[q] if q == t else -p / ties[q]
+            omega *= sigma_sq[t] / c
+            delta *= sigma_sq[t] / c**2
+            delta *= np.sqrt(sigma_sq[t]) / c  # the default gamma
+            mu[team[t]] += omega
+            sigma[team[t]] *= np.sqrt(max(1 - delta, kappa))
 
 
 def new_tally(seatings: Sequence[Sequence[int]], n_agents: int, games: bool) -> Tally:
