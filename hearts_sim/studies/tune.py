@@ -330,7 +330,6 @@ def _successive_halving(
     confirm = max(first_deals * 2, budget // 4)
     planned = sum(max(1, len(pool) >> r) * (first_deals << r) for r in range(n_rounds)) + confirm
     seatings = len(TournamentConfig((pool[0].spec, reference), rules=rules, deals=1).seatings())
-    bar = JobProgress(planned * seatings, progress, report)  # every hand of every match
     done = 0
     if job is not None:
         job.count_step(done, total)
@@ -350,7 +349,7 @@ def _successive_halving(
         return result
 
     rounds, used, deals = [], 0, first_deals
-    with bar:
+    with JobProgress(planned * seatings, progress, report) as bar:  # every hand of every match
         for round_number in range(n_rounds):
             scored = []
             for candidate in pool:
