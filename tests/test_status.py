@@ -134,6 +134,8 @@ def test_a_finished_run_and_a_kept_tune(
     shown = json.loads(capsys.readouterr().out)[0]
     assert (shown["state"], shown["done"], shown["total"]) == ("finished", 7, 7)
     assert shown["result"] == json.loads(json.dumps(tuned.as_dict()))
+    played = [str(Path(run["out"]).relative_to(out)) for run in shown["runs"]]  # in the order played
+    assert played == [*(f"round-1/candidate-0{k}" for k in range(4)), *played[4:6], "confirm"]
 
 
 def test_a_tune_whose_result_cannot_be_kept_still_gives_it(

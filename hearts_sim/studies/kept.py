@@ -14,6 +14,7 @@ folder; ``JobStopped`` is what a job raises when a signal stops it.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -123,6 +124,7 @@ class KeptJob:
         and its result once it is finished."""
         progress = self.read().get("progress", {})  # a folder that holds no such job: its error
         runs = [run_status(manifest.parent) for manifest in sorted(self.out.rglob(MANIFEST))]
+        runs.sort(key=lambda run: math.inf if run.started is None else run.started)  # as played
         lock = look_at_lock(self.out / LOCK)
         steps = progress.get("steps")
         done, total = (steps["done"], steps["total"]) if isinstance(steps, dict) else (None, None)

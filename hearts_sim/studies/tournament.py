@@ -651,7 +651,8 @@ class RunStatus(ShownAsText):
     """Where the run in ``out`` stands, from its manifest alone (its records are not read: a
     resume checks those): ``summary`` the results of the deals played so far, computed as the
     finished run's are (None before the first chunk), ``writer`` the process writing it now (None:
-    none), ``left`` about how many seconds that process needs still, at the pace of its last chunks."""
+    none), ``left`` about how many seconds that process needs still, at the pace of its last chunks,
+    ``started`` when its first chunk was kept (None: not yet)."""
 
     out: Path
     unit: str  # "deal" or "game"
@@ -664,6 +665,7 @@ class RunStatus(ShownAsText):
     left: float | None
     resume: str
     known: bool = True  # False: no flock here to tell a run being written from a stopped one
+    started: float | None = None  # the first part's mtime
 
     @property
     def state(self) -> str:
@@ -752,6 +754,7 @@ def run_status(out: str | Path) -> RunStatus:
         left=left,
         resume=resume_command(out, bool(_recorded_objects(manifest))),
         known=lock.known,
+        started=_written_at(part_path(out, 0)),
     )
 
 
