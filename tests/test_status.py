@@ -160,6 +160,27 @@ def test_a_tune_whose_result_cannot_be_kept_still_gives_it(
     assert kept_tune(out).status().result == json.loads(json.dumps(tuned.as_dict()))
 
 
+def test_a_hand_edited_job_file_is_one_line_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Steps that are not two counts are shown as not counted; a result that cannot be shown is
+    a one-line error that says how to have it again."""
+    out = stopped_tune(tmp_path / "tune", budget=160, candidates=2, matches=2)
+    resume_tune(out)
+    kept = json.loads((out / "tune.json").read_text())
+    for steps in ({"done": 1}, {"done": "a", "total": 3}, {"done": True, "total": 3}, [1, 3]):
+        (out / "tune.json").write_text(json.dumps({**kept, "progress": {**kept["progress"], "steps": steps}}))
+        assert main(["status", str(out)]) == 0
+        assert capsys.readouterr().out.startswith(f"{out}: a tune, finished\n\nbest: rule(")
+    damaged = {**kept["progress"], "result": {"best_spec": "rule"}}
+    (out / "tune.json").write_text(json.dumps({**kept, "progress": damaged}))
+    assert main(["status", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"hearts-sim: error: {out / 'tune.json'} holds a result that cannot be read (KeyError: 'ci95'); "
+        f"hearts-sim tune --resume {out} gives it again\n"
+    )
+
+
 def test_a_job_kept_before_its_steps_were_counted_still_shows(tmp_path: Path) -> None:
     out = stopped_tune(tmp_path / "tune", budget=160, candidates=2, matches=1)
     kept = json.loads((out / "tune.json").read_text())

@@ -127,8 +127,19 @@ class KeptJob:
         runs.sort(key=lambda run: math.inf if run.started is None else run.started)  # as played
         lock = look_at_lock(self.out / LOCK)
         steps = progress.get("steps")
-        done, total = (steps["done"], steps["total"]) if isinstance(steps, dict) else (None, None)
-        return JobStatus(self, lock.holder, runs, lock.known, done, total, progress.get("result"))
+        done, total = (steps.get("done"), steps.get("total")) if isinstance(steps, dict) else (None, None)
+        if not all(type(count) is int and count >= 0 for count in (done, total)):
+            done, total = None, None  # not counted (a job kept before steps were), or edited
+        result = progress.get("result")
+        if result is not None:
+            try:
+                self.show(result)
+            except (KeyError, IndexError, TypeError, ValueError) as error:
+                raise self.error(
+                    f"{self.path} holds a result that cannot be read ({type(error).__name__}: {error}); "
+                    f"hearts-sim {self.command} --resume {self.out} gives it again"
+                ) from None
+        return JobStatus(self, lock.holder, runs, lock.known, done, total, result)
 
     def progress(self) -> dict[str, Any]:
         """What the job recorded with ``record`` so far."""
@@ -200,7 +211,7 @@ class JobStatus(ShownAsText):
             assert self.writer is not None
             line = f"being run by {self.writer.who}" + (f", {steps} done" if counted else "")
         elif state == "finished":
-            line = f"finished, {self.total} {job.steps}"
+            line = f"finished, {self.total} {job.steps}" if counted else "finished"
         elif state == "stopped" and counted:
             line = f"stopped after {steps}; resume with: {resume}"
         elif state == "stopped":
