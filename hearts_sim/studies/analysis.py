@@ -417,17 +417,73 @@ def _keys(by: str | Sequence[str] | None) -> list[str]:
 # ---------------------------------------------------------------------------- counting
 def _group_sums(long: pd.DataFrame, by: Sequence[str], values: dict[str, Any]) -> pd.DataFrame:
     """Sums of ``values`` per group of ``by``, with plain (not categorical) index values so
-    that count tables from different batches add up; an empty ``by`` gives one row ``all``."""
-    frame = pd.DataFrame(
-        {name: np.asarray(v, dtype=np.int64) for name, v in values.items()}, index=long.index
-    )
+    that count tables from different batches add up; an empty ``by`` gives one row ``all``.
+
+    Keys that are categories or small whole numbers (an agent, a pass direction, a count of
+    hearts) are summed with one ``np.bincount`` over their codes: ``DataFrame.groupby`` took
+    8 of the 13 ms of a table of a 65,536-hand batch, and a report makes a dozen a batch."""
+    columns = {name: np.asarray(v, dtype=np.int64) for name, v in values.items()}
     if not by:
-        return frame.sum().to_frame("all").T.rename_axis("group")
+        return pd.DataFrame(columns, index=long.index).sum().to_frame("all").T.rename_axis("group")
+    dense = [_dense_codes(long[key]) for key in by]
+    if all(codes is not None for codes in dense):
+        coded = [codes for codes in dense if codes is not None]
+        if math.prod(len(levels) for _, levels in coded) <= DENSE_GROUPS:
+            return _bincount_sums(by, coded, columns)
+    frame = pd.DataFrame(columns, index=long.index)
     for key in by:
         frame[key] = (
             long[key].to_numpy() if not isinstance(long[key].dtype, pd.CategoricalDtype) else long[key]
         )
     sums = frame.groupby(list(by), sort=True, observed=True).sum().reset_index()
+    return _plain_keys(sums, by)
+
+
+DENSE_GROUPS = 1 << 16  # the most groups a table is counted in by bincount
+
+
+def _dense_codes(column: pd.Series) -> tuple[np.ndarray, pd.Index] | None:
+    """A key's codes 0 .. n-1 and the value of each (categories, or a range of whole numbers),
+    or None where it is empty, has missing values or spans too many numbers to count densely."""
+    if not len(column):
+        return None
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy()
+        return (codes.astype(np.int64), pd.Index(column.cat.categories)) if codes.min() >= 0 else None
+    values = column.to_numpy()
+    if values.dtype.kind not in "iu":
+        return None
+    low, high = int(values.min()), int(values.max())
+    if high - low >= DENSE_GROUPS:
+        return None
+    return values.astype(np.int64) - low, pd.Index(np.arange(low, high + 1).astype(values.dtype))
+
+
+def _bincount_sums(
+    by: Sequence[str], dense: list[tuple[np.ndarray, pd.Index]], columns: dict[str, np.ndarray]
+) -> pd.DataFrame:
+    """``_group_sums`` of keys with dense codes: each group numbered in mixed radix, every value
+    summed by ``np.bincount``, and only the groups that occur kept, as groupby keeps them."""
+    sizes = [len(levels) for _, levels in dense]
+    n_groups = math.prod(sizes)
+    group = np.zeros(len(dense[0][0]), dtype=np.int64)
+    for codes, levels in dense:
+        group = group * len(levels) + codes
+    rows = np.bincount(group, minlength=n_groups)
+    seen = np.flatnonzero(rows)
+    frame = {
+        name: np.bincount(group, weights=v, minlength=n_groups)[seen].round().astype(np.int64)
+        for name, v in columns.items()
+    }
+    place = seen  # each group's codes, the last key's first
+    for key, (_, levels), size in reversed(list(zip(by, dense, sizes, strict=True))):
+        frame[key] = levels.to_numpy()[place % size]
+        place = place // size
+    return _plain_keys(pd.DataFrame(frame), by)
+
+
+def _plain_keys(sums: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """A table of sums with its keys as the index, categories as their strings, sorted."""
     for key in by:
         if isinstance(sums[key].dtype, pd.CategoricalDtype):
             sums[key] = sums[key].astype(str)
