@@ -433,8 +433,19 @@ def test_count_tables_are_the_same_by_bincount_and_by_groupby(monkeypatch: pytes
     )
     long["spread"] = long["score"].astype(np.int64) * 100_000  # too wide a range: groupby counts it
 
+    odd = pd.DataFrame(
+        {
+            "int_categories": pd.Categorical([3, 1, 3, 2, 1]),  # shown as strings, as groupby's are
+            "int8": np.array([-100, 100, 5, -100, 0], dtype=np.int8),  # a span past int8
+            "uint64": np.array([2**63 + 5, 2**63 + 1, 2**63 + 5, 2**63, 2**63], dtype=np.uint64),
+        }
+    )
+    counts = {"hands": np.ones(5), "points": np.arange(5)}
+
     def tables() -> list[pd.DataFrame]:
-        return [
+        keys = ["int_categories", "int8", "uint64"]
+        return [analysis._group_sums(odd, [key], counts) for key in keys] + [
+            analysis._group_sums(odd, keys, counts),
             analysis.moon_counts(long, ["agent", "pass_direction"]),
             analysis.moon_counts(long, ["agent", "held_hearts"]),
             analysis.distribution_counts(long, ["agent", "seat"], "score"),
@@ -445,9 +456,8 @@ def test_count_tables_are_the_same_by_bincount_and_by_groupby(monkeypatch: pytes
         ]
 
     by_bincount = tables()
-    assert (
-        by_bincount[0].index.names == ["agent", "pass_direction"] and by_bincount[0]["hands"].sum() == 12_000
-    )
+    assert by_bincount[4].index.names == ["agent", "pass_direction"]
+    assert by_bincount[4]["hands"].sum() == 12_000 and by_bincount[1]["points"].tolist() == [3, 4, 2, 1]
     monkeypatch.setattr(analysis, "DENSE_GROUPS", 0)  # no key is narrow enough: groupby counts all
     for dense, grouped in zip(by_bincount, tables(), strict=True):
         pd.testing.assert_frame_equal(dense, grouped)

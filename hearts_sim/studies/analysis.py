@@ -447,16 +447,16 @@ def _dense_codes(column: pd.Series) -> tuple[np.ndarray, pd.Index] | None:
     or None where it is empty, has missing values or spans too many numbers to count densely."""
     if not len(column):
         return None
-    if isinstance(column.dtype, pd.CategoricalDtype):
+    if isinstance(column.dtype, pd.CategoricalDtype):  # shown as strings, as groupby's are
         codes = column.cat.codes.to_numpy()
-        return (codes.astype(np.int64), pd.Index(column.cat.categories)) if codes.min() >= 0 else None
+        return (codes.astype(np.int64), column.cat.categories.astype(str)) if codes.min() >= 0 else None
     values = column.to_numpy()
-    if values.dtype.kind not in "iu":
+    if values.dtype.kind not in "iu" or int(values.max()) - int(values.min()) >= DENSE_GROUPS:
         return None
-    low, high = int(values.min()), int(values.max())
-    if high - low >= DENSE_GROUPS:
-        return None
-    return values.astype(np.int64) - low, pd.Index(np.arange(low, high + 1).astype(values.dtype))
+    low, span = values.min(), np.arange(int(values.max()) - int(values.min()) + 1)
+    if values.dtype.kind == "u":  # unsigned differences: a uint64 past 2**63 does not wrap
+        return (values - low).astype(np.int64), pd.Index(low + span.astype(values.dtype))
+    return values.astype(np.int64) - int(low), pd.Index((span + int(low)).astype(values.dtype))
 
 
 def _bincount_sums(
