@@ -128,6 +128,8 @@ STARTUP = Option(
     flags=("--startup",),
 )
 QUIET = Option("quiet", FLAG, "no progress on stderr", False, flags=("--quiet",))
+# --quiet of the long jobs (tournament, match, levels, tune): their bars and their lines in a log
+QUIET_PROGRESS = Option("quiet", FLAG, "no progress bar or progress lines", False, flags=("--quiet",))
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -401,7 +403,7 @@ def _add_tournament_options(command: argparse.ArgumentParser, agents_help: str) 
     threads_option().add_to(command)
     CLUSTER.add_to(command)
     JSON.add_to(command)
-    Option("quiet", FLAG, "no progress bar or progress lines", False, flags=("--quiet",)).add_to(command)
+    QUIET_PROGRESS.add_to(command)
     for option in ENGINE_OPTIONS:
         option.add_to(command)
 
@@ -887,7 +889,7 @@ LEVELS_RUNTIME = (
     Option(
         "resume", TEXT, "continue the calibration kept in DIR (--out DIR)", flags=("--resume",), metavar="DIR"
     ),
-    Option("quiet", FLAG, "no progress bar or progress lines", False, flags=("--quiet",)),
+    QUIET_PROGRESS,
     threads_option(),
     JSON,
     *ENGINE_OPTIONS,
@@ -981,7 +983,7 @@ TUNE_RUNTIME = (
         flags=("--resume",),
         metavar="DIR",
     ),
-    Option("quiet", FLAG, "no progress bar or progress lines", False, flags=("--quiet",)),
+    QUIET_PROGRESS,
     threads_option(),
     JSON,
     *ENGINE_OPTIONS,

@@ -127,7 +127,12 @@ def _locked(descriptor: int) -> bool:
                 return False  # ENOLCK, ENOSYS, EOPNOTSUPP: no locks on this filesystem
             if attempt + 1 < LOCK_TRIES:
                 time.sleep(LOCK_RETRY_SECONDS)
-    raise LockHeld(os.pread(descriptor, 64, 0).decode(errors="replace").strip())
+    raise _holder(descriptor)
+
+
+def _holder(descriptor: int) -> LockHeld:
+    """The ``LockHeld`` of the process holding the lock file open on ``descriptor``: what it wrote."""
+    return LockHeld(os.pread(descriptor, 64, 0).decode(errors="replace").strip())
 
 
 class LockLook(NamedTuple):
@@ -152,7 +157,7 @@ def look_at_lock(path: Path) -> LockLook:
         fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError as error:
         if error.errno in _HELD:
-            return LockLook(True, LockHeld(os.pread(descriptor, 64, 0).decode(errors="replace").strip()))
+            return LockLook(True, _holder(descriptor))
         return LockLook(False, None)
     finally:
         os.close(descriptor)  # releases a shared lock it took
