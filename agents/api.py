@@ -59,6 +59,9 @@ class Agent:
     def name(self) -> str:
         return self.spec.name
 
+    def __repr__(self) -> str:  # the spec's name, not its kinds' kernels and declarations
+        return f"Agent({self.name!r}, seed={self.seed})"
+
     def hand_seed(self, observation: Observation) -> int:
         """The hand seed used when none is given: from this agent's seed, the seat and its dealt
         cards, so a decision depends on the observation alone."""
@@ -120,7 +123,7 @@ class Agent:
         policy = self.spec.play_policy
         if not self.scores_cards:
             raise AgentError(
-                f"{self.name} plays by {policy.kind.name}, which scores no cards: card_values explains "
+                f"{self.name} plays by {_decider(policy)}, which scores no cards: card_values explains "
                 "the search agents (mc, pimc, ismcts, and the levels built on them, such as hard)"
             )
         record, rules, seat, seed = self._search_inputs(observation, hand_seed, want_pass=False)
@@ -157,7 +160,7 @@ class Agent:
         policy = self.spec.pass_policy
         if not self.scores_passes:
             raise AgentError(
-                f"{self.name} passes by {policy.kind.name}, which scores no passes: pass_values explains "
+                f"{self.name} passes by {_decider(policy)}, which scores no passes: pass_values explains "
                 "the search agents' passes (mc, and pimc or ismcts with pass_rollouts, such as hard)"
             )
         record, rules, seat, seed = self._search_inputs(observation, hand_seed, want_pass=True)
@@ -217,6 +220,11 @@ def decide(
     return external_moves(
         policy.external, [observe()], passing, seeds, hand_seeds, rules, EngineOptions(), lambda _: where
     )[0]
+
+
+def _decider(policy: Policy) -> str:
+    """What decides for ``policy``, for a message: its kind, or an outside agent's own code."""
+    return "its own code" if policy.kind.external else policy.kind.name
 
 
 def _check_turn(states: np.ndarray, observation: Observation, want_pass: bool) -> None:

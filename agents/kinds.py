@@ -198,6 +198,9 @@ class PolicyKind:
             assert sum(k is not None for k in passes) == 1, f"{self.name}: one pass policy"
             assert not (self.own_loop and self.reads_state), f"{self.name}: own_loop is for stateless kinds"
 
+    def __repr__(self) -> str:  # not its kernels and every parameter's declaration
+        return f"PolicyKind({self.name!r})"
+
     def parameter(self, name: str) -> Parameter:
         for p in self.parameters:
             if p.name == name:

@@ -111,6 +111,9 @@ class Policy:
         ]
         return f"{self.kind.name}({','.join(changed)})" if changed else self.kind.name
 
+    def __repr__(self) -> str:
+        return f"Policy({str(self)!r})"
+
 
 @dataclass(frozen=True)
 class AgentSpec:
@@ -131,6 +134,9 @@ class AgentSpec:
 
     def __str__(self) -> str:
         return self.name
+
+    def __repr__(self) -> str:
+        return f"AgentSpec({self.name!r})"
 
     @property
     def searches(self) -> bool:
@@ -221,7 +227,12 @@ def _parse_agent(spec: str | AgentSpec | Any, resolving: tuple[str, ...]) -> Age
     if not isinstance(spec, str) and (hasattr(spec, "choose_play") or hasattr(spec, "act_batch")):
         policy = Policy(EXTERNAL, external=wrap_object(spec))
         return AgentSpec(policy, policy)
-    if not isinstance(spec, str) or not spec.strip():
+    if not isinstance(spec, str):
+        raise AgentError(
+            f"{shown(spec)} is neither an agent spec (a string such as 'rule') nor an agent "
+            "(an object with choose_pass and choose_play, or act_batch)"
+        )
+    if not spec.strip():
         raise AgentError(f"an agent spec must be a non-empty string, not {shown(spec)}")
     level = stored_levels().get(spec.strip())
     if level is not None:

@@ -283,6 +283,20 @@ def test_card_values_explain_search_agents_only() -> None:
     state = HandState.deal("standard", seed=4, hand=3)  # no pass: the play phase
     with pytest.raises(IllegalMoveError, match="no passing now"):
         agents.load("hard").pass_values(state.observation(state.current_player))
+    with pytest.raises(AgentError, match=r"SeededRandom passes by its own code, which scores no passes"):
+        agents.load(SEEDED).pass_values(obs)  # not by the kind "external", a name of the internals
+
+
+def test_an_agent_shows_as_its_spec() -> None:
+    """Its repr names the agent and its seed, not every parameter declaration and kernel of its
+    kinds (4,000 characters in a notebook before)."""
+    assert repr(agents.load("hard", seed=3)) == "Agent('hard', seed=3)"
+    agent = agents.load("pass=random,play=mc(samples=10)")
+    assert repr(agent) == "Agent('pass=random,play=mc(samples=10)', seed=0)"
+    assert repr(agent.spec) == "AgentSpec('pass=random,play=mc(samples=10)')"
+    assert repr(agent.spec.play_policy) == "Policy('mc(samples=10)')"
+    assert repr(agent.spec.play_policy.kind) == "PolicyKind('mc')"
+    assert repr(agents.load(SEEDED)) == f"Agent({SEEDED!r}, seed=0)"
 
 
 def test_without_hand_seed_decisions_depend_on_the_observation_only() -> None:
