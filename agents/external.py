@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agents.kinds import AgentError
-from hearts_sim.core.cards import N_CARDS, CardSet, card_str, cards_of, parse_card
+from hearts_sim.core.cards import N_CARDS, card_str, cards_of, cards_str, parse_card
 from hearts_sim.core.checks import shown
 from hearts_sim.core.rules import Rules
 from hearts_sim.game.observation import Observation
@@ -189,7 +189,10 @@ class PythonDecider:
         methods = ("act_batch",) if self.batch else ("choose_pass", "choose_play")
         for method in methods:
             if not callable(getattr(agent, method, None)):
-                raise AgentError(f"agent {name} has no {method} method")
+                raise AgentError(
+                    f"agent {name} has no {method} method (an agent needs choose_pass and choose_play, "
+                    "or act_batch)"
+                )
         self.takes_seed = {
             method: _accepts(getattr(agent, method), "seeds" if method == "act_batch" else "seed")
             for method in methods
@@ -265,11 +268,13 @@ class Engine:
         assert self.process.stdout is not None and self.process.stdin is not None
         os.set_blocking(self.process.stdout.fileno(), False)
         self.buffer = b""
-        self.answered = False
+        self.answered = False  # it has answered a request (its first may take longer)
+        self.owes = False  # a request sent is not answered yet: the engine is busy, or stuck
 
     def send(self, request: dict[str, Any]) -> None:
         assert self.process.stdin is not None
         try:
+            self.owes = True
             self.process.stdin.write((json.dumps(request, separators=(",", ":")) + "\n").encode())
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
@@ -301,13 +306,19 @@ class Engine:
         return (f" (exit code {code})" if code is not None else "") + said
 
     def close(self) -> None:
+        """An idle engine is told to stop by the end of its input (5 s to exit, then killed); one
+        that owes an answer (past its timeout, or busy when the run failed elsewhere) is killed at
+        once: it would read the end of its input only after deciding."""
         if self.process.poll() is None:
             try:
                 assert self.process.stdin is not None
+                if self.owes:
+                    self.process.kill()
                 self.process.stdin.close()
                 self.process.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 self.process.kill()
+                self.process.wait()
         self.stderr.close()
 
 
@@ -350,6 +361,7 @@ class EngineDecider:
                                 f"to request {_brief(request)}"
                             )
                         continue
+                    self.engines[e].owes = False
                     moves[i] = self._move(line, passing, request)
                     self.engines[e].answered = True
                     del busy[e]
@@ -361,8 +373,9 @@ class EngineDecider:
         try:
             answer = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):
+            text = line[:120].decode("utf-8", errors="replace").rstrip("\r\n")  # as the engine wrote it
             raise ExternalAgentError(
-                f"agent {self.name}: answered {line[:120]!r}, not a JSON object, to request {_brief(request)}"
+                f"agent {self.name}: answered {text!r}, not a JSON object, to request {_brief(request)}"
             ) from None
         if isinstance(answer, dict) and answer.get("id") != request["id"]:
             wrong = answer.get("id")
@@ -496,7 +509,8 @@ def _checked(
         mask = sum(1 << c for c in set(cards))
         if len(cards) != rules.pass_count or mask.bit_count() != rules.pass_count:
             raise ExternalAgentError(
-                f"agent {spec} passed {shown(answer)}: pass {rules.pass_count} different cards ({where()})"
+                f"agent {spec} passed {' '.join(map(card_str, cards)) or 'nothing'}: "
+                f"pass {rules.pass_count} different cards ({where()})"
             )
         if mask & ~observation.hand.mask:
             stray = card_str(cards_of(mask & ~observation.hand.mask)[0])
@@ -509,7 +523,8 @@ def _checked(
     legal = observation.legal_moves()
     if not legal.mask >> card & 1:
         raise ExternalAgentError(
-            f"agent {spec} played {card_str(card)}, not legal now (legal: {CardSet(legal)}) ({where()})"
+            f"agent {spec} played {card_str(card)}, not legal now "
+            f"(legal: {cards_str(legal.mask)}) ({where()})"
         )
     return card
 

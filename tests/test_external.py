@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -94,6 +95,21 @@ def test_an_object_passed_in_python_sits_at_the_table_and_act_batch_changes_noth
     in_batches = simulate("standard", [batched, "random", "rule", "random"], hands=400, seed=2)
     pd.testing.assert_frame_equal(_outcomes(one_by_one), _outcomes(in_batches))
     assert max(batched.batches) > 50  # positions of many hands in one call
+
+
+class _PlaysOnly:
+    def choose_play(self, obs: object) -> int:
+        return 0
+
+
+def test_an_object_that_is_no_agent_is_told_what_an_agent_needs() -> None:
+    """An object with neither method was "an agent spec must be a non-empty string"."""
+    spec = r"is neither an agent spec \(a string such as 'rule'\)"
+    with pytest.raises(AgentError, match=spec + r" nor an agent \(an object with choose_pass and"):
+        simulate("standard", [object(), "random", "random", "random"], hands=1)
+    needs = r"has no choose_pass method \(an agent needs choose_pass and choose_play, or act_batch\)"
+    with pytest.raises(AgentError, match=needs):
+        simulate("standard", [_PlaysOnly(), "random", "random", "random"], hands=1)
 
 
 def test_a_run_of_an_object_agent_keeps_records_and_resumes_from_python(
@@ -217,15 +233,15 @@ def test_no_peeking_the_observation_holds_only_the_information_set() -> None:
     ("spec", "message"),
     [
         (f"py:{AGENTS}:Raises", "raised RuntimeError: the model is not loaded (deal "),
-        (f"py:{AGENTS}:Illegal", "not legal now (legal:"),
-        (f"py:{AGENTS}:PassesTwo", "pass 3 different cards"),
+        (f"py:{AGENTS}:Illegal", "not legal now (legal: 2C)"),  # the cards written one way
+        (f"py:{AGENTS}:PassesTwo", "passed KS QH: pass 3 different cards"),
         ("py:no_such_module:Agent", "cannot import no_such_module"),
         (f"py:{AGENTS}:Nope", "has no Nope"),
         (
             f"exec:{shlex.quote(sys.executable)} -c 'import sys; sys.exit(3)'",
             "the engine has exited (exit code 3)",
         ),
-        (f"exec:{shlex.quote(sys.executable)} -c 'print(\"hello\")'", "not a JSON object"),
+        (f"exec:{shlex.quote(sys.executable)} -c 'print(\"hello\")'", "answered 'hello', not a JSON object"),
         ("exec:/no/such/engine", "cannot start"),
     ],
 )
@@ -256,6 +272,23 @@ def test_agents_and_engines_that_hang_time_out() -> None:
         finally:
             external.FIRST_ANSWER_GRACE = old
     close_all()
+
+
+def test_an_engine_that_owes_an_answer_is_killed_not_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine past its timeout was sent the end of its input and given 5 s to exit before it
+    was killed: a silent engine's run took 5 s longer to fail. This one would read the end of
+    its input after 3 s and exit 0; it is killed at once."""
+    from agents import external
+
+    monkeypatch.setattr(external, "FIRST_ANSWER_GRACE", 0.5)
+    python = shlex.quote(sys.executable)
+    slow = f"exec:{python} -c 'import sys; import time; sys.stdin.readline(); time.sleep(3)'"
+    with pytest.raises(ExternalAgentError, match="no answer within"):
+        simulate("standard", [slow, "random", "random", "random"], hands=1, engine_timeout=0.5)
+    engines = [e for d in external._DECIDERS.values() for e in getattr(d, "engines", [])]
+    assert engines and all(e.owes for e in engines)
+    close_all()
+    assert [e.process.returncode for e in engines] == [-signal.SIGKILL] * len(engines)
 
 
 def test_a_failure_keeps_the_finished_chunks_and_the_resume_is_identical(tmp_path: Path) -> None:

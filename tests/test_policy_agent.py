@@ -89,9 +89,10 @@ def test_a_policy_agents_bad_answers_are_one_line_errors() -> None:
         return (masks == 0).argmax(axis=1)
 
     for policy, words in (
-        (never_allowed, r"its policy chose \d+, not one of the cards it may pick: \w+"),
+        (never_allowed, r"its policy chose \d+ \(\w\w\), not one of the cards it may pick: \w+"),
         (lambda o, m: [0], r"its policy returned 1 values for \d+ positions"),
-        (lambda o, m: ["QS"] * len(o), "its policy chose 'QS', not one of the cards it may pick: AC"),
+        (lambda o, m: ["QS"] * len(o), r"its policy chose 'QS', not a card index 0..51 \(an integer\)"),
+        (lambda o, m: m.argmax(axis=1).astype(float), r"its policy chose \d+\.0, not a card index 0..51"),
     ):
         with pytest.raises(ExternalAgentError, match=f"agent py:bad: raised ValueError: {words} .*deal"):
             simulate("standard", [PolicyAgent(policy, name="bad"), "rule", "rule", "rule"], hands=64, seed=1)

@@ -149,9 +149,13 @@ class PolicyAgent:
         if len(cards) != len(vectors):
             raise ValueError(f"its policy returned {len(cards)} values for {len(vectors)} positions")
         for card, mask in zip(cards, masks, strict=True):
-            if not is_integer(card) or not 0 <= card < N_CARDS or not mask[card]:
+            if not is_integer(card) or not 0 <= card < N_CARDS:  # 0.0 is no card, though it equals 0
+                raise ValueError(
+                    f"its policy chose {shown(card)}, not a card index 0..{N_CARDS - 1} (an integer)"
+                )
+            if not mask[card]:
                 allowed = " ".join(card_str(int(c)) for c in np.flatnonzero(mask))
                 raise ValueError(
-                    f"its policy chose {shown(card)}, not one of the cards it may pick: {allowed}"
+                    f"its policy chose {card} ({card_str(card)}), not one of the cards it may pick: {allowed}"
                 )
         return [int(card) for card in cards]

@@ -29,6 +29,7 @@ from hearts_sim.core.cards import (
     card_str,
     cards_html,
     cards_of,
+    cards_str,
     html_table,
     parse_card,
     parse_cards,
@@ -277,7 +278,7 @@ class HandState:
         legal = int(legal_moves(s, self._rules_array))
         if not (legal >> index) & 1:
             raise IllegalMoveError(
-                f"{card_str(index)} is not legal now ({self._why_illegal(index)}); legal: {CardSet(legal)}"
+                f"{card_str(index)} is not legal now ({self._why_illegal(index)}); legal: {cards_str(legal)}"
             )
         play_card(s, self._rules_array, index)
 
