@@ -368,6 +368,10 @@ def test_gym_vector_env_reports_final_observations() -> None:
     assert terminated.all() and np.array_equal(info["_final_obs"], terminated)
     assert all(final["observation"].shape == (OBS_SIZE,) for final in info["final_obs"])
     assert (rewards == -info["score"]).all()
+    assert np.array_equal(info["_score"], terminated)  # the tables whose score is one
+    assert [final["score"] for final in info["final_info"]] == info["score"].tolist()
+    *_, info = env.step(np.argmax(obs["action_mask"], axis=1))  # a new hand's first pick
+    assert not info["_score"].any() and "final_info" not in info
 
 
 def test_gym_vector_env_gives_the_teachers_pick_from_the_first_position() -> None:
@@ -416,8 +420,9 @@ def test_an_action_is_a_card_index_in_every_single_table_environment() -> None:
     for action in (2**64, -1, 52):
         with pytest.raises(ValueError, match=f"cannot pick {action} \\(not a card index 0..51\\) now"):
             aec.step(action)
-        with pytest.raises(ValueError, match=f"{action} \\(not a card index 0..51\\) is not legal now"):
-            strict.step(action)
+        for seat_env in (strict, ending):  # outside Discrete(52): no move to end the hand on
+            with pytest.raises(ValueError, match=f"{action} \\(not a card index 0..51\\) is not legal now"):
+                seat_env.step(action)
     with pytest.raises(ValueError, match="unknown agent 'player_9': choose player_0, player_1"):
         aec.observe("player_9")
     aec.step(np.array(legal))  # a 0-d array

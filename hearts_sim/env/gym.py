@@ -48,9 +48,10 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
     hand=0)``: the same as table 0 of ``VectorEnv.reset(S)``), and each later ``reset()`` the
     next hand of that seed. ``info``: ``score`` at the end, and ``teacher_action`` with a teacher.
 
-    An illegal action ends the episode with minus the moon total (26, or 43 under Black Maria:
+    An illegal card ends the episode with minus the moon total (26, or 43 under Black Maria:
     worse than any score) and ``info["illegal"]``, the convention of PettingZoo's classic games
-    for learners that ignore the mask; ``on_illegal="raise"`` raises ``ValueError`` instead."""
+    for learners that ignore the mask; ``on_illegal="raise"`` raises ``ValueError`` instead. An
+    action that is no card (outside ``Discrete(52)``: -1, 52, 1.5) is a ``ValueError`` either way."""
 
     metadata = {"render_modes": ["ansi", "human"]}
 
@@ -104,7 +105,7 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
         observations, masks = self._env._outputs[0], self._env._outputs[1]
         card = action_card(action)
         if not (0 <= card < N_CARDS and masks[0, card]):
-            if self.on_illegal == "end":
+            if self.on_illegal == "end" and 0 <= card < N_CARDS:  # not a card: refused, as elsewhere
                 self._done = True
                 penalty = -float(self.rules.moon_total)
                 return self._observation(observations[0], masks[0]), penalty, True, False, {"illegal": True}
@@ -184,7 +185,8 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
         self, actions: Any
     ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         observations, masks, rewards, terminated, truncated, info = self._env.step(np.asarray(actions))
-        out: dict[str, Any] = {"score": info["score"]}
+        # Gymnasium's convention: "_score" marks the tables whose "score" is one (those that ended)
+        out: dict[str, Any] = {"score": info["score"], "_score": terminated.copy()}
         if "teacher_action" in info:
             out["teacher_action"] = info["teacher_action"]
         if terminated.any():
@@ -193,10 +195,10 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
             for row, i in enumerate(ended):
                 final[i] = {"observation": info["final_obs"][row], "action_mask": np.zeros(N_CARDS, np.int8)}
             out["final_obs"], out["_final_obs"] = final, terminated.copy()
-            out["final_info"], out["_final_info"] = (
-                np.array([{}] * self.num_envs, dtype=object),
-                terminated.copy(),
-            )
+            ended_info = np.array([{}] * self.num_envs, dtype=object)
+            for i in ended:  # as SeatEnv's info at the end of a hand
+                ended_info[i] = {"score": int(info["score"][i])}
+            out["final_info"], out["_final_info"] = ended_info, terminated.copy()
         return {"observation": observations, "action_mask": masks}, rewards, terminated, truncated, out
 
 
