@@ -219,6 +219,9 @@ BAD: list[tuple[bytes | dict[str, Any], Any, str]] = [
     (b'{"id": -Infinity, "seat": 1}\n', None, "-Infinity is not JSON"),
     (b'{"id": 1e400, "seat": 1}\n', None, "1e400 is out of range for a JSON number"),
     ({**BASE, "explain": "yes"}, 5, "explain must be true or false, not 'yes'"),
+    ({**BASE, "legal": ["2D"]}, 5, "legal lists 2D, but under the request's rules and history seat 1 may"),
+    ({**BASE, "legal": ["ZZ"]}, 5, "legal: malformed card 'ZZ'"),
+    ({**BASE, "legal": 5}, 5, "legal must be a list"),
     ({**BASE, "explain": True}, 5, "explain: rule plays without scoring its cards; serve a search agent"),
     (
         {**BASE, "plays": [], "pass_direction": "left", "explain": True},

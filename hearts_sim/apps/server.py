@@ -43,7 +43,7 @@ from typing import IO, Any, Protocol
 from agents.api import Agent, load
 from agents.kinds import AgentError
 from hearts_sim.apps.options import COUNT, NUMBER, RULE, SEED, TEXT, Option, UsageError
-from hearts_sim.core.cards import card_str
+from hearts_sim.core.cards import CardSet, card_str, cards_str
 from hearts_sim.core.checks import did_you_mean, is_integer, is_real, shown
 from hearts_sim.core.rules import (
     Rules,
@@ -137,6 +137,8 @@ class MoveServer:
             kitty=_card_list(request["kitty"], "kitty") if request.get("kitty") else None,
             dealer=request.get("dealer"),
         )
+        if request.get("legal") is not None:
+            _check_legal(observation, _card_list(request["legal"], "legal"))
         if explain:
             return self._explained(observation, seed)
         move = self.agent.act(observation, hand_seed=seed)
@@ -262,6 +264,22 @@ def _list(value: Any, name: str) -> list[Any]:
 
 def _optional_list(value: Any, name: str) -> list[Any] | None:
     return None if value is None else _list(value, name)
+
+
+def _check_legal(observation: Observation, legal: list[Any] | str) -> None:
+    """A request's ``legal`` (optional) must be the cards the seat may play: a client whose rules
+    or history differ from the server's finds out here, not from a move made under other rules."""
+    try:
+        given = CardSet(legal)
+    except (TypeError, ValueError) as error:
+        raise RequestError(f"legal: {error}") from None
+    allowed = observation.legal_moves()
+    if given != allowed:
+        may = f"may play {cards_str(allowed.mask)}" if allowed else f"is to {observation.phase}, not to play"
+        raise RequestError(
+            f"legal lists {cards_str(given.mask) or 'no card'}, but under the request's rules and "
+            f"history seat {observation.seat} {may}"
+        )
 
 
 def _card_list(value: Any, name: str) -> list[Any] | str:

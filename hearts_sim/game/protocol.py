@@ -11,7 +11,8 @@ Request::
 
 ``hand`` is the seat's dealt hand; ``plays`` every card played so far with who played it.
 ``legal``, sent by hearts-sim with every request for a card, lists the cards the seat may play
-(engines may rely on it; ``hearts-sim serve`` ignores it and derives them itself). ``explain``
+(engines may rely on it; ``hearts-sim serve`` derives them itself, and answers a request whose
+``legal`` differs from them with an error: the client's rules or history are not the server's). ``explain``
 (``hearts-sim serve`` only, never sent to an engine): with ``true`` the answer also lists what
 a search agent weighed, ``"values": [{"card": "5S", "points": 2.13, "playouts": 5346}, ...]``
 (for a pass ``{"pass": [...], ...}``).
