@@ -546,6 +546,17 @@ def test_differences_by_pass_direction_match_the_records(tmp_path: Path) -> None
     assert pooled[2]["a_minus_b"] == pytest.approx(_t_interval(across)[0], abs=1e-4)
 
 
+def test_counts_of_one_are_singular(tmp_path: Path) -> None:
+    """``(1 deals)`` was printed after a direction played once."""
+    one = run_tournament(make_config(["rule", "random"], deals=1, seed=3), tmp_path / "one", progress=False)
+    assert format_summary(one.summary).startswith("1 deal x 14 seatings = 14 hands; ")
+    two = run_tournament(make_config(["rule", "random"], deals=2, seed=3), tmp_path / "two", progress=False)
+    shown = format_summary(two.summary)
+    assert shown.startswith("2 deals x 14 seatings = 28 hands; ")
+    one_each = r"by pass direction: left [-+][\d.]+ \(1 deal\); right [-+][\d.]+ \(1 deal\)$"
+    assert re.search(one_each, shown, re.M)
+
+
 def test_a_run_without_direction_tallies_shows_none(tmp_path: Path) -> None:
     """A run whose manifest predates the tallies by direction (or holds only part of its deals in
     them) combines and resumes without a split, rather than a split of some of its deals."""

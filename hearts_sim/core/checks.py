@@ -5,7 +5,8 @@ int)`` lets ``deals=True`` through as one deal. These two predicates say once th
 number, and that numpy's scalars are (a count from an array is a count); the range and the message
 stay with each check, which knows what it asks for. A frozen dataclass that accepts numpy's
 scalars stores them as Python's (``store_plain``), and a message shows what it refused on one line
-(``shown``), with the likeliest meant name where a name is misspelt (``did_you_mean``).
+(``shown``), with the likeliest meant name where a name is misspelt (``did_you_mean``) and a count
+with its noun in the right number (``counted``).
 """
 
 from __future__ import annotations
@@ -49,6 +50,15 @@ def shown(value: object, width: int = 40) -> str:
     """
     text = " ".join(repr(value).split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def counted(count: int, noun: str) -> str:
+    """``count`` with ``noun`` in the singular or the plural (nouns whose plural adds an s).
+
+    >>> counted(1, "deal"), counted(2_000, "deal"), counted(0, "game")
+    ('1 deal', '2,000 deals', '0 games')
+    """
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 def did_you_mean(name: object, choices: Iterable[str]) -> str:

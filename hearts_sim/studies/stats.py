@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from hearts_sim._numba import njit
-from hearts_sim.core.checks import is_real, shown, store_plain
+from hearts_sim.core.checks import counted, is_real, shown, store_plain
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS, pass_direction_name
 
@@ -554,9 +554,9 @@ def format_summary(summary: dict[str, Any]) -> str:
             c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         )
 
-    unit = "games" if games else "deals"
     out = [
-        f"{summary['deals']:,} {unit} x {summary['seatings']} seatings = {summary['hands']:,} hands; "
+        f"{counted(summary['deals'], 'game' if games else 'deal')} x "
+        f"{counted(summary['seatings'], 'seating')} = {counted(summary['hands'], 'hand')}; "
         f"rules: {summary['rules']}; {_seeds(summary['seed'])}",
         "",
         line(header),
@@ -593,17 +593,17 @@ def sprt_text(sprt: dict[str, Any], deals: int) -> str:
     )
     verdict = sprt["verdict"]
     if verdict is None and deals < sprt["deals_cap"]:  # a run still under way (hearts-sim status)
-        return f"{test}; undecided so far, after {deals:,} of at most {sprt['deals_cap']:,} deals"
+        return f"{test}; undecided so far, after {deals:,} of at most {counted(sprt['deals_cap'], 'deal')}"
     if verdict is None:
-        return f"{test}; undecided after all {deals:,} deals (--deals)"
-    return f"{test}; {verdict} accepted after {deals:,} of at most {sprt['deals_cap']:,} deals"
+        return f"{test}; undecided after all {counted(deals, 'deal')} (--deals)"
+    return f"{test}; {verdict} accepted after {deals:,} of at most {counted(sprt['deals_cap'], 'deal')}"
 
 
 def _direction_text(row: dict[str, Any]) -> str:
     """``left -0.980 [-1.770, -0.190] (50 deals)``; no interval from a single deal."""
     low, high = row["ci95"]
     ci = "" if low is None else f" [{low:+.3f}, {high:+.3f}]"
-    return f"{row['direction']} {row['a_minus_b']:+.3f}{ci} ({row['deals']} deals)"
+    return f"{row['direction']} {row['a_minus_b']:+.3f}{ci} ({counted(row['deals'], 'deal')})"
 
 
 def _seeds(seed: int | list[int]) -> str:

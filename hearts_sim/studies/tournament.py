@@ -41,7 +41,7 @@ from tqdm.auto import tqdm
 
 from agents.external import EngineOptions, ExternalAgentError, is_object_label
 from agents.registry import AgentSpec, parse_agent
-from hearts_sim.core.checks import is_integer, shown, store_plain
+from hearts_sim.core.checks import counted, is_integer, shown, store_plain
 from hearts_sim.core.errors import (
     InputError,
     Stopped,
@@ -680,8 +680,8 @@ class RunStatus(ShownAsText):
         """``finished, 400 deals``, ``stopped after 120 of 400 deals (30%)`` or, while it is
         written, ``120 of 400 deals (30%), being written by ..., about 22:10 left``."""
         if self.state == "finished":
-            return f"finished, {self.done:,} {self.unit}s"
-        progress = f"{self.done:,} of {self.total:,} {self.unit}s ({self.done / self.total:.0%})"
+            return f"finished, {counted(self.done, self.unit)}"
+        progress = f"{self.done:,} of {counted(self.total, self.unit)} ({self.done / self.total:.0%})"
         if self.state == "unknown":
             return f"{progress}, being written or stopped (no flock here to tell by)"
         if self.writer is None:
@@ -787,7 +787,7 @@ class ProgressLines:
         if self.report is None or deals >= self.total or now - self.last < PROGRESS_LINE_SECONDS:
             return
         self.last = now
-        news = [f"{deals:,} of {self.total:,} {self.unit}s ({deals / self.total:.0%})"]
+        news = [f"{deals:,} of {counted(self.total, self.unit)} ({deals / self.total:.0%})"]
         news.append(f"{tqdm.format_interval(now - self.start)} so far")
         since, paced = self.paced_from
         if deals > paced:
