@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -12,12 +13,14 @@ from pyarrow import parquet
 
 from hearts_sim import simulate
 from hearts_sim.core.cards import FULL_DECK, SUIT_MASKS, CardSet
-from hearts_sim.core.rules import RulesError
+from hearts_sim.core.rules import Rules, RulesError
 from hearts_sim.studies.analysis import (
     MAX_BATCH,
     AnalysisError,
     RecordSummary,
+    UnfinishedRunWarning,
     add_features,
+    failed_moon_mask,
     failed_moons,
     hand_features,
     iter_records,
@@ -31,8 +34,10 @@ from hearts_sim.studies.analysis import (
     source_offset,
     stopping_tricks,
     to_long,
+    unfinished_note,
     wilson_interval,
 )
+from hearts_sim.studies.tournament import Interrupted, TournamentConfig, run_tournament
 
 CLUBS, DIAMONDS, SPADES, HEARTS = (int(m) for m in SUIT_MASKS)
 
@@ -343,11 +348,25 @@ def test_game_records_and_missing_directories_are_refused(tmp_path) -> None:
         (lambda: moon_rates(_hands(), scale=-1000), "scale must be a number > 0, not -1000"),
         (lambda: qs_capture_rates(_hands(), z=float("inf")), "z must be a number > 0, not inf"),
         (lambda: RecordSummary.from_frame(_hands()).failed_moons(scale="x"), "scale must be a number > 0"),
-        (lambda: failed_moons(_hands(), min_points=0), "min_points must be a whole number of points >= 1"),
+        (lambda: failed_moons(_hands(), min_points=0), "min_points 0 is not valid: a hand has at most 43"),
+        (lambda: failed_moons(_hands(), min_points=44), "min_points 44 is not valid: .* choose 1 .. 43"),
+        (lambda: stopping_tricks(_with_timeline(_hands()), min_points=1.5), "min_points 1.5 is not valid"),
+        (lambda: failed_moon_mask(_hands()), "marks the rows of long records: pass to_long\\(records\\)"),
+        (lambda: failed_moon_mask(to_long(_hands()).drop(columns=["points"])), "needs column 'points'"),
         (
-            lambda: stopping_tricks(_with_timeline(_hands()), min_points=1.5),
-            "min_points must be a whole number",
+            lambda: to_long(pd.concat([_hands(), simulate("qdan5", ["random"] * 5, hands=2)])),
+            "these records mix numbers of players: 4 of their 6 hands have no seat 4",
         ),
+        (
+            lambda: RecordSummary.from_frame(_hands(), min_point=18),
+            "unknown option 'min_point': choose min_points or all_hearts; did you mean 'min_points'",
+        ),
+        (
+            lambda: RecordSummary().add(RecordSummary()),
+            "expected a DataFrame of hand records, not RecordSummary",
+        ),
+        (lambda: RecordSummary(all_hearts="yes"), "all_hearts must be True or False, not 'yes'"),
+        (lambda: RecordSummary(min_points=50), "min_points 50 is not valid"),
         (
             lambda: stopping_tricks(to_long(_with_timeline(_hands())).drop(columns=["shot_moon"])),
             "needs column 'shot_moon'",
@@ -366,6 +385,54 @@ def test_odd_input_is_refused_in_one_line(call, message: str) -> None:
     with pytest.raises(AnalysisError, match=message) as refused:
         call()
     assert "\n" not in str(refused.value)
+
+
+def test_a_summary_pools_only_hands_that_pool_and_shows_in_one_line() -> None:
+    """``RecordSummary.add`` took a 5-player frame, or records under other rules, into a 4-player
+    standard summary without a word (``from_records`` of such runs refuses them); its repr was
+    every count table, 9,600 characters in a notebook."""
+    summary = RecordSummary.from_frame(simulate("standard", ["random", "lowest"] * 2, hands=4))
+    assert repr(summary) == "RecordSummary(4 hands; agents: lowest, random; rules: standard)"
+    assert (
+        repr(RecordSummary.from_frame(_hands()))
+        == "RecordSummary(4 hands; agents: A, B; rules: not recorded)"
+    )
+    with pytest.raises(AnalysisError, match="of 5 players and the summary's of 4: their rates do not pool"):
+        summary.add(simulate("qdan5", ["random"] * 5, hands=2))
+    other = simulate(Rules(moon="self_minus"), ["random"] * 4, hands=2)
+    with pytest.raises(
+        AnalysisError, match="under other rules than the summary's \\(moon=self_minus; standard\\)"
+    ):
+        summary.add(other)
+    assert summary.hands == 4  # nothing of a refused frame was counted
+    summary.add(simulate("standard", ["random"] * 4, hands=3))
+    assert summary.hands == 7 and summary.n_players == 4
+
+
+def test_the_failed_moon_mask_is_a_series_on_the_long_index() -> None:
+    long = to_long(_hands()).iloc[::-1]  # any index: the mask keeps it
+    mask = failed_moon_mask(long)
+    assert mask.index.equals(long.index) and mask.dtype == bool and mask.name == "failed_moon"
+    assert sorted(long[mask][["hand", "seat"]].itertuples(index=False)) == [(1, 1), (2, 3)]
+    assert mask.groupby(long["agent"], observed=True).sum().to_dict() == {"A": 0, "B": 2}
+
+
+def test_records_of_an_unfinished_run_come_with_a_warning(tmp_path) -> None:
+    """A run stopped after 1 of its chunks read as if it were whole: a report said "65,534
+    hands" without a word that they were 1 of 43 chunks'."""
+    config = TournamentConfig(("random", "lowest"), deals=40, seed=2, chunk_deals=4)
+    with pytest.raises(Interrupted):
+        run_tournament(config, tmp_path / "stopped", progress=False, stop_after_chunks=1)
+    with pytest.warns(
+        UnfinishedRunWarning, match=r"stopped is not finished: its manifest counts 1 of 10 chunks"
+    ):
+        assert len(load_records(tmp_path / "stopped")) == 4 * 14
+    assert "hearts-sim status" in unfinished_note(tmp_path / "stopped")
+    run_tournament(config, tmp_path / "stopped", progress=False, resume=True)
+    assert unfinished_note(tmp_path / "stopped") is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a finished run reads without one
+        assert len(load_records(tmp_path / "stopped")) == 40 * 14
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -9,20 +10,30 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hearts_sim import simulate
 from hearts_sim.apps.cli import main
-from hearts_sim.studies.analysis import RecordSummary, failed_moons, load_records, moon_rates
+from hearts_sim.core.rules import Rules
+from hearts_sim.studies.analysis import (
+    RecordSummary,
+    UnfinishedRunWarning,
+    failed_moons,
+    load_records,
+    moon_rates,
+)
 from hearts_sim.studies.report import (
     REPORT_DIR,
     SUMMARY_FILE,
     _figures,
     mean_trick,
     new_axes,
+    plot_distribution,
     plot_failed_cost,
     plot_rate_curves,
     plot_rates,
+    plot_tricks,
     summary_markdown,
 )
-from hearts_sim.studies.tournament import make_config, run_tournament
+from hearts_sim.studies.tournament import Interrupted, TournamentConfig, make_config, run_tournament
 
 FIGURES = {
     "moon_rate_by_agent.png",
@@ -211,3 +222,37 @@ def test_a_column_name_reads_as_words_on_a_figure() -> None:
     table = pd.DataFrame({"rate": [3.0, 8.0, 18.0, 9.0], "low": 1.0, "high": 20.0}, index=index)
     ax = plot_rates(table, new_axes(), title="t", ylabel="moons per 1,000 hands")
     assert ax.get_legend().get_title().get_text() == "pass direction" and ax.get_xlabel() == "agent"
+
+
+def test_a_report_of_an_unfinished_run_says_so(tmp_path: Path) -> None:
+    """A run stopped after 1 of its chunks was reported as if it were whole."""
+    config = TournamentConfig(("random", "lowest"), deals=40, seed=2, chunk_deals=4)
+    with pytest.raises(Interrupted):
+        run_tournament(config, tmp_path / "run", progress=False, stop_after_chunks=1)
+    with pytest.warns(UnfinishedRunWarning, match="is not finished: its manifest counts 1 of 10 chunks"):
+        assert main(["report", str(tmp_path / "run")]) == 0
+    summary = (tmp_path / "run" / REPORT_DIR / SUMMARY_FILE).read_text()
+    assert f"**Warning**: {tmp_path / 'run'} is not finished: its manifest counts 1 of 10 chunks" in summary
+    assert "56 hands" in summary
+
+
+def test_a_figure_of_no_hands_says_so_without_a_warning() -> None:
+    """A Black Maria report with no failed attempt at --min-points 43 printed matplotlib's "No
+    artists with labels found to put in legend" among its own lines."""
+    empty = pd.DataFrame(columns=pd.Index([], dtype=int), index=pd.Index([], name="agent"), dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        drawn = [
+            plot_tricks(empty, new_axes(), title="t", ylabel="share"),
+            plot_distribution(empty, new_axes(), title="t"),
+        ]
+    for ax in drawn:
+        assert ax.get_legend() is None and [t.get_text() for t in ax.texts] == ["none in these hands"]
+
+
+def test_the_rules_are_named_by_their_preset() -> None:
+    """summary.md said "rules: n_players=5" for qdan5, and "target_score=50" for quick."""
+    five = RecordSummary.from_frame(simulate("qdan5", ["random"] * 5, hands=20, seed=1))
+    assert "rules: qdan5 (n_players=5)." in summary_markdown(five, "x", [])
+    edited = RecordSummary.from_frame(simulate(Rules(moon="off"), ["random"] * 4, hands=20, seed=1))
+    assert "rules: moon=off." in summary_markdown(edited, "x", [])

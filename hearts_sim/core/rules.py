@@ -389,6 +389,18 @@ PRESETS: dict[str, Rules] = {
 }
 
 
+def rules_label(description: str) -> str:
+    """A ``Rules.describe()`` text for people, with the preset it is when it is one.
+
+    >>> rules_label(Rules.preset("quick").describe()), rules_label("standard"), rules_label("moon=off")
+    ('quick (target_score=50)', 'standard', 'moon=off')
+    """
+    for name, preset in PRESETS.items():
+        if preset.describe() == description:
+            return description if description == name else f"{name} ({description})"
+    return description
+
+
 def resolve_rules(rules: Rules | str | None, overrides: dict[str, Any] | None = None) -> Rules:
     """A ``Rules`` from a value, a preset name or ``None`` (standard), plus overrides."""
     if rules is None:

@@ -24,6 +24,7 @@ the counts up). Rates carry Wilson 95% intervals.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,7 +53,7 @@ from hearts_sim.core.cards import (
 )
 from hearts_sim.core.checks import did_you_mean, is_integer, is_real, shown
 from hearts_sim.core.errors import InputError
-from hearts_sim.core.rules import PASS_DIRECTIONS, Rules, check_n_players, pass_offset
+from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS, Rules, check_n_players, pass_offset
 from hearts_sim.selfplay.records import (
     HAND_SEAT_COLUMNS,
     HANDS_DIR,
@@ -101,6 +102,11 @@ FEATURES = (
     "has_as",
     "has_jd",
 )
+
+
+class UnfinishedRunWarning(UserWarning):
+    """Records read from a run that is not finished (stopped, or being written): what they say is
+    about the hands of its finished chunks only (``unfinished_note``)."""
 
 
 class AnalysisError(InputError):
@@ -217,7 +223,9 @@ def hand_features(cards: Any, prefix: str = "") -> pd.DataFrame:
 
 # ---------------------------------------------------------------------------- wide -> long
 def n_seats(records: pd.DataFrame) -> int:
-    """The number of players in wide records (the ``dealt_<seat>`` columns)."""
+    """The number of players in wide records (the ``dealt_<seat>`` columns); ``AnalysisError``
+    for records of several numbers of players (``pd.concat`` of a 4-player run and a 5-player
+    one leaves the 4-player hands without a seat 4, which would count as a fifth player)."""
     records = _frame(records)
     count = 0
     while f"dealt_{count}" in records.columns:
@@ -226,6 +234,12 @@ def n_seats(records: pd.DataFrame) -> int:
         raise AnalysisError(
             "these are not per-hand records (no dealt_0 column): analyse the records of simulate(), "
             "of a hand tournament, or the hands of games (simulate_games(hands=True), a --games run's hands/)"
+        )
+    short = int(records[f"dealt_{count - 1}"].isna().sum())
+    if short:
+        raise AnalysisError(
+            f"these records mix numbers of players: {short:,} of their {len(records):,} hands have no seat "
+            f"{count - 1}; analyse the records of each number of players apart (their rates do not pool)"
         )
     return count
 
@@ -559,6 +573,17 @@ def moon_rates(
     return _with_rate(moon_counts(data, by, per), "moons", "hands", scale, z)
 
 
+def check_min_points(min_points: Any, rules: Rules | None = None, name: str = "min_points") -> None:
+    """``AnalysisError`` unless ``min_points`` (the points that make a failed moon attempt) is a
+    whole number a hand can reach: under ``rules``, or under any rules (43 points, Black Maria's)."""
+    most = MAX_POINTS if rules is None else rules.moon_total
+    if not is_integer(min_points) or not 1 <= min_points <= most:
+        limit = "a hand has" if rules is None else "a hand under these rules has"
+        raise AnalysisError(
+            f"{name} {shown(min_points)} is not valid: {limit} at most {most} points; choose 1 .. {most}"
+        )
+
+
 def failed_moon_mask(
     long: pd.DataFrame, min_points: int = DEFAULT_FAILED_POINTS, all_hearts: bool = True
 ) -> Any:
@@ -569,9 +594,18 @@ def failed_moon_mask(
     cards escaped), or, with ``all_hearts``, took all 13 hearts while someone else took
     the QS (the classic failed moon, only 13 points). For Black Maria's 43 points pass a
     larger ``min_points`` (33 is the same share); ``all_hearts`` applies to 26-point hands.
+    ``long``: records in long format (``to_long``); the mask is a boolean Series on its index.
     """
-    if not is_integer(min_points) or min_points < 1:
-        raise AnalysisError(f"min_points must be a whole number of points >= 1, not {shown(min_points)}")
+    long = _frame(long)
+    if "seat" not in long.columns and "dealt_0" in long.columns:
+        raise AnalysisError("failed_moon_mask marks the rows of long records: pass to_long(records)")
+    _require(long, ("points", "hearts_taken", "shot_moon"), "failed_moon_mask")
+    return pd.Series(_failed(long, min_points, all_hearts), index=long.index, name="failed_moon")
+
+
+def _failed(long: pd.DataFrame, min_points: Any, all_hearts: bool) -> np.ndarray:
+    """``failed_moon_mask`` as an array (the count tables' columns)."""
+    check_min_points(min_points)
     failed = long["points"].to_numpy() >= min_points
     if all_hearts:
         failed = failed | (long["hearts_taken"].to_numpy() == N_RANKS)
@@ -587,7 +621,7 @@ def failed_moon_counts(
     """Counts and score sums behind ``failed_moons``; additive over batches."""
     keys = _keys(by)
     long = _long(data, keys, ("points", "score", "hearts_taken", "shot_moon"))
-    failed = failed_moon_mask(long, min_points, all_hearts)
+    failed = _failed(long, min_points, all_hearts)
     score = long["score"].to_numpy(dtype=np.int64)
     return _group_sums(
         long,
@@ -737,9 +771,7 @@ def stopping_trick_counts(
     """Failed moon attempts per (group, trick that stopped them); additive over batches."""
     keys = _keys(by)
     long = _timeline(data, keys, "moon_stopped_trick", ("points", "hearts_taken", "shot_moon"))
-    return distribution_counts(
-        long[failed_moon_mask(long, min_points, all_hearts)], keys, "moon_stopped_trick"
-    )
+    return distribution_counts(long[_failed(long, min_points, all_hearts)], keys, "moon_stopped_trick")
 
 
 def stopping_tricks(
@@ -903,7 +935,31 @@ def run_parts(directory: Path) -> list[Path]:
         raise AnalysisError(str(error)) from None
     if not parts:
         raise AnalysisError(f"{run} holds no finished chunk yet (its manifest counts none)")
+    note = unfinished_note(directory)
+    if note is not None:
+        warnings.warn(note, UnfinishedRunWarning, stacklevel=3)
     return parts
+
+
+def unfinished_note(path: str | Path) -> str | None:
+    """What to say of records read from a run that is not finished (its manifest counts fewer
+    chunks done than planned: stopped, or being written); None for a finished run, or records
+    without a manifest."""
+    import json
+
+    directory = records_path(path)
+    run = directory.parent if (directory.parent / MANIFEST).is_file() else directory
+    try:
+        manifest = json.loads((run / MANIFEST).read_text())
+        done, total = manifest["chunks_done"], manifest["chunks_total"]
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return None
+    if not (is_integer(done) and is_integer(total)) or done >= total:
+        return None
+    return (
+        f"{run} is not finished: its manifest counts {done:,} of {total:,} chunks, and these are "
+        f"their hands only (hearts-sim status {run} says whether it is being written, or how to resume it)"
+    )
 
 
 def _dataset(path: str | Path, batch_size: int = DEFAULT_BATCH) -> tuple[Any, Path]:
@@ -1027,6 +1083,8 @@ def find_hand(
         raise AnalysisError(f"nth must be a whole number >= 1, not {shown(nth)}")
     if agent is not None and row is not None:
         raise AnalysisError("an agent picks among the moon shots or the failed attempts, not a row number")
+    if failed:
+        check_min_points(min_points, run_rules(records_path(path)))
     seen, found, agents = 0, 0, set[str]()
     for batch in iter_records(path, batch_size=batch_size, every_column=True):
         if row is not None:
@@ -1036,7 +1094,7 @@ def find_hand(
             continue
         long = to_long(batch)
         agents.update(str(a) for a in long["agent"].cat.categories)
-        picked = long["shot_moon"].to_numpy() if moon else failed_moon_mask(long, min_points)
+        picked = long["shot_moon"].to_numpy() if moon else _failed(long, min_points, True)
         if agent is not None:
             picked = picked & (long["agent"].astype(str).to_numpy() == agent)
         hits = long[picked]
@@ -1195,6 +1253,17 @@ class RecordSummary:
     game_hands: int = 0  # of ``hands``, those of games (which say where each seat stood)
     counts: dict[str, pd.DataFrame] = field(default_factory=dict)
     rules: set[str] = field(default_factory=set)
+    n_players: int = 0  # of the hands added (0: none yet)
+
+    def __post_init__(self) -> None:
+        check_min_points(self.min_points)
+        if not isinstance(self.all_hearts, bool):
+            raise AnalysisError(f"all_hearts must be True or False, not {shown(self.all_hearts)}")
+
+    def __repr__(self) -> str:  # not every count table (a notebook cell ending in one filled the screen)
+        agents = ", ".join(self.agents) if self.counts else "none yet"
+        rules = "; ".join(sorted(self.rules)) or "not recorded"
+        return f"RecordSummary({self.hands:,} hands; agents: {agents}; rules: {rules})"
 
     def counters(self) -> dict[str, Counter]:
         return {
@@ -1219,13 +1288,28 @@ class RecordSummary:
         }
 
     def add(self, records: pd.DataFrame) -> None:
-        """Fold in wide per-hand records."""
+        """Fold in wide per-hand records: of the same number of players and the same rules as
+        those added before (``AnalysisError`` otherwise: their rates do not pool)."""
+        records = _frame(records)
         if len(records) == 0:
             return
+        n = n_seats(records)
+        if self.n_players and n != self.n_players:
+            raise AnalysisError(
+                f"these records are of {n} players and the summary's of {self.n_players}: "
+                "their rates do not pool (make a summary for each)"
+            )
+        rules = set(map(str, pd.unique(records["rules"].astype(str)))) if "rules" in records else set()
+        if len(self.rules | rules) > 1:
+            named = "; ".join(sorted(self.rules | rules))
+            raise AnalysisError(
+                f"these records are under other rules than the summary's ({named}): "
+                "their rates do not pool (make a summary for each)"
+            )
         long = to_long(records, features=("dealt", "held"))
         self.hands += len(records)
-        if "rules" in records.columns:
-            self.rules.update(str(r) for r in pd.unique(records["rules"].astype(str)))
+        self.n_players = n
+        self.rules.update(rules)
         timeline = "qs_trick" in long.columns  # not in records made before 2026-12-05
         self.timeline_hands += len(records) if timeline else 0
         in_games = "game_place" in long.columns
@@ -1236,9 +1320,21 @@ class RecordSummary:
 
     @classmethod
     def from_frame(cls, records: pd.DataFrame, **options: Any) -> RecordSummary:
-        summary = cls(**options)
+        summary = cls.with_options(**options)
         summary.add(records)
         return summary
+
+    @classmethod
+    def with_options(cls, **options: Any) -> RecordSummary:
+        """An empty summary counting failed attempts as ``options`` say (``min_points``,
+        ``all_hearts``); ``AnalysisError`` for any other name."""
+        allowed = ("min_points", "all_hearts")
+        for name in options:
+            if name not in allowed:
+                raise AnalysisError(
+                    f"unknown option {name!r}: choose {' or '.join(allowed)}{did_you_mean(name, allowed)}"
+                )
+        return cls(**options)
 
     @classmethod
     def from_records(
@@ -1251,7 +1347,7 @@ class RecordSummary:
             raise AnalysisError("no run given: name at least one run directory")
         if len(runs) > 1:
             pooled_rules(runs)
-        summary = cls(**options)
+        summary = cls.with_options(**options)
         for path in runs:
             for batch in iter_records(path, batch_size=batch_size):
                 summary.add(batch)

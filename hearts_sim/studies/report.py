@@ -18,18 +18,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.errors import StorageError
 from hearts_sim.core.files import write_atomically
-from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS
+from hearts_sim.core.rules import PASS_DIRECTIONS, rules_label
 from hearts_sim.selfplay.records import HANDS_DIR, MANIFEST, RECORDS_DIR
 from hearts_sim.studies.analysis import (
     DEFAULT_BATCH,
     DEFAULT_FAILED_POINTS,
     AnalysisError,
     RecordSummary,
+    check_min_points,
     per_thousand,
     pooled_rules,
+    unfinished_note,
 )
 
 REPORT_DIR = "report"
@@ -134,9 +135,17 @@ def plot_rate_curves(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    if len(table):
-        ax.legend(title=_label(table.index.names[0]), fontsize="small")
+    _legend(ax, table, _label(table.index.names[0]))
     return ax
+
+
+def _legend(ax: Any, table: pd.DataFrame, title: str) -> None:
+    """The legend of one line per group, or, for a table with none (no failed moon attempt in
+    these hands), a word on the empty axes instead of matplotlib's warning of an empty legend."""
+    if len(table):
+        ax.legend(title=title, fontsize="small")
+    else:
+        ax.text(0.5, 0.5, "none in these hands", transform=ax.transAxes, ha="center", va="center")
 
 
 def _minor_log_label(value: float, _: int) -> str:
@@ -172,11 +181,12 @@ def plot_distribution(
     values = table.columns.to_numpy(dtype=float)
     for group, row in table.iterrows():
         ax.step(values, row.to_numpy(dtype=float), where="mid", label=str(group))
-    ax.set_yscale("log")
+    if len(table):
+        ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("share of hands")
     ax.set_title(title)
-    ax.legend(title=_label(table.index.name or ""), fontsize="small")
+    _legend(ax, table, _label(table.index.name or ""))
     return ax
 
 
@@ -190,7 +200,7 @@ def plot_tricks(table: pd.DataFrame, ax: Any, *, title: str, ylabel: str) -> Any
     ax.set_xlabel("trick")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(title=_label(table.index.name or ""), fontsize="small")
+    _legend(ax, table, _label(table.index.name or ""))
     return ax
 
 
@@ -280,15 +290,20 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> lis
     return lines
 
 
-def summary_markdown(summary: RecordSummary, source: str, figures: Sequence[str]) -> str:
-    """The Markdown summary: per-agent moon figures, moon rate per pass direction, QS rates."""
+def summary_markdown(
+    summary: RecordSummary, source: str, figures: Sequence[str], notes: Sequence[str] = ()
+) -> str:
+    """The Markdown summary: per-agent moon figures, moon rate per pass direction, QS rates;
+    ``notes`` (a run that is not finished, ``unfinished_note``) as a warning under the title."""
     moons = summary.moon_rates("moons")
     failed = summary.failed_moons()
     suffered = summary.moons_suffered()
-    rules = "; ".join(sorted(summary.rules)) or "not recorded"
+    rules = "; ".join(sorted(map(rules_label, summary.rules))) or "not recorded"
     lines = [
         "# Moon-shot report",
         "",
+        *(f"**Warning**: {note}." for note in notes),
+        *([""] if notes else []),
         f"Records: `{source}`: {summary.hands:,} hands; rules: {rules}.",
         "Rates are per 1,000 hands an agent played (player-hands), with Wilson 95% intervals.",
         f"A failed attempt: no moon, but at least {summary.min_points} raw points"
@@ -420,11 +435,11 @@ def write_report(
         raise ReportError("report needs at least one run directory")
     if len(sources) > 1 and out is None:
         raise ReportError(f"a report of {len(sources)} runs needs --out DIR: where to write it")
-    _check_min_points(min_points, MAX_POINTS, "a hand has at most")  # before the records are read
     try:
+        check_min_points(min_points, name="--min-points")  # before the records are read
         rules = pooled_rules(sources)
         if rules is not None:
-            _check_min_points(min_points, rules.moon_total, "a hand under these rules has")
+            check_min_points(min_points, rules, name="--min-points")
         summary = RecordSummary.from_records(sources, batch_size=batch_size, min_points=min_points)
     except ReportError:
         raise
@@ -441,7 +456,8 @@ def write_report(
         image = io.BytesIO()
         ax.figure.savefig(image, dpi=100, format="png")
         files[target / name] = image.getvalue()
-    markdown = summary_markdown(summary, "`, `".join(map(str, sources)), list(figures))
+    notes = [note for note in map(unfinished_note, sources) if note is not None]
+    markdown = summary_markdown(summary, "`, `".join(map(str, sources)), list(figures), notes)
     files[target / SUMMARY_FILE] = markdown.encode()
     for path, data in files.items():
         try:
@@ -449,10 +465,3 @@ def write_report(
         except OSError as error:  # a full disk: the records are only read, so nothing is lost
             raise StorageError(f"cannot write {path}: {error.strerror or error}") from None
     return list(files)
-
-
-def _check_min_points(min_points: Any, most: int, limit: str) -> None:
-    if not is_integer(min_points) or not 1 <= min_points <= most:
-        raise ReportError(
-            f"--min-points {shown(min_points)} is not valid: {limit} {most} points; choose 1 .. {most}"
-        )

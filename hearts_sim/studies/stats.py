@@ -20,7 +20,7 @@ import numpy as np
 from hearts_sim._numba import njit
 from hearts_sim.core.checks import counted, is_real, shown, store_plain
 from hearts_sim.core.errors import InputError
-from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS, pass_direction_name
+from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS, pass_direction_name, rules_label
 
 # ---------------------------------------------------------------------------- statistics
 # Tally's lists of one integer sum per agent
@@ -557,7 +557,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     out = [
         f"{counted(summary['deals'], 'game' if games else 'deal')} x "
         f"{counted(summary['seatings'], 'seating')} = {counted(summary['hands'], 'hand')}; "
-        f"rules: {summary['rules']}; {_seeds(summary['seed'])}",
+        f"rules: {rules_label(summary['rules'])}; {_seeds(summary['seed'])}",
         "",
         line(header),
         line(["-" * w for w in widths]),
