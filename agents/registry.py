@@ -197,6 +197,12 @@ def parse_policy(text: str) -> Policy:
         raise AgentError(f"malformed agent spec {text!r}: write name or name(param=value,...)")
     name, arguments = match.group(1), match.group(2)
     kind = KIND_BY_NAME.get(name)
+    level = stored_levels().get(name) if kind is None else None
+    if level is not None:  # "easy(careless=0.5)" said: unknown agent 'easy' ...; did you mean 'easy'?
+        raise AgentError(
+            f"{name!r} is a level and takes no parameters: it is {level.agent}; "
+            "write that spec with the values you want changed"
+        )
     if kind is None:
         names = agent_names()
         raise AgentError(

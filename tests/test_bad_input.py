@@ -168,6 +168,8 @@ CASES: list[tuple[list[str], str]] = [
     # ---- match
     (["match", "lowest"], "exactly 2 agents, got 1"),
     (["match", "lowest", "random", "highest"], "exactly 2 agents, got 3"),
+    (["match", "--deals", "4"], "exactly 2 agents, got none"),  # it said 3: the tournament's default
+    (["match", "easy(careless=0.5)", "lowest"], "'easy' is a level and takes no parameters: it is rule("),
     (["match", "lowest", "random", "--deals", "0"], "--deals 0 is not valid"),
     (["match", "lowest", "random", "--seed", "-1"], "--seed -1 is not valid"),
     (["match", "ismcts(c=nan)", "random", "--hands", "1"], "ismcts: parameter c='nan'"),
@@ -184,14 +186,26 @@ CASES: list[tuple[list[str], str]] = [
     ),
     (["match", "--resume", "{tmp}", "lowest", "random"], "drop AGENT"),
     (["match", "--config", "{config:three_agents}"], "exactly 2 agents, got 3"),
-    (["match", "lowest", "random", "--sprt", "0"], "sprt gain=0.0 is not valid"),
-    (["match", "lowest", "random", "--sprt", "-0.5"], "--sprt -0.5 is not valid"),
+    (
+        ["match", "lowest", "random", "--sprt", "0"],
+        "--sprt 0 is not valid: choose a number above 0 and at most 43",
+    ),
+    (
+        ["match", "lowest", "random", "--sprt", "-0.5"],
+        "--sprt -0.5 is not valid: choose a number above 0 and",
+    ),
     (["match", "lowest", "random", "--sprt", "nan"], "--sprt nan is not valid"),
     (["match", "lowest", "random", "--sprt", "50"], "--sprt 50 is not valid"),
-    (["match", "lowest", "random", "--sprt", "0.5", "--sprt-alpha", "0"], "sprt alpha=0.0 is not valid"),
-    (["match", "lowest", "random", "--sprt", "0.5", "--sprt-beta", "0.5"], "sprt beta=0.5 is not valid"),
+    (
+        ["match", "lowest", "random", "--sprt", "0.5", "--sprt-alpha", "0"],
+        "choose a number above 0 and below 0.5",
+    ),
+    (
+        ["match", "lowest", "random", "--sprt", "0.5", "--sprt-beta", "0.5"],
+        "--sprt-beta 0.5 is not valid: choose a",
+    ),
     (["match", "lowest", "random", "--sprt-alpha", "0.01"], "give --sprt GAIN too"),
-    (["match", "lowest", "random", "--sprt", "0.5", "--sprt-null", "0.5"], "sprt null=0.5 is not valid"),
+    (["match", "lowest", "random", "--sprt", "0.5", "--sprt-null", "0.5"], "choose a gain below --sprt 0.5"),
     (["match", "lowest", "random", "--sprt-null", "0.2"], "give --sprt GAIN too"),
     (["match", "--resume", "{tmp}", "--sprt", "0.5"], "drop --sprt"),
     (["match", "lowest", "random", "--sprt", "0.5", "--games"], "not whole games"),
@@ -278,7 +292,10 @@ CASES: list[tuple[list[str], str]] = [
     (["report", "{tmp}", "--min-points", "0"], "--min-points 0 is not valid"),
     (["report", "{tmp}", "--min-points", "44"], "--min-points 44 is not valid"),
     (["report", "{tmp}", "--min-points", "abc"], "--min-points abc is not valid"),
-    (["report", "{run:good}", "--min-points", "27"], "a hand under these rules has 26 points"),
+    (
+        ["report", "{run:good}", "--min-points", "27"],
+        "a hand under these rules has at most 26 points; choose 1 .. 26",
+    ),
     (["report", "{run:truncated}"], "bytes, not the"),
     (["report", "{run:deleted}"], "is missing"),
     (["report", "{run:garbage}"], "SHA-256 differs"),
@@ -304,6 +321,10 @@ CASES: list[tuple[list[str], str]] = [
     (["replay", "{run:good}", "--row", "1", "--agent", "rule"], "add --moon or --failed"),
     (["replay", "{run:good}", "--moon", "--nth", "0"], "--nth 0 is not valid"),
     (["replay", "{run:good}", "--failed", "--min-points", "0"], "--min-points 0 is not valid"),
+    (
+        ["replay", "{run:good}", "--failed", "--min-points", "27"],
+        "min_points 27 is not valid: a hand under these",
+    ),
     (["replay", "{run:good}", "--moon", "--agent", "nosuch"], "no agent 'nosuch' in"),
     (["replay", "{run:good}", "--moon", "--nth", "100000"], "moon shots, not 100,000"),
     (["replay", "{run:truncated}", "--row", "0"], "bytes, not the"),

@@ -447,6 +447,42 @@ def test_an_interrupted_sprt_match_resumes_to_the_same_verdict(tmp_path: Path) -
     )
 
 
+def test_a_stopped_match_is_resumed_as_a_match(tmp_path: Path) -> None:
+    """A stopped ``match`` said to resume with ``hearts-sim tournament --resume``, which prints the
+    tournament's summary (its JSON is not a match's); the subcommand that started it resumes it."""
+    config = TournamentConfig(("rule", "random"), deals=40, seed=3, chunk_deals=4)
+    for subcommand in ("match", "tournament"):
+        out = tmp_path / subcommand
+        started_by = ["hearts-sim", subcommand, "rule", "random", "--out", str(out)]
+        with pytest.raises(Interrupted, match=f"resume with: hearts-sim {subcommand} --resume {out}$"):
+            run_tournament(config, out, progress=False, stop_after_chunks=1, command=started_by)
+        assert tournament.run_status(out).resume == f"hearts-sim {subcommand} --resume {out}"
+    with pytest.raises(Interrupted, match="resume with: hearts-sim tournament --resume"):  # none recorded
+        run_tournament(config, tmp_path / "python", progress=False, stop_after_chunks=1)
+
+
+def test_ctrl_c_after_the_last_chunk_says_the_run_is_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C between a kept run's last chunk and its printed results was a bare "hearts-sim:
+    interrupted"; the run is whole on disk. Here the Ctrl-C comes as the results are formatted."""
+    from hearts_sim.apps.cli import main
+
+    def ctrl_c(*_: object) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stats, "format_summary", ctrl_c)
+    out = tmp_path / "run"
+    assert main(["match", "rule", "lowest", "--deals", "4", "--threads", "1", "--out", str(out)]) == 130
+    said = capsys.readouterr().err.splitlines()[-1]  # after a line on compiling, the first time
+    assert (
+        said == f"hearts-sim: interrupted after the run finished: hearts-sim status {out} prints its results"
+    )
+    assert tournament.run_status(out).state == "finished"
+    assert main(["match", "rule", "lowest", "--deals", "4", "--threads", "1"]) == 130  # nothing kept
+    assert capsys.readouterr().err.splitlines()[-1] == "hearts-sim: interrupted"
+
+
 def test_an_undecided_sprt_match_plays_every_deal() -> None:
     config = TournamentConfig(("rule", "normal"), deals=40, seed=3, chunk_deals=10, sprt=Sprt(0.1))
     summary = run_tournament(config, progress=False).summary

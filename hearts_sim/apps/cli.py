@@ -18,7 +18,8 @@ import os
 import shlex
 import signal
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -217,9 +218,10 @@ def _tournament_config(
             return given
         return file_values.get(name, CONFIG_OPTIONS[name].default)
 
-    agents = list(value("agents")) or list(DEFAULT_AGENTS)
-    if n_agents is not None and len(agents) != n_agents:
-        raise UsageError(f"match takes exactly {n_agents} agents, got {len(agents)}")
+    given = list(value("agents"))
+    if n_agents is not None and len(given) != n_agents:  # not the tournament's default three
+        raise UsageError(f"match takes exactly {n_agents} agents, got {len(given) or 'none'}")
+    agents = given or list(DEFAULT_AGENTS)
     args.out = value("out")
     args.threads = value("threads")
     return make_config(
@@ -279,15 +281,36 @@ def _run(args: argparse.Namespace, config: TournamentConfig | None) -> Tournamen
             runner.close()
 
 
+@contextmanager
+def _finished_run_kept(args: argparse.Namespace) -> Iterator[None]:
+    """Ctrl-C (or SIGTERM) after a kept run's last chunk, before its results are printed, was a
+    bare "hearts-sim: interrupted": the run is whole on disk, and ``status`` prints its results."""
+    try:
+        yield
+    except KeyboardInterrupt as stop:
+        from hearts_sim.studies.tournament import TournamentError, run_status
+
+        out = args.resume or args.out
+        try:
+            finished = out is not None and run_status(out).state == "finished"
+        except TournamentError:
+            finished = False
+        if not finished:
+            raise
+        story = f"after the run finished: hearts-sim status {out} prints its results"
+        raise Stopped(story, isinstance(stop, Terminated)) from None
+
+
 def cmd_tournament(args: argparse.Namespace) -> int:
     from hearts_sim.studies.stats import format_summary
 
     _check_resume(args)
     config = None if args.resume else _tournament_config(args)
-    result = _run(args, config)
-    print(json.dumps(result.summary) if args.json else format_summary(result.summary))
-    if not args.json:
-        _where_the_records_are(result)
+    with _finished_run_kept(args):
+        result = _run(args, config)
+        print(json.dumps(result.summary) if args.json else format_summary(result.summary))
+        if not args.json:
+            _where_the_records_are(result)
     return 0
 
 
@@ -318,6 +341,7 @@ SPRT = Option(
     MAX_POINTS,  # no agent gains more points per hand than any rules deal out
     ("--sprt",),
     metavar="GAIN",
+    open_low=True,
 )
 SPRT_NULL = Option(
     "sprt_null",
@@ -338,6 +362,8 @@ SPRT_ALPHA = Option(
     0.5,
     ("--sprt-alpha",),
     metavar="RATE",
+    open_low=True,
+    open_high=True,
 )
 SPRT_BETA = Option(
     "sprt_beta",
@@ -348,6 +374,8 @@ SPRT_BETA = Option(
     0.5,
     ("--sprt-beta",),
     metavar="RATE",
+    open_low=True,
+    open_high=True,
 )
 SPRT_OPTIONS = (SPRT, SPRT_NULL, SPRT_ALPHA, SPRT_BETA)
 
@@ -366,6 +394,10 @@ def _sprt(args: argparse.Namespace) -> Sprt | None:
         raise UsageError(f"{given[0]} sets up a sequential test: give --sprt GAIN too")
     if args.sprt is None:
         return None
+    if args.sprt_null is not None and args.sprt_null >= args.sprt:
+        raise UsageError(
+            f"--sprt-null {args.sprt_null:g} is not valid: choose a gain below --sprt {args.sprt:g}"
+        )
     settings = {name: getattr(args, f"sprt_{name}") for name in ("null", "alpha", "beta")}
     return Sprt(args.sprt, **{name: value for name, value in settings.items() if value is not None})
 
@@ -376,14 +408,15 @@ def cmd_match(args: argparse.Namespace) -> int:
     _check_resume(args)
     sprt = _sprt(args)
     config = None if args.resume else _tournament_config(args, n_agents=2, sprt=sprt)
-    result = _run(args, config)
-    if len(result.summary["agents"]) != 2:
-        raise UsageError(
-            f"{args.resume} holds a tournament of {len(result.summary['agents'])} agents, not a match"
-        )
-    print(json.dumps(match_json(result.summary)) if args.json else format_summary(result.summary))
-    if not args.json:
-        _where_the_records_are(result)
+    with _finished_run_kept(args):
+        result = _run(args, config)
+        if len(result.summary["agents"]) != 2:
+            raise UsageError(
+                f"{args.resume} holds a tournament of {len(result.summary['agents'])} agents, not a match"
+            )
+        print(json.dumps(match_json(result.summary)) if args.json else format_summary(result.summary))
+        if not args.json:
+            _where_the_records_are(result)
     return 0
 
 

@@ -55,11 +55,13 @@ class Option:
     kind: str  # COUNT, NUMBER, SEED_KIND, TEXT, FLAG or TEXTS
     help: str
     default: Any = None
-    low: float = -math.inf  # the inclusive range of a count or number
+    low: float = -math.inf  # the range of a count or number, its ends included unless open
     high: float = math.inf
     flags: tuple[str, ...] = ()  # ("--deals", "--hands"); none: a positional argument
     metavar: str | None = None
     high_text: str = ""  # how ``high`` reads in messages (``2**64-1``)
+    open_low: bool = False  # ``low`` itself is refused (an error rate above 0)
+    open_high: bool = False
 
     @property
     def flag(self) -> str:
@@ -72,7 +74,14 @@ class Option:
             show = "{:d}" if self.kind != NUMBER else "{:.15g}"
             high = self.high_text or (show.format(int(self.high) if self.kind != NUMBER else self.high))
             low = show.format(int(self.low) if self.kind != NUMBER else self.low)
-            what += f" in {low} .. {high}"
+            if self.open_low or self.open_high:  # "a number above 0 and below 0.5"
+                above, below = (
+                    ("above" if self.open_low else "from"),
+                    ("below" if self.open_high else "at most"),
+                )
+                what += f" {above} {low} and {below} {high}"
+            else:
+                what += f" in {low} .. {high}"
         return what
 
     def _refuse(self, shown: str) -> UsageError:
@@ -81,7 +90,9 @@ class Option:
     def _in_range(self, value: Any, shown: str) -> Any:
         if isinstance(value, float) and not math.isfinite(value):
             raise self._refuse(shown)
-        if not self.low <= value <= self.high:
+        above = value > self.low if self.open_low else value >= self.low
+        below = value < self.high if self.open_high else value <= self.high
+        if not (above and below):
             raise self._refuse(shown)
         return value
 

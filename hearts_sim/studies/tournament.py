@@ -121,20 +121,29 @@ class ChunkError(TournamentError):
 class Interrupted(Stopped):
     """Ctrl-C (or SIGTERM, ``terminated``) between chunks: every finished chunk is on disk."""
 
-    def __init__(
-        self, done: int, total: int, out: Path | None, objects: bool = False, terminated: bool = False
-    ):
+    def __init__(self, done: int, total: int, out: Path | None, resume: str = "", terminated: bool = False):
         self.done, self.total, self.out = done, total, out
-        where = f"; resume with: {resume_command(out, objects)}" if out else ""
+        where = f"; resume with: {resume}" if out else ""
         super().__init__(f"after {done} of {total} chunks{where}", terminated)
 
 
-def resume_command(out: Path, objects: bool = False) -> str:
+def resume_command(out: Path, objects: bool = False, command: str | None = None) -> str:
     """How to continue the run in ``out``: the command line, or from Python when its agents
-    include objects (recorded by name only, so the caller gives them again)."""
+    include objects (recorded by name only, so the caller gives them again). ``command``: the
+    command line that started it (its manifest's), whose subcommand resumes it: a ``match``
+    prints its own summary (its JSON differs from a tournament's)."""
     if objects:
         return f"run_tournament(config, {str(out)!r}, resume=True), with its agent objects in config"
-    return f"hearts-sim tournament --resume {out}"
+    try:
+        words = shlex.split(command) if isinstance(command, str) else []
+    except ValueError:  # a hand-edited manifest
+        words = []
+    return f"hearts-sim {'match' if words[1:2] == ['match'] else 'tournament'} --resume {out}"
+
+
+def manifest_resume(out: Path, manifest: dict[str, Any]) -> str:
+    """``resume_command`` for the run in ``out`` with this manifest."""
+    return resume_command(out, bool(_recorded_objects(manifest)), manifest.get("command"))
 
 
 # ---------------------------------------------------------------------------- scheduling
@@ -553,6 +562,7 @@ def _play_run(
         else new_tally(config.seatings(), len(config.agents), config.games)
     )
     first_chunk = int(manifest.get("chunks_done", 0))
+    resume_with = resume_command(out_path, objects, manifest.get("command")) if out_path is not None else ""
     set_threads(threads)
     seating_agents = np.array(config.seatings(), dtype=np.int64)
     n_seatings = len(seating_agents)
@@ -611,17 +621,16 @@ def _play_run(
         except KeyboardInterrupt as stop:
             done = int(manifest.get("chunks_done", chunk)) if out_path is not None else chunk
             terminated = isinstance(stop, Terminated)
-            raise Interrupted(done, config.n_chunks, out_path, objects, terminated) from None
+            raise Interrupted(done, config.n_chunks, out_path, resume_with, terminated) from None
         except (ExternalAgentError, ChunkError) as error:  # the chunks finished before it are on disk
             if out_path is None:
                 raise
             done = int(manifest.get("chunks_done", chunk))
             raise type(error)(
-                f"{error}; {done} of {config.n_chunks} chunks are done: "
-                f"resume with {resume_command(out_path, objects)}"
+                f"{error}; {done} of {config.n_chunks} chunks are done: resume with {resume_with}"
             ) from None
     if last_chunk < config.n_chunks:
-        raise Interrupted(last_chunk, config.n_chunks, out_path, objects)
+        raise Interrupted(last_chunk, config.n_chunks, out_path, resume_with)
     summary = _summary(config.to_dict(), [spec.name for spec in config.specs()], tally, deals_cap)
     if out_path is not None:
         manifest["summary"] = summary
@@ -752,7 +761,7 @@ def run_status(out: str | Path) -> RunStatus:
         summary=summary,
         writer=writer,
         left=left,
-        resume=resume_command(out, bool(_recorded_objects(manifest))),
+        resume=manifest_resume(out, manifest),
         known=lock.known,
         started=_written_at(part_path(out, 0)),
     )
@@ -878,7 +887,7 @@ def _storage_message(
 ) -> str:
     return (
         f"cannot write {path}: {error.strerror or error}; {done} of {total} chunks are saved; "
-        f"resume with: {resume_command(out, bool(_recorded_objects(manifest)))}"
+        f"resume with: {manifest_resume(out, manifest)}"
     )
 
 
