@@ -24,7 +24,7 @@ import numpy as np
 from agents import baseline, ismcts, mc, net, pimc, rule
 from agents.external import ExternalSpec, is_external, parse_external, wrap_object
 from agents.kinds import EXTERNAL, MAX_PARAMS, AgentError, PolicyKind
-from agents.levels import Level, LevelError, level_name_problem, levels
+from agents.levels import Level, LevelError, every_level, level_name_problem
 from hearts_sim.core.checks import did_you_mean, shown
 from hearts_sim.core.rules import MAX_PLAYERS
 
@@ -259,7 +259,7 @@ def _parse_agent(spec: str | AgentSpec | Any, resolving: tuple[str, ...]) -> Age
         if sep and role.strip() in ("pass", "play") and "(" not in role:
             if role.strip() in roles:
                 raise AgentError(f"agent spec {spec!r} names the {role.strip()} policy twice")
-            if rest.strip() in levels():  # a level's policy of that role: pass=hard,play=rule
+            if rest.strip() in stored_levels():  # a level's policy of that role: pass=hard,play=rule
                 leveled = parse_agent(rest.strip())
                 roles[role.strip()] = leveled.pass_policy if role.strip() == "pass" else leveled.play_policy
                 continue
@@ -291,9 +291,9 @@ def check_level_name(name: str) -> str:
 
 
 def stored_levels() -> dict[str, Level]:
-    """The levels in ``agents/levels``; a file named like a built-in agent is an error, since a
-    level must never silently replace one."""
-    found = levels()
+    """The levels in ``agents/levels`` and the folders of ``$HEARTS_SIM_LEVELS``; a file named
+    like a built-in agent is an error, since a level must never silently replace one."""
+    found = every_level()
     for name, level in found.items():
         if name in KIND_BY_NAME:
             raise LevelError(

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents.kinds import AgentError
 from agents.levels import LevelError, levels, read_level
 from agents.registry import parse_agent
 from hearts_sim.core.rules import Rules
@@ -92,10 +93,7 @@ def test_a_malformed_level_file_is_a_clear_error(tmp_path: Path, text: str, mess
 def test_a_level_naming_an_unknown_agent_names_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "odd.toml").write_text('description = "x"\nagent = "nosuch"\nmax_ms_per_decision = 1\n')
-    import agents.registry as registry
-
-    monkeypatch.setattr(registry, "levels", lambda: levels(tmp_path))
+    _levels_dir(monkeypatch, tmp_path, {"odd": "nosuch"})
     with pytest.raises(LevelError, match=r"odd\.toml.*unknown agent 'nosuch'"):
         parse_agent("odd")
 
@@ -426,6 +424,41 @@ def test_a_tune_stopped_on_the_command_line_resumes_and_writes_the_level_it_was_
     assert tuned.provenance["command"] == "hearts-sim " + shlex.join(
         [*command, *level, "--out", str(out), "--json"]
     )
+    assert f"to play it, name its folder in HEARTS_SIM_LEVELS: HEARTS_SIM_LEVELS={levels} " in resumed.stderr
+    played = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", "match", "tuned", "lowest", "--deals", "2", "--threads", "1"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "HEARTS_SIM_LEVELS": str(levels)},
+    )  # fmt: skip
+    assert played.returncode == 0 and played.stdout.startswith("2 deals x 14 seatings"), played.stderr
+
+
+LEVEL = 'description = "mine"\nagent = "rule(shoot=30)"\nmax_ms_per_decision = 1\n'
+
+
+def test_levels_of_your_own_play_from_the_folders_of_hearts_sim_levels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A level written with ``tune --levels-dir DIR`` could be played nowhere: ``match`` and
+    ``agents`` read only the installed package's ``agents/levels``."""
+    mine, more = tmp_path / "mine", tmp_path / "more"
+    mine.mkdir(), more.mkdir()
+    (mine / "cautious.toml").write_text(LEVEL)
+    with pytest.raises(AgentError, match="unknown agent 'cautious'"):
+        parse_agent("cautious")
+    monkeypatch.setenv("HEARTS_SIM_LEVELS", os.pathsep.join([str(mine), str(more)]))
+    assert (
+        parse_agent("cautious") == parse_agent("rule(shoot=30)")
+        and parse_agent("cautious").name == "cautious"
+    )
+    assert parse_agent("hard") == parse_agent(levels()["hard"].agent)  # the shipped ones still first
+    (more / "hard.toml").write_text(LEVEL)  # never in place of a shipped level
+    with pytest.raises(LevelError, match=f"{more / 'hard.toml'}: the level hard is in .*hard.toml already"):
+        parse_agent("cautious")
+    monkeypatch.setenv("HEARTS_SIM_LEVELS", str(tmp_path / "missing"))
+    with pytest.raises(
+        LevelError, match=f"HEARTS_SIM_LEVELS names {tmp_path / 'missing'}, which is not a folder"
+    ):
+        parse_agent("rule(shoot=29)")
 
 
 def test_tune_refuses_a_resume_it_cannot_continue(tmp_path: Path) -> None:
@@ -600,14 +633,13 @@ def test_terminal_game_ends_cleanly_when_input_runs_out() -> None:
 
 
 def _levels_dir(monkeypatch: pytest.MonkeyPatch, directory: Path, files: dict[str, str]) -> None:
-    """Serve the level files ``files`` (name: agent spec) from ``directory`` instead of the shipped ones."""
-    import agents.registry as registry
-
+    """Serve the level files ``files`` (name: agent spec) from ``directory``, beside the shipped ones
+    (``$HEARTS_SIM_LEVELS``)."""
     for name, agent in files.items():
         (directory / f"{name}.toml").write_text(
             f'description = "x"\nagent = "{agent}"\nmax_ms_per_decision = 1\n'
         )
-    monkeypatch.setattr(registry, "levels", lambda: levels(directory))
+    monkeypatch.setenv("HEARTS_SIM_LEVELS", str(directory))
 
 
 def test_a_level_named_like_a_built_in_agent_is_an_error(

@@ -1,7 +1,9 @@
 """CPU levels as data: each ``<name>.toml`` here names an agent spec and how it was tuned.
 
 A level is usable anywhere an agent name is (``hearts-sim match hard random``,
-``simulate(seats=["easy", ...])``). A level file holds::
+``simulate(seats=["easy", ...])``): the shipped ones here, then those of the folders the
+environment variable ``HEARTS_SIM_LEVELS`` names (``level_folders``; levels of your own, written
+by ``hearts-sim tune --write-level NAME --levels-dir DIR``). A level file holds::
 
     description = "one line"
     agent = "rule(...)"             # any agent spec
@@ -11,6 +13,7 @@ A level is usable anywhere an agent name is (``hearts-sim match hard random``,
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -21,6 +24,7 @@ from typing import Any
 from agents.kinds import AgentError
 
 LEVELS_DIR = Path(__file__).resolve().parent
+LEVELS_VARIABLE = "HEARTS_SIM_LEVELS"  # more folders of level files, separated as in PATH
 LADDER = ("random", "easy", "normal", "hard")  # the levels from the weakest, with random below them
 REQUIRED: dict[str, type | tuple[type, ...]] = {
     "description": str,
@@ -82,7 +86,39 @@ def read_level(path: Path) -> Level:
     )
 
 
-@cache
 def levels(directory: Path = LEVELS_DIR) -> dict[str, Level]:
-    """Every level in ``directory``, by name (easy, normal, hard, ...)."""
+    """Every level in ``directory``, by name (easy, normal, hard, ...): read again once a file is
+    added, removed or replaced there (``tune --write-level`` in this process)."""
+    try:
+        stamp = directory.stat().st_mtime_ns  # a file written in place (renamed in) changes it
+    except OSError:
+        return {}
+    return _levels_read(directory, stamp)
+
+
+@cache
+def _levels_read(directory: Path, stamp: int) -> dict[str, Level]:
     return {path.stem: read_level(path) for path in sorted(directory.glob("*.toml"))}
+
+
+def level_folders(variable: str | None = None) -> list[Path]:
+    """``agents/levels/``, then the folders ``variable`` (``$HEARTS_SIM_LEVELS``) names."""
+    extra = os.environ.get(LEVELS_VARIABLE, "") if variable is None else variable
+    return [LEVELS_DIR, *(Path(folder).expanduser() for folder in extra.split(os.pathsep) if folder)]
+
+
+def every_level(folders: list[Path] | None = None) -> dict[str, Level]:
+    """The levels of ``folders`` (default ``level_folders()``), by name; ``LevelError`` for a
+    folder that is not one, and for a name found twice (a level never silently replaces another)."""
+    found: dict[str, Level] = {}
+    for folder in level_folders() if folders is None else folders:
+        if not folder.is_dir():
+            raise LevelError(f"{LEVELS_VARIABLE} names {folder}, which is not a folder")
+        for name, level in levels(folder.resolve()).items():
+            if name in found:
+                raise LevelError(
+                    f"level file {level.path}: the level {name} is in {found[name].path} already "
+                    "(a level never replaces another: rename one)"
+                )
+            found[name] = level
+    return found

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agents.levels import LADDER, LEVELS_DIR
+from agents.levels import LADDER, LEVELS_DIR, LEVELS_VARIABLE, level_folders
 from agents.registry import KINDS, parse_agent
 from hearts_sim.apps.options import (
     AGENTS,
@@ -995,7 +995,13 @@ TUNE_OPTIONS = (
     RULE,
     SEED,
     Option("write_level", TEXT, "save the winner as level NAME", flags=("--write-level",), metavar="NAME"),
-    Option("levels_dir", TEXT, "where level files live", str(LEVELS_DIR), flags=("--levels-dir",)),
+    Option(
+        "levels_dir",
+        TEXT,
+        f"where to write the level (a folder of your own plays through ${LEVELS_VARIABLE})",
+        str(LEVELS_DIR),
+        flags=("--levels-dir",),
+    ),
     Option("description", TEXT, "the level's one-line description", flags=("--description",)),
     Option("max_ms", NUMBER, "the level's per-decision budget in ms", 10.0, 0.001, 60_000, ("--max-ms",)),
     Option(
@@ -1126,7 +1132,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
             print(f"hearts-sim: error: {error}", file=sys.stderr)
             return EXIT_FAILURE
         shown_at = sys.stderr if args.json else sys.stdout
-        print(f"wrote level {settings['write_level']} ({target})", file=shown_at)
+        name = settings["write_level"]
+        print(f"wrote level {name} ({target})", file=shown_at)
+        if target.parent.resolve() not in {folder.resolve() for folder in level_folders()}:
+            print(
+                f"to play it, name its folder in {LEVELS_VARIABLE}: "
+                f"{LEVELS_VARIABLE}={shlex.quote(str(target.parent))} hearts-sim match {name} normal",
+                file=shown_at,
+            )
     return 0
 
 
