@@ -215,3 +215,26 @@ def test_where_there_is_no_flock_the_status_says_it_cannot_tell(
         f"{stopped}: 20 of 40 deals (50%), being written or stopped (no flock here to tell by); "
         f"a stopped one resumes with: hearts-sim tournament --resume {stopped}"
     )
+
+
+def test_status_of_several_folders_shows_each_that_it_can(
+    stopped: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``status runs/*`` printed nothing but the error of one folder that held no run; a folder of
+    runs, or a run's manifest.json named for its folder, held "no run" either."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copytree(stopped, runs / "a")
+    (runs / "notes").mkdir()  # a folder beside the runs that holds none: passed over
+    line = f"{runs / 'a'}: {tournament.run_status(runs / 'a').progress()}"
+    assert main(["status", str(runs / "a"), str(tmp_path / "missing")]) == 2
+    out, err = capsys.readouterr()
+    assert out.startswith(line) and err == (
+        f"hearts-sim: error: {tmp_path / 'missing'} holds no tournament run, tune or calibration "
+        "(no manifest.json, tune.json or levels.json, nor a folder that does)\n"
+    )
+    assert main(["status", str(runs)]) == 0  # the runs in a folder of runs
+    assert capsys.readouterr().out.startswith(line)
+    assert main(["status", str(runs / "a" / "manifest.json"), "--json"]) == 0
+    assert [s["out"] for s in json.loads(capsys.readouterr().out)] == [str(runs / "a")]
+    assert main(["status", str(runs / "notes")]) == 2

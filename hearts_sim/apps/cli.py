@@ -859,24 +859,40 @@ def cmd_status(args: argparse.Namespace) -> int:
     from hearts_sim.studies.tournament import MANIFEST, run_status
     from hearts_sim.studies.tune import TUNE_FILE, kept_tune
 
-    found: list[Any] = []
     kept = {TUNE_FILE: kept_tune, LEVELS_FILE: kept_levels}  # a kept job's folder, by its settings file
-    for folder in map(Path, args.dirs):
+
+    def holds(folder: Path) -> bool:
+        return any((folder / name).exists() for name in (MANIFEST, *kept))
+
+    def statuses(folder: Path) -> list[Any]:
+        if folder.name in (MANIFEST, *kept) and folder.is_file():  # the file named, not its folder
+            folder = folder.parent
         job = next((kept[name] for name in kept if (folder / name).exists()), None)
         if (folder / MANIFEST).exists():
-            found.append(run_status(folder))
-        elif job is not None:
-            found.append(job(folder).status())
-        else:
+            return [run_status(folder)]
+        if job is not None:
+            return [job(folder).status()]
+        inside = sorted(p for p in folder.iterdir() if p.is_dir() and holds(p)) if folder.is_dir() else []
+        if not inside:  # a folder of runs (runs/) shows each run in it
             raise UsageError(
                 f"{folder} holds no tournament run, tune or calibration "
-                f"(no {MANIFEST}, {TUNE_FILE} or {LEVELS_FILE})"
+                f"(no {MANIFEST}, {TUNE_FILE} or {LEVELS_FILE}, nor a folder that does)"
             )
-    if args.json:
-        print(json.dumps([status.as_dict() for status in found]))
-        return 0
-    print("\n\n".join(map(str, found)))
-    return 0
+        return [status for run in inside for status in statuses(run)]
+
+    found: list[Any] = []
+    refused: list[str] = []  # one folder's error does not hide the others' status
+    for folder in map(Path, args.dirs):
+        try:
+            found += statuses(folder)
+        except (InputError, UsageError) as error:
+            refused.append(str(error))
+    if found:
+        print(json.dumps([s.as_dict() for s in found]) if args.json else "\n\n".join(map(str, found)))
+        sys.stdout.flush()
+    for reason in refused:
+        print(f"hearts-sim: error: {reason}", file=sys.stderr)
+    return EXIT_USAGE if refused else 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
