@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -641,6 +642,8 @@ def test_combined_runs_pool_every_deal_of_every_run(tmp_path: Path) -> None:
 def test_runs_that_do_not_pool_are_refused(tmp_path: Path) -> None:
     run_tournament(make_config(["lowest", "random"], deals=10, seed=1), tmp_path / "a", progress=False)
     run_tournament(make_config(["lowest", "highest"], deals=10, seed=2), tmp_path / "other", progress=False)
+    run_tournament(make_config(["random", "lowest"], deals=10, seed=6), tmp_path / "swapped", progress=False)
+    shutil.copytree(tmp_path / "a", tmp_path / "copy")
     run_tournament(
         make_config(["lowest", "random"], rules="qdan3", deals=10, seed=5), tmp_path / "three", progress=False
     )
@@ -653,8 +656,10 @@ def test_runs_that_do_not_pool_are_refused(tmp_path: Path) -> None:
     with pytest.raises(Interrupted):
         run_tournament(config, tmp_path / "half", progress=False, stop_after_chunks=1)
     for dirs, message in (
-        (["a", "a"], "both played seed 1: their deals would count twice"),
+        (["a", "a"], "a and .*a are the same run: its deals would count twice"),  # not: give it a seed
         (["a", "other"], "runs of different agents"),
+        (["a", "swapped"], "runs of the same agents in another order: they do not combine"),
+        (["a", "copy"], "both played seed 1: their deals would count twice"),
         (["a", "three"], "runs of different rules"),
         (["a", "games"], "runs of games are not combined"),
         (["a", "half"], r"unfinished \(1 of 3 chunks\)"),

@@ -1201,7 +1201,13 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
     first: tuple[Path, TournamentConfig, Any] | None = None  # the first run, its config and version
     seeds: dict[int, Path] = {}
     total: Tally | None = None
+    given: dict[Path, Path] = {}
     for out in map(Path, outs):
+        if out.resolve() in given:
+            raise TournamentError(
+                f"{given[out.resolve()]} and {out} are the same run: its deals would count twice"
+            )
+        given[out.resolve()] = out
         manifest = load_manifest(out)
         config = manifest_config(out, manifest)
         problem = manifest_problem(config, manifest)
@@ -1212,7 +1218,7 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
         if manifest["chunks_done"] < config.n_chunks:
             raise TournamentError(
                 f"{out} is unfinished ({manifest['chunks_done']} of {config.n_chunks} chunks): "
-                f"finish it with hearts-sim tournament --resume {out}"
+                f"finish it with {manifest_resume(out, manifest)}"
             )
         if config.games:
             raise TournamentError(
@@ -1224,6 +1230,11 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
             first = (out, config, version)
         elif config.agents != first[1].agents or config.rules != first[1].rules:
             what = "agents" if config.agents != first[1].agents else "rules"
+            if what == "agents" and sorted(map(str, config.agents)) == sorted(map(str, first[1].agents)):
+                raise TournamentError(
+                    f"{out} and {first[0]} are runs of the same agents in another order: they do not "
+                    "combine (a summary and its A minus B follow the order given: play both in one)"
+                )
             raise TournamentError(f"{out} and {first[0]} are runs of different {what}: they do not combine")
         elif version != first[2]:
             raise TournamentError(
