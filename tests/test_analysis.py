@@ -101,6 +101,8 @@ def test_features_of_a_known_hand() -> None:
     empty = hand_features(np.array([0], dtype=np.uint64)).iloc[0]
     assert empty.voids == 4 and empty.hearts == 0
     assert popcount(np.array([int(FULL_DECK)], dtype=np.uint64)).tolist() == [52]
+    one = hand_features(hand)  # one hand as a number: a row (pandas refused a frame of scalars)
+    assert one.shape[0] == 1 and one.iloc[0].hearts == 5
 
 
 def test_long_format_one_row_per_seat() -> None:
@@ -336,6 +338,8 @@ def test_game_records_and_missing_directories_are_refused(tmp_path) -> None:
         (lambda: to_long(_hands(), features=3), "features must be a card stage"),
         (lambda: add_features(to_long(_hands()).drop(columns=["held"]), "held"), "needs column 'held'"),
         (lambda: hand_features([-1]), "not negative ones"),
+        (lambda: hand_features(2**60), "bits 0 .. 51: these have bits past them"),
+        (lambda: hand_features([[1, 2]]), "one bitboard a hand, in one dimension, not shape \\(1, 2\\)"),
         (lambda: popcount([1.5]), "not float64 values"),
         (lambda: popcount(2**64), "not object values"),
         (lambda: RecordSummary.from_frame(_hands()).moon_rates("failed"), "unknown moon table 'failed'"),
@@ -345,6 +349,11 @@ def test_game_records_and_missing_directories_are_refused(tmp_path) -> None:
             "choose from dealt, held, received; did you mean 'held'",
         ),
         (lambda: RecordSummary().moon_rates(), "no records added yet"),
+        (
+            lambda: moon_rates(to_long(_hands()), "held_heart"),
+            "on demand, such as .*did you mean 'held_hearts'",
+        ),
+        (lambda: points_distribution(_hands(), column="scor"), "needs column 'scor'.*did you mean 'score'"),
         (lambda: moon_rates(_hands(), scale=-1000), "scale must be a number > 0, not -1000"),
         (lambda: qs_capture_rates(_hands(), z=float("inf")), "z must be a number > 0, not inf"),
         (lambda: RecordSummary.from_frame(_hands()).failed_moons(scale="x"), "scale must be a number > 0"),

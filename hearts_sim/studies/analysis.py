@@ -38,6 +38,7 @@ from hearts_sim.core.cards import (
     AS_BIT,
     CLUBS,
     DIAMONDS,
+    FULL_DECK,
     HEARTS,
     JACK,
     JD_BIT,
@@ -127,18 +128,23 @@ def _require(frame: pd.DataFrame, columns: Iterable[str], what: str) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        raise AnalysisError(f"{what} needs column {missing[0]!r}{more}, which these records lack")
+        hint = did_you_mean(missing[0], map(str, frame.columns))
+        raise AnalysisError(f"{what} needs column {missing[0]!r}{more}, which these records lack{hint}")
 
 
 def _bitboards(cards: Any) -> np.ndarray:
-    """``cards`` as ``uint64`` bitboards; ``AnalysisError`` for anything but whole numbers >= 0
-    (numpy would wrap -1 round, or refuse it with an ``OverflowError``)."""
-    bits = np.asarray(cards)
+    """``cards`` as an array of ``uint64`` bitboards (one number: one of them); ``AnalysisError``
+    for anything but whole numbers >= 0 (numpy would wrap -1 round, or refuse it with an
+    ``OverflowError``) and for bits past the 52 cards (a hand of none of them)."""
+    bits = np.atleast_1d(np.asarray(cards))
     if bits.dtype.kind not in "ui":
         raise AnalysisError(f"bitboards are whole numbers (uint64 card masks), not {bits.dtype} values")
     if bits.dtype.kind == "i" and (bits < 0).any():
         raise AnalysisError("bitboards are whole numbers >= 0 (uint64 card masks), not negative ones")
-    return bits.astype(np.uint64, copy=False)
+    bits = bits.astype(np.uint64, copy=False)
+    if (bits & ~np.uint64(FULL_DECK)).any():
+        raise AnalysisError("bitboards hold the 52 cards in bits 0 .. 51: these have bits past them")
+    return bits
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -195,6 +201,10 @@ def hand_features(cards: Any, prefix: str = "") -> pd.DataFrame:
     (5, 3, 3, 1, True)
     """
     bits = _bitboards(cards)
+    if bits.ndim != 1:  # a column of a frame: one hand a row
+        raise AnalysisError(
+            f"hand_features takes one bitboard a hand, in one dimension, not shape {bits.shape}"
+        )
     lengths = {s: popcount(bits & SUIT_MASKS[s]) for s in range(N_SUITS)}
     run = np.zeros(bits.shape, dtype=np.int8)
     alive = np.ones(bits.shape, dtype=bool)
@@ -419,7 +429,12 @@ def _long(data: pd.DataFrame, by: Sequence[str], reads: Sequence[str]) -> pd.Dat
         long = add_features(long, missing)
     absent = [c for c in by if c not in long.columns]
     if absent:
-        raise AnalysisError(f"cannot group by {absent[0]!r}: no such column (have {', '.join(long.columns)})")
+        features = [f"{stage}_{feature}" for stage in STAGES for feature in FEATURES]
+        hint = did_you_mean(absent[0], [*map(str, long.columns), *features])
+        raise AnalysisError(
+            f"cannot group by {absent[0]!r}: no such column (have {', '.join(long.columns)}; and the hand "
+            f"features of {', '.join(STAGES)} on demand, such as held_hearts){hint}"
+        )
     return long
 
 
