@@ -405,6 +405,12 @@ def test_the_deal_an_agent_played_worst_and_the_same_cards_in_the_others_hands(t
         an.worst_deal(run, "lowest", nth=26)
     with pytest.raises(an.AnalysisError, match="compare two agents, not 'rule' with itself"):
         an.deal_differences(records, "rule", "rule")
+    three = simulate("standard", ["lowest", "rule", "random", "rule"], hands=4, seed=1)
+    with pytest.raises(
+        an.AnalysisError,
+        match=r"3 agents .*: name the one to compare with \(b; hearts-sim replay --against NAME\)",
+    ):
+        an.deal_differences(three.assign(deal=range(4)), "lowest", None)  # type: ignore[arg-type]
 
 
 def _new_session() -> None:
@@ -462,6 +468,8 @@ def test_rules_of_other_players_than_the_row_are_refused() -> None:
     df = simulate("standard", ["rule", "random", "lowest", "highest"], hands=1, seed=8)
     with pytest.raises(an.ReplayError, match="the row is of 4 players and the rules of 3: replay it"):
         an.replay(df.iloc[0], rules="qdan3")  # the same seed would deal 3 hands
+    with pytest.raises(an.ReplayError, match="the row is of 4 players and the rules of 5: replay it"):
+        an.replay(df.iloc[0], rules="qdan5")  # it said: the row has no agent_4, dealt_4, ... column
 
 
 def test_a_game_record_is_refused() -> None:

@@ -835,7 +835,8 @@ def _pair_by_deal(counts: pd.DataFrame, a: str, b: str | None, where: str) -> pd
     names = [str(name) for name in means.columns]
     if b is None and len(names) != 2:
         raise AnalysisError(
-            f"{where} has {len(names)} agents ({', '.join(names)}): name the one to compare with"
+            f"{where} has {len(names)} agents ({', '.join(names)}): name the one to compare with "
+            "(b; hearts-sim replay --against NAME)"
         )
     if b is None:
         b = next((name for name in names if name != a), a)

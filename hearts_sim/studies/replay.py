@@ -352,8 +352,8 @@ def replay(row: Any, rules: Rules | str | None = None, agents: Mapping[str, Any]
     given = _given_agents(agents)
     rules = _rules_of(values, rules)
     n = rules.n_players
-    if seat_column("dealt", n) in values:  # a row of another table: say so before its deal disagrees
-        seats = sum(1 for column in values if str(column).startswith("dealt_"))
+    seats = sum(1 for column in values if str(column).startswith("dealt_"))
+    if seats and seats != n:  # a row of another table: say so before its deal disagrees
         raise ReplayError(
             f"the row is of {seats} players and the rules of {n}: replay it under the rules it was played by"
         )
