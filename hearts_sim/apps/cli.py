@@ -994,7 +994,16 @@ def cmd_levels(args: argparse.Namespace) -> int:
 TUNE_OPTIONS = (
     Option("agent", TEXT, "the policy kind to tune, e.g. rule"),
     Option("param", TEXTS, "a range to search (repeatable)", [], flags=("--param",), metavar="NAME=LO:HI"),
-    Option("budget", COUNT, "deals in all (each in 14 seatings)", 20_000, 1, MAX_DEALS, ("--budget",)),
+    Option(
+        "budget",
+        COUNT,
+        "the most deals it plays (each in 14 seatings): half in its rounds, a quarter (two candidates: "
+        "a half) to confirm the winner on fresh deals",
+        20_000,
+        1,
+        MAX_DEALS,
+        ("--budget",),
+    ),
     Option("against", TEXT, "the reference field (default: the agent's defaults)", flags=("--against",)),
     Option("candidates", COUNT, "candidate settings in the first round", 16, 2, 4096, ("--candidates",)),
     Option(
