@@ -209,7 +209,10 @@ CASES: list[tuple[list[str], str]] = [
     (["match", "lowest", "random", "--sprt-null", "0.2"], "give --sprt GAIN too"),
     (["match", "--resume", "{tmp}", "--sprt", "0.5"], "drop --sprt"),
     (["match", "lowest", "random", "--sprt", "0.5", "--games"], "not whole games"),
-    (["tournament", "lowest", "random", "--sprt", "0.5"], "unrecognized arguments: --sprt"),
+    (
+        ["tournament", "lowest", "random", "--sprt", "0.5"],
+        "unrecognized arguments: --sprt 0.5 (--sprt is an option of match)",
+    ),
     # ---- bench
     (["bench", "--hands", "0"], "--hands 0 is not valid"),
     (["bench", "--hands", HUGE], f"--hands {HUGE} is not valid"),

@@ -114,8 +114,38 @@ def test_a_calibration_draws_a_bar_for_each_match(capsys: pytest.CaptureFixture[
     bars = capsys.readouterr().err.replace("\r", "\n").splitlines()
     assert any(" 280/280 [" in bar and "hand/s]" in bar for bar in bars), bars  # 20 deals, 14 seatings
     assert any(" 42/42 [" in bar and "game/s]" in bar for bar in bars), bars
-    calibrate(["random", "lowest"], threads=1, progress=False, **budgets)
+    result = calibrate(["random", "lowest"], threads=1, progress=False, **budgets)
     assert capsys.readouterr().err == ""
+    assert "(5 deals per cell)\n" in format_calibration(result)  # no search agent: no word of its deals
+
+
+def test_a_calibration_of_twins_reads_no_gap_and_long_names_stay_aligned() -> None:
+    """``levels --ladder normal,normal`` printed ``-0.000 [-0.000, -0.000]``; a long spec pushed
+    its row out of line with the others."""
+    step = {
+        "upper": "rule(shoot=30)",
+        "lower": "random",
+        "gap_points_per_hand": -0.0001,
+        "ci95": [-0.0002, 0.0],
+    }
+    step |= {"p_value": 1.0, "significant": False, "upper_game_win_rate": 0.5, "lower_game_win_rate": 0.5}
+    short = {**step, "upper": "easy", "lower": "rule(shoot=30)"}
+    result = {
+        "rules": "standard",
+        "ladder": ["random", "rule(shoot=30)", "easy"],
+        "steps": [step, short],
+        "one_vs_three": {
+            a: dict.fromkeys(["random", "rule(shoot=30)", "easy"], 1.0)
+            for a in ["random", "rule(shoot=30)", "easy"]
+        },
+        "one_vs_three_deals": {"fast": 50, "search": 20},
+        "decision_ms": {},
+    }
+    text = format_calibration(result)
+    assert "+0.000 [+0.000, +0.000]" in text and "-0.000" not in text
+    first, second = (line for line in text.splitlines() if " over " in line)
+    assert first.index(" over ") == second.index(" over ")
+    assert "(50 deals per cell, 20 where a search agent plays)" in text  # one on the ladder searches
 
 
 def test_agents_command_shows_a_level_with_how_it_was_tuned(capsys: pytest.CaptureFixture[str]) -> None:

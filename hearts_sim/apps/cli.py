@@ -88,7 +88,16 @@ DEFAULT_AGENTS = ("normal", "easy", "random")  # the CPU levels fast enough for 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(message)
+        raise UsageError(message + self._owners(message))
+
+    def _owners(self, message: str) -> str:
+        """For an option another command takes (``tournament --sprt``): which commands take it."""
+        if not message.startswith("unrecognized arguments: "):
+            return ""
+        flag = next((word for word in message.split()[2:] if word.startswith("--")), "").split("=")[0]
+        commands = next((a.choices for a in self._actions if isinstance(a, argparse._SubParsersAction)), {})
+        owners = [name for name, parser in commands.items() if flag and flag in parser._option_string_actions]
+        return f" ({flag} is an option of {' and '.join(owners)})" if owners else ""
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         """argparse's check of a choice (a subcommand), with the one most likely meant."""

@@ -344,7 +344,10 @@ def _calibrate(
         "ladder": list(ladder),
         "steps": steps,
         "one_vs_three": table,
-        "one_vs_three_deals": {"fast": table_deals.fast, "search": table_deals.search},
+        "one_vs_three_deals": {
+            "fast": table_deals.fast,
+            "search": table_deals.search if any(map(is_search_agent, ladder)) else None,  # none plays
+        },
         "decision_ms": {level: timing[level] for level in ladder},
     }
 
@@ -365,15 +368,17 @@ def _timing(
 
 
 def _signed(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.3f}"
+    """``+0.123``; ``+0.000`` for a value that rounds to zero from below (``-0.000`` read as a loss)."""
+    return "-" if value is None else f"{round(value, 3) + 0.0:+.3f}"
 
 
 def format_calibration(result: dict[str, Any]) -> str:
     lines = [f"rules: {result['rules']}", "", "ladder (gap = lower's points per hand minus upper's):"]
+    name = max([8, *(len(x) for x in result["ladder"])])  # long specs keep the columns aligned
     for s in result["steps"]:
         mark = "significant" if s["significant"] else "NOT significant"
         lines.append(
-            f"  {s['upper']:>8} over {s['lower']:<8} {s['gap_points_per_hand']:+.3f} "
+            f"  {s['upper']:>{name}} over {s['lower']:<{name}} {_signed(s['gap_points_per_hand'])} "
             f"[{_signed(s['ci95'][0])}, {_signed(s['ci95'][1])}] {format_p_value(s['p_value'])} ({mark}); "
             f"games to 100: {s['upper_game_win_rate']:.3f} vs {s['lower_game_win_rate']:.3f} win rate"
         )
@@ -388,11 +393,12 @@ def format_calibration(result: dict[str, Any]) -> str:
         row = result["one_vs_three"][level]
         lines.append(f"{level:<{width}}" + "".join(f"{row[c]:>{width}.2f}" for c in ladder))
     deals = result["one_vs_three_deals"]
-    lines.append(f"({deals['fast']} deals per cell, {deals['search']} where a search agent plays)")
+    searched = f", {deals['search']} where a search agent plays" if deals.get("search") is not None else ""
+    lines.append(f"({deals['fast']} deals per cell{searched})")
     lines += ["", "per-decision time (one thread; wall clock, and CPU time of the deciding thread):"]
     for level, t in result["decision_ms"].items():
         lines.append(
-            f"  {level:<8} median {t['median_ms']:.3f} ms, p99 {t['p99_ms']:.3f} ms; CPU median "
+            f"  {level:<{name}} median {t['median_ms']:.3f} ms, p99 {t['p99_ms']:.3f} ms; CPU median "
             f"{t['median_cpu_ms']:.3f} ms, p99 {t['p99_cpu_ms']:.3f} ms over {t['decisions']} decisions"
         )
     return "\n".join(lines)
