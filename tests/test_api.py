@@ -622,3 +622,22 @@ def test_the_main_job_is_one_import_away() -> None:
         assert getattr(hearts_sim, name) is getattr(tournament, name) and name in dir(hearts_sim)
     lazy = "import sys, hearts_sim; print('hearts_sim.studies.tournament' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True).stdout == "False\n"
+
+
+def test_a_deal_given_card_by_card_names_its_first_fault() -> None:
+    """A card listed twice in one hand read as a hand of 12 ("seat 0 holds 12 cards")."""
+    hands = [
+        "2C 3C 4C 5C 6C 7C 8C 9C 10C JC QC KC AC",
+        "2D 3D 4D 5D 6D 7D 8D 9D 10D JD QD KD AD",
+        "2S 3S 4S 5S 6S 7S 8S 9S 10S JS QS KS AS",
+        "2H 3H 4H 5H 6H 7H 8H 9H 10H JH QH KH AH",
+    ]
+    assert HandState.from_deal("standard", iter(hands)).current_player == 0  # any iterable of hands
+    for edited, message in (
+        ([hands[0].replace("3C", "2C"), *hands[1:]], "seat 0's hand lists 2C twice"),
+        ([hands[0], ["2D", "2D", *hands[1].split()[2:]], *hands[2:]], "seat 1's hand lists 2D twice"),
+        ([hands[0].replace("3C", "2D"), *hands[1:]], "card 2D is dealt twice"),
+        ([hands[0].replace(" KC", ""), *hands[1:]], "seat 0 holds 12 cards; these rules deal 13"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            HandState.from_deal("standard", edited)

@@ -184,6 +184,12 @@ def test_a_report_of_a_run_of_games_reads_its_hands_and_says_where_the_moons_fel
     assert main(["report", str(out / "records")]) == 2  # the games themselves: one row per game
     err = capsys.readouterr().err
     assert "holds game records (from --games), not per-hand records: its run's hands/" in err
+    single = tmp_path / "single"  # hands of no game, pooled with them: the tables by place cannot be
+    run_tournament(make_config(["random", "rule"], rules="quick", deals=10, seed=5), single, progress=False)
+    assert main(["report", str(out), str(single), "--out", str(tmp_path / "pooled")]) == 0
+    pooled = (tmp_path / "pooled" / SUMMARY_FILE).read_text()
+    assert f"Only {len(hands):,} of the {len(hands) + 140:,} hands are hands of games" in pooled
+    assert "by place in the game" not in pooled.replace("no tables by place in the game", "")
 
 
 def test_a_log_rate_axis_reads_in_plain_numbers() -> None:

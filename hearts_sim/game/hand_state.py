@@ -95,6 +95,7 @@ class HandState:
         """A hand from explicit cards (as dealt, before passing), e.g. for golden scripted deals."""
         rules = resolve_rules(rules)
         n = rules.n_players
+        hands = list(hands)  # read twice: as cards, then for a card listed twice
         masks = [parse_cards(h) for h in hands]
         kitty_mask = parse_cards(kitty)
         if len(masks) != n:
@@ -102,7 +103,12 @@ class HandState:
         array = rules.to_tuple()
         deck = int(deck_cards(array))
         seen = kitty_mask
-        for seat, mask in enumerate(masks):
+        for seat, (hand, mask) in enumerate(zip(hands, masks, strict=True)):
+            words = hand.replace(",", " ").split() if isinstance(hand, str) else hand
+            listed = [parse_card(c) for c in words] if isinstance(words, (list, tuple)) else None
+            if listed is not None and len(listed) != mask.bit_count():  # a set would hide it
+                twice = next(card for card in listed if listed.count(card) > 1)
+                raise ValueError(f"seat {seat}'s hand lists {card_str(twice)} twice")
             if mask.bit_count() != rules.hand_size:
                 raise ValueError(
                     f"seat {seat} holds {mask.bit_count()} cards; these rules deal {rules.hand_size}"

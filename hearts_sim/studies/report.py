@@ -385,6 +385,12 @@ def summary_markdown(
             "The seat's place by the game's totals before the hand: 1st has the lowest total "
             "(seats with equal totals share the better place).",
         ]
+    elif summary.game_hands:  # runs of games pooled with runs of single hands
+        lines += [
+            "",
+            f"Only {summary.game_hands:,} of the {summary.hands:,} hands are hands of games (the others "
+            "are single hands, which stand in no game): no tables by place in the game.",
+        ]
     lines += ["", "## Figures", ""]
     lines += [f"![{name}]({name})" for name in figures]
     return "\n".join(lines) + "\n"
