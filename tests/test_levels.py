@@ -31,6 +31,7 @@ from hearts_sim.studies.kept import JobStopped
 from hearts_sim.studies.tournament import TournamentConfig, TournamentError, run_tournament
 from hearts_sim.studies.tune import (
     TuneError,
+    _candidates,
     kept_tune,
     parse_ranges,
     resume_tune,
@@ -296,6 +297,17 @@ def test_tune_finds_and_writes_a_level(tmp_path: Path) -> None:
     assert parse_ranges("shoot=20:60") == parse_ranges(["shoot=20:60"])  # one range, not its letters
     with pytest.raises(Exception, match="no parameter 'nosuch'"):
         tune("rule", parse_ranges(["nosuch=1:2"]), budget=1000)
+
+
+def test_a_tunes_values_name_their_choices_as_a_spec_does() -> None:
+    """``tune --json``'s best_values gave a choice by its code (``"rollout": 1``), which no spec
+    takes and no reader can tell from a count."""
+    base, drawn = _candidates("ismcts(iterations=100,rollout=rule)", {"c": (0.5, 1.0)}, 2, seed=1)
+    assert base.values["rollout"] == drawn.values["rollout"] == "rule" and drawn.values["final"] == "visits"
+    assert isinstance(drawn.values["iterations"], int) and 0.5 <= drawn.values["c"] <= 1.0
+    assert parse_agent(drawn.spec) == parse_agent(
+        f"ismcts(iterations=100,rollout=rule,c={drawn.values['c']})"
+    )
 
 
 def test_a_tune_shows_one_progress_bar_over_every_hand_of_its_matches(

@@ -79,7 +79,10 @@ def parse_ranges(texts: Sequence[str]) -> dict[str, tuple[float, float]]:
 
 @dataclass(frozen=True)
 class Candidate:
-    values: dict[str, float | int]
+    """A setting a tune tries: every parameter's value (a choice by its name, as in a spec:
+    ``rollout: "greedy"``, not its code), and its spec."""
+
+    values: dict[str, float | int | str]
     spec: str
 
 
@@ -156,7 +159,8 @@ def _candidates(agent: str, ranges: dict[str, tuple[float, float]], count: int, 
             for k, v in typed.items()
             if k in ranges or v != kind_defaults[k]
         )
-        out.append(Candidate(typed, f"{kind.name}({arguments})" if arguments else kind.name))
+        named = {k: kind.parameter(k).format(v) if kind.parameter(k).choices else v for k, v in typed.items()}
+        out.append(Candidate(named, f"{kind.name}({arguments})" if arguments else kind.name))
     return out
 
 
