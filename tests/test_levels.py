@@ -776,3 +776,21 @@ def test_quit_leaves_the_terminal_game_with_the_totals_so_far() -> None:
         text=True,
     )
     assert left.returncode == 0 and "You left after 0 hands" in left.stdout and not left.stderr
+
+
+def test_a_written_level_keeps_how_fast_it_decides_and_a_tie_with_the_reference_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--max-ms`` was written into the level unchecked (a level of 0.1 ms decisions promised
+    0.001 ms), and a base spec that won against itself printed a gain of +0.000 as if measured."""
+    from hearts_sim.apps.cli import main
+
+    command = ["tune", "rule", "--param", "shoot=99:99", "--budget", "200", "--candidates", "2"]
+    level = ["--write-level", "mine", "--levels-dir", str(tmp_path), "--max-ms", "0.001"]
+    assert main([*command, *level, "--threads", "1", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("best: rule(shoot=99) (it plays as the reference does: the base spec won")
+    timing = read_level(tmp_path / "mine.toml").provenance
+    assert timing["timed_decisions"] > 100 and 0 < timing["median_ms"] <= timing["p99_ms"]
+    assert f"takes {timing['p99_ms']:g} ms a decision at the 99th percentile" in err
+    assert "more than the --max-ms 0.001 the level promises" in err

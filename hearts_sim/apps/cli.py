@@ -1117,6 +1117,31 @@ def _kept_settings(
     return note
 
 
+LEVEL_TIMING_HANDS = 4  # a level's decisions timed before it is written: about 200 of them
+
+
+def _level_timing(spec: str, rules: Rules, max_ms: float) -> dict[str, float | int]:
+    """The tuned spec's time per decision on this machine (one thread), for the level's provenance;
+    a warning where its 99th percentile passes the budget the level promises (--max-ms)."""
+    import numpy as np
+
+    from hearts_sim.studies.calibrate import decision_times
+
+    ms = decision_times(spec, rules, hands=LEVEL_TIMING_HANDS) * 1000
+    timing = {
+        "median_ms": round(float(np.median(ms)), 4),
+        "p99_ms": round(float(np.percentile(ms, 99)), 4),
+        "timed_decisions": len(ms),
+    }
+    if timing["p99_ms"] > max_ms:
+        print(
+            f"hearts-sim: warning: {spec} takes {timing['p99_ms']:g} ms a decision at the 99th percentile "
+            f"here (over {len(ms)} decisions), more than the --max-ms {max_ms:g} the level promises",
+            file=sys.stderr,
+        )
+    return timing
+
+
 def cmd_tune(args: argparse.Namespace) -> int:
     from hearts_sim.studies.tune import TuneError, kept_tune, parse_ranges, resume_tune, tune, write_level
 
@@ -1154,6 +1179,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     else:
         print(result, flush=True)
     if target is not None:
+        rules = Rules.preset(settings["rules"] or "standard").with_strings(settings["rule"] or [])
+        timing = _level_timing(result.best.spec, rules, settings["max_ms"])
         try:
             write_level(
                 target,
@@ -1161,6 +1188,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
                 settings["description"] or f"tuned {settings['agent']}",
                 settings["max_ms"],
                 settings["command"],  # the command that started the tune, also when resumed
+                timing,
             )
         except TuneError as error:
             print(f"hearts-sim: error: {error}", file=sys.stderr)

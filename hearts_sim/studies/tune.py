@@ -99,12 +99,19 @@ class TuneResult(ShownAsText):
     rounds: list[dict[str, Any]]
     deals_played: int
 
+    @property
+    def best_is_reference(self) -> bool:
+        """The winner plays as the reference does (the base spec won against itself): its gain
+        measures nothing."""
+        return parse_agent(self.best.spec) == parse_agent(self.reference)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "agent": self.agent,
             "reference": self.reference,
             "best_spec": self.best.spec,
             "best_values": self.best.values,
+            "best_is_reference": self.best_is_reference,
             "gain_points_per_hand": self.gain,
             "ci95": self.ci95,
             "rounds": self.rounds,
@@ -118,8 +125,9 @@ class TuneResult(ShownAsText):
 def format_tune(result: Mapping[str, Any]) -> str:
     """A tune's result (``TuneResult.as_dict``) as ``hearts-sim tune`` prints it."""
     low, high = result["ci95"]
+    same = " (it plays as the reference does: the base spec won, against itself)"
     return (
-        f"best: {result['best_spec']}\n"
+        f"best: {result['best_spec']}{same if result.get('best_is_reference') else ''}\n"
         f"gain over {result['reference']}: {result['gain_points_per_hand']:+.3f} points/hand, 95% CI "
         f"[{low:+.3f}, {high:+.3f}] (fresh deals; {result['deals_played']:,} deals in all)"
     )
@@ -404,8 +412,17 @@ def resume_tune(out: str | Path, **options: Any) -> TuneResult:
     return tune(ranges=ranges, rules=rules, out=out, resume=True, **settings, **options)
 
 
-def write_level(path: Path, result: TuneResult, description: str, max_ms: float, command: str) -> None:
-    """Save a tuned spec as a level file (agents/levels/<name>.toml), with its provenance."""
+def write_level(
+    path: Path,
+    result: TuneResult,
+    description: str,
+    max_ms: float,
+    command: str,
+    timing: Mapping[str, float | int] | None = None,
+) -> None:
+    """Save a tuned spec as a level file (agents/levels/<name>.toml), with its provenance;
+    ``timing``: its time per decision as measured where it was tuned (``median_ms``, ``p99_ms``,
+    ``decisions``), beside the budget it promises."""
     if not is_real(max_ms) or not 0 < max_ms <= MAX_MS:
         raise TuneError(f"--max-ms {shown(max_ms)}: a level's budget is a number of ms in (0, {MAX_MS:g}]")
     try:
@@ -423,6 +440,7 @@ def write_level(path: Path, result: TuneResult, description: str, max_ms: float,
         f"gain_points_per_hand = {result.gain}",
         f"ci95 = [{result.ci95[0]}, {result.ci95[1]}]",
         f"deals_played = {result.deals_played}",
+        *(f"{key} = {value}" for key, value in (timing or {}).items()),
         "",
     ]
     text = "\n".join(lines)
