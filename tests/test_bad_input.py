@@ -361,7 +361,7 @@ CASES: list[tuple[list[str], str]] = [
     (["combine", "{run:truncated}"], "bytes, not the"),
     (["combine", "{run:edited}"], "2 parts are listed; re-play the damaged chunks with"),
     (["combine", "{run:interrupted}"], "is unfinished (2 of 4 chunks)"),
-    (["combine", "{run:good}", "{run:good}"], "their deals would count twice"),
+    (["combine", "{run:good}", "{run:good}"], "are the same run: its deals would count twice"),
     (["combine", "{run:good}", "--json", "--nosuch"], "unrecognized arguments: --nosuch"),
     (["status"], "the following arguments are required: DIR"),
     (["status", "/nonexistent-run"], "holds no tournament run, tune or calibration"),
