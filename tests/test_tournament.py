@@ -768,6 +768,16 @@ def test_experiment_configs_run(config: Path) -> None:
     assert json.loads(result.stdout)["deals"] == 20
 
 
+def test_a_rule_switch_on_the_command_line_overrides_the_config_files(tmp_path: Path) -> None:
+    """Every option of the command line wins over the config file's; a rule switch set twice in
+    one of them (the last silently won) is refused."""
+    config = tmp_path / "run.toml"
+    config.write_text('agents = ["lowest", "random"]\ndeals = 2\nrule = ["moon=off", "jd_bonus=-10"]\n')
+    result = _cli("tournament", "--config", str(config), "--rule", "moon=self_minus", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["rules"] == "moon=self_minus, jd_bonus=-10"
+
+
 def test_a_cold_start_is_announced_before_the_first_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
     """When the loop is in neither the process nor numba's cache, the report hears it first."""
     import hearts_sim.studies.tournament as tournament

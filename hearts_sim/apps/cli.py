@@ -236,12 +236,24 @@ def _tournament_config(
     return make_config(
         agents,
         rules=value("rules"),
-        rule_overrides=list(file_values.get("rule", [])) + list(args.rule),
+        rule_overrides=_rules_over(list(file_values.get("rule", [])), list(args.rule)),
         deals=value("deals"),
         seed=value("seed"),
         games=value("games"),
         sprt=sprt,
     )
+
+
+def _rules_over(base: list[str], over: list[str]) -> list[str]:
+    """The config file's ``rule`` switches (``base``) with the command line's (``over``) in place of
+    those they set again: the command line wins, as for every other option. Within either, a
+    switch set twice is refused (``Rules.with_strings``)."""
+
+    def switch(text: str) -> str:
+        return str(text).partition("=")[0].strip().replace("-", "_")
+
+    again = {switch(text) for text in over}
+    return [text for text in base if switch(text) not in again] + over
 
 
 def _check_resume(args: argparse.Namespace) -> None:

@@ -73,7 +73,8 @@ def did_you_mean(name: object, choices: Iterable[str]) -> str:
     """
     if not isinstance(name, str):
         return ""
-    ratios = {choice: difflib.SequenceMatcher(None, name, choice).ratio() for choice in choices}
+    folded = name.casefold()  # moon=OFF means off
+    ratios = {choice: difflib.SequenceMatcher(None, folded, choice.casefold()).ratio() for choice in choices}
     best = max(ratios.values(), default=0.0)
     if best < 0.75:
         return ""

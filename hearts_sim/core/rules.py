@@ -142,6 +142,7 @@ class Rules:
     def with_strings(self, assignments: list[str]) -> Rules:
         """Apply ``key=value`` strings (from a command line or a config file), converting each value."""
         overrides: dict[str, Any] = {}
+        given: dict[str, str] = {}
         for text in assignments:
             key, sep, value = str(text).partition("=")
             key = key.strip().replace("-", "_")
@@ -149,6 +150,9 @@ class Rules:
                 raise RulesError(f"rule override {text!r} is not of the form key=value")
             if key not in SWITCHES:
                 raise _unknown_switch(key)
+            if key in given:  # the last one silently won
+                raise RulesError(f"{key} is set twice ({given[key]} and {text}): set it once")
+            given[key] = str(text)
             overrides[key] = _from_string(key, value.strip())
         return self.replace(**overrides)
 
