@@ -171,6 +171,14 @@ def test_agents_command_shows_a_level_with_how_it_was_tuned(capsys: pytest.Captu
     assert [kind["name"] for kind in listing["agents"]] == ["rule"]
     assert list(listing["levels"]) == ["easy"]
     assert listing["levels"]["easy"]["provenance"] == levels()["easy"].provenance
+    rule = listing["agents"][0]["parameters"]  # values as values: "3" and "an integer in 0 .. 13" before
+    assert rule["shoot"] == {**rule["shoot"], "default": 99.0, "type": "number", "low": 0, "high": 100}
+    assert rule["careless"]["type"] == "number" and isinstance(rule["careless"]["default"], float)
+    assert main(["agents", "--json", "ismcts"]) == 0
+    ismcts = json.loads(capsys.readouterr().out)["agents"][0]["parameters"]
+    rollout, iterations = ismcts["rollout"], ismcts["iterations"]
+    assert rollout["default"] == "greedy" and "greedy" in rollout["choices"] and "low" not in rollout
+    assert (iterations["default"], iterations["type"], iterations["low"]) == (15000, "integer", 1)
 
     assert main(["agents"]) == 0  # no names: every kind and every level, one line each
     everything = capsys.readouterr().out

@@ -475,6 +475,25 @@ AGENT_NAMES = Option(
 )
 
 
+def _parameter_json(parameter: Any) -> dict[str, Any]:
+    """A parameter for ``agents --json``: its values as values (a choice by its name, a number as a
+    number, with its type and range), beside the prose the text listing shows."""
+    if parameter.choices:
+        shape: dict[str, Any] = {"choices": list(parameter.choices)}
+    else:
+        shape = {
+            "type": "integer" if parameter.integer else "number",
+            "low": parameter.low,
+            "high": parameter.high,
+        }
+    return {
+        "default": parameter.format(parameter.default) if parameter.choices else parameter.default,
+        "description": parameter.description,
+        "allowed": parameter.allowed(),
+        **shape,
+    }
+
+
 def cmd_agents(args: argparse.Namespace) -> int:
     from agents.registry import stored_levels
 
@@ -496,15 +515,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
                         {
                             "name": k.name,
                             "description": k.description,
-                            "parameters": {
-                                p.name: {
-                                    "default": p.format(p.default),
-                                    "description": p.description,
-                                    "allowed": p.allowed(),
-                                    **({"choices": list(p.choices)} if p.choices else {}),
-                                }
-                                for p in k.parameters
-                            },
+                            "parameters": {p.name: _parameter_json(p) for p in k.parameters},
                         }
                         for k in kinds
                     ],
