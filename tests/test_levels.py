@@ -528,6 +528,13 @@ def test_tune_refuses_a_resume_it_cannot_continue(tmp_path: Path) -> None:
     ]:
         refused = cli(*arguments)
         assert (refused.returncode, refused.stderr) == (2, f"hearts-sim: error: {message}\n")
+    run = tmp_path / "run"  # a match's folder given to tune --resume: it says what it holds
+    run_tournament(TournamentConfig(("rule", "random"), deals=1), run, progress=False)
+    refused = cli("--resume", str(run))
+    assert refused.stderr == (
+        f"hearts-sim: error: {run} holds no tune (tune.json is missing): it holds a tournament run "
+        f"(hearts-sim status {run} shows it)\n"
+    )
     (tmp_path / "tune.json").write_text("{not json")
     refused = cli("--resume", str(tmp_path))
     assert refused.returncode == 2 and refused.stderr.startswith(

@@ -17,6 +17,7 @@ import pytest
 from hearts_sim import __version__
 from hearts_sim.apps.cli import main
 from hearts_sim.core.rules import Rules
+from hearts_sim.selfplay.records import HANDS_DIR, parts_problem
 from hearts_sim.studies import tournament
 from hearts_sim.studies.analysis import load_records
 
@@ -338,3 +339,11 @@ def test_runs_started_by_different_versions_do_not_combine(runs: dict[str, Path]
         f"{other} and {runs['good']} were played by different versions (0.0.1 and "
         f"{__version__}), whose agents may play differently: they do not combine"
     )
+
+
+def test_a_manifest_counting_other_parts_says_how_many_in_words_that_agree() -> None:
+    """It said "chunks_done is 0 but 1 parts are listed"."""
+    assert parts_problem({"parts": [{}], "chunks_done": 0}) == "chunks_done is 0 but 1 part is listed"
+    two = parts_problem({"hand_parts": [{}, {}], "chunks_done": 1}, HANDS_DIR)
+    assert two == "chunks_done is 1 but 2 hand parts are listed"
+    assert parts_problem({"parts": [{}], "chunks_done": 1}) is None

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hearts_sim.core.checks import is_integer
+from hearts_sim.core.checks import counted, is_integer
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import MAX_PLAYERS, PASS_DIRECTIONS, Rules, pass_direction_name
 from hearts_sim.engine.state import MAX_TRICKS, NO_TRICK, TRICK_BITS
@@ -166,7 +166,8 @@ def parts_problem(manifest: Any, directory: str = RECORDS_DIR) -> str | None:
             return "lists no checksums of the games' hands (written before they were recorded, or edited)"
         return "lists no part checksums (written before they were recorded, or edited)"
     if not is_integer(done) or done != len(parts):
-        return f"chunks_done is {done!r} but {len(parts)} {key.replace('_', ' ')} are listed"
+        listed = counted(len(parts), key.replace("_", " ").removesuffix("s"))  # "1 part", "2 hand parts"
+        return f"chunks_done is {done!r} but {listed} {'is' if len(parts) == 1 else 'are'} listed"
     return None
 
 

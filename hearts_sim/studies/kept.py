@@ -69,6 +69,8 @@ class KeptJob:
     def read(self) -> dict[str, Any]:
         """The kept ``settings``, ``note`` and ``progress``."""
         missing = f"{self.out} holds no {self.what} ({self.file} is missing)"
+        if (self.out / MANIFEST).is_file():  # levels --resume of a match's folder
+            missing += f": it holds a tournament run (hearts-sim status {self.out} shows it)"
         stored = read_json_object(self.path, self.error, missing, f"a {self.what}'s file")
         if not isinstance(stored.get("settings"), dict) or not isinstance(stored.get("progress", {}), dict):
             raise self.error(f"{self.path} is not a {self.what}'s file (no settings)")
