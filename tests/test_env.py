@@ -447,6 +447,9 @@ def test_gymnasium_makes_the_environments_by_id() -> None:
             expected, expected_reward, _, _, _ = direct.step(card)
             assert reward == expected_reward
         assert "score" in info and not made.get_wrapper_attr("action_masks")().any()
+        shown = gymnasium.make(ENV_ID, render_mode="ansi", opponents="random")  # it warned: no render fps
+        shown.reset(seed=1)
+        assert shown.render().startswith("standard | pass | pass left | trick 1")
     vector = gymnasium.make_vec(ENV_ID, num_envs=3, vectorization_mode="vector_entry_point", opponents="rule")
     assert isinstance(vector, GymVectorEnv) and vector.num_envs == 3
     assert vector.reset(seed=1)[0]["observation"].shape == (3, OBS_SIZE)

@@ -53,7 +53,7 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
     for learners that ignore the mask; ``on_illegal="raise"`` raises ``ValueError`` instead. An
     action that is no card (outside ``Discrete(52)``: -1, 52, 1.5) is a ``ValueError`` either way."""
 
-    metadata = {"render_modes": ["ansi", "human"]}
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}  # fps: Gymnasium warns without one
 
     def __init__(
         self,
