@@ -274,6 +274,8 @@ CASES: list[tuple[list[str], str]] = [
     (["tune", "rule", "--param", "shoot=20:60", "--write-level", "a/b"], "never a path"),
     (["tune", "rule", "--param", "shoot=20:60", "--write-level", "a b"], "never a path"),
     (["tune", "rule", "--param", "shoot=20:60", "--write-level", "lowest"], "built-in agent 'lowest'"),
+    (["tune", "rule", "--param", "spade_guard=0.5:2.5"], "spade_guard is a whole number, so give whole bounds"),
+    (["tune", "rule", "--param", "shoot=20:60", "--description", "x"], "give that too"),  # it was ignored
     (["tune", "rule", "--param", "shoot=20:60", "--write-level", "ismcts"], "built-in agent 'ismcts'"),
     (
         ["tune", "rule", "--param", "shoot=20:60", "--write-level", "x", "--levels-dir", "/nonexistent"],

@@ -1171,6 +1171,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     settings = _kept_settings(args, TUNE_SETTINGS, kept_tune(args.resume) if args.resume else None)
     if settings["agent"] is None:
         raise UsageError("tune needs AGENT, the policy kind to tune (e.g. rule), or --resume DIR")
+    if settings["description"] is not None and settings["write_level"] is None:
+        raise UsageError("--description describes the level that --write-level NAME writes: give that too")
     target = _level_target(settings["write_level"], settings["levels_dir"])
     runtime = {
         "threads": args.threads,

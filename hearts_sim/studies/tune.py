@@ -150,6 +150,8 @@ def _candidates(agent: str, ranges: dict[str, tuple[float, float]], count: int, 
             )
         if not parameter.low <= lo <= hi <= parameter.high:
             raise TuneError(f"--param {name}={lo:g}:{hi:g} leaves its allowed range: {parameter.allowed()}")
+        if parameter.integer and not (float(lo).is_integer() and float(hi).is_integer()):
+            raise TuneError(f"--param {name}={lo:g}:{hi:g}: {name} is a whole number, so give whole bounds")
     rng = np.random.default_rng(seed)
     defaults = dict(base.play_policy.values)
     draws = [defaults] + [
