@@ -274,7 +274,7 @@ CASES: list[tuple[list[str], str]] = [
     (["tune", "rule", "--param", "shoot=20:60", "--write-level", "a/b"], "never a path"),
     (["tune", "rule", "--param", "shoot=20:60", "--write-level", "a b"], "never a path"),
     (["tune", "rule", "--param", "shoot=20:60", "--write-level", "lowest"], "built-in agent 'lowest'"),
-    (["tune", "rule", "--param", "spade_guard=0.5:2.5"], "spade_guard is a whole number, so give whole bounds"),
+    (["tune", "rule", "--param", "spade_guard=0.5:2.5"], "spade_guard is a whole number, so give whole"),
     (["tune", "rule", "--param", "shoot=20:60", "--description", "x"], "give that too"),  # it was ignored
     (["tune", "rule", "--param", "shoot=20:60", "--write-level", "ismcts"], "built-in agent 'ismcts'"),
     (
