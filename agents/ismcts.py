@@ -56,7 +56,7 @@ from agents.belief import BELIEF_PARAMETERS, next_world, weighted_pool
 from agents.evaluation import N_FEATURES, evaluate
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
 from agents.net import DEFAULT_WEIGHTS, SHIPPED_DIGEST, SHIPPED_NAMES, play_prior
-from agents.passing import PASS_ROLLOUTS, searched_pass
+from agents.passing import PASS_ROLLOUTS, searched_pass_kernel
 from agents.search import (
     MAX_EXPLORATION,
     MAX_ITERATIONS,
@@ -350,24 +350,12 @@ def ismcts_search(
     return tree
 
 
-@njit
-def ismcts_pass(
-    params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64, cards, values, weights
-) -> np.uint64:
-    """The searched pass (``agents.passing``): ``pass_rollouts`` playouts of this agent's
-    ``rollout``, with its candidates' statistics."""
-    rollouts = budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS)
-    return searched_pass(
-        state, rules, seat, seed, rollouts, np.int64(params[P.rollout]), cards, values, weights
-    )
-
-
 KIND = PolicyKind(
     "ismcts",
     "single-observer information-set MCTS, a new world every iteration",
     PARAMETERS,
     scored_play=ismcts_play,
-    scored_pass=ismcts_pass,
+    scored_pass=searched_pass_kernel(PARAMETERS),
     searches=True,
     data=SHIPPED_DIGEST,  # ``prior``: the shipped networks are frozen into ismcts_play
 )

@@ -43,14 +43,16 @@ search agents still pass like ``rule``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from agents import rule
 from agents.baseline import pass_extremes
-from agents.kinds import MAX_PASS_CANDIDATES, Parameter, Params
+from agents.kinds import MAX_PASS_CANDIDATES, Parameter, Params, param_indices
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
-from agents.search import MAX_ITERATIONS, ROLLOUT_RULE, new_worlds, pass_and_play_out
+from agents.search import MAX_ITERATIONS, ROLLOUT_RULE, budget_count, new_worlds, pass_and_play_out
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import (
     AS,
@@ -285,3 +287,23 @@ def searched_pass(
     for i in range(count):
         values[i] = totals[i] / np.float64(weights[i])
     return cards[alive[0]]
+
+
+def searched_pass_kernel(parameters: tuple[Parameter, ...]) -> Any:
+    """The ``scored_pass`` of a search kind declaring ``parameters`` (``PASS_ROLLOUTS`` and a
+    ``rollout`` among them): ``pass_rollouts`` playouts of its own ``rollout`` over the candidate
+    passes (``searched_pass``), with their statistics. One kernel per kind: the two parameters'
+    row positions are frozen in as constants (and key numba's cache of the closure), where pimc
+    and ismcts each wrote the same kernel with its own indices."""
+    at = param_indices(parameters)
+    rollouts_at, rollout_at = at.pass_rollouts, at.rollout
+
+    @njit
+    def scored_pass(
+        params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64, cards, values, weights
+    ) -> np.uint64:
+        rollouts = budget_count(params[rollouts_at], 0, MAX_ITERATIONS)
+        playout = np.int64(params[rollout_at])
+        return searched_pass(state, rules, seat, seed, rollouts, playout, cards, values, weights)
+
+    return scored_pass

@@ -27,7 +27,7 @@ import numpy as np
 
 from agents.belief import BELIEF_PARAMETERS, next_world, weighted_pool
 from agents.kinds import Parameter, Params, PolicyKind, param_indices
-from agents.passing import PASS_ROLLOUTS, searched_pass
+from agents.passing import PASS_ROLLOUTS, searched_pass_kernel
 from agents.search import (
     MAX_EXPLORATION,
     MAX_ITERATIONS,
@@ -224,23 +224,11 @@ def pimc_play(
     return lowest_mean_card(legal, values, weights)
 
 
-@njit
-def pimc_pass(
-    params: Params, state, rules: RulesTuple, seat: np.int64, seed: np.uint64, cards, values, weights
-) -> np.uint64:
-    """The searched pass (``agents.passing``): ``pass_rollouts`` playouts of this agent's
-    ``rollout``, with its candidates' statistics."""
-    rollouts = budget_count(params[P.pass_rollouts], 0, MAX_ITERATIONS)
-    return searched_pass(
-        state, rules, seat, seed, rollouts, np.int64(params[P.rollout]), cards, values, weights
-    )
-
-
 KIND = PolicyKind(
     "pimc",
     "determinized search: UCT in each sampled world, averaged across worlds",
     PARAMETERS,
     scored_play=pimc_play,
-    scored_pass=pimc_pass,
+    scored_pass=searched_pass_kernel(PARAMETERS),
     searches=True,
 )
