@@ -11,6 +11,7 @@ import os
 import shutil
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -238,3 +239,22 @@ def test_status_of_several_folders_shows_each_that_it_can(
     assert main(["status", str(runs / "a" / "manifest.json"), "--json"]) == 0
     assert [s["out"] for s in json.loads(capsys.readouterr().out)] == [str(runs / "a")]
     assert main(["status", str(runs / "notes")]) == 2
+
+
+def test_a_folder_that_cannot_be_listed_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder of runs is listed for the runs in it; one that cannot be (no permission; root
+    reads any, so the refusal is simulated here) is an error line, not a traceback."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    listed = Path.iterdir
+
+    def refuse(self: Path) -> Any:
+        if self == locked:
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return listed(self)
+
+    monkeypatch.setattr(Path, "iterdir", refuse)
+    assert main(["status", str(locked)]) == 2
+    assert capsys.readouterr().err == f"hearts-sim: error: cannot read {locked}: Permission denied\n"

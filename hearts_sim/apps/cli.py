@@ -919,6 +919,8 @@ def cmd_status(args: argparse.Namespace) -> int:
             found += statuses(folder)
         except (InputError, UsageError) as error:
             refused.append(str(error))
+        except OSError as error:  # a folder that cannot be listed
+            refused.append(f"cannot read {error.filename or folder}: {error.strerror or error}")
     if found:
         print(json.dumps([s.as_dict() for s in found]) if args.json else "\n\n".join(map(str, found)))
         sys.stdout.flush()
