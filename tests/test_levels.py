@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from agents.kinds import AgentError
-from agents.levels import LevelError, levels, read_level
+from agents.levels import LEVELS_DIR, LevelError, levels, read_level
 from agents.registry import parse_agent
 from hearts_sim.core.rules import Rules
 from hearts_sim.studies import tournament
@@ -501,6 +501,9 @@ def test_levels_of_your_own_play_from_the_folders_of_hearts_sim_levels(
         and parse_agent("cautious").name == "cautious"
     )
     assert parse_agent("hard") == parse_agent(levels()["hard"].agent)  # the shipped ones still first
+    monkeypatch.setenv("HEARTS_SIM_LEVELS", os.pathsep.join([str(mine), str(mine), str(LEVELS_DIR)]))
+    assert parse_agent("cautious").name == "cautious"  # a folder named twice is read once
+    monkeypatch.setenv("HEARTS_SIM_LEVELS", os.pathsep.join([str(mine), str(more)]))
     (more / "hard.toml").write_text(LEVEL)  # never in place of a shipped level
     with pytest.raises(LevelError, match=f"{more / 'hard.toml'}: the level hard is in .*hard.toml already"):
         parse_agent("cautious")

@@ -111,9 +111,13 @@ def every_level(folders: list[Path] | None = None) -> dict[str, Level]:
     """The levels of ``folders`` (default ``level_folders()``), by name; ``LevelError`` for a
     folder that is not one, and for a name found twice (a level never silently replaces another)."""
     found: dict[str, Level] = {}
+    read: set[Path] = set()  # a folder named twice (or the shipped one named again) is read once
     for folder in level_folders() if folders is None else folders:
         if not folder.is_dir():
             raise LevelError(f"{LEVELS_VARIABLE} names {folder}, which is not a folder")
+        if folder.resolve() in read:
+            continue
+        read.add(folder.resolve())
         for name, level in levels(folder.resolve()).items():
             if name in found:
                 raise LevelError(
