@@ -939,7 +939,7 @@ def run_parts(directory: Path) -> list[Path]:
     does not match); every part there when no manifest goes with the records."""
     import json
 
-    run = directory.parent if (directory.parent / MANIFEST).is_file() else directory
+    run = _run_folder(directory)
     if not (run / MANIFEST).is_file():
         return sorted(directory.glob("*.parquet"))  # not subfolders (a report/ inside)
     try:
@@ -951,10 +951,16 @@ def run_parts(directory: Path) -> list[Path]:
         raise AnalysisError(str(error)) from None
     if not parts:
         raise AnalysisError(f"{run} holds no finished chunk yet (its manifest counts none)")
-    note = unfinished_note(directory)
+    note = _unfinished(run, manifest)
     if note is not None:
         warnings.warn(note, UnfinishedRunWarning, stacklevel=3)
     return parts
+
+
+def _run_folder(directory: Path) -> Path:
+    """The run whose records are in ``directory`` (its ``records/`` or ``hands/``), or the
+    directory itself."""
+    return directory.parent if (directory.parent / MANIFEST).is_file() else directory
 
 
 def unfinished_note(path: str | Path) -> str | None:
@@ -963,13 +969,21 @@ def unfinished_note(path: str | Path) -> str | None:
     without a manifest."""
     import json
 
-    directory = records_path(path)
-    run = directory.parent if (directory.parent / MANIFEST).is_file() else directory
+    run = _run_folder(records_path(path))
     try:
         manifest = json.loads((run / MANIFEST).read_text())
-        done, total = manifest["chunks_done"], manifest["chunks_total"]
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
+    return _unfinished(run, manifest)
+
+
+def _unfinished(run: Path, manifest: Any) -> str | None:
+    """``unfinished_note`` of the run in ``run`` with this manifest (as read)."""
+    done, total = (
+        (manifest.get("chunks_done"), manifest.get("chunks_total"))
+        if isinstance(manifest, dict)
+        else (None, None)
+    )
     if not (is_integer(done) and is_integer(total)) or done >= total:
         return None
     return (
