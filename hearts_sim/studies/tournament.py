@@ -535,7 +535,6 @@ def _play_run(
     """``run_tournament``'s work, with the run in ``out_path`` (if any) this process's alone."""
     from hearts_sim import __version__
 
-    objects = any(not isinstance(agent, str) for agent in config.agents)
     runner = runner or LocalRunner(engines)
     table = config.table()
     manifest: dict[str, Any] = {}
@@ -562,7 +561,7 @@ def _play_run(
         else new_tally(config.seatings(), len(config.agents), config.games)
     )
     first_chunk = int(manifest.get("chunks_done", 0))
-    resume_with = resume_command(out_path, objects, manifest.get("command")) if out_path is not None else ""
+    resume_with = manifest_resume(out_path, manifest) if out_path is not None else ""
     set_threads(threads)
     seating_agents = np.array(config.seatings(), dtype=np.int64)
     n_seatings = len(seating_agents)
