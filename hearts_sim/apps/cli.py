@@ -56,7 +56,15 @@ from hearts_sim.core.errors import (
     Terminated,
     signal_handlers,
 )
-from hearts_sim.core.rules import MAX_PLAYERS, MAX_POINTS, PRESETS, SWITCHES, Rules, accepted
+from hearts_sim.core.rules import (
+    MAX_PLAYERS,
+    MAX_POINTS,
+    PRESETS,
+    SWITCHES,
+    Rules,
+    accepted,
+    split_assignment,
+)
 from hearts_sim.engine.rng import MAX_DEALS
 
 if TYPE_CHECKING:
@@ -248,12 +256,8 @@ def _rules_over(base: list[str], over: list[str]) -> list[str]:
     """The config file's ``rule`` switches (``base``) with the command line's (``over``) in place of
     those they set again: the command line wins, as for every other option. Within either, a
     switch set twice is refused (``Rules.with_strings``)."""
-
-    def switch(text: str) -> str:
-        return str(text).partition("=")[0].strip().replace("-", "_")
-
-    again = {switch(text) for text in over}
-    return [text for text in base if switch(text) not in again] + over
+    again = {split_assignment(text)[0] for text in over}
+    return [text for text in base if split_assignment(text)[0] not in again] + over
 
 
 def _check_resume(args: argparse.Namespace) -> None:

@@ -144,8 +144,7 @@ class Rules:
         overrides: dict[str, Any] = {}
         given: dict[str, str] = {}
         for text in assignments:
-            key, sep, value = str(text).partition("=")
-            key = key.strip().replace("-", "_")
+            key, sep, value = split_assignment(text)
             if not sep:
                 raise RulesError(f"rule override {text!r} is not of the form key=value")
             if key not in SWITCHES:
@@ -391,6 +390,13 @@ PRESETS: dict[str, Rules] = {
     "qdan5": Rules(n_players=5),
     "quick": Rules(target_score=50),
 }
+
+
+def split_assignment(text: object) -> tuple[str, str, str]:
+    """A ``key=value`` rule string as (switch name, ``=`` or ``""``, value): the name stripped,
+    ``-`` read as ``_`` (``--rule pass-count=0``)."""
+    key, sep, value = str(text).partition("=")
+    return key.strip().replace("-", "_"), sep, value
 
 
 def rules_label(description: str) -> str:
