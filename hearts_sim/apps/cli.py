@@ -1152,20 +1152,19 @@ LEVEL_TIMING_HANDS = 4  # a level's decisions timed before it is written: about 
 def _level_timing(spec: str, rules: Rules, max_ms: float) -> dict[str, float | int]:
     """The tuned spec's time per decision on this machine (one thread), for the level's provenance;
     a warning where its 99th percentile passes the budget the level promises (--max-ms)."""
-    import numpy as np
+    from hearts_sim.studies.calibrate import decision_timing
 
-    from hearts_sim.studies.calibrate import decision_times
-
-    ms = decision_times(spec, rules, hands=LEVEL_TIMING_HANDS) * 1000
+    measured = decision_timing(spec, rules, LEVEL_TIMING_HANDS)
     timing = {
-        "median_ms": round(float(np.median(ms)), 4),
-        "p99_ms": round(float(np.percentile(ms, 99)), 4),
-        "timed_decisions": len(ms),
+        "median_ms": measured["median_ms"],
+        "p99_ms": measured["p99_ms"],
+        "timed_decisions": measured["decisions"],
     }
     if timing["p99_ms"] > max_ms:
         print(
             f"hearts-sim: warning: {spec} takes {timing['p99_ms']:g} ms a decision at the 99th percentile "
-            f"here (over {len(ms)} decisions), more than the --max-ms {max_ms:g} the level promises",
+            f"here (over {timing['timed_decisions']} decisions), more than the --max-ms {max_ms:g} the level "
+            "promises",
             file=sys.stderr,
         )
     return timing

@@ -336,7 +336,7 @@ def _calibrate(
     for level in ladder:
         if level not in timing:
             now[0] = f"the timing of {level}"
-            timing[level] = _timing(level, rules, timing_hands, seed, engines)
+            timing[level] = decision_timing(level, rules, timing_hands, seed, engines)
             keep("decision_ms")
         count(1)
     return {
@@ -352,10 +352,11 @@ def _calibrate(
     }
 
 
-def _timing(
-    level: str, rules: Rules, hands: int, seed: int, engines: EngineOptions | None
+def decision_timing(
+    level: str, rules: Rules, hands: int, seed: int = 0, engines: EngineOptions | None = None
 ) -> dict[str, float | int]:
-    """``level``'s time per decision over ``hands`` hands, in ms: wall clock and CPU time."""
+    """``level``'s time per decision over ``hands`` hands, in ms: wall clock and CPU time (the
+    calibration's timings, and ``tune``'s of the level it writes)."""
     log = decision_log(level, rules, hands, seed, engines)
     seconds, cpu = log["seconds"] * 1000, log["cpu_seconds"] * 1000
     return {
