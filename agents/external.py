@@ -64,6 +64,11 @@ class ExternalAgentError(AgentError):
     """An external agent failed (raised, answered garbage, an illegal move, timed out, died)."""
 
 
+class AnswerRefused(ValueError):
+    """A Python agent's answer refused by the toolkit's checks (not a card, not a legal one): its
+    one line says it all, where the agent's own code raising comes with that code's traceback."""
+
+
 class PositionFailed(Exception):
     """A Python agent's own code raised while deciding position ``index`` of a batch."""
 
@@ -466,9 +471,12 @@ def external_moves(
     except AgentError:  # the agent cannot be loaded (a file since removed): the caller says where
         raise
     except PositionFailed as failure:  # the agent's own code failed on one position
-        raise ExternalAgentError(f"agent {spec}: raised {failure} ({where(failure.index)})") from None
+        # from the agent's own error: in Python, the traceback shows the line of its code that raised
+        raise ExternalAgentError(
+            f"agent {spec}: raised {failure} ({where(failure.index)})"
+        ) from failure.__cause__
     except Exception as error:  # the agent's own code failed on a batch
-        raise batch_failed(spec, error, len(observations), where) from None
+        raise batch_failed(spec, error, len(observations), where) from agent_cause(error)
     if len(answers) != len(observations):
         raise ExternalAgentError(
             f"agent {spec}: {len(answers)} moves for {len(observations)} positions ({where(0)})"
@@ -482,9 +490,18 @@ def external_moves(
 def batch_failed(
     spec: Any, error: Exception, positions: int, where: Callable[[int], str]
 ) -> ExternalAgentError:
-    """The one line for an agent whose own code raised ``error`` deciding a batch of positions."""
+    """The one line for an agent whose own code raised ``error`` deciding a batch of positions
+    (raise it ``from agent_cause(error)``)."""
     batch = f"a batch of {positions} positions, the first: {where(0)}"
-    return ExternalAgentError(f"agent {spec}: raised {type(error).__name__}: {error} ({batch})")
+    what = error if isinstance(error, AnswerRefused) else f"raised {type(error).__name__}: {error}"
+    return ExternalAgentError(f"agent {spec}: {what} ({batch})")
+
+
+def agent_cause(error: BaseException) -> BaseException | None:
+    """What an agent's failure is raised from: the agent's own error, whose traceback shows the
+    line of its code that raised, or None where the toolkit's checks refused its answer
+    (``AnswerRefused``: the one line says it all, the toolkit's frames would only hide it)."""
+    return None if isinstance(error, AnswerRefused) else error
 
 
 def _checked(

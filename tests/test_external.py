@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -251,6 +252,10 @@ def test_every_failure_is_one_clear_error(spec: str, message: str) -> None:
     assert message in str(caught.value) and "\n" not in str(caught.value)
     if "python_agents" in spec and "Nope" not in spec:  # where it happened
         assert re.search(r"\((deal \d+, seating \d+, seat \d+, (playing|passing))\)$", str(caught.value))
+    if spec.endswith(":Raises"):  # from its own error: the traceback shows the agent's line that raised
+        cause = caught.value.__cause__
+        assert isinstance(cause, RuntimeError)
+        assert traceback.extract_tb(cause.__traceback__)[-1].name == "choose_play"
     close_all()
 
 

@@ -10,6 +10,8 @@ must find the same cards.
 
 from __future__ import annotations
 
+import traceback
+
 import numpy as np
 import pytest
 
@@ -93,9 +95,25 @@ def test_a_policy_agents_bad_answers_are_one_line_errors() -> None:
         (lambda o, m: [0], r"its policy returned 1 values for \d+ positions"),
         (lambda o, m: ["QS"] * len(o), r"its policy chose 'QS', not a card index 0..51 \(an integer\)"),
         (lambda o, m: m.argmax(axis=1).astype(float), r"its policy chose \d+\.0, not a card index 0..51"),
+        (lambda o, m: None, r"its policy returned None, not a card for each of the \d+ positions"),
     ):
-        with pytest.raises(ExternalAgentError, match=f"agent py:bad: raised ValueError: {words} .*deal"):
+        with pytest.raises(ExternalAgentError, match=f"agent py:bad: {words} .*deal") as refused:
             simulate("standard", [PolicyAgent(policy, name="bad"), "rule", "rule", "rule"], hands=64, seed=1)
+        assert refused.value.__cause__ is None  # the line says it all: no frames of the toolkit's checks
+
+
+def test_a_policy_agent_whose_code_raises_shows_its_own_line() -> None:
+    """The error a policy's own code raised is the cause of the table's one-line error, so its
+    traceback shows the policy's line (until 2026-12-06 it was dropped: ``from None``)."""
+
+    def broken(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return masks.argmax(axis=1) + 1 / 0
+
+    with pytest.raises(ExternalAgentError, match="agent py:broken: raised ZeroDivisionError") as failed:
+        simulate("standard", [PolicyAgent(broken, name="broken"), "rule", "rule", "rule"], hands=8, seed=1)
+    cause = failed.value.__cause__
+    assert isinstance(cause, ZeroDivisionError)
+    assert traceback.extract_tb(cause.__traceback__)[-1].name == "broken"
     with pytest.raises(AgentError, match="needs a callable policy"):
         PolicyAgent("net")  # type: ignore[arg-type]
     with pytest.raises(AgentError, match="name 'my agent' is not valid"):

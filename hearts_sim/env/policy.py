@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.external import AnswerRefused
 from agents.kinds import AgentError
 from hearts_sim.core.cards import N_CARDS, card_str, cards_str, parse_cards
 from hearts_sim.core.checks import is_integer, shown
@@ -145,17 +146,21 @@ class PolicyAgent:
         try:
             cards = np.asarray(answer).reshape(-1).tolist()
         except Exception as error:  # a tensor on a device, a ragged list...
-            raise ValueError(f"its policy returned {shown(answer)}: {error}") from None
+            raise AnswerRefused(f"its policy returned {shown(answer)}: {error}") from None
+        if np.ndim(answer) == 0:  # None, a bare number: no card per position
+            raise AnswerRefused(
+                f"its policy returned {shown(answer)}, not a card for each of the {len(vectors)} positions"
+            )
         if len(cards) != len(vectors):
-            raise ValueError(f"its policy returned {len(cards)} values for {len(vectors)} positions")
+            raise AnswerRefused(f"its policy returned {len(cards)} values for {len(vectors)} positions")
         for card, mask in zip(cards, masks, strict=True):
             if not is_integer(card) or not 0 <= card < N_CARDS:  # 0.0 is no card, though it equals 0
-                raise ValueError(
+                raise AnswerRefused(
                     f"its policy chose {shown(card)}, not a card index 0..{N_CARDS - 1} (an integer)"
                 )
             if not mask[card]:
                 allowed = " ".join(card_str(int(c)) for c in np.flatnonzero(mask))
-                raise ValueError(
+                raise AnswerRefused(
                     f"its policy chose {card} ({card_str(card)}), not one of the cards it may pick: {allowed}"
                 )
         return [int(card) for card in cards]

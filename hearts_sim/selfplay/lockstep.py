@@ -27,6 +27,7 @@ from agents.external import (
     ExternalAgentError,
     ExternalSpec,
     PythonDecider,
+    agent_cause,
     batch_failed,
     decider,
     external_moves,
@@ -218,4 +219,4 @@ def _record_moves(
     except ExternalAgentError as error:
         raise ExternalAgentError(f"{error} ({where(0)})") from None
     except Exception as error:  # the policy raised, or chose a card it may not
-        raise batch_failed(spec, error, len(slots), where) from None
+        raise batch_failed(spec, error, len(slots), where) from agent_cause(error)
