@@ -184,6 +184,7 @@ class PolicyKind:
     passes_like: str = ""  # no pass policy of its own: pass as this kind does with its defaults
     searches: bool = False  # milliseconds per decision: runs are sized in tens of deals
     data: str = ""  # digest of the data its kernels freeze in (weights): keys the compiled loops
+    uncached: str = ""  # why the loops that seat it cannot be cached (its data too large to freeze)
     external: bool = False  # decided outside the compiled loop (agents.external): no kernels
     # stateless only: a loop of its own for tables where it plays every seat (the benchmark's
     # random self-play); other tables of stateless kinds share one loop over their chain

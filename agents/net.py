@@ -114,6 +114,19 @@ def gather_weights(
 
 WEIGHT_FILES, _networks, WEIGHTS_LEFT_OUT = gather_weights(weight_folders())
 WEIGHT_NAMES = tuple(path.stem for path in WEIGHT_FILES)
+# the variable as this import read it: the files are frozen into the kernels, so a later change
+# is seen by the next process only (``WeightsParameter`` says so to a notebook that set it late)
+_VARIABLE_READ = os.environ.get(WEIGHTS_VARIABLE, "")
+FREEZE_LIMIT = 10**6  # bytes: numba reads a larger constant array through a pointer, uncacheable
+TOO_LARGE = (
+    f"a layer over the 1 MB numba can freeze into a cached loop (float32: a first layer of more than "
+    f"{FREEZE_LIMIT // (4 * OBS_SIZE)} units)"
+)
+TOO_WIDE = tuple(  # files with such an array: every loop seating ``net`` compiles in each process
+    path
+    for path, arrays in zip(WEIGHT_FILES, _networks, strict=True)
+    if max(a.nbytes for a in arrays) > FREEZE_LIMIT
+)
 DEFAULT_WEIGHTS = "pg_selfplay"  # what plain ``net`` plays: the strongest shipped policy
 assert WEIGHT_FILES[WEIGHT_NAMES.index(DEFAULT_WEIGHTS)].parent == WEIGHTS_DIR, "net ships its default"
 # one tuple per layer, a network's array at its index: numba freezes each array into the compiled
@@ -155,6 +168,11 @@ class WeightsParameter(Parameter):
             why = dict(self.left_out).get(text)
             if why is not None:
                 raise AgentError(f"{agent}: weights={text} cannot be played: {why}")
+            if os.environ.get(WEIGHTS_VARIABLE, "") != _VARIABLE_READ:
+                raise AgentError(
+                    f"{self._refuse(text, agent)} (${WEIGHTS_VARIABLE} changed after hearts_sim was "
+                    "imported, and the weights are read at import: set it before, or restart)"
+                )
             if self.left_out:
                 reasons = "; ".join(reason for _, reason in self.left_out)
                 raise AgentError(f"{self._refuse(text, agent)} (left out: {reasons})")
@@ -322,4 +340,5 @@ KIND = PolicyKind(
     play=net_play,
     pass_cards=net_pass,
     data=WEIGHTS_DIGEST,
+    uncached=f"{', '.join(map(str, TOO_WIDE))} holds {TOO_LARGE}" if TOO_WIDE else "",
 )

@@ -1,11 +1,13 @@
 """``python -m hearts_sim`` is ``hearts-sim``; ``run`` is also the console script's entry point."""
 
+import re
 import sys
 import warnings
 
 
 def _one_line(message: Warning | str, category: type[Warning], *_: object, **__: object) -> str:
-    return f"hearts-sim: warning: {message}\n"
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", str(message))  # numba's bold, which a log shows as ESC[1m
+    return f"hearts-sim: warning: {plain}\n"
 
 
 def run() -> int:
@@ -14,6 +16,8 @@ def run() -> int:
     it on import, before the command line exists to print the message. A warning is one line
     too (no cache folder for numba, a full disk), from the first import on."""
     warnings.formatwarning = _one_line
+    # the line that compiling announces says why a loop cannot be cached (``Table.uncached``)
+    warnings.filterwarnings("ignore", "Cannot cache compiled function .* dynamic globals")
     try:
         from hearts_sim.apps.cli import main
     except ImportError as error:

@@ -370,3 +370,12 @@ def test_every_kind_at_a_mixed_table_decides_as_its_own_kind_alone(preset: str) 
         for record, seating in zip(records, seatings, strict=True):
             state, _, _ = loop_hand(rules, seating, seed=5, deal=deal)
             assert_record_is_hand(record, state, rules)
+
+
+def test_a_warning_on_the_command_line_is_plain_text() -> None:
+    """numba words some warnings in terminal escape codes (bold), which a log file shows as
+    ``ESC[1m``: the command line's one-line warning drops them."""
+    from hearts_sim.__main__ import _one_line
+
+    line = _one_line(UserWarning("\x1b[1mCannot do that\x1b[0m"), UserWarning, "file.py", 1)
+    assert line == "hearts-sim: warning: Cannot do that\n"

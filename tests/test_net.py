@@ -17,6 +17,7 @@ import pytest
 
 from agents import net
 from agents.dispatch import KindSet, loop_play, source_modules
+from agents.kinds import AgentError
 from agents.registry import KIND_BY_NAME, parse_agent
 from hearts_sim.engine.encoding import OBS_SIZE, encode_observation
 from hearts_sim.engine.hand import legal_moves
@@ -245,3 +246,45 @@ def test_user_weights_play_beside_the_shipped_ones(tmp_path: Path) -> None:
         cwd=ROOT,
     )
     assert played.returncode == 0 and json.loads(played.stdout)["deals"] == 2, played.stderr[-2000:]
+
+
+def test_a_weights_file_too_large_to_freeze_is_named_where_the_loops_compile(tmp_path: Path) -> None:
+    """numba freezes an array of up to 1 MB into a loop it can cache; a file with a larger layer
+    (a first layer of 320 units) leaves every loop that seats ``net`` to compile in each process.
+    The compile line says so and names the file (it promised "one time"), in place of numba's
+    warning, which came in terminal escape codes; a table without ``net`` compiles as before."""
+    folder = tmp_path / "weights"
+    folder.mkdir()
+    np.savez(folder / "wide.npz", **tiny_network(1, hidden=(net.FREEZE_LIMIT // (4 * OBS_SIZE) + 1, 8)))
+    env = {**os.environ, "HEARTS_SIM_WEIGHTS": str(folder)}
+    command = [sys.executable, "-m", "hearts_sim", "match", "net(weights=wide)", "random", "--deals", "1"]
+    played = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
+    assert played.returncode == 0, played.stderr[-2000:]
+    assert played.stderr.splitlines()[0] == (
+        "hearts-sim: compiling the kernels for these agents (about 20 s, in every process: "
+        f"{folder / 'wide.npz'} holds a layer over the 1 MB numba can freeze into a cached loop "
+        "(float32: a first layer of more than 319 units))"
+    )
+    assert "Cannot cache" not in played.stderr and "\x1b" not in played.stderr
+    probe = "from hearts_sim.selfplay.simulate import Table\n"
+    probe += "print(repr(Table.build('standard', [['rule'] * 4]).uncached()))"
+    assert (
+        subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env).stdout
+        == "''\n"
+    )
+
+
+def test_naming_a_file_after_the_weights_variable_changed_says_it_is_read_at_import(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A notebook that sets ``HEARTS_SIM_WEIGHTS`` after importing hearts_sim gets weights read
+    before it: naming a file of the new folder says why it is not there."""
+    monkeypatch.setenv(net.WEIGHTS_VARIABLE, str(tmp_path))
+    with pytest.raises(
+        AgentError, match=r"changed after hearts_sim was imported, and the weights are read at import"
+    ):
+        parse_agent("net(weights=mine)")
+    monkeypatch.setenv(net.WEIGHTS_VARIABLE, net._VARIABLE_READ)
+    with pytest.raises(AgentError) as refused:
+        parse_agent("net(weights=mine)")
+    assert "changed after" not in str(refused.value)

@@ -83,6 +83,12 @@ class Table:
             kind.name for seating in self.seatings for agent in seating for kind in agent.kinds()
         )
 
+    def uncached(self) -> str:
+        """Why the loops for this table compile in every process, numba's cache unable to keep
+        them (a kind's data too large to freeze: ``PolicyKind.uncached``); '' when it keeps them."""
+        reasons = (KIND_BY_NAME[name].uncached for name in self.kind_set().names)
+        return "; ".join(dict.fromkeys(reason for reason in reasons if reason))
+
     def kernel_arguments(self) -> tuple[Any, ...]:
         """(kinds, rules, pass codes, pass params, play codes, play params) for the loops."""
         return (self.kind_set(), self.rules.to_tuple(), *seat_arrays([list(s) for s in self.seatings]))

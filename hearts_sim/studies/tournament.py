@@ -578,8 +578,14 @@ def _play_run(
     chunk = first_chunk
     if report is not None and isinstance(runner, LocalRunner) and first_chunk < last_chunk:
         seconds = compile_seconds(table, games=config.games)
+        uncached = table.uncached()
         if seconds is not None:
-            report(f"hearts-sim: compiling the kernels for these agents (one time, about {seconds:.0f} s)")
+            when = (
+                f"about {seconds:.0f} s, in every process: {uncached}"
+                if uncached
+                else f"one time, about {seconds:.0f} s"
+            )
+            report(f"hearts-sim: compiling the kernels for these agents ({when})")
     deals_cap = int(manifest.get("deals_cap", config.deals))
     committer = _Committer(out_path, manifest, table, on_chunk) if out_path is not None else None
     with (
