@@ -47,13 +47,26 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from agents.net import LAYERS, WeightsError, load_weights, network_policy
+from agents.net import (
+    FREEZE_LIMIT,
+    LAYERS,
+    SHIPPED_NAMES,
+    TOO_LARGE,
+    WEIGHTS_DIR,
+    WeightsError,
+    load_weights,
+    network_policy,
+)
 from agents.registry import parse_agent
+from hearts_sim.core.cards import N_CARDS
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
+from hearts_sim.engine.encoding import OBS_SIZE
+from hearts_sim.engine.rng import SeedError, check_seed
 from hearts_sim.env import PolicyAgent, VectorEnv
+from hearts_sim.env.vector import MAX_ENVS, LearnerTable
 from hearts_sim.selfplay.simulate import set_threads
-from hearts_sim.studies.tournament import make_config, run_tournament
+from hearts_sim.studies.tournament import Interrupted, make_config, run_tournament
 
 NEG = -1e9  # added to the logits of the cards that may not be picked
 
@@ -400,6 +413,7 @@ def train_pg(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]
     env, policy, n = run.env, run.policy, args.envs
     obs, mask = run.reset(group=args.group)
     hands = GroupHands(n, args.group)
+    updates = 0
     for step in range(run.steps):
         probabilities = masked_probabilities(policy.logits(obs), mask)
         cards = sample_cards(probabilities, run.rng)
@@ -409,8 +423,15 @@ def train_pg(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]
         if hands.size >= args.batch:
             options = {"epochs": args.epochs, "minibatch": args.minibatch, "clip": args.clip}
             run.window["clipped"].append(ppo_update(policy, hands.take(), run.rng, **options))
+            updates += 1
         run.end_step(step, pg_line)
-    return run.result
+    if not updates:  # the weights written are the ones it began with
+        print(
+            f"warning: no update made: fewer than --batch {args.batch:,} decisions of finished hands "
+            f"in the {run.steps * n:,} decisions (make --decisions several times --batch)",
+            file=sys.stderr,
+        )
+    return {**run.result, "updates": updates}
 
 
 def evaluate(weights: list[np.ndarray], args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -422,7 +443,7 @@ def evaluate(weights: list[np.ndarray], args: argparse.Namespace) -> list[dict[s
     found = []
     for opponent in dict.fromkeys(args.opponents):  # each once, in the order given
         config = make_config([agent, opponent], rules=args.rules, deals=args.eval_deals, seed=args.seed)
-        pair = run_tournament(config, progress=False).pairs().iloc[0]
+        pair = run_tournament(config).pairs().iloc[0]  # a bar on a terminal, as hearts-sim match
         low, high = round(float(pair["low"]), 4), round(float(pair["high"]), 4)
         minus = round(float(pair["a_minus_b"]), 4)
         print(
@@ -442,17 +463,24 @@ def evaluate(weights: list[np.ndarray], args: argparse.Namespace) -> list[dict[s
     return found
 
 
-def save(path: Path, result: dict[str, Any], args: argparse.Namespace) -> None:
-    """The weights (float16: half the size, no measurable change in play) and how they were made."""
+def save_command(args: argparse.Namespace) -> str:
+    """The command line that made a weights file (its meta's ``command``)."""
+    return "python experiments/train_policy.py " + " ".join(shlex.quote(a) for a in args.argv)
+
+
+def save(path: Path, result: dict[str, Any], args: argparse.Namespace, finished: bool = True) -> None:
+    """The weights (float16: half the size, no measurable change in play) and how they were made
+    (``finished``: whether the run's decisions were all made; False for a checkpoint)."""
     meta = {
-        "command": "python experiments/train_policy.py " + " ".join(shlex.quote(a) for a in args.argv),
+        "command": save_command(args),
         "method": METHODS[args.method],
         **{key: getattr(args, key) for key in ("opponents", "rules", "envs", "hidden", "lr", "seed")},
         **{key: getattr(args, key) for key in METHOD_OPTIONS[args.method]},
         **{key: value for key, value in result.items() if key != "weights"},
+        "finished": finished,
     }
     if args.init is not None:  # the weights it started from (their own meta says how they were made)
-        meta["init"] = {"file": str(args.init), "sha256": hashlib.sha256(args.init.read_bytes()).hexdigest()}
+        meta["init"] = {"file": str(args.init), "sha256": args.init_sha256}
     arrays = {name: w.astype(np.float16) for name, w in zip(LAYERS, result["weights"], strict=True)}
     packed = io.BytesIO()
     np.savez_compressed(packed, **arrays, meta=np.array(json.dumps(meta)))
@@ -530,12 +558,25 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--envs {args.envs} is not a multiple of --group {args.group}")
         if not 0 < args.clip < math.inf:
             parser.error(f"--clip {args.clip} is not valid: a positive bound on the ratio's change")
+    if args.envs > MAX_ENVS:
+        parser.error(f"--envs {args.envs:,} is too many: at most {MAX_ENVS:,} tables")
+    if args.method == "pg" and args.decisions < args.batch:
+        parser.error(
+            f"--decisions {args.decisions:,} is fewer than --batch {args.batch:,}: no update would be made "
+            "(make --decisions several times --batch)"
+        )
     if args.eval_deals < 0:
         parser.error("--eval-deals must be 0 or more")
+    try:
+        check_seed(args.seed, "--seed")
+    except SeedError as error:
+        parser.error(str(error))
     args.init_weights = None
     if args.init is not None:
         try:
             args.init_weights = list(load_weights(args.init))
+            # read now: the file may be moved, or overwritten by this run's own checkpoints (--out)
+            args.init_sha256 = hashlib.sha256(args.init.read_bytes()).hexdigest()
         except WeightsError as error:
             parser.error(f"--init {error}")
         widths = [w.shape[1] for w in args.init_weights[0:3:2]]
@@ -548,7 +589,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--hidden widths must be positive")
     if not 0 < args.lr < math.inf:  # NaN too
         parser.error(f"--lr {args.lr} is not valid: a positive learning rate")
-    try:  # a bad spec or preset is one line, not a traceback
+    try:  # a bad spec or preset, or an agent the env cannot seat, is one line, not a traceback
         rules = resolve_rules(args.rules)
         for spec in args.opponents:
             parse_agent(spec)
@@ -557,12 +598,14 @@ def main(argv: list[str] | None = None) -> None:
                 f"--opponents: {len(args.opponents)} specs for the {rules.n_players - 1} other seats: "
                 "name one for all, or one per seat"
             )
-        if args.method == "dagger":
-            parse_agent(args.teacher)
+        opponents = args.opponents[0] if len(args.opponents) == 1 else args.opponents
+        LearnerTable(opponents, rules, 0, "hand", args.teacher if args.method == "dagger" else None)
     except ValueError as error:
         parser.error(str(error))
     if args.out.suffix != ".npz":
         parser.error("--out must name a .npz file")
+    if args.out.parent.exists() and not args.out.parent.is_dir():
+        parser.error(f"--out {args.out}: {args.out.parent} is a file, not a folder")
     try:  # refuse an unwritable path now, not after the training
         args.out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -570,21 +613,69 @@ def main(argv: list[str] | None = None) -> None:
     if not os.access(args.out.parent, os.W_OK) or (args.out.exists() and not os.access(args.out, os.W_OK)):
         parser.error(f"--out {args.out}: cannot be written")
 
+    saved: list[int] = []  # the decisions of each checkpoint written
+
     def checkpoint(partial: dict[str, Any]) -> None:  # a full disk costs this checkpoint, not the run
         try:
-            save(args.out, partial, args)
+            save(args.out, partial, args, finished=False)
+            saved.append(partial["decisions"])
         except OSError as error:
             print(f"warning: checkpoint not saved to {args.out}: {error.strerror or error}", file=sys.stderr)
 
+    for warning in playing_warnings(args):
+        print(f"warning: {warning}", file=sys.stderr)
     trainer = train_dagger if args.method == "dagger" else train_pg
-    result = trainer(args, checkpoint=checkpoint)
-    if args.eval_deals:
-        result["evaluation"] = evaluate(result["weights"], args)
     try:
-        save(args.out, result, args)
-    except OSError as error:
-        parser.exit(1, f"{parser.prog}: error: cannot write {args.out}: {error.strerror or error}\n")
+        result = trainer(args, checkpoint=checkpoint)
+    except KeyboardInterrupt:
+        parser.exit(130, f"{parser.prog}: stopped: {stopped_note(args, saved[-1] if saved else None)}\n")
+
+    def write(result: dict[str, Any]) -> None:
+        try:
+            save(args.out, result, args)
+        except OSError as error:
+            parser.exit(1, f"{parser.prog}: error: cannot write {args.out}: {error.strerror or error}\n")
+
+    if args.eval_deals:
+        write(result)  # the trained weights are kept whatever becomes of the evaluation
+        try:
+            result["evaluation"] = evaluate(result["weights"], args)
+        except (KeyboardInterrupt, Interrupted):
+            parser.exit(
+                130, f"{parser.prog}: stopped in the evaluation: {args.out} holds the trained weights\n"
+            )
+    write(result)
     print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes; {result['backend']}, {result['seconds']} s)")
+
+
+def playing_warnings(args: argparse.Namespace) -> list[str]:
+    """What will be slow or out of reach when the written file is played as ``net``."""
+    found = []
+    sizes = [OBS_SIZE, *args.hidden, N_CARDS]
+    largest = max(4 * fan_in * fan_out for fan_in, fan_out in zip(sizes[:-1], sizes[1:], strict=True))
+    if largest > FREEZE_LIMIT:
+        found.append(
+            f"--hidden {' '.join(map(str, args.hidden))}: {TOO_LARGE}: with this file in a weights "
+            "folder, every process that seats net compiles its loops afresh"
+        )
+    if args.out.stem in SHIPPED_NAMES and args.out.resolve().parent != WEIGHTS_DIR:
+        found.append(
+            f"--out {args.out}: net(weights={args.out.stem}) is the shipped file of that name; "
+            "this one will be left out of net's choices (name it otherwise to play it)"
+        )
+    return found
+
+
+def stopped_note(args: argparse.Namespace, saved: int | None) -> str:
+    """Where a run stopped by Ctrl-C leaves its weights: the last checkpoint written (after
+    ``saved`` decisions, None: none), and how to train on from it."""
+    if saved is None:
+        return f"no weights written (none before its first progress line; {args.out} is as it was)"
+    again = f"--method pg --init {args.out}" if args.method == "pg" else f"--init {args.out} --guided 0"
+    return (
+        f"{args.out} holds the weights after {saved:,} of the {args.decisions:,} decisions "
+        f"(its last progress line); train on from them with {again}"
+    )
 
 
 if __name__ == "__main__":

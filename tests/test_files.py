@@ -194,12 +194,12 @@ def test_training_outlives_a_checkpoint_the_disk_refuses_and_says_so_when_the_la
     arguments += ["--backend", "numpy", "--out", str(out)]
     calls = 0
 
-    def first_fails(path: Path, result: dict[str, Any], args: Any) -> None:
+    def first_fails(path: Path, result: dict[str, Any], args: Any, **options: Any) -> None:
         nonlocal calls
         calls += 1
         if calls == 1:
             raise OSError(errno.ENOSPC, "No space left on device", str(path))
-        save(path, result, args)
+        save(path, result, args, **options)
 
     save = train_policy.save
     monkeypatch.setattr(train_policy, "save", first_fails)

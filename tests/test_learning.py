@@ -3,13 +3,16 @@ environment benchmark's figures, at tiny sizes."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -106,7 +109,101 @@ def test_training_goes_on_from_init_weights(tmp_path: Path) -> None:
         np.testing.assert_allclose(written, given, atol=1e-3)
     with np.load(again) as data:
         meta = json.loads(str(data["meta"]))
-    assert meta["hidden"] == [16, 8] and meta["init"]["file"] == str(first)
+    assert meta["hidden"] == [16, 8] and meta["init"]["file"] == str(first) and meta["finished"] is True
+    assert meta["init"]["sha256"] == hashlib.sha256(first.read_bytes()).hexdigest()
+    # in place (--out its --init): the digest is the starting file's, read before the first
+    # checkpoint overwrote it (until 2026-12-06 each save read the file again: the last checkpoint's
+    # digest, and a run whose --init was moved away lost every save)
+    started = hashlib.sha256(again.read_bytes()).hexdigest()
+    in_place = run(
+        "train_policy.py", "--decisions", "640", "--envs", "64", "--guided", "0", "--reports", "2",
+        "--backend", "numpy", "--init", str(again), "--out", str(again),
+    )  # fmt: skip
+    assert in_place.returncode == 0, in_place.stderr
+    with np.load(again) as data:
+        assert (
+            json.loads(str(data["meta"]))["init"]["sha256"] == started != hashlib.sha256(again.read_bytes())
+        )
+
+
+def test_ctrl_c_keeps_the_last_checkpoint_and_says_how_to_train_on(tmp_path: Path) -> None:
+    """Ctrl-C in training is one line (it was a traceback): which decisions the file at --out
+    holds, marked unfinished in its meta, and the command's options that train on from it."""
+    out = tmp_path / "stopped.npz"
+    arguments = ["--decisions", "50000000", "--envs", "64", "--hidden", "8", "8", "--reports", "200000"]
+    arguments += ["--backend", "numpy"]
+    training = subprocess.Popen(
+        [sys.executable, str(EXPERIMENTS / "train_policy.py"), *arguments, "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert training.stdout is not None
+    training.stdout.readline()  # the first progress line: a checkpoint is being written
+    training.stdout.readline()  # ... and the one after it, so the first is whole
+    training.send_signal(signal.SIGINT)
+    _, stderr = training.communicate(timeout=120)
+    assert training.returncode == 130, stderr
+    with np.load(out) as data:
+        meta = json.loads(str(data["meta"]))
+    assert meta["finished"] is False and meta["decisions"] < 50_000_000
+    assert stderr.splitlines() == [
+        f"train_policy.py: stopped: {out} holds the weights after {meta['decisions']:,} of the 50,000,000 "
+        f"decisions (its last progress line); train on from them with --init {out} --guided 0"
+    ]
+
+
+def test_the_weights_are_written_before_the_evaluation_that_ctrl_c_may_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    train_policy = script_module("train_policy.py")
+
+    def stopped(weights: Any, args: Any) -> None:
+        assert train_policy.load_weights(args.out)  # written already
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_policy, "evaluate", stopped)
+    out = tmp_path / "trained.npz"
+    arguments = ["--decisions", "640", "--envs", "64", "--hidden", "8", "8", "--reports", "1"]
+    with pytest.raises(SystemExit) as exited:
+        train_policy.main([*arguments, "--backend", "numpy", "--eval-deals", "4", "--out", str(out)])
+    assert exited.value.code == 130
+    err = capsys.readouterr().err  # the program's name is argv[0]
+    assert err.endswith(f": stopped in the evaluation: {out} holds the trained weights\n")
+    with np.load(out) as data:
+        meta = json.loads(str(data["meta"]))
+    assert meta["finished"] is True and meta["decisions"] == 640 and "evaluation" not in meta
+
+
+def test_training_warns_of_a_file_that_will_play_slowly_or_not_by_its_name(tmp_path: Path) -> None:
+    """A layer too large for numba to freeze (a first layer of more than 319 units) leaves every
+    loop that seats net to compile in each process; a shipped file's name is taken. Both are
+    said before the training, not discovered at the first match."""
+    out = tmp_path / "dagger_mc.npz"
+    result = run(
+        "train_policy.py", "--decisions", "64", "--envs", "64", "--hidden", "320", "8", "--reports", "1",
+        "--backend", "numpy", "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "warning: --hidden 320 8: a layer over the 1 MB numba can freeze into a cached loop (float32: a "
+        "first layer of more than 319 units): with this file in a weights folder, every process that "
+        "seats net compiles its loops afresh",
+        f"warning: --out {out}: net(weights=dagger_mc) is the shipped file of that name; this one will be "
+        "left out of net's choices (name it otherwise to play it)",
+    ]
+
+
+def test_policy_gradient_says_when_no_update_was_made(tmp_path: Path) -> None:
+    """Fewer decisions of finished hands than --batch: the weights written are the ones it began
+    with, which the run says (it wrote them as if trained)."""
+    result = run(
+        "train_policy.py", "--method", "pg", "--decisions", "1000", "--batch", "1000", "--envs", "16",
+        "--hidden", "8", "8", "--reports", "1", "--backend", "numpy", "--out", str(tmp_path / "pg.npz"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "warning: no update made: fewer than --batch 1,000 decisions of finished hands in the 992 "
+        "decisions (make --decisions several times --batch)"
+    ]
 
 
 def test_numpy_training_is_the_same_whatever_the_blas_threads(tmp_path: Path) -> None:
@@ -223,6 +320,18 @@ def test_training_refuses_bad_arguments_before_training(tmp_path: Path) -> None:
         (["--lr", "-0.001", "--out", str(tmp_path / "p.npz")], "--lr -0.001 is not valid"),
         (["--lr", "nan", "--out", str(tmp_path / "p.npz")], "--lr nan is not valid"),
         (["--eval-deals", "-1", "--out", str(tmp_path / "p.npz")], "--eval-deals must be 0 or more"),
+        (["--seed", "-1", "--out", str(tmp_path / "p.npz")], "--seed=-1 is not valid"),
+        (["--envs", "2000000", "--out", str(tmp_path / "p.npz")], "--envs 2,000,000 is too many"),
+        (["--opponents", "py:x.py:X", "--out", str(tmp_path / "p.npz")], "an external agent"),
+        (["--teacher", "exec:./engine", "--out", str(tmp_path / "p.npz")], "an external agent"),
+        (
+            ["--out", str(EXPERIMENTS / "train_policy.py" / "p.npz")],
+            "train_policy.py is a file, not a folder",
+        ),
+        (
+            ["--method", "pg", "--decisions", "3000", "--out", str(tmp_path / "p.npz")],
+            "--decisions 3,000 is fewer than --batch 16,384: no update would be made",
+        ),
         (["--opponents", "easy", "rule", "--out", str(tmp_path / "p.npz")], "2 specs for the 3 other seats"),
         (
             ["--opponents", "easy", "hardest", "rule", "--out", str(tmp_path / "p.npz")],
