@@ -32,17 +32,18 @@ import importlib
 import importlib.util
 import inspect
 import json
+import math
 import os
+import queue
 import re
 import selectors
 import shlex
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -50,12 +51,16 @@ from typing import Any, Protocol
 
 from agents.kinds import AgentError
 from hearts_sim.core.cards import N_CARDS, card_str, cards_of, cards_str, parse_card
-from hearts_sim.core.checks import shown
+from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.rules import Rules
 from hearts_sim.game.observation import Observation
 from hearts_sim.game.protocol import AnswerError, move_from_answer, request_for
 
 PY, EXEC, OBJECT = "py", "exec", "object"
+# what an agent's own code may raise, reported as its failure: sys.exit() in it too (the command
+# ended silently with the agent's exit code)
+AGENT_FAILURES = (Exception, SystemExit)
+MAX_ENGINE_PROCS = 1024  # processes per engine
 FIRST_ANSWER_GRACE = 300.0  # seconds an engine may take for its first answer (it compiles, warms up)
 _PY_TARGET = re.compile(r"^(?P<where>.+):(?P<name>[A-Za-z_]\w*)\s*(?:\((?P<args>.*)\))?\s*$", re.S)
 
@@ -87,10 +92,28 @@ class AgentProtocol(Protocol):
 
 @dataclass(frozen=True)
 class EngineOptions:
-    """How external agents run: processes per engine, and seconds per request (None: no limit)."""
+    """How external agents run: processes per engine (1 .. 1024), and seconds per decision (None,
+    0 or infinity: no limit, as ``--engine-timeout 0``). Anything else is an ``AgentError`` naming
+    the keyword of ``simulate`` that set it (a million processes were started, and a negative
+    limit failed every decision at once)."""
 
     procs: int = 1
     timeout: float | None = 30.0
+
+    def __post_init__(self) -> None:
+        if not is_integer(self.procs) or not 1 <= self.procs <= MAX_ENGINE_PROCS:
+            raise AgentError(
+                f"engine_procs={shown(self.procs)} is not valid: processes per engine, "
+                f"1 .. {MAX_ENGINE_PROCS}"
+            )
+        timeout = self.timeout
+        if timeout is not None and (not is_real(timeout) or not timeout >= 0):  # NaN too
+            raise AgentError(
+                f"engine_timeout={shown(timeout)} is not valid: seconds per decision, above 0 "
+                "(0 or None: no limit)"
+            )
+        object.__setattr__(self, "procs", int(self.procs))
+        object.__setattr__(self, "timeout", None if not timeout or timeout == math.inf else float(timeout))
 
 
 @dataclass(frozen=True)
@@ -184,6 +207,41 @@ def decision_seed_for_agent(decision_seed: int) -> int:
     return int.from_bytes(digest, "little")
 
 
+class AgentThread:
+    """A daemon thread that makes a Python agent's calls, each waited for up to a time limit. A
+    call stuck past it keeps the thread, and the process can still exit: a thread of a
+    ``ThreadPoolExecutor`` is joined at exit, so one hung agent held the process forever."""
+
+    def __init__(self, name: str):
+        self.calls: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name=name, daemon=True).start()
+
+    def _serve(self) -> None:
+        while (task := self.calls.get()) is not None:
+            call, arguments, outcome, done = task
+            try:
+                outcome.append((True, call(*arguments)))
+            except BaseException as error:  # the agent's own (sys.exit too): raised where it was asked
+                outcome.append((False, error))
+            done.set()
+
+    def call(self, limit: float, call: Callable[..., Any], *arguments: Any) -> Any:
+        """``call(*arguments)`` on the thread: its result, or what it raised; ``TimeoutError``
+        after ``limit`` seconds."""
+        outcome: list[tuple[bool, Any]] = []
+        done = threading.Event()
+        self.calls.put((call, arguments, outcome, done))
+        if not done.wait(limit):
+            raise TimeoutError
+        returned, value = outcome[0]
+        if not returned:
+            raise value
+        return value
+
+    def stop(self) -> None:
+        self.calls.put(None)
+
+
 class PythonDecider:
     """Decisions from a Python object, in one ``act_batch`` call or one call per position."""
 
@@ -202,7 +260,7 @@ class PythonDecider:
             method: _accepts(getattr(agent, method), "seeds" if method == "act_batch" else "seed")
             for method in methods
         }
-        self._pool: ThreadPoolExecutor | None = None
+        self._worker: AgentThread | None = None
 
     def decide(
         self, observations: list[Observation], passing: bool, seeds: list[int], hand_seeds: list[int]
@@ -213,13 +271,12 @@ class PythonDecider:
         """``call(*arguments)``, deciding ``positions`` positions, within the time limit per position."""
         if self.timeout is None:
             return call(*arguments)
-        self._pool = self._pool or ThreadPoolExecutor(1, thread_name_prefix=f"agent {self.name}")
-        future = self._pool.submit(call, *arguments)
+        self._worker = self._worker or AgentThread(f"agent {self.name}")
         limit = self.timeout * positions
         try:
-            return future.result(timeout=limit)
-        except FutureTimeout:
-            self._pool = None  # the stuck call keeps its thread; the run stops
+            return self._worker.call(limit, call, *arguments)
+        except TimeoutError:
+            self._worker = None  # the stuck call keeps its thread; the run stops
             raise ExternalAgentError(
                 f"agent {self.name} did not decide {positions} position(s) within {limit:g} s"
             ) from None
@@ -241,13 +298,13 @@ class PythonDecider:
                 if self.reset:
                     self.reset(own[i])
                 moves.append(method(observation, seed=own[i]) if seeded else method(observation))
-            except Exception as error:
+            except AGENT_FAILURES as error:
                 raise PositionFailed(i, error) from error
         return moves
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False)
+        if self._worker is not None:
+            self._worker.stop()
 
 
 def _accepts(method: Any, keyword: str) -> bool:
@@ -352,10 +409,11 @@ class EngineDecider:
                         request = request_for(observations[i], request_id=i, seed=hand_seeds[i])
                         engine.send(request)
                         grace = self.options.timeout if engine.answered else FIRST_ANSWER_GRACE
-                        deadline = time.monotonic() + (grace if grace is not None else 1e9)
+                        deadline = time.monotonic() + (grace if grace is not None else math.inf)
                         busy[e] = (i, deadline, request)
                 wait = min(deadline for _, deadline, _ in busy.values()) - time.monotonic()
-                ready = {key.data for key, _ in selector.select(timeout=max(0.0, wait))}
+                # no limit: wait for as long as it takes (a huge timeout overflows epoll's)
+                ready = {key.data for key, _ in selector.select(None if wait == math.inf else max(0.0, wait))}
                 for e in list(busy):
                     i, deadline, request = busy[e]
                     line = self.engines[e].read_line() if e in ready or self.engines[e].buffer else None
@@ -433,21 +491,21 @@ def load_python_agent(spec: ExternalSpec) -> Any:
             sys.modules[module_name] = module
             try:
                 loader_spec.loader.exec_module(module)
-            except Exception as error:
+            except AGENT_FAILURES as error:
                 del sys.modules[module_name]
                 failure = f"{type(error).__name__}: {error}"
                 raise AgentError(f"{spec.text}: importing {where} failed: {failure}") from None
     else:
         try:
             module = importlib.import_module(where)
-        except Exception as error:
+        except AGENT_FAILURES as error:
             raise AgentError(f"{spec.text}: cannot import {where}: {type(error).__name__}: {error}") from None
     cls = getattr(module, name, None)
     if cls is None:
         raise AgentError(f"{spec.text}: {where} has no {name}")
     try:
         return cls(**dict(spec.kwargs))
-    except Exception as error:
+    except AGENT_FAILURES as error:
         raise AgentError(f"{spec.text}: {name}(...) failed: {type(error).__name__}: {error}") from None
 
 
@@ -475,7 +533,7 @@ def external_moves(
         raise ExternalAgentError(
             f"agent {spec}: raised {failure} ({where(failure.index)})"
         ) from failure.__cause__
-    except Exception as error:  # the agent's own code failed on a batch
+    except AGENT_FAILURES as error:  # the agent's own code failed on a batch
         raise batch_failed(spec, error, len(observations), where) from agent_cause(error)
     if len(answers) != len(observations):
         raise ExternalAgentError(

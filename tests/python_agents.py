@@ -77,6 +77,11 @@ class Raises(Lowest):
         raise RuntimeError("the model is not loaded")
 
 
+class Exits(Lowest):
+    def choose_play(self, obs: Any) -> int:
+        raise SystemExit(3)
+
+
 class Illegal(Lowest):
     """Plays the highest card it holds, legal or not."""
 

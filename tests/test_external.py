@@ -17,6 +17,7 @@ import sys
 import threading
 import traceback
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -234,6 +235,7 @@ def test_no_peeking_the_observation_holds_only_the_information_set() -> None:
     ("spec", "message"),
     [
         (f"py:{AGENTS}:Raises", "raised RuntimeError: the model is not loaded (deal "),
+        (f"py:{AGENTS}:Exits", "raised SystemExit: 3 (deal "),  # the command ended silently, exit code 3
         (f"py:{AGENTS}:Illegal", "not legal now (legal: 2C)"),  # the cards written one way
         (f"py:{AGENTS}:PassesTwo", "passed KS QH: pass 3 different cards"),
         ("py:no_such_module:Agent", "cannot import no_such_module"),
@@ -277,6 +279,44 @@ def test_agents_and_engines_that_hang_time_out() -> None:
         finally:
             external.FIRST_ANSWER_GRACE = old
     close_all()
+
+
+def test_a_hung_python_agent_lets_the_process_exit_after_its_timeout() -> None:
+    """The call stuck past its limit keeps its thread, a daemon one: the process ends with the
+    error (a ``ThreadPoolExecutor``'s thread was joined at exit, so it hung until killed)."""
+    script = (
+        "from hearts_sim import simulate\n"
+        f"simulate('standard', ['py:{AGENTS}:Sleeps(seconds=3600)', 'random', 'random', 'random'], "
+        "hands=1, engine_timeout=0.2)"
+    )
+    ended = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert ended.returncode == 1 and "did not decide 1 position(s) within 0.2 s" in ended.stderr
+
+
+@pytest.mark.parametrize("no_limit", [0, None, float("inf")])
+def test_an_engine_without_a_time_limit_plays(no_limit: float | None) -> None:
+    """``--engine-timeout 0`` (no limit) failed every exec: engine: the deadline a billion seconds
+    ahead overflowed the selector's timeout."""
+    engine = f"exec:{shlex.quote(sys.executable)} {ROOT / 'experiments' / 'example_engine.py'}"
+    hands = simulate("standard", [engine, "random", "random", "random"], hands=2, engine_timeout=no_limit)
+    assert len(hands) == 2 and EngineOptions(timeout=no_limit).timeout is None
+    close_all()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"engine_procs": 0}, "engine_procs=0 is not valid: processes per engine, 1 .. 1024"),
+        ({"engine_procs": 1_000_000}, "engine_procs=1000000 is not valid"),  # it started them
+        ({"engine_procs": 1.5}, "engine_procs=1.5 is not valid"),
+        ({"engine_timeout": -1}, "engine_timeout=-1 is not valid: seconds per decision, above 0"),
+        ({"engine_timeout": float("nan")}, "engine_timeout=nan is not valid"),
+        ({"engine_timeout": "30"}, "engine_timeout='30' is not valid"),
+    ],
+)
+def test_engine_options_out_of_range_are_one_line(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(AgentError, match=re.escape(message)):
+        simulate("standard", [f"py:{AGENTS}:Lowest", "random", "random", "random"], hands=1, **options)
 
 
 def test_an_engine_that_owes_an_answer_is_killed_not_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from agents.external import (
+    AGENT_FAILURES,
     EngineOptions,
     ExternalAgentError,
     ExternalSpec,
@@ -218,5 +219,5 @@ def _record_moves(
         return running.timed(len(slots), agent.decide_records, states, rules, slots, seats, is_pass)
     except ExternalAgentError as error:
         raise ExternalAgentError(f"{error} ({where(0)})") from None
-    except Exception as error:  # the policy raised, or chose a card it may not
+    except AGENT_FAILURES as error:  # the policy raised, or chose a card it may not
         raise batch_failed(spec, error, len(slots), where) from agent_cause(error)
