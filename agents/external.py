@@ -460,11 +460,35 @@ def _brief(request: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------- loading, once per process
 _DECIDERS: dict[tuple[ExternalSpec, EngineOptions], Decider] = {}
+_STAMPS: dict[tuple[ExternalSpec, EngineOptions], tuple[int, int] | None] = {}  # each one's file when loaded
+
+
+def _agent_file(spec: ExternalSpec) -> Path | None:
+    """The file of a ``py:`` spec that names one (``mine.py:Mine``), None for a module or other kinds."""
+    where = spec.target.rpartition(":")[0]
+    if spec.kind != PY or not (where.endswith(".py") or os.sep in where or "/" in where):
+        return None
+    return Path(where).expanduser()
+
+
+def _file_stamp(spec: ExternalSpec) -> tuple[int, int] | None:
+    """When and how large a ``py:`` spec's file was last written (None: no file, or none named)."""
+    path = _agent_file(spec)
+    try:
+        status = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (status.st_mtime_ns, status.st_size) if status is not None else None
 
 
 def decider(spec: ExternalSpec, options: EngineOptions) -> Decider:
-    """The decider of an external agent in this process (started once, kept for later chunks)."""
+    """The decider of an external agent in this process (started once, kept for later chunks; a
+    ``py:`` file changed since is loaded again: a long-lived Dask worker played the old code)."""
     key = (spec, options)
+    stamp = _file_stamp(spec)
+    if key in _DECIDERS and _STAMPS.get(key) != stamp:
+        getattr(_DECIDERS.pop(key), "close", lambda: None)()
+    _STAMPS[key] = stamp
     if key not in _DECIDERS:
         if spec.kind == EXEC:
             _DECIDERS[key] = EngineDecider(spec.target, spec.text, options)
@@ -477,11 +501,13 @@ def decider(spec: ExternalSpec, options: EngineOptions) -> Decider:
 def load_python_agent(spec: ExternalSpec) -> Any:
     """Import the module or file of a ``py:`` spec and instantiate its class with the arguments."""
     where, _, name = spec.target.rpartition(":")
-    if where.endswith(".py") or os.sep in where or "/" in where:
-        path = Path(where).expanduser()
+    path = _agent_file(spec)
+    if path is not None:
         if not path.is_file():
             raise AgentError(f"{spec.text}: no such file {where}")
-        module_name = f"hearts_sim_agent_{hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]}"
+        # one module per file and contents: a file changed since it was imported is imported anew
+        source = str(path.resolve()).encode() + b"\0" + path.read_bytes()
+        module_name = f"hearts_sim_agent_{hashlib.sha1(source).hexdigest()[:12]}"
         module = sys.modules.get(module_name)
         if module is None:
             loader_spec = importlib.util.spec_from_file_location(module_name, path)
@@ -606,6 +632,7 @@ def _checked(
 
 def close_all() -> None:
     """Stop every engine process and thread this process started."""
+    _STAMPS.clear()
     while _DECIDERS:
         _, running = _DECIDERS.popitem()
         getattr(running, "close", lambda: None)()

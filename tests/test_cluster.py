@@ -21,9 +21,10 @@ import pytest
 from agents.registry import parse_agent
 from hearts_sim import __version__
 from hearts_sim.apps import cli
-from hearts_sim.studies.cluster import INSTALL, ClusterError, DaskRunner, OtherCode
+from hearts_sim.studies.cluster import INSTALL, CannotLoad, ClusterError, DaskRunner, OtherCode
 from hearts_sim.studies.tournament import (
     MANIFEST,
+    ChunkError,
     Interrupted,
     TournamentConfig,
     resume_tournament,
@@ -264,3 +265,50 @@ def test_a_python_agent_plays_on_the_workers_as_in_process(client: Any, tmp_path
         remote = run_tournament(config, tmp_path / "remote", runner=runner, progress=False)
     pd.testing.assert_frame_equal(_records(tmp_path / "local"), _records(tmp_path / "remote"))
     assert local.summary == remote.summary
+
+
+@needs_dask
+def test_a_worker_that_cannot_load_an_agent_says_so_and_the_run_resumes(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``py:`` file named relative to the client's folder, which the workers (started in
+    another) cannot find: the worker's error read as the user's own input (``no such file``) and
+    lost the resume command. It names the worker, what to do, and how to resume; the warm-up that
+    failed is not left on the scheduler (every worker that joined later replayed it)."""
+    (tmp_path / "mine.py").write_text((Path(__file__).resolve().parent / "python_agents.py").read_text())
+    monkeypatch.chdir(tmp_path)
+    config = TournamentConfig(("py:mine.py:Lowest", "rule"), deals=4, seed=5, chunk_deals=2)
+    with DaskRunner(client, retries=0) as runner, pytest.raises(CannotLoad) as refused:
+        run_tournament(config, tmp_path / "run", runner=runner, progress=False)
+    # the warm-up that failed is not left on the scheduler, for every later worker to replay
+    plugins = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.worker_plugins))
+    assert not [name for name in plugins if name.startswith("hearts-sim")], plugins
+    assert re.fullmatch(
+        r"worker tcp://\S+ cannot load an agent the client can: py:mine\.py:Lowest: no such file mine\.py "
+        r"\(a level, or a py: file or module, must be found on every worker: HEARTS_SIM_LEVELS, and "
+        rf"absolute paths\); 0 of 2 chunks are done: resume with hearts-sim tournament --resume "
+        rf"{re.escape(str(tmp_path / 'run'))}",
+        str(refused.value),
+    ), refused.value
+
+
+@needs_dask
+def test_a_scheduler_without_workers_is_one_line_not_a_wait_without_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import distributed
+
+    from hearts_sim.studies import cluster
+
+    monkeypatch.setattr(cluster, "WORKERS_TIMEOUT", 1.0)
+    with (
+        distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=":0") as empty,
+        DaskRunner(empty.scheduler_address) as runner,
+        pytest.raises(ChunkError) as refused,
+    ):
+        run_tournament(CONFIG, tmp_path / "run", runner=runner, progress=False)
+    address = empty.scheduler_address
+    assert str(refused.value) == (
+        f"the Dask scheduler at {address} has no workers: none joined in 1 s (start some: dask worker "
+        f"{address}); 0 of 14 chunks are done: resume with hearts-sim tournament --resume {tmp_path / 'run'}"
+    )

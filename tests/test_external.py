@@ -281,6 +281,27 @@ def test_agents_and_engines_that_hang_time_out() -> None:
     close_all()
 
 
+def test_a_py_agent_file_changed_since_it_was_loaded_is_loaded_again(tmp_path: Path) -> None:
+    """A long-lived process (a Dask worker) kept the first version of a ``py:`` file it loaded
+    and played it after the file changed: a researcher's edit gave the old numbers, exit code 0.
+    A file written since is imported anew, and a class added to it is found."""
+    agent = tmp_path / "mine.py"
+    lowest = "class Mine:\n    def choose_pass(self, obs): return sorted(obs.hand)[:3]\n"
+    lowest += "    def choose_play(self, obs): return min(obs.legal_moves())\n"
+    agent.write_text(lowest)
+    seats = [f"py:{agent}:Mine", "random", "random", "random"]
+    first = simulate("standard", seats, hands=6, seed=3)
+    highest = lowest.replace("min(obs.legal_moves())", "max(obs.legal_moves())  # the highest")
+    agent.write_text(highest + "class Other(Mine):\n    pass\n")
+    changed = simulate("standard", seats, hands=6, seed=3)
+    (tmp_path / "fresh.py").write_text(highest)
+    fresh = simulate("standard", [f"py:{tmp_path / 'fresh.py'}:Mine", *seats[1:]], hands=6, seed=3)
+    points = [c for c in first.columns if c.startswith("points_")]
+    assert not first[points].equals(changed[points]) and changed[points].equals(fresh[points])
+    assert len(simulate("standard", [f"py:{agent}:Other", *seats[1:]], hands=1)) == 1
+    close_all()
+
+
 def test_a_hung_python_agent_lets_the_process_exit_after_its_timeout() -> None:
     """The call stuck past its limit keeps its thread, a daemon one: the process ends with the
     error (a ``ThreadPoolExecutor``'s thread was joined at exit, so it hung until killed)."""

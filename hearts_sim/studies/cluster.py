@@ -42,7 +42,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from agents.external import EngineOptions
+from agents.external import EngineOptions, ExternalAgentError
+from agents.kinds import AgentError
 from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.studies.tournament import (
     ChunkError,
@@ -83,6 +84,7 @@ def _distributed() -> Any:
 SCHEDULER = re.compile(r"(?:(tcp|tls|ws|wss)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})")
 MAX_LOCAL_WORKERS = 1024
 CONNECT_TIMEOUT = 20.0  # seconds to reach a scheduler before --cluster gives up with one line
+WORKERS_TIMEOUT = 60.0  # seconds for a first worker to join a scheduler that has none
 
 
 def parse_address(address: str) -> tuple[str, int | None]:
@@ -132,10 +134,30 @@ def play_chunk(
     from hearts_sim._numba import max_threads
     from hearts_sim.selfplay.simulate import set_threads
 
-    if plays is not None:
-        _check_plays(config, *plays)
-    set_threads(max(1, min(threads, max_threads())))
-    return chunk_records(config, chunk, engines, hands)
+    try:
+        if plays is not None:
+            _check_plays(config, *plays)
+        set_threads(max(1, min(threads, max_threads())))
+        return chunk_records(config, chunk, engines, hands)
+    except ExternalAgentError:  # an agent's failure in play: its own one line
+        raise
+    except AgentError as error:  # it read as the user's input, which the client had accepted
+        raise CannotLoad(
+            f"{_this_worker()} cannot load an agent the client can: {error} (a level, or a py: file or "
+            "module, must be found on every worker: HEARTS_SIM_LEVELS, and absolute paths)"
+        ) from None
+
+
+class CannotLoad(ChunkError):
+    """A worker that cannot load an agent of the tournament (a level, a ``py:`` file or module
+    that the client has and it has not): the run stops there, keeping the chunks before it."""
+
+
+def _this_worker() -> str:
+    try:
+        return f"worker {_distributed().get_worker().address}"
+    except ValueError:  # not in a task: a warm-up (which says where), or called directly
+        return f"worker {_WARM['address']}" if "address" in _WARM else f"process {os.getpid()}"
 
 
 def _check_plays(config: TournamentConfig, digest: str, version: str) -> None:
@@ -143,10 +165,7 @@ def _check_plays(config: TournamentConfig, digest: str, version: str) -> None:
 
     if config.table().plays_digest() == digest:
         return
-    try:
-        where = f"worker {_distributed().get_worker().address}"
-    except ValueError:  # not in a worker: called directly
-        where = f"process {os.getpid()}"
+    where = _this_worker()
     here = hearts_sim.__version__
     versions = (
         f"version {here} there, {version} here"
@@ -194,6 +213,7 @@ class WarmUp(_PluginBase):  # type: ignore[misc,valid-type]
         self.config = config
 
     async def setup(self, worker: Any) -> None:
+        _WARM["address"] = worker.address
         await asyncio.get_running_loop().run_in_executor(None, warm_up, self.config)
 
 
@@ -296,6 +316,19 @@ class DaskRunner:
         info: dict[str, dict[str, Any]] = self.client.run(worker_info)
         return info
 
+    def _wait_for_a_worker(self) -> None:
+        """Until one worker is there: a scheduler without any left the run waiting without a word."""
+        if self.client.nthreads():
+            return
+        try:
+            self.client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
+        except TimeoutError:
+            address = self.client.scheduler.address
+            raise ChunkError(
+                f"the Dask scheduler at {address} has no workers: none joined in {WORKERS_TIMEOUT:g} s "
+                f"(start some: dask worker {address})"
+            ) from None
+
     def chunks(self, config: TournamentConfig, chunks: range, hands: bool = True) -> PlayedChunks:
         """Submit up to ``max_in_flight`` chunks, yield the oldest as soon as it is done, submit
         the next: records arrive in chunk order, whatever order the workers finish in."""
@@ -304,10 +337,9 @@ class DaskRunner:
         import hearts_sim
 
         plays = (config.table().plays_digest(), hearts_sim.__version__)  # what every worker must match
+        self._wait_for_a_worker()
         token = uuid.uuid4().hex[:12]
         plugin = f"{PLUGIN_NAME}-{token}"
-        if self.warm_up:
-            self.client.register_plugin(WarmUp(config), name=plugin)
         todo = iter(chunks)
         limit = self.max_in_flight
 
@@ -329,6 +361,8 @@ class DaskRunner:
                 self.in_flight.append((chunk, future))
 
         try:
+            if self.warm_up:  # in the try: a warm-up that fails is unregistered too (workers replayed it)
+                self.client.register_plugin(WarmUp(config), name=plugin)
             for _ in range(limit):
                 submit()
             while self.in_flight:
