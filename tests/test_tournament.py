@@ -318,6 +318,16 @@ def test_a_run_being_written_is_refused_to_a_second_writer(tmp_path: Path) -> No
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["chunks_done"] == 3 and manifest["summary"] == whole.summary
     assert resume_tournament(out, progress=False).summary == whole.summary  # free again
+    match = tmp_path / "match"  # a match's run resumes as a match (it said tournament)
+    refusals.clear()
+    command = ["hearts-sim", "match", "lowest", "random", "--out", str(match)]
+    run_tournament(config, match, progress=False, command=command, on_chunk=lambda chunk: refusals.append(
+        str(pytest.raises(TournamentError, resume_tournament, match, progress=False).value)
+    ))  # fmt: skip
+    assert set(refusals) == {
+        f"{match} is being written by another process (pid {os.getpid()}): wait for it to end, "
+        f"or stop it and then resume with hearts-sim match --resume {match}"
+    }
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="flock: no lock on Windows")

@@ -288,9 +288,13 @@ def _sole_writer(out: Path | None, resume: bool) -> Iterator[None]:
         with exclusive_lock(out / LOCK):
             yield
     except LockHeld as held:
+        try:  # a match resumes as a match
+            resume = manifest_resume(out, load_manifest(out))
+        except TournamentError:  # the other process's run has no manifest yet
+            resume = resume_command(out)
         raise TournamentError(
-            f"{out} is being written by {held.who}: wait for it to end, or stop it "
-            f"and then resume with {resume_command(out)}"
+            f"{out} is being written by {held.who}: wait for it to end, or stop it and then resume "
+            f"with {resume}"
         ) from None
 
 
