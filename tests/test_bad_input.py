@@ -225,6 +225,9 @@ CASES: list[tuple[list[str], str]] = [
     (["bench", "--hands", "abc"], "--hands abc is not valid"),
     (["bench", "--threads", "0"], "--threads 0 is not valid"),
     (["bench", "--openspiel-hands", "-1"], "--openspiel-hands -1 is not valid"),
+    # no abbreviations: it was taken for --rules and refused as a preset 'n_players=3'
+    (["bench", "--rule", "n_players=3"], "unrecognized arguments: --rule n_players=3 (--rule is an option"),
+    (["tournament", "rule", "random", "--deal", "5"], "unrecognized arguments: --deal 5"),
     (["bench", "--repeats", "0"], "--repeats 0 is not valid"),
     (["bench", "--repeats", "1000"], "--repeats 1000 is not valid"),
     (["bench", "--seed", "-1"], "--seed -1 is not valid"),

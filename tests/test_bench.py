@@ -52,6 +52,20 @@ def test_bench_prints_no_reference_ratio_for_other_rules() -> None:
     assert "hearts_sim kernel, 2 threads" in two and "hearts_sim kernel, 1 thread" in two
 
 
+def test_bench_gives_no_ratio_to_openspiel_for_a_game_it_does_not_play() -> None:
+    """OpenSpiel plays standard 4-player hearts: a 5-player preset's ratio to it (119.6x) compared
+    two games."""
+    pytest.importorskip("pyspiel")
+    result = bench.run_bench(hands=200, threads=1, openspiel_hands=20, rules="qdan5", repeats=1)
+    assert result["openspiel_hands_per_s"] > 0 and result["ratio_vs_openspiel"] is None
+    printed = bench.format_bench(result)
+    assert printed.startswith("rules: qdan5 (n_players=5)") and "vs OpenSpiel" not in printed
+    assert (
+        "ratios                                     none: the reference and OpenSpiel play standard rules"
+        in printed
+    )
+
+
 def test_the_largest_seed_benchmarks_too() -> None:
     """Timed runs take the seeds after ``seed``: at 2**64-1 they wrap instead of overflowing."""
     result = bench.run_bench(hands=50, threads=1, openspiel_hands=0, repeats=2, seed=2**64 - 1)

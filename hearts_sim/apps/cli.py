@@ -95,6 +95,10 @@ DEFAULT_AGENTS = ("normal", "easy", "random")  # the CPU levels fast enough for 
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # no abbreviations: bench --rule n_players=3 was taken for --rules, and refused as a preset
+        super().__init__(*args, **{"allow_abbrev": False, **kwargs})
+
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(message + self._owners(message))
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from hearts_sim._numba import max_threads
-from hearts_sim.core.rules import Rules, resolve_rules
+from hearts_sim.core.rules import Rules, resolve_rules, rules_label
 from hearts_sim.engine.rng import MAX_SEED, check_seed
 from hearts_sim.selfplay.invariants import check_hand_records
 from hearts_sim.selfplay.simulate import Table, compile_seconds, run_hands, set_threads, simulate
@@ -165,7 +165,8 @@ def run_bench(
         "ratio_records_vs_reference": round(with_records / reference, 3) if comparable else None,
         "openspiel_hands": openspiel_hands,
         "openspiel_hands_per_s": None if peer is None else round(peer),
-        "ratio_vs_openspiel": None if peer is None else round(one_thread / peer, 1),
+        # OpenSpiel plays the standard game: a ratio under other rules compares two games
+        "ratio_vs_openspiel": None if peer is None or not comparable else round(one_thread / peer, 1),
         "first_call_s": round(first_call, 2),
         **{
             f"{when}_start_{name}_s": round(seconds, 2)
@@ -190,7 +191,7 @@ def format_bench(result: dict[str, Any]) -> str:
     skipped = not result["openspiel_hands"]
     peer = "skipped (--openspiel-hands 0)" if skipped else rate(result["openspiel_hands_per_s"])
     lines = [
-        f"rules: {result['rules']}   hands per run: {result['hands']:,}",
+        f"rules: {rules_label(result['rules'])}   hands per run: {result['hands']:,}",
         row("hearts_sim kernel, 1 thread", rate(result["random_hands_per_s"])),
     ]
     if threads > 1:
@@ -206,6 +207,8 @@ def format_bench(result: dict[str, Any]) -> str:
         lines.append(row("ratio to the reference", f"{kernel:>12.0%} kernel, {records:.0%} simulate()"))
     if result["ratio_vs_openspiel"] is not None:
         lines.append(row("ratio, 1 thread vs OpenSpiel", f"{result['ratio_vs_openspiel']:>12}x"))
+    elif result["ratio_kernel_vs_reference"] is None:
+        lines.append(row("ratios", f"{'none':>12}: the reference and OpenSpiel play standard rules"))
     lines.append(row("first call (compile or cache)", f"{result['first_call_s']:>12} s"))
     for name in STARTUP_COMMANDS:
         if f"cold_start_{name}_s" in result:
