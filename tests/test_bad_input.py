@@ -58,6 +58,8 @@ CASES: list[tuple[list[str], str]] = [
     (["tournament", "lowest", "--threads", "0"], "--threads 0 is not valid"),
     (["tournament", "lowest", "--threads", "-1"], "--threads -1 is not valid"),
     (["tournament", "lowest", "--threads", "100000"], "--threads 100000 is not valid"),
+    # here at most this machine's cores; with --cluster per shard on the workers (refused here)
+    (["match", "rule", "random", "--threads", "1000"], "(this machine's cores; with --cluster, threads per"),
     (["tournament", "lowest", "--threads", "two"], "--threads two is not valid"),
     # ---- tournament: rules
     (["tournament", "lowest", "--rules", "nosuchpreset"], "unknown rules preset 'nosuchpreset'"),

@@ -167,6 +167,11 @@ def test_cli_cluster_option_gives_the_local_json(
     address = client.scheduler.address
     assert cli.main([*args, "--cluster", address, "--out", str(tmp_path / "run")]) == 0
     assert json.loads(capsys.readouterr().out) == local
+    # threads per shard on the workers: more than this machine's cores is no reason to refuse
+    from hearts_sim._numba import max_threads
+
+    assert cli.main([*args, "--cluster", address, "--threads", str(max_threads() + 1)]) == 0
+    assert json.loads(capsys.readouterr().out) == local
     assert len(client.run(os.getpid)) == 2  # the CLI closed its own client, not the cluster
 
 

@@ -33,6 +33,7 @@ from hearts_sim.apps.options import (
     FLAG,
     GAMES,
     JSON,
+    MAX_SHARD_THREADS,
     NUMBER,
     OUT,
     RULE,
@@ -282,6 +283,12 @@ def _check_resume(args: argparse.Namespace) -> None:
 def _runner(args: argparse.Namespace) -> Any:
     """The Dask runner of ``--cluster`` (checked before any work), or None to run here."""
     if not args.cluster:
+        threads = threads_option()  # here, at most this machine's cores
+        if args.threads is not None and args.threads > threads.high:
+            raise UsageError(
+                f"--threads {args.threads} is not valid: choose a whole number in 1 .. {threads.high} "
+                "(this machine's cores; with --cluster, threads per shard on the workers)"
+            )
         return None
     from hearts_sim.studies.cluster import DaskRunner
 
@@ -462,7 +469,9 @@ def _add_tournament_options(command: argparse.ArgumentParser, agents_help: str) 
     RESUME.add_to(command)
     REPAIR.add_to(command)
     CONFIG.add_to(command)
-    threads_option().add_to(command)
+    # checked against this machine's cores only where the run plays here (``_runner``)
+    threads_help = "numba threads (default: all; with --cluster, per shard on the workers, default 1)"
+    threads_option(threads_help, high=MAX_SHARD_THREADS).add_to(command)
     CLUSTER.add_to(command)
     JSON.add_to(command)
     QUIET_PROGRESS.add_to(command)

@@ -160,8 +160,12 @@ class Option:
             parser.add_argument(self.name, **options)
 
 
-def threads_option(help: str = "numba threads (default: all)") -> Option:
-    return Option("threads", COUNT, help, None, 1, max_threads(), ("--threads",))
+def threads_option(help: str = "numba threads (default: all)", high: int | None = None) -> Option:
+    """``--threads``, at most this machine's cores (``high``: another bound, as a cluster's)."""
+    return Option("threads", COUNT, help, None, 1, high or max_threads(), ("--threads",))
+
+
+MAX_SHARD_THREADS = 1024  # --threads with --cluster: per shard on the workers, capped by each at its cores
 
 
 # ---------------------------------------------------------------------------- shared options
