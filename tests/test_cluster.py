@@ -317,3 +317,49 @@ def test_a_scheduler_without_workers_is_one_line_not_a_wait_without_end(
         f"the Dask scheduler at {address} has no workers: none joined in 1 s (start some: dask worker "
         f"{address}); 0 of 14 chunks are done: resume with hearts-sim tournament --resume {tmp_path / 'run'}"
     )
+
+
+@pytest.mark.parametrize(
+    ("address", "parsed"),
+    [
+        ("LOCAL:2", ("local", 2)),
+        ("Local", ("local", None)),
+        ("tcp://10.0.0.1:8786", ("tcp://10.0.0.1:8786", None)),
+    ],
+)
+def test_local_is_local_in_any_case(address: str, parsed: tuple[str, int | None]) -> None:
+    """``LOCAL:2`` was read as host LOCAL, port 2, and failed after 20 s."""
+    from hearts_sim.studies.cluster import parse_address
+
+    assert parse_address(address) == parsed
+
+
+@pytest.mark.parametrize("address", ["local:２", "host:８７８６"])  # full-width digits were taken
+def test_an_address_takes_ascii_digits_only(address: str) -> None:
+    from hearts_sim.studies.cluster import parse_address
+
+    with pytest.raises(ClusterError):
+        parse_address(address)
+
+
+@needs_dask
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"retries": 1.5}, "retries=1.5: retries per chunk must be a whole number, 0 or more"),
+        ({"retries": -1}, "retries=-1: retries per chunk must be a whole number, 0 or more"),
+        ({"timeout": -1}, "timeout=-1: seconds to reach the scheduler must be above 0"),
+        ({"timeout": float("nan")}, "timeout=nan: seconds to reach the scheduler must be above 0"),
+        ({"max_in_flight": 0}, "max_in_flight=0: chunks at a time must be a positive number"),
+        (
+            {"cluster": None},
+            "cluster=None: give a scheduler address, 'local', 'local:N' or a distributed.Client",
+        ),
+    ],
+)
+def test_dask_runner_refuses_odd_arguments_in_one_line(options: dict[str, Any], message: str) -> None:
+    """They raised a bare AssertionError, a KeyError, blamed the scheduler, or (None) started a
+    LocalCluster without a word."""
+    with pytest.raises(ClusterError) as refused:
+        DaskRunner(**{"cluster": "local:1", **options})
+    assert str(refused.value) == message

@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import math
 import os
 import re
 import time
@@ -44,7 +45,7 @@ from typing import Any
 
 from agents.external import EngineOptions, ExternalAgentError
 from agents.kinds import AgentError
-from hearts_sim.core.checks import is_integer, shown
+from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.studies.tournament import (
     ChunkError,
     ChunkRecords,
@@ -81,7 +82,9 @@ def _distributed() -> Any:
     return distributed
 
 
-SCHEDULER = re.compile(r"(?:(tcp|tls|ws|wss)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})")
+SCHEDULER = re.compile(
+    r"(?:(tcp|tls|ws|wss)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})", re.ASCII
+)
 MAX_LOCAL_WORKERS = 1024
 CONNECT_TIMEOUT = 20.0  # seconds to reach a scheduler before --cluster gives up with one line
 WORKERS_TIMEOUT = 60.0  # seconds for a first worker to join a scheduler that has none
@@ -91,11 +94,11 @@ def parse_address(address: str) -> tuple[str, int | None]:
     """``local`` / ``local:N`` (a LocalCluster of N worker processes) or a scheduler address
     ``[tcp|tls|ws|wss://]HOST:PORT``; anything else is a one-line ``ClusterError`` at once."""
     text = address.strip() if isinstance(address, str) else ""
-    if text == "local":
+    if text.lower() == "local":
         return "local", None
-    if text.startswith("local:"):
-        count = text.removeprefix("local:")
-        if not count.isdigit() or not 0 < int(count) <= MAX_LOCAL_WORKERS:
+    if text.lower().startswith("local:"):  # LOCAL:2 was a host LOCAL, port 2: 20 s to fail
+        count = text[len("local:") :]
+        if not (count.isascii() and count.isdigit()) or not 0 < int(count) <= MAX_LOCAL_WORKERS:
             raise ClusterError(
                 f"--cluster {address}: local:N needs a number of worker processes in 1 .. {MAX_LOCAL_WORKERS}"
             )
@@ -251,8 +254,20 @@ class DaskRunner:
         distributed = _distributed()
         if not is_integer(threads) or threads < 1:
             raise ClusterError(f"threads={shown(threads)}: threads per task must be a positive number")
-        if max_in_flight is not None and max_in_flight < 1:
-            raise ClusterError(f"max_in_flight={max_in_flight}: must be positive")
+        if max_in_flight is not None and (not is_integer(max_in_flight) or max_in_flight < 1):
+            raise ClusterError(
+                f"max_in_flight={shown(max_in_flight)}: chunks at a time must be a positive number"
+            )
+        if not is_integer(retries) or retries < 0:  # 1.5 was a bare AssertionError from Dask
+            raise ClusterError(
+                f"retries={shown(retries)}: retries per chunk must be a whole number, 0 or more"
+            )
+        if timeout is not None and (not is_real(timeout) or not 0 < timeout < math.inf):  # NaN too
+            raise ClusterError(f"timeout={shown(timeout)}: seconds to reach the scheduler must be above 0")
+        if cluster is None:  # it ran a LocalCluster without a word
+            raise ClusterError(
+                "cluster=None: give a scheduler address, 'local', 'local:N' or a distributed.Client"
+            )
         self.threads = int(threads)
         self.engines = engines
         self.retries = retries
