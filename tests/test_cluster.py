@@ -363,3 +363,29 @@ def test_dask_runner_refuses_odd_arguments_in_one_line(options: dict[str, Any], 
     with pytest.raises(ClusterError) as refused:
         DaskRunner(**{"cluster": "local:1", **options})
     assert str(refused.value) == message
+
+
+@needs_dask
+def test_ctrl_c_on_a_local_cluster_is_one_line(tmp_path: Path) -> None:
+    """Ctrl-C reaches the terminal's whole process group: each local worker printed its own
+    traceback (73 lines in all) before the client's line. The workers ignore it now; the client
+    stops the run and closes them."""
+    import subprocess
+    import time
+
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "hearts_sim", "match", "lowest", "random", "--deals", "50000000"]
+    command += ["--out", str(out), "--cluster", "local:1", "--quiet"]
+    running = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and running.poll() is None:
+        manifest = out / MANIFEST
+        if manifest.exists() and json.loads(manifest.read_text()).get("chunks_done", 0) >= 1:
+            break
+        time.sleep(0.2)
+    os.killpg(running.pid, signal.SIGINT)  # as the terminal does
+    _, stderr = running.communicate(timeout=120)
+    assert running.returncode == 130, stderr
+    assert stderr.splitlines() == [stderr.splitlines()[-1]] and stderr.startswith(
+        "hearts-sim: interrupted after "
+    ), stderr

@@ -37,9 +37,12 @@ import logging
 import math
 import os
 import re
+import signal
+import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -221,6 +224,20 @@ class WarmUp(_PluginBase):  # type: ignore[misc,valid-type]
 
 
 # ---------------------------------------------------------------------------- client side
+@contextlib.contextmanager
+def _ctrl_c_for_this_process() -> Iterator[None]:
+    """Start processes that ignore Ctrl-C (SIGINT goes to the terminal's whole process group):
+    the client stops the run and closes them, where each worker printed its own traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set a handler (and gets the signal)
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited by the processes started
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 class DaskRunner:
     """A ``ChunkRunner`` that plays chunks on a Dask cluster and yields them in order.
 
@@ -283,13 +300,16 @@ class DaskRunner:
         if isinstance(cluster, str):
             address, n_workers = parse_address(cluster)
             if address == "local":
-                self._cluster = distributed.LocalCluster(
-                    n_workers=n_workers or os.cpu_count() or 1,
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address=":0",  # not 8787, which may be taken
-                    silence_logs=logging.ERROR,  # not the nanny's "still alive after 4 s" at close
-                )
+                with _ctrl_c_for_this_process():
+                    self._cluster = distributed.LocalCluster(
+                        n_workers=n_workers or os.cpu_count() or 1,
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=":0",  # not 8787, which may be taken
+                        # not the nanny's "still alive after 4 s" at close, nor a worker's teardown
+                        # of a warm-up that a stopped run unregistered
+                        silence_logs=logging.CRITICAL,
+                    )
                 cluster = self._cluster
             else:
                 cluster = address
