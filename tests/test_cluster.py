@@ -386,6 +386,4 @@ def test_ctrl_c_on_a_local_cluster_is_one_line(tmp_path: Path) -> None:
     os.killpg(running.pid, signal.SIGINT)  # as the terminal does
     _, stderr = running.communicate(timeout=120)
     assert running.returncode == 130, stderr
-    assert stderr.splitlines() == [stderr.splitlines()[-1]] and stderr.startswith(
-        "hearts-sim: interrupted after "
-    ), stderr
+    assert len(stderr.splitlines()) == 1 and stderr.startswith("hearts-sim: interrupted after "), stderr
