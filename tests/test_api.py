@@ -71,6 +71,7 @@ PRIVATE = ("hands", "dealt", "passed", "received")
 # ---------------------------------------------------------------- observations
 def _check_rebuild(state: HandState, seat: int) -> None:
     obs = state.observation(seat)
+    assert type(obs.to_move) is bool  # a seat waiting in the play phase was np.False_
     rebuilt = Observation.from_history(**history(obs))
     if rebuilt != obs:
         # The one thing a history cannot tell before the first card: in kitty mode a seat

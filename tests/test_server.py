@@ -221,6 +221,11 @@ BAD: list[tuple[bytes | dict[str, Any], Any, str]] = [
     ({**BASE, "explain": "yes"}, 5, "explain must be true or false, not 'yes'"),
     ({**BASE, "legal": ["2D"]}, 5, "legal lists 2D, but under the request's rules and history seat 1 may"),
     ({**BASE, "legal": ["ZZ"]}, 5, "legal: malformed card 'ZZ'"),
+    (  # it said "is to play, not to play"
+        {**BASE, "plays": [[0, "2C"], [1, "2D"]], "legal": ["3D"]},
+        5,
+        "legal lists 3D, but under the request's rules and history seat 1 is not to move",
+    ),
     ({**BASE, "legal": 5}, 5, "legal must be a list"),
     ({**BASE, "explain": True}, 5, "explain: rule plays without scoring its cards; serve a search agent"),
     (

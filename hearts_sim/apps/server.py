@@ -275,7 +275,12 @@ def _check_legal(observation: Observation, legal: list[Any] | str) -> None:
         raise RequestError(f"legal: {error}") from None
     allowed = observation.legal_moves()
     if given != allowed:
-        may = f"may play {cards_str(allowed.mask)}" if allowed else f"is to {observation.phase}, not to play"
+        if allowed:
+            may = f"may play {cards_str(allowed.mask)}"
+        elif observation.phase == "play":  # it said "is to play, not to play"
+            may = "is not to move"
+        else:
+            may = f"is to {observation.phase}, not to play"
         raise RequestError(
             f"legal lists {cards_str(given.mask) or 'no card'}, but under the request's rules and "
             f"history seat {observation.seat} {may}"

@@ -249,7 +249,7 @@ class HandState:
             game_scores=tuple(int(x) for x in s["game_scores"][: self.n_players]),
             hearts_broken=self.hearts_broken,
             to_move=self.current_player == seat
-            or (s["phase"] == PHASE_PASS and not (int(s["passes_made"]) >> seat) & 1),
+            or bool(s["phase"] == PHASE_PASS and not (int(s["passes_made"]) >> seat) & 1),
             kitty=CardSet(int(s["kitty"]) if self.trick_number and self.trick_winners[0] == seat else 0),
             dealer=int(s["dealer"]),
         )
