@@ -532,6 +532,24 @@ def test_the_hands_of_games_are_asked_for_with_true_not_a_count() -> None:
             simulate_games("quick", games=1, hands=hands)  # type: ignore[arg-type]
 
 
+def test_whole_games_refuse_a_target_no_game_can_reach() -> None:
+    """Each game was cut off undecided after 1,000 hands, at no win for anyone: the largest target
+    plays (26,000 points under standard, 43,000 under Black Maria), one more is refused."""
+    from hearts_sim import simulate_games
+    from hearts_sim.studies.tournament import make_config
+
+    for preset, most in (("standard", 26_000), ("black_maria", 43_000)):
+        assert len(simulate_games(Rules.preset(preset, target_score=most), games=1)) == 1
+        message = f"target_score={most + 1} cannot be reached: .* at most {most // 1000} points a hand"
+        with pytest.raises(InputError, match=message):
+            simulate_games(Rules.preset(preset, target_score=most + 1), games=1)
+        with pytest.raises(InputError, match=message):
+            make_config(
+                ["random", "lowest"], rules=preset, rule_overrides=[f"target_score={most + 1}"], games=True
+            )
+        make_config(["random", "lowest"], rules=preset, rule_overrides=[f"target_score={most + 1}"])  # hands
+
+
 def test_a_seat_must_be_a_seat() -> None:
     state = HandState.deal("standard", seed=1)
     for seat in (1.7, -1, 4, True):

@@ -58,6 +58,10 @@ CASES: list[tuple[list[str], str]] = [
     (["tournament", "lowest", "--threads", "0"], "--threads 0 is not valid"),
     (["tournament", "lowest", "--threads", "-1"], "--threads -1 is not valid"),
     (["tournament", "lowest", "--threads", "100000"], "--threads 100000 is not valid"),
+    (  # every game was cut off undecided after 1,000 hands: win rates of 0, ratings all the same
+        ["tournament", "random", "lowest", "--games", "--rule", "target_score=100000"],
+        "target_score=100000 cannot be reached: a game is cut off undecided after 1,000 hands",
+    ),
     # here at most this machine's cores; with --cluster per shard on the workers (refused here)
     (["match", "rule", "random", "--threads", "1000"], "(this machine's cores; with --cluster, threads per"),
     (["tournament", "lowest", "--threads", "two"], "--threads two is not valid"),

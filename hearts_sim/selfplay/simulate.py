@@ -32,6 +32,7 @@ from hearts_sim.engine.rng import SeedError, check_index, check_seed
 from hearts_sim.engine.state import new_states
 from hearts_sim.selfplay.lockstep import run_lockstep
 from hearts_sim.selfplay.loops import (
+    MAX_HANDS_PER_GAME,
     blocks_for,
     in_blocks,
     play_game_block,
@@ -283,6 +284,19 @@ def check_count(name: str, count: int) -> int:
     return int(count)
 
 
+def check_games_can_end(rules: Rules) -> None:
+    """``SimulationError`` for a target no game can reach: every game would be cut off undecided
+    after ``MAX_HANDS_PER_GAME`` hands, at no win for anyone (a run printed win rates of 0 and
+    ratings as if they meant something)."""
+    most = MAX_HANDS_PER_GAME * rules.moon_total  # a player takes at most the deck's points a hand
+    if rules.target_score > most:
+        raise SimulationError(
+            f"target_score={rules.target_score} cannot be reached: a game is cut off undecided after "
+            f"{MAX_HANDS_PER_GAME:,} hands, and a player takes at most {rules.moon_total} points a hand "
+            f"(choose at most {most:,})"
+        )
+
+
 def _check_seeding(seed: int, first: int, name: str) -> tuple[int, int]:
     """The master seed and the first hand (game) index, checked: one line naming the bad one."""
     try:
@@ -397,6 +411,7 @@ def simulate_games(
         )
     chunk_size = check_count("chunk_size", chunk_size)
     seed, first_game = _check_seeding(seed, first_game, "first_game")
+    check_games_can_end(rules)
     table = Table.build(rules, _seatings(rules, seats))
     set_threads(threads)
     engines = EngineOptions(engine_procs, engine_timeout)

@@ -77,6 +77,7 @@ from hearts_sim.selfplay.records import (
 from hearts_sim.selfplay.simulate import (
     SimulationError,
     Table,
+    check_games_can_end,
     compile_seconds,
     first_game,
     progress_shown,
@@ -188,6 +189,8 @@ class TournamentConfig:
             raise SimulationError(str(error)) from None
         if not isinstance(self.games, bool):
             raise SimulationError(f"games={shown(self.games)} is not valid: choose True or False")
+        if self.games:
+            check_games_can_end(self.rules)
         if not is_integer(self.chunk_deals) or self.chunk_deals < 0:
             raise SimulationError(
                 f"chunk_deals={shown(self.chunk_deals)} is not valid: a whole number, 0 for automatic"
