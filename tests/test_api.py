@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -548,6 +549,29 @@ def test_whole_games_refuse_a_target_no_game_can_reach() -> None:
                 ["random", "lowest"], rules=preset, rule_overrides=[f"target_score={most + 1}"], games=True
             )
         make_config(["random", "lowest"], rules=preset, rule_overrides=[f"target_score={most + 1}"])  # hands
+
+
+def test_every_refused_move_is_an_illegal_move_error() -> None:
+    """A loop asking a person for moves catches ``IllegalMoveError``: a typo or a card listed
+    twice escaped it as a plain ``ValueError``, ``None`` as a ``TypeError``, and a pass naming a
+    card twice read "pass exactly 3 cards, not 2"."""
+    state = HandState.deal("standard", seed=1)
+    held = list(state.hand(0))
+    for cards, message in (
+        (None, "seat 0's pass: not a card set: None"),
+        ([held[0], held[0], held[1]], f"seat 0's pass lists {card_str(held[0])} twice"),
+        (f"ZZ {card_str(held[0])} {card_str(held[1])}", "seat 0's pass: malformed card 'ZZ'"),
+    ):
+        with pytest.raises(IllegalMoveError, match=re.escape(message)):
+            state.pass_cards(0, cards)  # type: ignore[arg-type]
+    for seat in range(4):
+        state.pass_cards(seat, list(state.hand(seat))[:3])
+    with pytest.raises(IllegalMoveError, match="malformed card 'QX'"):
+        state.play("QX")
+    with pytest.raises(
+        ValueError, match=r"from_deal takes a hand per seat \(4 of them\), not one set of cards"
+    ):
+        HandState.from_deal("standard", " ".join(card_str(c) for c in range(52)))
 
 
 def test_a_seat_must_be_a_seat() -> None:

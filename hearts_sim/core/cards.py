@@ -124,10 +124,22 @@ def parse_cards(cards: str | Iterable[str | int] | CardSet | int | np.integer) -
         return mask
     if isinstance(cards, str):
         cards = cards.replace(",", " ").split()
+    if not isinstance(cards, Iterable):  # None: "'NoneType' object is not iterable"
+        raise ValueError(f"not a card set: {shown(cards)}")
     mask = 0
     for card in cards:
         mask |= 1 << parse_card(card)
     return mask
+
+
+def listed_twice(cards: str | Iterable[str | int] | CardSet | int | np.integer) -> int | None:
+    """The first card that a string or list of cards names twice (None if none, or for a set or a
+    bitboard, which cannot): as a bitboard it is one card short. Call after ``parse_cards``."""
+    words = cards.replace(",", " ").split() if isinstance(cards, str) else cards
+    if not isinstance(words, (list, tuple)):
+        return None
+    listed = [parse_card(card) for card in words]
+    return next((card for card in listed if listed.count(card) > 1), None)
 
 
 def cards_of(mask: int) -> list[int]:

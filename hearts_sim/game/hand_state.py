@@ -31,6 +31,7 @@ from hearts_sim.core.cards import (
     cards_of,
     cards_str,
     html_table,
+    listed_twice,
     parse_card,
     parse_cards,
 )
@@ -95,6 +96,8 @@ class HandState:
         """A hand from explicit cards (as dealt, before passing), e.g. for golden scripted deals."""
         rules = resolve_rules(rules)
         n = rules.n_players
+        if isinstance(hands, (str, CardSet, int)):  # its characters read as hands: "malformed card '2'"
+            raise ValueError(f"from_deal takes a hand per seat ({n} of them), not one set of cards")
         hands = list(hands)  # read twice: as cards, then for a card listed twice
         masks = [parse_cards(h) for h in hands]
         kitty_mask = parse_cards(kitty)
@@ -104,10 +107,8 @@ class HandState:
         deck = int(deck_cards(array))
         seen = kitty_mask
         for seat, (hand, mask) in enumerate(zip(hands, masks, strict=True)):
-            words = hand.replace(",", " ").split() if isinstance(hand, str) else hand
-            listed = [parse_card(c) for c in words] if isinstance(words, (list, tuple)) else None
-            if listed is not None and len(listed) != mask.bit_count():  # a set would hide it
-                twice = next(card for card in listed if listed.count(card) > 1)
+            twice = listed_twice(hand)  # a set would hide it
+            if twice is not None:
                 raise ValueError(f"seat {seat}'s hand lists {card_str(twice)} twice")
             if mask.bit_count() != rules.hand_size:
                 raise ValueError(
@@ -263,7 +264,13 @@ class HandState:
             raise IllegalMoveError(f"no passing now: the hand is in the {self.phase} phase")
         if (int(s["passes_made"]) >> seat) & 1:
             raise IllegalMoveError(f"seat {seat} has already passed")
-        mask = parse_cards(cards)
+        try:  # a typo is a move refused too: one except clause serves a loop that asks a person
+            mask = parse_cards(cards)
+            twice = listed_twice(cards)
+        except (TypeError, ValueError) as error:
+            raise IllegalMoveError(f"seat {seat}'s pass: {error}") from None
+        if twice is not None:  # it read "pass exactly 3 cards, not 2"
+            raise IllegalMoveError(f"seat {seat}'s pass lists {card_str(twice)} twice")
         count = self.rules.pass_count
         if mask.bit_count() != count:
             raise IllegalMoveError(f"pass exactly {count} cards, not {mask.bit_count()}")
@@ -277,7 +284,10 @@ class HandState:
         s = self._state
         if s["phase"] != PHASE_PLAY:
             raise IllegalMoveError(f"no card can be played: the hand is in the {self.phase} phase")
-        index = parse_card(card)
+        try:
+            index = parse_card(card)
+        except (TypeError, ValueError) as error:
+            raise IllegalMoveError(str(error)) from None
         seat = int(s["to_play"])
         if not (int(s["hands"][seat]) >> index) & 1:
             raise IllegalMoveError(f"seat {seat} does not hold {card_str(index)}")
