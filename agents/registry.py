@@ -269,9 +269,14 @@ def _parse_agent(spec: str | AgentSpec | Any, resolving: tuple[str, ...]) -> Age
             return AgentSpec(policy, policy)
         else:
             raise AgentError(f"malformed agent spec {spec!r}: combine policies as pass=NAME,play=NAME")
-    pass_policy = roles.get("pass") or roles["play"]
-    play_policy = roles.get("play") or roles["pass"]
-    return AgentSpec(pass_policy, play_policy)
+    if len(roles) == 1:  # "pass=lowest" played lowest too, under the label of a plain lowest
+        role, _, named = (text.strip() for text in parts[0].partition("="))
+        written = {role: named, ("play" if role == "pass" else "pass"): "NAME"}
+        raise AgentError(
+            f"agent spec {spec!r} names no {'play' if role == 'pass' else 'pass'} policy: write "
+            f"pass={written['pass']},play={written['play']} (or {named} for both)"
+        )
+    return AgentSpec(roles["pass"], roles["play"])
 
 
 def agent_names() -> list[str]:

@@ -135,6 +135,9 @@ CASES: list[tuple[list[str], str]] = [
     (["tournament", "pass=rule,pass=random"], "names the pass policy twice"),
     (["tournament", "pass=nosuch,play=rule"], "unknown agent 'nosuch'"),
     (["tournament", "pass=rule,bogus"], "combine policies as pass=NAME,play=NAME"),
+    # one role alone played that policy in both, labelled as the plain policy
+    (["tournament", "pass=lowest", "rule"], "'pass=lowest' names no play policy: write pass=lowest,play="),
+    (["tournament", "play=hard", "rule"], "'play=hard' names no pass policy: write pass=NAME,play=hard"),
     (["tournament", "1rule"], "malformed agent spec"),
     # ---- tournament: output, resume, repair, config, cluster
     (["tournament", "lowest", "--deals", "5", "--out", "/proc/hearts-sim-cannot-write"], "cannot write"),
