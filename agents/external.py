@@ -572,7 +572,7 @@ def external_moves(
 
 
 def batch_failed(
-    spec: Any, error: Exception, positions: int, where: Callable[[int], str]
+    spec: Any, error: BaseException, positions: int, where: Callable[[int], str]
 ) -> ExternalAgentError:
     """The one line for an agent whose own code raised ``error`` deciding a batch of positions
     (raise it ``from agent_cause(error)``)."""

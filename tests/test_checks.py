@@ -4,7 +4,9 @@ refused value."""
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 import re
 
 import numpy as np
@@ -48,6 +50,15 @@ def test_a_bool_is_refused_where_a_count_is_asked() -> None:
         Rules(n_players=True)
     with pytest.raises(ValueError, match="gain=True"):
         Sprt(gain=True)
+
+
+def test_an_unknown_switch_is_a_rules_error_from_the_constructor_too() -> None:
+    """``Rules(moom="off")`` was the generated ``__init__``'s ``TypeError``, where
+    ``Rules.preset`` and ``replace`` named the switch; copies and pickles still build."""
+    with pytest.raises(RulesError, match="unknown rule switch 'moom': .*; did you mean 'moon'"):
+        Rules(moom="off")
+    rules = Rules(moon="off")
+    assert pickle.loads(pickle.dumps(rules)) == rules == copy.deepcopy(rules)
 
 
 def test_numpy_scalars_are_stored_as_python_numbers() -> None:

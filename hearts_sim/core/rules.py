@@ -113,6 +113,12 @@ class Rules:
         "continue", "a tie for lowest at the end: deal on, or share first place", choices=TIE_RULES
     )
 
+    def __new__(cls, *args: Any, **switches: Any) -> Rules:
+        unknown = sorted(set(switches) - set(SWITCHES))
+        if unknown:  # the generated __init__'s TypeError otherwise ("unexpected keyword argument")
+            raise _unknown_switch(unknown[0])
+        return super().__new__(cls)
+
     def __post_init__(self) -> None:
         store_plain(self)
         for f in dataclasses.fields(self):

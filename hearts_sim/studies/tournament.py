@@ -292,12 +292,12 @@ def _sole_writer(out: Path | None, resume: bool) -> Iterator[None]:
             yield
     except LockHeld as held:
         try:  # a match resumes as a match
-            resume = manifest_resume(out, load_manifest(out))
+            again = manifest_resume(out, load_manifest(out))
         except TournamentError:  # the other process's run has no manifest yet
-            resume = resume_command(out)
+            again = resume_command(out)
         raise TournamentError(
             f"{out} is being written by {held.who}: wait for it to end, or stop it and then resume "
-            f"with {resume}"
+            f"with {again}"
         ) from None
 
 
