@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from hearts_sim.env import SeatEnv, VectorEnv, aec_env
+from hearts_sim.env.vector import MAX_ENVS
 from hearts_sim.selfplay.simulate import set_threads
 
 Rate = tuple[float, float]  # (per wall-clock second, per CPU second)
@@ -170,6 +171,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.envs <= 0 or args.seconds <= 0 or args.repeats <= 0:
         parser.error("--envs, --seconds and --repeats must be positive")
+    if args.envs > MAX_ENVS:
+        parser.error(f"--envs {args.envs:,} is too many: at most {MAX_ENVS:,} tables")
     set_threads(1)
     figures: dict[str, Any] = {"envs": args.envs}
     for opponents in ("random", "normal"):

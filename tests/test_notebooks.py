@@ -76,6 +76,14 @@ def test_notebook_executes_and_plots(name: str, tmp_path: Path) -> None:
         o for c in notebook.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
     ]
     assert not errors
+    warned = [  # a reader sees these (tqdm's "IProgress not found" in every notebook without ipywidgets)
+        o["text"]
+        for c in notebook.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if o.output_type == "stream" and o.get("name") == "stderr" and "Warning" in o["text"]
+    ]
+    assert not warned, warned
     assert _images(notebook) >= EXPECTED_FIGURES[name]
     replays = [html for html in _html_outputs(notebook) if 'class="hs-replay"' in html]
     shown, marked = EXPECTED_REPLAYS[name]
