@@ -5,6 +5,7 @@ calibrations)."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -17,6 +18,12 @@ AS_AT_A_TERMINAL = (
     "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
     "runpy.run_module('hearts_sim', run_name='__main__', alter_sys=True)"
 )
+
+
+def default_ctrl_c() -> None:
+    """A ``preexec_fn`` for a child that must take Ctrl-C as at a terminal, whatever this process
+    inherited (an ignored SIGINT stays ignored in the child, and in Python there)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def started(*arguments: str) -> subprocess.Popen[str]:

@@ -30,6 +30,7 @@ from hearts_sim.studies.tournament import (
     resume_tournament,
     run_tournament,
 )
+from tests.signals import default_ctrl_c, wait_for_a_chunk
 
 HAVE_DASK = importlib.util.find_spec("distributed") is not None
 needs_dask = pytest.mark.skipif(not HAVE_DASK, reason='dask missing (pip install -e ".[cluster]")')
@@ -371,18 +372,14 @@ def test_ctrl_c_on_a_local_cluster_is_one_line(tmp_path: Path) -> None:
     traceback (73 lines in all) before the client's line. The workers ignore it now; the client
     stops the run and closes them."""
     import subprocess
-    import time
 
     out = tmp_path / "run"
     command = [sys.executable, "-m", "hearts_sim", "match", "lowest", "random", "--deals", "50000000"]
     command += ["--out", str(out), "--cluster", "local:1", "--quiet"]
-    running = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and running.poll() is None:
-        manifest = out / MANIFEST
-        if manifest.exists() and json.loads(manifest.read_text()).get("chunks_done", 0) >= 1:
-            break
-        time.sleep(0.2)
+    running = subprocess.Popen(
+        command, stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=default_ctrl_c
+    )
+    wait_for_a_chunk(out / MANIFEST)
     os.killpg(running.pid, signal.SIGINT)  # as the terminal does
     _, stderr = running.communicate(timeout=120)
     assert running.returncode == 130, stderr

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from agents.net import load_weights
+from tests.signals import default_ctrl_c
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
@@ -134,7 +135,7 @@ def test_ctrl_c_keeps_the_last_checkpoint_and_says_how_to_train_on(tmp_path: Pat
     arguments += ["--backend", "numpy"]
     training = subprocess.Popen(
         [sys.executable, str(EXPERIMENTS / "train_policy.py"), *arguments, "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_ctrl_c,
     )  # fmt: skip
     assert training.stdout is not None
     training.stdout.readline()  # the first progress line: a checkpoint is being written
