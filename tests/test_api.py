@@ -637,10 +637,21 @@ def test_a_game_adds_each_hand_once_in_order() -> None:
             game.finish_hand(3)  # type: ignore[arg-type]
         game.finish_hand(state)
         totals = [t + int(s) for t, s in zip(totals, state.scores(), strict=True)]
-        with pytest.raises(IllegalMoveError, match=f"this is not hand {game.hands_played} of this game"):
+        counted = game.hands_played - 1  # it said "this is not hand N", N the next one
+        with pytest.raises(IllegalMoveError, match=f"hand {counted} of this game is counted already"):
             game.finish_hand(state)  # twice
     assert game.totals == totals and max(totals) >= Rules.preset("quick").target_score
     assert game.winners == [s for s in range(4) if totals[s] == min(totals)]
+
+
+def test_a_deal_without_passing_takes_no_pass_direction() -> None:
+    """Under ``pass_count=0`` a deal given ``pass_direction="left"`` became ``none`` without a word."""
+    hands = [list(range(13 * seat, 13 * seat + 13)) for seat in range(4)]
+    with pytest.raises(
+        ValueError, match=r"pass_direction='left': these rules pass no cards \(pass_count=0\)"
+    ):
+        HandState.from_deal(Rules(pass_count=0), hands, pass_direction="left")
+    assert HandState.from_deal(Rules(pass_count=0), hands).phase == "play"
 
 
 def play_out(state: HandState) -> None:

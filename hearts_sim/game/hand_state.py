@@ -136,7 +136,10 @@ class HandState:
         seed = check_seed(seed)
         if not is_integer(dealer) or not 0 <= dealer < n:
             raise ValueError(f"dealer {shown(dealer)} does not exist with {n} players")
-        start_hand(states[0], array, pass_offset(pass_direction, n), int(dealer), np.uint64(seed))
+        offset = pass_offset(pass_direction, n)
+        if offset and not rules.pass_count:  # it became "none" without a word
+            raise ValueError(f"pass_direction={pass_direction!r}: these rules pass no cards (pass_count=0)")
+        start_hand(states[0], array, offset, int(dealer), np.uint64(seed))
         return cls(rules, states)
 
     def copy(self) -> HandState:
@@ -412,6 +415,12 @@ class Game:
             raise TypeError(f"finish_hand takes the HandState next_hand() dealt, not {type(state).__name__}")
         expected = int(derive_seed(np.uint64(self.game_seed), self.hands_played))
         if state.rules != self.rules or int(state.record["hand_seed"]) != expected:
+            counted = [int(derive_seed(np.uint64(self.game_seed), hand)) for hand in range(self.hands_played)]
+            if state.rules == self.rules and int(state.record["hand_seed"]) in counted:
+                hand = counted.index(int(state.record["hand_seed"]))
+                raise IllegalMoveError(
+                    f"hand {hand} of this game is counted already (a copy of it?): each hand counts once"
+                )
             raise IllegalMoveError(
                 f"this is not hand {self.hands_played} of this game, the one next_hand() deals now: "
                 "each hand counts once, in order"
