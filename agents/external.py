@@ -609,9 +609,10 @@ def _checked(
             ) from None
         mask = sum(1 << c for c in set(cards))
         if len(cards) != rules.pass_count or mask.bit_count() != rules.pass_count:
+            hint = "" if cards else " of its hand (legal_moves() lists cards to play: none while passing)"
             raise ExternalAgentError(
                 f"agent {spec} passed {' '.join(map(card_str, cards)) or 'nothing'}: "
-                f"pass {rules.pass_count} different cards ({where()})"
+                f"pass {rules.pass_count} different cards{hint} ({where()})"
             )
         if mask & ~observation.hand.mask:
             stray = card_str(cards_of(mask & ~observation.hand.mask)[0])

@@ -89,6 +89,13 @@ class Illegal(Lowest):
         return _by_rank(obs.hand, highest=True)[0]
 
 
+class PassesLegal(Lowest):
+    """Passes from ``legal_moves()``, which is empty while passing."""
+
+    def choose_pass(self, obs: Any) -> list[int]:
+        return list(obs.legal_moves())[:3]
+
+
 class PassesTwo(Lowest):
     def choose_pass(self, obs: Any) -> list[int]:
         return super().choose_pass(obs)[:2]

@@ -237,7 +237,11 @@ def test_no_peeking_the_observation_holds_only_the_information_set() -> None:
         (f"py:{AGENTS}:Raises", "raised RuntimeError: the model is not loaded (deal "),
         (f"py:{AGENTS}:Exits", "raised SystemExit: 3 (deal "),  # the command ended silently, exit code 3
         (f"py:{AGENTS}:Illegal", "not legal now (legal: 2C)"),  # the cards written one way
-        (f"py:{AGENTS}:PassesTwo", "passed KS QH: pass 3 different cards"),
+        (f"py:{AGENTS}:PassesTwo", "passed KS QH: pass 3 different cards ("),
+        (
+            f"py:{AGENTS}:PassesLegal",
+            "passed nothing: pass 3 different cards of its hand (legal_moves() lists cards to play",
+        ),
         ("py:no_such_module:Agent", "cannot import no_such_module"),
         (f"py:{AGENTS}:Nope", "has no Nope"),
         (
