@@ -150,7 +150,7 @@ CASES: list[tuple[list[str], str]] = [
     (["tournament", "--resume", "{run:garbage_manifest}"], "cannot read"),
     (["tournament", "--resume", "{tmp}", "lowest"], "drop AGENT"),
     (["tournament", "--resume", "{tmp}", "--deals", "5"], "drop --deals"),
-    (["tournament", "--resume", "{tmp}", "--hands", "5"], "drop --deals"),
+    (["tournament", "--resume", "{tmp}", "--deals", "5"], "drop --deals"),
     (["tournament", "--resume", "{tmp}", "--out", "{tmp}/x"], "drop --out"),
     (["tournament", "--resume", "{tmp}", "--seed", "3"], "drop --seed"),
     (["tournament", "--resume", "{tmp}", "--rules", "qdan3"], "drop --rules"),
@@ -187,7 +187,7 @@ CASES: list[tuple[list[str], str]] = [
     (["match", "easy(careless=0.5)", "lowest"], "'easy' is a level and takes no parameters: it is rule("),
     (["match", "lowest", "random", "--deals", "0"], "--deals 0 is not valid"),
     (["match", "lowest", "random", "--seed", "-1"], "--seed -1 is not valid"),
-    (["match", "ismcts(c=nan)", "random", "--hands", "1"], "ismcts: parameter c='nan'"),
+    (["match", "ismcts(c=nan)", "random", "--deals", "1"], "ismcts: parameter c='nan'"),
     (["match", "lowest", "nosuch"], "unknown agent 'nosuch'"),
     # a typo is answered with the name it most likely meant, after the valid ones
     (["match", "rule", "nrmal"], "unknown agent 'nrmal': valid agents are random, lowest, highest, rule"),

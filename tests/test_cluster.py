@@ -74,7 +74,7 @@ def test_without_dask_cluster_says_exactly_what_to_install(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
-    code = cli.main(["match", "lowest", "random", "--hands", "5", "--cluster", "local:2"])
+    code = cli.main(["match", "lowest", "random", "--deals", "5", "--cluster", "local:2"])
     err = capsys.readouterr().err
     assert code == 2
     assert err.count("\n") == 1 and INSTALL in err, err
@@ -96,7 +96,7 @@ def test_the_plays_digest_follows_what_decides_the_play(monkeypatch: pytest.Monk
 
 
 def test_a_bad_cluster_address_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["tournament", "--hands", "5", "--cluster", "local:0"]) == 2
+    assert cli.main(["tournament", "--deals", "5", "--cluster", "local:0"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "local:N" in err, err
 
@@ -162,7 +162,7 @@ def test_games_on_the_cluster_rate_in_the_same_order_and_keep_the_same_hands(
 def test_cli_cluster_option_gives_the_local_json(
     client: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    args = ["match", "lowest", "random", "--hands", "12", "--seed", "4", "--json", "--quiet"]
+    args = ["match", "lowest", "random", "--deals", "12", "--seed", "4", "--json", "--quiet"]
     assert cli.main(args) == 0
     local = json.loads(capsys.readouterr().out)
     address = client.scheduler.address

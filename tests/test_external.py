@@ -385,7 +385,7 @@ def test_a_failure_keeps_the_finished_chunks_and_the_resume_is_identical(tmp_pat
 
 def test_the_command_line_takes_external_agents_and_reports_a_failure_in_one_line(tmp_path: Path) -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "hearts_sim", "match", LOWEST, "lowest", "--hands", "20", "--json", "--quiet"],
+        [sys.executable, "-m", "hearts_sim", "match", LOWEST, "lowest", "--deals", "20", "--json", "--quiet"],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -400,7 +400,7 @@ def test_the_command_line_takes_external_agents_and_reports_a_failure_in_one_lin
             "match",
             f"py:{AGENTS}:Illegal",
             "lowest",
-            "--hands",
+            "--deals",
             "5",
             "--out",
             str(tmp_path / "r"),

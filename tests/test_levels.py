@@ -189,8 +189,8 @@ def test_agents_command_shows_a_level_with_how_it_was_tuned(capsys: pytest.Captu
 def test_levels_command_calibrates_a_ladder_as_json() -> None:
     """``hearts-sim levels`` on the cheap rungs: every adjacent gap significant, in order."""
     run = subprocess.run(
-        [sys.executable, "-m", "hearts_sim", "levels", "--ladder", "random,easy,normal", "--hands", "300",
-         "--games", "4", "--table-hands", "20", "--timing-hands", "1", "--threads", "1", "--json"],
+        [sys.executable, "-m", "hearts_sim", "levels", "--ladder", "random,easy,normal", "--deals", "300",
+         "--games", "4", "--table-deals", "20", "--timing-hands", "1", "--threads", "1", "--json"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     result = json.loads(run.stdout)

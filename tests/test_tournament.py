@@ -507,8 +507,12 @@ def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
 
 
 def test_match_json_has_the_documented_keys() -> None:
-    result = _cli("match", "lowest", "highest", "--hands", "200", "--json")
+    result = _cli("match", "lowest", "highest", "--hands", "200", "--json")  # the old name of --deals
     assert result.returncode == 0, result.stderr
+    assert result.stderr == (  # the deprecated alias says so (it never did)
+        "hearts-sim: warning: --hands is the old name of --deals (deals, each played in every seating): "
+        "write --deals\n"
+    )
     data = json.loads(result.stdout)
     for key in ("agents", "deals", "points_per_hand", "a_minus_b", "ci95", "p_value"):
         assert key in data
@@ -535,6 +539,10 @@ def test_tournament_table_and_json(tmp_path: Path) -> None:
     text = _cli("tournament", "--config", str(config), "--quiet")
     assert text.returncode == 0, text.stderr
     assert "points/hand" in text.stdout and "lowest" in text.stdout
+    assert (
+        text.stderr
+        == f"hearts-sim: warning: config file {config}: 'hands' is the old name of 'deals': write deals\n"
+    )
     data = json.loads(_cli("tournament", "--config", str(config), "--json").stdout)
     assert data["deals"] == 100 and "n_players=3" in data["rules"]
     for agent in data["agents"]:
@@ -695,8 +703,8 @@ def test_a_tournament_is_run_from_its_config() -> None:
 
 def test_existing_output_directory_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    assert _cli("match", "lowest", "random", "--hands", "10", "--out", str(out), "--quiet").returncode == 0
-    again = _cli("match", "lowest", "random", "--hands", "10", "--out", str(out))
+    assert _cli("match", "lowest", "random", "--deals", "10", "--out", str(out), "--quiet").returncode == 0
+    again = _cli("match", "lowest", "random", "--deals", "10", "--out", str(out))
     assert again.returncode == 2 and "already holds a run" in again.stderr
     assert len(list((out / "records").iterdir())) == 1  # nothing lost
 
@@ -711,7 +719,7 @@ def test_ctrl_c_keeps_finished_chunks_and_says_how_to_resume(
     """Ctrl-C, and SIGTERM (a scheduler's time limit, ``docker stop``; until 2026-12-06 it killed
     the run with no word, and could fall between a chunk's part and its manifest update)."""
     out = tmp_path / "run"
-    process = started("tournament", "lowest", "random", "--hands", "50000000", "--out", str(out), "--quiet")
+    process = started("tournament", "lowest", "random", "--deals", "50000000", "--out", str(out), "--quiet")
     manifest = out / "manifest.json"
     wait_for_a_chunk(manifest)
     os.kill(process.pid, stop)
@@ -773,7 +781,7 @@ def test_ctrl_c_waits_until_a_chunk_is_committed(stop: signal.Signals, raised: t
 
 @pytest.mark.parametrize("config", sorted((Path(__file__).parents[1] / "experiments").glob("*.toml")))
 def test_experiment_configs_run(config: Path) -> None:
-    result = _cli("tournament", "--config", str(config), "--hands", "20", "--json")
+    result = _cli("tournament", "--config", str(config), "--deals", "20", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["deals"] == 20
 

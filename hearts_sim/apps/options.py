@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import tomllib
 from dataclasses import dataclass
 from typing import Any
@@ -154,10 +155,29 @@ class Option:
                 options.update(nargs="*" if stored is not None else "+")
         else:
             options.update(type=self.parse, default=stored)
+            if len(self.flags) > 1:  # the flags after the first are old names (--hands for --deals)
+                options.update(action=_OldNames)
         if self.flags:
             parser.add_argument(*self.flags, dest=self.name, **options)
         else:
             parser.add_argument(self.name, **options)
+
+
+class _OldNames(argparse.Action):
+    """Stores the value, and says so on stderr when an option was written by an old name (kept
+    as a deprecated alias: ``--hands`` counts deals, each played in every seating)."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: Any, values: Any, flag: Any = None
+    ) -> None:
+        name = self.option_strings[0]
+        if flag is not None and flag != name:
+            what = (self.help or "").split(";")[0].split(" (")[0]
+            print(
+                f"hearts-sim: warning: {flag} is the old name of {name} ({what}): write {name}",
+                file=sys.stderr,
+            )
+        setattr(namespace, self.dest, values)
 
 
 def threads_option(help: str = "numba threads (default: all)", high: int | None = None) -> Option:
@@ -226,4 +246,9 @@ def read_config(path: str) -> dict[str, Any]:
         if name in checked:
             raise UsageError(f"config file {path}: {key!r} sets {name!r} a second time")
         checked[name] = option.check(value, f"config file {path}: {key}")
+        if key != name:
+            print(
+                f"hearts-sim: warning: config file {path}: {key!r} is the old name of {name!r}: write {name}",
+                file=sys.stderr,
+            )
     return checked
