@@ -471,6 +471,18 @@ def _agent_file(spec: ExternalSpec) -> Path | None:
     return Path(where).expanduser()
 
 
+def source_bytes(spec: ExternalSpec) -> bytes:
+    """What of an external agent's code a process can see: a ``py:`` file's bytes (``b"?"``
+    where it cannot read them), nothing for a module, a command or an object."""
+    path = _agent_file(spec)
+    if path is None:
+        return b""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b"?"
+
+
 def _file_stamp(spec: ExternalSpec) -> tuple[int, int] | None:
     """When and how large a ``py:`` spec's file was last written (None: no file, or none named)."""
     path = _agent_file(spec)

@@ -218,7 +218,8 @@ def test_workers_that_would_play_otherwise_are_refused_and_the_run_resumes(
         client.run(lambda: setattr(sys.modules["hearts_sim"], "__version__", __version__))
     assert re.fullmatch(
         r"worker tcp://\S+ would play this tournament otherwise than this machine \(version 9\.9\.9 "
-        rf"there, {re.escape(__version__)} here\): install the same hearts-sim and level files on every "
+        rf"there, {re.escape(__version__)} here\): install the same hearts-sim, level files and py: agent "
+        r"files on every "
         rf"worker; 2 of 14 chunks are done: resume with hearts-sim tournament --resume {re.escape(str(out))}",
         str(refused.value),
     ), refused.value
@@ -271,6 +272,30 @@ def test_a_python_agent_plays_on_the_workers_as_in_process(client: Any, tmp_path
         remote = run_tournament(config, tmp_path / "remote", runner=runner, progress=False)
     pd.testing.assert_frame_equal(_records(tmp_path / "local"), _records(tmp_path / "remote"))
     assert local.summary == remote.summary
+
+
+@needs_dask
+def test_a_worker_with_another_copy_of_a_py_agent_file_is_refused(client: Any, tmp_path: Path) -> None:
+    """A node with its own, older copy of a ``py:`` file played it: the records mixed two agents
+    under one name. The file's bytes are in ``Table.plays_digest``."""
+    agents_file = Path(__file__).resolve().parent / "python_agents.py"
+    config = TournamentConfig((f"py:{agents_file}:Lowest", "rule"), deals=4, seed=5, chunk_deals=2)
+
+    def copy_on_the_workers(older: bool) -> None:
+        import agents.external
+
+        simulate = sys.modules["hearts_sim.selfplay.simulate"]
+        simulate.source_bytes = (lambda spec: b"an older copy") if older else agents.external.source_bytes
+
+    client.run(copy_on_the_workers, True)
+    try:
+        with DaskRunner(client, warm_up=False, retries=0) as runner, pytest.raises(OtherCode) as refused:
+            run_tournament(config, None, runner=runner, progress=False)
+    finally:
+        client.run(copy_on_the_workers, False)
+    assert "(version " in str(refused.value) and "with other sources, level files or py: agent files" in str(
+        refused.value
+    )
 
 
 @needs_dask

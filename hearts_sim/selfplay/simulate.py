@@ -22,7 +22,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from agents.dispatch import KindSet
-from agents.external import EngineOptions
+from agents.external import EngineOptions, ExternalSpec, source_bytes
 from agents.registry import KIND_BY_NAME, AgentSpec, parse_agent, seat_arrays
 from hearts_sim._numba import max_threads, module_stamp
 from hearts_sim.core.checks import is_integer, shown
@@ -97,8 +97,9 @@ class Table:
     def plays_digest(self) -> str:
         """What decides how this table plays, as one digest: the version, the sources of its
         kernels (``KindSet.stamp``: the engine, the kinds, their weights) and of the loops, and
-        every seat's policies and parameters (a level resolved by its file). Two processes with
-        the same digest play every deal alike, but for outside agents, whose code it cannot see."""
+        every seat's policies and parameters (a level resolved by its file), and the files of its
+        ``py:`` agents. Two processes with the same digest play every deal alike, but for outside
+        agents whose code it cannot see (a module, an engine's command, an object)."""
         import hearts_sim  # the attribute at call time: a process's version, not this module's
 
         kinds, rules, *policies = self.kernel_arguments()
@@ -106,7 +107,21 @@ class Table:
         digest = hashlib.sha256(repr((hearts_sim.__version__, kinds.stamp, loops, rules)).encode())
         for array in policies:
             digest.update(np.ascontiguousarray(array).tobytes())
+        for spec in self.external_specs():
+            digest.update(hashlib.sha256(source_bytes(spec)).digest())
         return digest.hexdigest()[:16]
+
+    def external_specs(self) -> list[ExternalSpec]:
+        """The outside agents of its seats, each once, in seat order."""
+        return list(
+            dict.fromkeys(
+                policy.external
+                for seating in self.seatings
+                for agent in seating
+                for policy in (agent.pass_policy, agent.play_policy)
+                if policy.external is not None
+            )
+        )
 
 
 # Compiling a loop into an empty cache, measured on the quiet 2-core development machine

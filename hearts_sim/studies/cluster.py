@@ -46,7 +46,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agents.external import EngineOptions, ExternalAgentError
+from agents.external import EngineOptions, ExternalAgentError, decider
 from agents.kinds import AgentError
 from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.studies.tournament import (
@@ -141,6 +141,8 @@ def play_chunk(
     from hearts_sim.selfplay.simulate import set_threads
 
     try:
+        for spec in config.table().external_specs():  # one this worker cannot load: it says so
+            decider(spec, engines or EngineOptions())  # (loaded once; the chunk's play takes it)
         if plays is not None:
             _check_plays(config, *plays)
         set_threads(max(1, min(threads, max_threads())))
@@ -176,11 +178,11 @@ def _check_plays(config: TournamentConfig, digest: str, version: str) -> None:
     versions = (
         f"version {here} there, {version} here"
         if here != version
-        else f"version {here} on both, with other sources or level files"
+        else f"version {here} on both, with other sources, level files or py: agent files"
     )
     raise OtherCode(
         f"{where} would play this tournament otherwise than this machine ({versions}): "
-        "install the same hearts-sim and level files on every worker"
+        "install the same hearts-sim, level files and py: agent files on every worker"
     )
 
 
