@@ -644,16 +644,6 @@ def test_a_game_adds_each_hand_once_in_order() -> None:
     assert game.winners == [s for s in range(4) if totals[s] == min(totals)]
 
 
-def test_a_deal_without_passing_takes_no_pass_direction() -> None:
-    """Under ``pass_count=0`` a deal given ``pass_direction="left"`` became ``none`` without a word."""
-    hands = [list(range(13 * seat, 13 * seat + 13)) for seat in range(4)]
-    with pytest.raises(
-        ValueError, match=r"pass_direction='left': these rules pass no cards \(pass_count=0\)"
-    ):
-        HandState.from_deal(Rules(pass_count=0), hands, pass_direction="left")
-    assert HandState.from_deal(Rules(pass_count=0), hands).phase == "play"
-
-
 def play_out(state: HandState) -> None:
     """Every seat passes and plays its lowest legal cards to the end of the hand."""
     if state.phase == "pass":

@@ -136,10 +136,7 @@ class HandState:
         seed = check_seed(seed)
         if not is_integer(dealer) or not 0 <= dealer < n:
             raise ValueError(f"dealer {shown(dealer)} does not exist with {n} players")
-        offset = pass_offset(pass_direction, n)
-        if offset and not rules.pass_count:  # it became "none" without a word
-            raise ValueError(f"pass_direction={pass_direction!r}: these rules pass no cards (pass_count=0)")
-        start_hand(states[0], array, offset, int(dealer), np.uint64(seed))
+        start_hand(states[0], array, pass_offset(pass_direction, n), int(dealer), np.uint64(seed))
         return cls(rules, states)
 
     def copy(self) -> HandState:
