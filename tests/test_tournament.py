@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import types
+import warnings
 from collections import Counter
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -37,6 +38,7 @@ from hearts_sim.studies.stats import (
 )
 from hearts_sim.studies.tournament import (
     Interrupted,
+    SequentialRunWarning,
     TournamentConfig,
     TournamentError,
     combine_runs,
@@ -655,6 +657,22 @@ def test_combined_runs_pool_every_deal_of_every_run(tmp_path: Path) -> None:
     # one run alone: its own summary
     alone = json.loads((tmp_path / "s1" / "manifest.json").read_text())["summary"]
     assert combine_runs([tmp_path / "s1"]) == {**alone, "seed": [1]}
+
+
+def test_combining_a_match_a_sequential_test_stopped_warns(tmp_path: Path) -> None:
+    """Its length depends on its results: pooled, its deals lean the figures toward its decision.
+    It was pooled without a word; a fixed-length run pools silently."""
+    run_tournament(make_config(["lowest", "random"], deals=40, seed=1), tmp_path / "fixed", progress=False)
+    stopped = make_config(["lowest", "random"], deals=100_000, seed=2, sprt=Sprt(0.8))
+    assert run_tournament(stopped, tmp_path / "sprt", progress=False).summary["deals"] < 100_000
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        combine_runs([tmp_path / "fixed"])
+    message = f"{tmp_path / 'sprt'}: a match stopped by its sequential test"
+    with pytest.warns(SequentialRunWarning, match=re.escape(message)):
+        combine_runs([tmp_path / "fixed", tmp_path / "sprt"])
+    shown = _cli("combine", str(tmp_path / "fixed"), str(tmp_path / "sprt"), "--json")
+    assert shown.returncode == 0 and shown.stderr.startswith("hearts-sim: warning: "), shown.stderr
 
 
 def test_runs_that_do_not_pool_are_refused(tmp_path: Path) -> None:

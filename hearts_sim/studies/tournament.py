@@ -25,6 +25,7 @@ import math
 import shlex
 import signal
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -117,6 +118,10 @@ class TournamentError(InputError):
 class ChunkError(TournamentError):
     """A chunk that a runner could not play (a cluster's worker that runs other code than this
     process): the run stops there, keeping every chunk finished before it."""
+
+
+class SequentialRunWarning(UserWarning):
+    """``combine_runs`` pools a match stopped by its sequential test: its length follows its results."""
 
 
 class Interrupted(Stopped):
@@ -1212,6 +1217,7 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
         raise TournamentError("combine needs at least one run directory")
     first: tuple[Path, TournamentConfig, Any] | None = None  # the first run, its config and version
     seeds: dict[int, Path] = {}
+    sequential: list[str] = []  # the runs a sequential test stopped
     total: Tally | None = None
     given: dict[Path, Path] = {}
     for out in map(Path, outs):
@@ -1259,12 +1265,22 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
                 "their deals would count twice (give each run its own --seed)"
             )
         seeds[config.seed] = out
+        if config.sprt is not None:
+            sequential.append(str(out))
         tally = Tally(**manifest["tally"])
         if total is None:
             total = tally
         else:
             total.add(tally)
     assert first is not None and total is not None
+    if sequential:  # pooled without a word until 2026-12-06
+        warnings.warn(
+            f"{', '.join(sequential)}: a match stopped by its sequential test (--sprt), whose length "
+            "depends on its results: pooled, its deals lean the figures toward its decision (pool "
+            "runs of a fixed --deals for an unbiased estimate)",
+            SequentialRunWarning,
+            stacklevel=2,
+        )
     config = first[1]
     return summarize(
         total,
