@@ -668,6 +668,7 @@ def test_combining_a_match_a_sequential_test_stopped_warns(tmp_path: Path) -> No
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         combine_runs([tmp_path / "fixed"])
+        combine_runs([tmp_path / "sprt"])  # alone: its own summary, nothing pooled
     message = f"{tmp_path / 'sprt'}: a match stopped by its sequential test"
     with pytest.warns(SequentialRunWarning, match=re.escape(message)):
         combine_runs([tmp_path / "fixed", tmp_path / "sprt"])

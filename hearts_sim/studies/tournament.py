@@ -1273,7 +1273,7 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
         else:
             total.add(tally)
     assert first is not None and total is not None
-    if sequential:  # pooled without a word until 2026-12-06
+    if sequential and len(given) > 1:  # pooled without a word until 2026-12-06 (alone: its own summary)
         warnings.warn(
             f"{', '.join(sequential)}: a match stopped by its sequential test (--sprt), whose length "
             "depends on its results: pooled, its deals lean the figures toward its decision (pool "
