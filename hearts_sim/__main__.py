@@ -20,6 +20,9 @@ def run() -> int:
     warnings.filterwarnings("ignore", "Cannot cache compiled function .* dynamic globals")
     try:
         from hearts_sim.apps.cli import main
+    except KeyboardInterrupt:  # Ctrl-C while the toolkit loads, before the command's own handler
+        print("hearts-sim: interrupted", file=sys.stderr)
+        return 130
     except ImportError as error:
         import numba
 

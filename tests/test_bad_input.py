@@ -300,7 +300,10 @@ CASES: list[tuple[list[str], str]] = [
     # ---- play
     (["play", "--seat", "5"], "--seat 5 is not valid"),
     (["play", "--seat", "-1"], "--seat -1 is not valid"),
-    (["play", "--seat", "3", "--rules", "qdan3"], "--seat 3 does not exist with 3 players"),
+    (
+        ["play", "--seat", "3", "--rules", "qdan3"],
+        "--seat 3 is not valid: choose a whole number in 0 .. 2 for 3",
+    ),
     (["play", "--level", "nosuch"], "unknown agent 'nosuch'"),
     (["play", "--level", "ismcts(c=nan)"], "parameter c='nan'"),
     (["play", "--seed", "-1"], "--seed -1 is not valid"),

@@ -379,3 +379,22 @@ def test_a_warning_on_the_command_line_is_plain_text() -> None:
 
     line = _one_line(UserWarning("\x1b[1mCannot do that\x1b[0m"), UserWarning, "file.py", 1)
     assert line == "hearts-sim: warning: Cannot do that\n"
+
+
+def test_ctrl_c_while_the_toolkit_loads_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C in the first half second, while the command line's modules import (before its own
+    handler), was a 47-line traceback."""
+    import sys
+    import types
+
+    from hearts_sim.__main__ import run
+
+    class Loading(types.ModuleType):
+        def __getattr__(self, name: str) -> object:
+            raise KeyboardInterrupt
+
+    monkeypatch.setitem(sys.modules, "hearts_sim.apps.cli", Loading("hearts_sim.apps.cli"))
+    assert run() == 130
+    assert capsys.readouterr().err == "hearts-sim: interrupted\n"

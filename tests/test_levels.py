@@ -594,6 +594,15 @@ def test_terminal_game_plays_to_the_end_and_names_the_right_winner() -> None:
     assert game.winners == winners and len(winners) == 1
     expected = "You win!" if winners == [0] else f"Winner: cpu{winners[0]}"
     assert player.lines[-1].strip() == expected
+    # the person's own cards are in the record, the verb agrees, the scores are named by seat
+    assert sum(line.startswith("  you play ") for line in player.lines) == 13 * game.hands_played
+    assert "  -> you takes the trick" not in player.lines
+    assert "  -> you take the trick" in player.lines or game.totals[0] == 0
+    assert all(
+        line.startswith("  hand scores: you ") and "; totals: you " in line
+        for line in player.lines
+        if line.startswith("  hand scores: ")
+    )
 
 
 def test_terminal_help_and_hints_at_any_prompt() -> None:
@@ -785,7 +794,10 @@ def test_quit_leaves_the_terminal_game_with_the_totals_so_far() -> None:
     player.mistakes = ["zz", "QUIT"]  # a malformed card is asked again; quit (any case) leaves
     game = play_in_terminal(Rules.preset("quick"), "easy", seed=4, ask=player.ask, say=player.say)
     assert not game.over and game.hands_played == 0 and game.totals == [0, 0, 0, 0]
-    assert player.lines[-1] == "\nYou left after 0 hands; totals: [0, 0, 0, 0]"
+    assert (
+        player.lines[-1]
+        == "\nYou left after 0 hands (the hand in play not counted); totals: you 0  cpu1 0  cpu2 0  cpu3 0"
+    )
     assert "malformed card 'zz'" in "\n".join(player.lines)
     left = subprocess.run(
         [sys.executable, "-m", "hearts_sim", "play", "--level", "easy"],
@@ -794,6 +806,36 @@ def test_quit_leaves_the_terminal_game_with_the_totals_so_far() -> None:
         text=True,
     )
     assert left.returncode == 0 and "You left after 0 hands" in left.stdout and not left.stderr
+    ended = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", "play", "--level", "easy"],
+        input="",
+        capture_output=True,
+        text=True,
+    )  # the error was printed on the prompt's line
+    assert ended.returncode == 2 and ended.stdout.endswith(": \n")
+    assert ended.stderr == "hearts-sim: error: input ended before the game was over\n"
+
+
+def test_the_terminal_game_refuses_a_seat_or_an_opponent_before_it_starts(tmp_path: Path) -> None:
+    """``--seat -1`` said "choose 0 .. 4" at 4 players (and 4 was then refused); a ``py:`` opponent
+    that cannot load printed the game's banner and first hand before its error."""
+    for arguments, message in (
+        (["--seat", "-1"], "--seat -1 is not valid: choose a whole number in 0 .. 3 for 4 players"),
+        (
+            ["--seat", "3", "--rules", "qdan3"],
+            "--seat 3 is not valid: choose a whole number in 0 .. 2 for 3 players",
+        ),
+        (["--level", "py:nosuch.py:X"], "py:nosuch.py:X: no such file nosuch.py"),
+    ):
+        refused = subprocess.run(
+            [sys.executable, "-m", "hearts_sim", "play", *arguments],
+            input="quit\n",
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert (refused.returncode, refused.stdout) == (2, ""), refused
+        assert refused.stderr == f"hearts-sim: error: {message}\n"
 
 
 def test_a_written_level_keeps_how_fast_it_decides_and_a_tie_with_the_reference_says_so(

@@ -1254,20 +1254,29 @@ PLAY_OPTIONS = (
     RULES,
     RULE,
     Option("seed", SEED.kind, "replays the same game", 0, 0, SEED.high, ("--seed",), high_text="2**64-1"),
-    Option("seat", COUNT, "your seat", 0, 0, MAX_PLAYERS - 1, ("--seat",)),
+    # any whole number here; cmd_play checks it against the rules' players (it said 0 .. 4 for 4)
+    Option("seat", COUNT, "your seat (0 .. players - 1)", 0, -MAX_PLAYERS, 2 * MAX_PLAYERS, ("--seat",)),
 )
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    from agents.external import EngineOptions, decider
     from hearts_sim.apps.terminal import InputEnded, play_in_terminal
 
     rules = _rules(args)
-    if not 0 <= args.seat < rules.n_players:
-        raise UsageError(f"--seat {args.seat} does not exist with {rules.n_players} players")
-    parse_agent(args.level)  # an unknown opponent is one line before the game starts
+    n = rules.n_players
+    if not 0 <= args.seat < n:
+        raise UsageError(
+            f"--seat {args.seat} is not valid: choose a whole number in 0 .. {n - 1} for {n} players"
+        )
+    opponent = parse_agent(args.level)  # an unknown opponent is one line before the game starts
+    for policy in (opponent.pass_policy, opponent.play_policy):
+        if policy.external is not None:  # a py: file or engine that cannot load: before the banner
+            decider(policy.external, EngineOptions())
     try:
         play_in_terminal(rules, args.level, seed=args.seed, seat=args.seat)
     except InputEnded as error:
+        print(flush=True)  # off the prompt's line
         raise UsageError(str(error)) from None
     return 0
 

@@ -90,7 +90,8 @@ def play_in_terminal(
     try:
         _play_game(game, cpu, rules, seat, names, ask, say)
     except _Left:
-        say(f"\nYou left after {game.hands_played} hands; totals: {game.totals}")
+        totals = _by_seat(game.totals, names)
+        say(f"\nYou left after {game.hands_played} hands (the hand in play not counted); totals: {totals}")
         return game
     winners = game.winners
     if winners == [seat]:
@@ -133,15 +134,24 @@ def _play_game(game: Game, cpu: Agent, rules: Rules, seat: int, names: list[str]
                 while True:
                     text = _ask(ask, say, "your card: ", _hint(cpu, state, seat))
                     try:
-                        state.play(parse_card(text))
+                        card = parse_card(text)
+                        state.play(card)
                         break
                     except (ValueError, IllegalMoveError) as error:
                         say(f"  {error}")
+                say(f"  you play {card_str(card, symbols=True)}")  # a piped game's record of it too
             if state.trick_winners and not state.trick:  # this card completed a trick
-                say(f"  -> {names[state.trick_winners[-1]]} takes the trick")
+                winner = names[state.trick_winners[-1]]
+                say(f"  -> {winner} {'take' if winner == 'you' else 'takes'} the trick")
         game.finish_hand(state)
         moon = f" ({names[state.moon_shooter]} shot the moon!)" if state.moon_shooter >= 0 else ""
-        say(f"  hand scores: {[int(x) for x in state.scores()]}{moon}; totals: {game.totals}")
+        scores = _by_seat([int(x) for x in state.scores()], names)
+        say(f"  hand scores: {scores}{moon}; totals: {_by_seat(game.totals, names)}")
+
+
+def _by_seat(values: list[int], names: list[str]) -> str:
+    """``you 15  cpu1 8 ...``: a figure per seat, named (it printed a bare list)."""
+    return "  ".join(f"{name} {value}" for name, value in zip(names, values, strict=True))
 
 
 def _hint(cpu: Agent, state: HandState, seat: int) -> Callable[[], str]:
