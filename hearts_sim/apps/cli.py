@@ -58,7 +58,6 @@ from hearts_sim.core.errors import (
     signal_handlers,
 )
 from hearts_sim.core.rules import (
-    MAX_PLAYERS,
     MAX_POINTS,
     PRESETS,
     SWITCHES,
@@ -1255,7 +1254,7 @@ PLAY_OPTIONS = (
     RULE,
     Option("seed", SEED.kind, "replays the same game", 0, 0, SEED.high, ("--seed",), high_text="2**64-1"),
     # any whole number here; cmd_play checks it against the rules' players (it said 0 .. 4 for 4)
-    Option("seat", COUNT, "your seat (0 .. players - 1)", 0, -MAX_PLAYERS, 2 * MAX_PLAYERS, ("--seat",)),
+    Option("seat", COUNT, "your seat (0 .. players - 1)", 0, -(10**9), 10**9, ("--seat",)),
 )
 
 
