@@ -282,12 +282,12 @@ def _check_resume(args: argparse.Namespace) -> None:
 def _runner(args: argparse.Namespace) -> Any:
     """The Dask runner of ``--cluster`` (checked before any work), or None to run here."""
     if not args.cluster:
-        threads = threads_option()  # here, at most this machine's cores
-        if args.threads is not None and args.threads > threads.high:
-            raise UsageError(
-                f"--threads {args.threads} is not valid: choose a whole number in 1 .. {threads.high} "
-                "(this machine's cores; with --cluster, threads per shard on the workers)"
-            )
+        try:  # here, at most this machine's cores: the option's own check
+            if args.threads is not None:
+                threads_option().parse(str(args.threads))
+        except UsageError as error:
+            cores = "this machine's cores; with --cluster, threads per shard on the workers"
+            raise UsageError(f"{error} ({cores})") from None
         return None
     from hearts_sim.studies.cluster import DaskRunner
 

@@ -83,7 +83,7 @@ def run_lockstep(
     kinds, rules_tuple, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
     rules: Rules = table.rules
     n_seatings = len(table.seatings)
-    agents = _external_agents(table)
+    agents = external_seats(table)
     first_job, n_jobs = first * n_seatings, count * n_seatings
     size = min(BLOCK, n_jobs)
     states = new_states(size)
@@ -140,7 +140,7 @@ def _in_job_order(hands: list[np.ndarray], games: np.ndarray, first_job: int, n_
     return every
 
 
-def _external_agents(table: Any) -> dict[tuple[int, int, bool], ExternalSpec]:
+def external_seats(table: Any) -> dict[tuple[int, int, bool], ExternalSpec]:
     """(seating, seat, passing) -> the external agent deciding it."""
     agents = {}
     for i, seating in enumerate(table.seatings):

@@ -30,7 +30,7 @@ from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.rng import SeedError, check_index, check_seed
 from hearts_sim.engine.state import new_states
-from hearts_sim.selfplay.lockstep import run_lockstep
+from hearts_sim.selfplay.lockstep import external_seats, run_lockstep
 from hearts_sim.selfplay.loops import (
     MAX_HANDS_PER_GAME,
     blocks_for,
@@ -113,15 +113,7 @@ class Table:
 
     def external_specs(self) -> list[ExternalSpec]:
         """The outside agents of its seats, each once, in seat order."""
-        return list(
-            dict.fromkeys(
-                policy.external
-                for seating in self.seatings
-                for agent in seating
-                for policy in (agent.pass_policy, agent.play_policy)
-                if policy.external is not None
-            )
-        )
+        return list(dict.fromkeys(external_seats(self).values()))
 
 
 # Compiling a loop into an empty cache, measured on the quiet 2-core development machine

@@ -49,6 +49,7 @@ from typing import Any
 from agents.external import EngineOptions, ExternalAgentError, decider
 from agents.kinds import AgentError
 from hearts_sim.core.checks import is_integer, is_real, shown
+from hearts_sim.selfplay.simulate import Table
 from hearts_sim.studies.tournament import (
     ChunkError,
     ChunkRecords,
@@ -141,10 +142,11 @@ def play_chunk(
     from hearts_sim.selfplay.simulate import set_threads
 
     try:
-        for spec in config.table().external_specs():  # one this worker cannot load: it says so
+        table = config.table()
+        for spec in table.external_specs():  # one this worker cannot load: it says so
             decider(spec, engines or EngineOptions())  # (loaded once; the chunk's play takes it)
         if plays is not None:
-            _check_plays(config, *plays)
+            _check_plays(table, *plays)
         set_threads(max(1, min(threads, max_threads())))
         return chunk_records(config, chunk, engines, hands)
     except ExternalAgentError:  # an agent's failure in play: its own one line
@@ -168,10 +170,10 @@ def _this_worker() -> str:
         return f"worker {_WARM['address']}" if "address" in _WARM else f"process {os.getpid()}"
 
 
-def _check_plays(config: TournamentConfig, digest: str, version: str) -> None:
+def _check_plays(table: Table, digest: str, version: str) -> None:
     import hearts_sim
 
-    if config.table().plays_digest() == digest:
+    if table.plays_digest() == digest:
         return
     where = _this_worker()
     here = hearts_sim.__version__

@@ -590,8 +590,8 @@ def _play_run(
     chunk = first_chunk
     if report is not None and isinstance(runner, LocalRunner) and first_chunk < last_chunk:
         seconds = compile_seconds(table, games=config.games)
-        uncached = table.uncached()
         if seconds is not None:
+            uncached = table.uncached()
             when = (
                 f"about {seconds:.0f} s, in every process: {uncached}"
                 if uncached
