@@ -30,7 +30,11 @@ from hearts_sim.studies.tournament import (
     resume_tournament,
     run_tournament,
 )
-from tests.signals import default_ctrl_c, wait_for_a_chunk
+
+try:
+    from tests.signals import default_ctrl_c, wait_for_a_chunk
+except ImportError:  # run from inside tests/
+    from signals import default_ctrl_c, wait_for_a_chunk  # type: ignore[no-redef]
 
 HAVE_DASK = importlib.util.find_spec("distributed") is not None
 needs_dask = pytest.mark.skipif(not HAVE_DASK, reason='dask missing (pip install -e ".[cluster]")')

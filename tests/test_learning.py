@@ -18,7 +18,11 @@ import numpy as np
 import pytest
 
 from agents.net import load_weights
-from tests.signals import default_ctrl_c
+
+try:
+    from tests.signals import default_ctrl_c
+except ImportError:  # run from inside tests/
+    from signals import default_ctrl_c  # type: ignore[no-redef]
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 

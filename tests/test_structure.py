@@ -139,3 +139,56 @@ def test_importing_agents_loads_no_layer_above_it() -> None:
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]"
+
+
+def unguarded_helper_imports(source: str) -> list[int]:
+    """Lines of ``tests.`` imports (module level or in a function) outside a ``try`` that falls back
+    on ImportError.
+
+    CI runs the ``pytest`` command, which puts ``tests/`` on the path but not the repository root
+    (``python -m pytest`` adds the root too): there ``from tests.signals import ...`` fails to
+    collect the whole module unless it falls back to ``from signals import ...``.
+    """
+
+    def from_tests(node: ast.stmt) -> bool:
+        if isinstance(node, ast.ImportFrom):
+            return (node.module or "").split(".")[0] == "tests"
+        return isinstance(node, ast.Import) and any(a.name.split(".")[0] == "tests" for a in node.names)
+
+    def falls_back(node: ast.Try) -> bool:
+        caught = [h.type for h in node.handlers]
+        return any(isinstance(t, ast.Name) and t.id in ("ImportError", "ModuleNotFoundError") for t in caught)
+
+    lines: list[int] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.Try) and falls_back(node):
+            return
+        if isinstance(node, ast.stmt) and from_tests(node):
+            lines.append(node.lineno)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(source))
+    return lines
+
+
+def test_test_modules_import_their_helpers_as_ci_runs_them() -> None:
+    unguarded = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted((ROOT / "tests").glob("*.py"))
+        for line in unguarded_helper_imports(path.read_text())
+    ]
+    assert not unguarded, "imports of tests.* with no fallback for the pytest command:\n" + "\n".join(
+        unguarded
+    )
+
+
+def test_the_helper_import_check_sees_an_unguarded_import() -> None:
+    guarded = (
+        "try:\n    from tests.signals import started\nexcept ImportError:\n    from signals import started\n"
+    )
+    assert unguarded_helper_imports(guarded) == []
+    assert unguarded_helper_imports("import os\nfrom tests.signals import started\n") == [2]
+    assert unguarded_helper_imports("def f():\n    from tests import signals\n") == [2]
+    assert unguarded_helper_imports("try:\n    import tests.signals\nexcept KeyError:\n    pass\n") == [2]
