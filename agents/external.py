@@ -43,7 +43,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -322,7 +323,11 @@ class Engine:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (open as long as the engine runs)
         try:
             self.process = subprocess.Popen(
-                shlex.split(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr
+                shlex.split(command),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr,
+                cwd=agent_folder(),  # a run's engine runs where the run began, resumed or not
             )
         except OSError as error:
             reason = error.strerror or error
@@ -458,9 +463,48 @@ def _brief(request: dict[str, Any]) -> str:
     return json.dumps({k: v for k, v in request.items() if k != "rules"}, separators=(",", ":"))
 
 
+# ---------------------------------------------------------------- where outside agents are found
+_FOLDER: Path | None = None  # set by ``agents_found_in``; None: the current folder
+
+
+def agent_folder() -> Path:
+    """The folder in which a ``py:`` file or module and an ``exec:`` command named relative to
+    it are found (an ``exec:`` engine runs in it): the current folder, or a run's own."""
+    if _FOLDER is not None:
+        return _FOLDER
+    try:
+        return Path.cwd()
+    except OSError:  # the current folder was removed: relative names find nothing
+        return Path(".")
+
+
+@contextmanager
+def agents_found_in(folder: str | Path | None) -> Iterator[None]:
+    """Find the outside agents named relative to ``folder`` while the block runs (None: no
+    change). A run records the folder it was started in, and its resume, replay and cluster
+    workers find its agents there, wherever they are run from: ``py:mine.py:Mine`` was "no such
+    file mine.py" from another folder, and a resume blamed other code for it."""
+    global _FOLDER
+    before = _FOLDER
+    if folder is not None:
+        _FOLDER = Path(folder)
+    try:
+        yield
+    finally:
+        _FOLDER = before
+
+
+def _where_found(relative: str) -> str:
+    """``relative`` as a message names it: with the folder it was looked for in, if not this one."""
+    if _FOLDER is None or Path(relative).expanduser().is_absolute():
+        return relative
+    return f"{relative} in {_FOLDER}"
+
+
 # ---------------------------------------------------------------- loading, once per process
-_DECIDERS: dict[tuple[ExternalSpec, EngineOptions], Decider] = {}
-_STAMPS: dict[tuple[ExternalSpec, EngineOptions], tuple[int, int] | None] = {}  # each one's file when loaded
+_Key = tuple[ExternalSpec, EngineOptions, Path]
+_DECIDERS: dict[_Key, Decider] = {}
+_STAMPS: dict[_Key, tuple[str, int, int] | None] = {}  # each one's file when loaded
 
 
 def _agent_file(spec: ExternalSpec) -> Path | None:
@@ -468,7 +512,23 @@ def _agent_file(spec: ExternalSpec) -> Path | None:
     where = spec.target.rpartition(":")[0]
     if spec.kind != PY or not (where.endswith(".py") or os.sep in where or "/" in where):
         return None
-    return Path(where).expanduser()
+    return agent_folder() / Path(where).expanduser()  # an absolute path stays itself
+
+
+def file_problem(spec: ExternalSpec) -> str | None:
+    """Why the file of a ``py:`` spec cannot be read here, in one line (None: it can, or the spec
+    names none)."""
+    path = _agent_file(spec)
+    if path is None:
+        return None
+    where = spec.target.rpartition(":")[0]
+    if not path.is_file():
+        return f"{spec.text}: no such file {_where_found(where)}"
+    try:
+        with path.open("rb"):
+            return None
+    except OSError as error:
+        return f"{spec.text}: cannot read {_where_found(where)}: {error.strerror or error}"
 
 
 def source_bytes(spec: ExternalSpec) -> bytes:
@@ -483,20 +543,23 @@ def source_bytes(spec: ExternalSpec) -> bytes:
         return b"?"
 
 
-def _file_stamp(spec: ExternalSpec) -> tuple[int, int] | None:
-    """When and how large a ``py:`` spec's file was last written (None: no file, or none named)."""
+def _file_stamp(spec: ExternalSpec) -> tuple[str, int, int] | None:
+    """Which file a ``py:`` spec names, when and how large it was last written (None: no file,
+    or none named)."""
     path = _agent_file(spec)
     try:
         status = path.stat() if path is not None else None
     except OSError:
         return None
-    return (status.st_mtime_ns, status.st_size) if status is not None else None
+    return (
+        (str(path), status.st_mtime_ns, status.st_size) if path is not None and status is not None else None
+    )
 
 
 def decider(spec: ExternalSpec, options: EngineOptions) -> Decider:
     """The decider of an external agent in this process (started once, kept for later chunks; a
     ``py:`` file changed since is loaded again: a long-lived Dask worker played the old code)."""
-    key = (spec, options)
+    key = (spec, options, agent_folder())
     stamp = _file_stamp(spec)
     if key in _DECIDERS and _STAMPS.get(key) != stamp:
         getattr(_DECIDERS.pop(key), "close", lambda: None)()
@@ -515,8 +578,9 @@ def load_python_agent(spec: ExternalSpec) -> Any:
     where, _, name = spec.target.rpartition(":")
     path = _agent_file(spec)
     if path is not None:
-        if not path.is_file():
-            raise AgentError(f"{spec.text}: no such file {where}")
+        problem = file_problem(spec)
+        if problem is not None:
+            raise AgentError(problem)
         # one module per file and contents: a file changed since it was imported is imported anew
         source = str(path.resolve()).encode() + b"\0" + path.read_bytes()
         module_name = f"hearts_sim_agent_{hashlib.sha1(source).hexdigest()[:12]}"
@@ -534,10 +598,18 @@ def load_python_agent(spec: ExternalSpec) -> Any:
                 failure = f"{type(error).__name__}: {error}"
                 raise AgentError(f"{spec.text}: importing {where} failed: {failure}") from None
     else:
+        folder = str(agent_folder())  # a module of the agent's folder is found as python -m finds it
+        added = folder not in sys.path
+        if added:
+            sys.path.insert(0, folder)
         try:
             module = importlib.import_module(where)
         except AGENT_FAILURES as error:
-            raise AgentError(f"{spec.text}: cannot import {where}: {type(error).__name__}: {error}") from None
+            failure = f"{type(error).__name__}: {error}"
+            raise AgentError(f"{spec.text}: cannot import {_where_found(where)}: {failure}") from None
+        finally:
+            if added:
+                sys.path.remove(folder)
     cls = getattr(module, name, None)
     if cls is None:
         raise AgentError(f"{spec.text}: {where} has no {name}")

@@ -303,25 +303,45 @@ def test_a_worker_with_another_copy_of_a_py_agent_file_is_refused(client: Any, t
 
 
 @needs_dask
-def test_a_worker_that_cannot_load_an_agent_says_so_and_the_run_resumes(
+def test_workers_started_in_another_folder_find_a_py_file_of_the_runs_folder(
     client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A ``py:`` file named relative to the client's folder, which the workers (started in
-    another) cannot find: the worker's error read as the user's own input (``no such file``) and
-    lost the resume command. It names the worker, what to do, and how to resume; the warm-up that
-    failed is not left on the scheduler (every worker that joined later replayed it)."""
+    """``py:mine.py:Lowest`` named relative to the client's folder: the workers, started in
+    another, could not find it; they look in the run's folder, and play as this process does."""
     (tmp_path / "mine.py").write_text((Path(__file__).resolve().parent / "python_agents.py").read_text())
     monkeypatch.chdir(tmp_path)
     config = TournamentConfig(("py:mine.py:Lowest", "rule"), deals=4, seed=5, chunk_deals=2)
+    with DaskRunner(client, retries=0) as runner:
+        run_tournament(config, tmp_path / "run", runner=runner, progress=False)
+    run_tournament(config, tmp_path / "local", progress=False)
+    shards, local = (pd.read_parquet(tmp_path / run / "records") for run in ("run", "local"))
+    pd.testing.assert_frame_equal(shards, local)
+
+
+@needs_dask
+def test_a_worker_that_cannot_load_an_agent_says_so_and_the_run_resumes(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``py:`` module the client imports from a folder of its own path, which the workers lack:
+    the worker's error read as the user's own input (``cannot import``) and lost the resume
+    command. It names the worker, what to do, and how to resume; the warm-up that failed is not
+    left on the scheduler (every worker that joined later replayed it)."""
+    (tmp_path / "client_only").mkdir()
+    (tmp_path / "client_only" / "mine_only_here.py").write_text(
+        (Path(__file__).resolve().parent / "python_agents.py").read_text()
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "client_only"))
+    config = TournamentConfig(("py:mine_only_here:Lowest", "rule"), deals=4, seed=5, chunk_deals=2)
     with DaskRunner(client, retries=0) as runner, pytest.raises(CannotLoad) as refused:
         run_tournament(config, tmp_path / "run", runner=runner, progress=False)
     # the warm-up that failed is not left on the scheduler, for every later worker to replay
     plugins = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.worker_plugins))
     assert not [name for name in plugins if name.startswith("hearts-sim")], plugins
     assert re.fullmatch(
-        r"worker tcp://\S+ cannot load an agent the client can: py:mine\.py:Lowest: no such file mine\.py "
-        r"\(a level, or a py: file or module, must be found on every worker: HEARTS_SIM_LEVELS, and "
-        rf"absolute paths\); 0 of 2 chunks are done: resume with hearts-sim tournament --resume "
+        r"worker tcp://\S+ cannot load an agent the client can: py:mine_only_here:Lowest: cannot import "
+        r"mine_only_here in \S+: ModuleNotFoundError: No module named 'mine_only_here' \(a level, or a "
+        r"py: file or module, must be found on every worker as on the client: HEARTS_SIM_LEVELS, the "
+        rf"run's folder\); 0 of 2 chunks are done: resume with hearts-sim tournament --resume "
         rf"{re.escape(str(tmp_path / 'run'))}",
         str(refused.value),
     ), refused.value

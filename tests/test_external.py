@@ -32,7 +32,7 @@ from hearts_sim.engine.state import new_states
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.game.observation import observations_from
 from hearts_sim.selfplay.simulate import Table, run_hands
-from hearts_sim.studies.tournament import TournamentConfig, run_tournament
+from hearts_sim.studies.tournament import TournamentConfig, TournamentError, run_tournament
 
 try:
     from tests import python_agents
@@ -431,3 +431,62 @@ def test_levels_time_and_tune_varies_an_external_agent() -> None:
     assert pool[0].spec.endswith("Sleeps(seconds=0.5)")
     assert all(isinstance(c.values["seconds"], int) for c in pool[1:]) and len({c.spec for c in pool}) > 1
     assert all(parse_agent(c.spec).external for c in pool)
+
+
+def test_a_run_finds_the_agents_named_relative_to_its_folder_from_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run records the folder it was started in, and its resume and replay find a ``py:`` file
+    and an ``exec:`` command named relative to it there, wherever they are run from: from another
+    folder the file was "no such file mine.py" and the resume blamed "other code than this"."""
+    start, elsewhere = tmp_path / "start", tmp_path / "elsewhere"
+    start.mkdir()
+    elsewhere.mkdir()
+    (start / "mine.py").write_text(AGENTS.read_text())
+    (start / "engine.py").write_text((ROOT / "experiments" / "example_engine.py").read_text())
+    from hearts_sim.studies.tournament import Interrupted, recorded_folder, resume_tournament
+
+    monkeypatch.chdir(start)
+    engine = f"exec:{shlex.quote(sys.executable)} engine.py"
+    config = TournamentConfig(("py:mine.py:Lowest", engine), deals=4, seed=4, chunk_deals=2)
+    for run in ("run", "again"):
+        with pytest.raises(Interrupted):
+            run_tournament(config, tmp_path / run, progress=False, stop_after_chunks=1)
+    whole = run_tournament(config, tmp_path / "whole", progress=False)
+    close_all()  # a new process: nothing loaded, no engine running
+    monkeypatch.chdir(elsewhere)
+    assert recorded_folder(tmp_path / "run") == str(start)
+    resumed = resume_tournament(tmp_path / "run", progress=False)
+    a, b = (pd.read_parquet(d / "records") for d in (tmp_path / "run", tmp_path / "whole"))
+    pd.testing.assert_frame_equal(_outcomes(a), _outcomes(b))
+    assert resumed.summary["pairs"] == whole.summary["pairs"]
+    close_all()
+    replayed = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", "replay", str(tmp_path / "run"), "--row", "5"],
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+    )
+    assert replayed.returncode == 0, replayed.stderr
+    assert "row 5" in replayed.stdout and "py:mine.py:Lowest" in replayed.stdout
+    (start / "mine.py").unlink()  # gone: the resume's check names the file, not other code
+    with pytest.raises(TournamentError, match=rf"no such file mine\.py in {re.escape(str(start))}$"):
+        resume_tournament(tmp_path / "again", progress=False)
+
+
+def test_a_module_of_the_current_folder_is_an_agent_of_the_command(tmp_path: Path) -> None:
+    """``py:package.module:Name`` of the folder the command runs in: ``hearts-sim`` (a console
+    script, with no folder of its own on the path; ``python -P -m`` here) could not import it."""
+    package = tmp_path / "house_agents"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "mine.py").write_text(AGENTS.read_text())
+    run = subprocess.run(
+        [sys.executable, "-P", "-m", "hearts_sim", "match", "py:house_agents.mine:Lowest", "lowest"]
+        + ["--deals", "4", "--json", "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    assert '"a_minus_b": 0.0' in run.stdout

@@ -706,7 +706,8 @@ WHY_PASSES = 5  # candidate passes --why-pass shows a seat, best first (and the 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from agents.api import load as load_agent
-    from hearts_sim.studies import analysis as an
+    from agents.external import agents_found_in
+    from hearts_sim.studies.tournament import recorded_folder
 
     selectors = (
         ("--row", args.row is not None),
@@ -744,6 +745,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--ask {args.ask}: it passes without scoring passes; ask a search agent (hard, mc, ...)"
             )
+    with agents_found_in(recorded_folder(Path(args.dir))):  # py: files named from where it began
+        return _replay_picked(args)
+
+
+def _replay_picked(args: argparse.Namespace) -> int:
+    """The hand ``replay``'s options pick (checked by ``cmd_replay``), replayed and printed."""
+    from hearts_sim.studies import analysis as an
+
     if args.game is not None:
         return _replay_game(args)
     if args.worst is not None:

@@ -46,7 +46,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agents.external import EngineOptions, ExternalAgentError, decider
+from agents.external import EngineOptions, ExternalAgentError, agent_folder, agents_found_in, decider
 from agents.kinds import AgentError
 from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.selfplay.simulate import Table
@@ -132,29 +132,32 @@ def play_chunk(
     engines: EngineOptions | None = None,
     hands: bool = True,
     plays: tuple[str, str] | None = None,
+    folder: str | None = None,
 ) -> ChunkRecords:
     """One task: chunk ``chunk`` of ``config`` on ``threads`` threads (capped at the worker's
     cores), with the hands of games if ``hands``. The thread count is a setting per calling
     thread, so it is set in the task. External agents (``engines``) must be importable, or their
-    commands runnable, on the worker. ``plays``: the client's ``Table.plays_digest`` and version,
+    commands runnable, on the worker: those named relative to a folder are found in ``folder``,
+    the run's (``agents_found_in``). ``plays``: the client's ``Table.plays_digest`` and version,
     which this worker's must match (``OtherCode``), or the records would mix two programs."""
     from hearts_sim._numba import max_threads
     from hearts_sim.selfplay.simulate import set_threads
 
     try:
-        table = config.table()
-        for spec in table.external_specs():  # one this worker cannot load: it says so
-            decider(spec, engines or EngineOptions())  # (loaded once; the chunk's play takes it)
-        if plays is not None:
-            _check_plays(table, *plays)
-        set_threads(max(1, min(threads, max_threads())))
-        return chunk_records(config, chunk, engines, hands)
+        with agents_found_in(folder):
+            table = config.table()
+            for spec in table.external_specs():  # one this worker cannot load: it says so
+                decider(spec, engines or EngineOptions())  # (loaded once; the chunk's play takes it)
+            if plays is not None:
+                _check_plays(table, *plays)
+            set_threads(max(1, min(threads, max_threads())))
+            return chunk_records(config, chunk, engines, hands)
     except ExternalAgentError:  # an agent's failure in play: its own one line
         raise
     except AgentError as error:  # it read as the user's input, which the client had accepted
         raise CannotLoad(
             f"{_this_worker()} cannot load an agent the client can: {error} (a level, or a py: file or "
-            "module, must be found on every worker: HEARTS_SIM_LEVELS, and absolute paths)"
+            "module, must be found on every worker as on the client: HEARTS_SIM_LEVELS, the run's folder)"
         ) from None
 
 
@@ -199,11 +202,12 @@ def _cache_stats() -> dict[str, Any]:
     }
 
 
-def warm_up(config: TournamentConfig) -> dict[str, Any]:
-    """Play one deal of ``config``: loads its kernels from numba's on-disk cache (compiling
-    and caching them on a cold machine). Returns this process's warm-up figures."""
+def warm_up(config: TournamentConfig, folder: str | None = None) -> dict[str, Any]:
+    """Play one deal of ``config`` (its outside agents found in ``folder``, as ``play_chunk``'s):
+    loads its kernels from numba's on-disk cache (compiling and caching them on a cold machine).
+    Returns this process's warm-up figures."""
     start = time.perf_counter()
-    play_chunk(dataclasses.replace(config, deals=1, chunk_deals=1), 0)
+    play_chunk(dataclasses.replace(config, deals=1, chunk_deals=1), 0, folder=folder)
     seconds = time.perf_counter() - start
     _WARM.setdefault("seconds", seconds)  # the first warm-up: the one that loads or compiles
     _WARM.update(pid=os.getpid(), warm_ups=_WARM.get("warm_ups", 0) + 1, **_cache_stats())
@@ -219,12 +223,12 @@ class WarmUp(_PluginBase):  # type: ignore[misc,valid-type]
     """Worker plugin: ``warm_up(config)`` on every worker, including workers that join or
     are restarted later, before they take a chunk (off the worker's event loop)."""
 
-    def __init__(self, config: TournamentConfig):
-        self.config = config
+    def __init__(self, config: TournamentConfig, folder: str | None = None):
+        self.config, self.folder = config, folder
 
     async def setup(self, worker: Any) -> None:
         _WARM["address"] = worker.address
-        await asyncio.get_running_loop().run_in_executor(None, warm_up, self.config)
+        await asyncio.get_running_loop().run_in_executor(None, warm_up, self.config, self.folder)
 
 
 # ---------------------------------------------------------------------------- client side
@@ -376,6 +380,7 @@ class DaskRunner:
         import hearts_sim
 
         plays = (config.table().plays_digest(), hearts_sim.__version__)  # what every worker must match
+        folder = str(agent_folder())  # where the run's agents are found, on every worker too
         self._wait_for_a_worker()
         token = uuid.uuid4().hex[:12]
         plugin = f"{PLUGIN_NAME}-{token}"
@@ -393,6 +398,7 @@ class DaskRunner:
                     self.engines,
                     hands,
                     plays,
+                    folder,
                     key=f"hearts-sim-chunk-{token}-{chunk}",
                     retries=self.retries,
                     pure=False,
@@ -401,7 +407,7 @@ class DaskRunner:
 
         try:
             if self.warm_up:  # in the try: a warm-up that fails is unregistered too (workers replayed it)
-                self.client.register_plugin(WarmUp(config), name=plugin)
+                self.client.register_plugin(WarmUp(config, folder), name=plugin)
             for _ in range(limit):
                 submit()
             while self.in_flight:

@@ -40,7 +40,14 @@ import pyarrow
 from pyarrow import parquet
 from tqdm.auto import tqdm
 
-from agents.external import EngineOptions, ExternalAgentError, is_object_label
+from agents.external import (
+    EngineOptions,
+    ExternalAgentError,
+    agent_folder,
+    agents_found_in,
+    file_problem,
+    is_object_label,
+)
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.checks import counted, is_integer, shown, store_plain
 from hearts_sim.core.errors import (
@@ -361,6 +368,17 @@ def load_manifest(out: Path) -> dict[str, Any]:
     return read_json_object(Path(out) / MANIFEST, TournamentError, missing, "a tournament manifest")
 
 
+def recorded_folder(out: Path) -> str | None:
+    """The folder the run in ``out`` was started in, where its outside agents named relative to
+    it are found (``agents_found_in``); None for a run from before it was recorded, or one whose
+    manifest cannot be read (the checks that follow say what is wrong)."""
+    try:
+        folder = load_manifest(out).get("folder")
+    except TournamentError:
+        return None
+    return folder if isinstance(folder, str) else None
+
+
 def manifest_config(
     out: Path, manifest: dict[str, Any], given: TournamentConfig | None = None
 ) -> TournamentConfig:
@@ -512,7 +530,10 @@ def run_tournament(
             f"run_tournament takes a TournamentConfig (make_config(...)), not {type(config).__name__}"
         )
     out_path = Path(out) if out is not None else None
-    with _sole_writer(out_path, resume):  # a second process on this run is refused
+    with (
+        _sole_writer(out_path, resume),  # a second process on this run is refused
+        agents_found_in(recorded_folder(out_path) if out_path is not None and resume else None),
+    ):
         return _play_run(
             config,
             out_path,
@@ -563,6 +584,7 @@ def _play_run(
                 "agent_specs": [s.name for s in config.specs()],
                 "seatings": [list(s) for s in config.seatings()],
                 "version": __version__,
+                "folder": str(agent_folder()),  # where its outside agents are found (``recorded_folder``)
                 "plays": table.plays_digest(),  # what a resume compares first (``_check_same_play``)
             }
             _reset_progress(config, manifest)
@@ -1072,6 +1094,10 @@ def _check_same_play(
     from hearts_sim import __version__
 
     started = manifest.get("version")
+    for spec in table.external_specs():  # a file it cannot read is not other code: it says so
+        problem = file_problem(spec)
+        if problem is not None:
+            raise TournamentError(f"{out}: {problem}")
     if not manifest["chunks_done"] or manifest.get("plays") == table.plays_digest():
         return  # nothing played yet, or played by this code
     if not all(spec.reproducible for spec in config.specs()):
@@ -1115,7 +1141,8 @@ def check_same_play(out: Path, report: Callable[[str], None] | None = None) -> b
         return False
     if part_problem(part_path(out, 0), manifest["parts"][0]) is not None:
         return False
-    _check_same_play(config, out, manifest, config.table(), report or (lambda _: None))
+    with agents_found_in(recorded_folder(out)):
+        _check_same_play(config, out, manifest, config.table(), report or (lambda _: None))
     return True
 
 
