@@ -24,6 +24,7 @@ import argparse
 import numpy as np
 
 from agents.registry import KINDS, parse_agent
+from hearts_sim.apps.script import run_script, whole
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.simulate import Table, run_hands, set_threads
 from hearts_sim.studies.bench import timed_kernel, timed_reference
@@ -49,11 +50,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--rule-hands",
-        type=int,
+        type=whole("--rule-hands", 1, 10_000_000),
         default=1_000_000,
         help="hands per timed random/rule run (the size of the README's bench run, --hands 1000000)",
     )
-    parser.add_argument("--hands", type=int, default=6, help="hands timed per search agent")
+    parser.add_argument(
+        "--hands", type=whole("--hands", 1, 100_000), default=6, help="hands timed per search agent"
+    )
     args = parser.parse_args(argv)
     set_threads(1)
 
@@ -85,4 +88,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

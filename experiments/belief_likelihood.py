@@ -37,7 +37,17 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.belief import IGNORE_PLAYS, belief_pool, marginal_owners
+from agents.belief import (
+    IGNORE_PLAYS,
+    MAX_PLAYS,
+    MAX_POOL,
+    MAX_SHAPE,
+    MAX_TRUST,
+    belief_pool,
+    marginal_owners,
+)
+from agents.registry import parse_agent
+from hearts_sim.apps.script import master_seed, number, run_script, whole
 from hearts_sim.core.cards import QS, SUIT_MASKS, card_counts
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.hand import decision_seed
@@ -126,22 +136,26 @@ def _name(model: Model) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", default="rule", help="the agent in every seat of the self-play positions")
-    parser.add_argument("--rules", default="standard")
-    parser.add_argument("--positions", type=int, default=200)
-    parser.add_argument("--pool", type=int, default=2000, help="worlds per position")
+    parser.add_argument("--rules", default=None, help="rules of the self-play positions (default standard)")
+    parser.add_argument("--positions", type=whole("--positions", 1, 1_000_000), default=200)
+    parser.add_argument("--pool", type=whole("--pool", 1, MAX_POOL), default=2000, help="worlds per position")
     parser.add_argument(
-        "--trust", type=float, nargs="+", default=[0.25, 0.5, 0.75, 0.9], help="0 is the uniform line"
+        "--trust",
+        type=number("--trust", 0, MAX_TRUST),
+        nargs="+",
+        default=[0.25, 0.5, 0.75, 0.9],
+        help="0 is the uniform line",
     )
     parser.add_argument(
         "--shape",
-        type=float,
+        type=number("--shape", 0, MAX_SHAPE),
         nargs="+",
         default=[],
         help="also score each trust with the learned shape tilt at each of these weights",
     )
     parser.add_argument(
         "--plays",
-        type=float,
+        type=number("--plays", 0, MAX_PLAYS),
         nargs="+",
         default=[],
         help="also score each trust with the learned play model at each of these weights",
@@ -152,17 +166,21 @@ def main(argv: list[str] | None = None) -> None:
         metavar="FILE",
         help="positions from the held-out hands of train_shape.py play files instead of self-play",
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=master_seed(), default=0)
     args = parser.parse_args(argv)
+    if args.hands and args.rules is not None:  # they were scored under the rules given, silently
+        parser.error("--hands are the standard hands train_shape.py play saved: drop --rules")
     args.trust = [t for t in args.trust if t != IGNORE_PLAYS]  # trust 0 is the uniform line itself
-    rules = resolve_rules(args.rules)
+    rules = resolve_rules(args.rules or "standard")
+    if not args.hands:
+        parse_agent(args.agent)  # an unknown name before any position is played
     array = rules.to_tuple()
     started = time.perf_counter()
     if args.hands:
         try:
             positions = saved_positions(args.hands, args.positions, args.seed)
         except SavedHandsError as error:  # a file not train_shape.py play's
-            sys.exit(f"error: {error}")
+            sys.exit(f"belief_likelihood.py: error: {error}")
         source = f"the held-out hands of {' '.join(args.hands)}"
     else:
         positions = real_positions(
@@ -231,4 +249,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

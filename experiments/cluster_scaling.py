@@ -12,8 +12,8 @@ seatings per deal, the default 4,681 deals = 65,534 hands per shard):
   the same shards in-process, (cluster time - local time) / shards;
 - the client's ceiling: tallying (and, with ``--out``, writing Parquet) of precomputed
   shards, which a single client must do for every hand whatever the cluster size;
-- ms per decision of a search agent (``--search ismcts``) on one thread, standing in for
-  ``hard`` until that level exists.
+- ms per decision of a search agent (``--search ismcts``; ``--search hard`` for the CPU level)
+  on one thread.
 
 Then the estimate: 10^10 random hands and 10^7 search decisions on ``--nodes`` nodes of
 ``--cores`` cores each, from the per-core figures, the per-shard overhead and the client's
@@ -37,6 +37,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from agents.registry import parse_agent
+from hearts_sim._numba import max_threads
+from hearts_sim.apps.script import number, run_script, whole
 from hearts_sim.selfplay.simulate import set_threads
 from hearts_sim.studies.cluster import DaskRunner
 from hearts_sim.studies.tournament import (
@@ -146,7 +149,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             },
         )
     result["client_hands_per_s"] = {name: hands / seconds for name, seconds in client.items()}
-    result["record_bytes_per_hand"] = replay.shards[0].itemsize
+    result["record_bytes_per_hand"] = replay.shards[0][0].itemsize  # (records, hands of games)
 
     if args.search:
         result["search"] = {"agent": args.search, "ms_per_decision": search_ms_per_decision(args.search)}
@@ -224,21 +227,44 @@ def format_result(result: dict[str, Any], paper: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--shards", type=int, default=8, help="shards of 65,534 hands per timed run")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="LocalCluster sizes")
-    parser.add_argument("--local-threads", type=int, default=2, help="threads of the local run")
-    parser.add_argument("--tiny-shards", type=int, default=200, help="1-deal shards for the overhead")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--shards", type=whole("--shards", 1, 10_000), default=8, help="shards of 65,534 hands per timed run"
+    )
+    parser.add_argument(
+        "--workers", type=whole("--workers", 1, 1024), nargs="+", default=[1, 2], help="LocalCluster sizes"
+    )
+    parser.add_argument(
+        "--local-threads",
+        type=whole("--local-threads", 1, max_threads()),
+        default=min(2, max_threads()),
+        help="threads of the local run",
+    )
+    parser.add_argument(
+        "--tiny-shards",
+        type=whole("--tiny-shards", 1, 100_000),
+        default=200,
+        help="1-deal shards for the overhead",
+    )
+    parser.add_argument("--repeats", type=whole("--repeats", 1, 1000), default=3)
     parser.add_argument("--search", default="ismcts", help="search agent to time ('' to skip)")
-    parser.add_argument("--assume-ms", type=float, default=50.0, help="ms per decision without --search")
-    parser.add_argument("--nodes", type=int, default=100)
-    parser.add_argument("--cores", type=int, default=32, help="cores per node for the estimate")
+    parser.add_argument(
+        "--assume-ms",
+        type=number("--assume-ms", 0, open_low=True),
+        default=50.0,
+        help="ms per decision without --search",
+    )
+    parser.add_argument("--nodes", type=whole("--nodes", 1, 1_000_000), default=100)
+    parser.add_argument(
+        "--cores", type=whole("--cores", 1, 1_000_000), default=32, help="cores per node for the estimate"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.search:
+        parse_agent(args.search)  # an unknown agent before minutes of timing
     result = measure(args)
     paper = estimate(result, args.nodes, args.cores, args.assume_ms)
     print(json.dumps({**result, "estimate": paper}) if args.json else format_result(result, paper))
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from hearts_sim.apps.script import number, run_script, whole
 from hearts_sim.env import SeatEnv, VectorEnv, aec_env
 from hearts_sim.env.vector import MAX_ENVS
 from hearts_sim.selfplay.simulate import set_threads
@@ -164,15 +165,23 @@ def openspiel_rates(seconds: float, repeats: int) -> tuple[Rate, Rate] | None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--envs", type=int, default=1024, help="tables of the VectorEnv")
-    parser.add_argument("--seconds", type=float, default=3.0, help="length of one timed run")
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs per figure (the best is kept)")
+    parser.add_argument(
+        "--envs", type=whole("--envs", 1, MAX_ENVS), default=1024, help="tables of the VectorEnv"
+    )
+    parser.add_argument(
+        "--seconds",
+        type=number("--seconds", 0, 3600, open_low=True),
+        default=3.0,
+        help="length of one timed run",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=whole("--repeats", 1, 1000),
+        default=3,
+        help="timed runs per figure (the best is kept)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    if args.envs <= 0 or args.seconds <= 0 or args.repeats <= 0:
-        parser.error("--envs, --seconds and --repeats must be positive")
-    if args.envs > MAX_ENVS:
-        parser.error(f"--envs {args.envs:,} is too many: at most {MAX_ENVS:,} tables")
     set_threads(1)
     figures: dict[str, Any] = {"envs": args.envs}
     for opponents in ("random", "normal"):
@@ -210,4 +219,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from agents.external import EngineOptions, close_all
+from hearts_sim.apps.script import run_script, whole
 from hearts_sim.apps.server import MoveServer
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.game.protocol import request_for
@@ -72,8 +73,18 @@ def timed(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--hands", type=int, default=20_000, help="hands per Python-agent measurement")
-    parser.add_argument("--engine-hands", type=int, default=400, help="hands per engine measurement")
+    parser.add_argument(
+        "--hands",
+        type=whole("--hands", 1, 10_000_000),
+        default=20_000,
+        help="hands per Python-agent measurement",
+    )
+    parser.add_argument(
+        "--engine-hands",
+        type=whole("--engine-hands", 1, 1_000_000),
+        default=400,
+        help="hands per engine measurement",
+    )
     args = parser.parse_args(argv)
     set_threads(1)
     for label, agent in (("with act_batch", BatchRandom()), ("one call per position", PythonRandom())):
@@ -126,4 +137,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -59,6 +59,7 @@ from hearts_sim import (
     simulate_games,
 )
 from hearts_sim.apps.cli import build_parser
+from hearts_sim.apps.script import master_seed, number, run_script, whole
 from hearts_sim.apps.server import MoveServer
 from hearts_sim.core.cards import cards_str, parse_cards
 from hearts_sim.env.policy import PolicyAgent, observation_vector
@@ -473,16 +474,29 @@ def api_outcomes(seconds: int) -> tuple[int, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--commands", type=int, default=0, help="run this many commands, drawn at random (0: all)"
+        "--commands",
+        type=whole("--commands", 0, 10**6),
+        default=0,
+        help="run this many commands, drawn at random (0: all)",
     )
-    parser.add_argument("--requests", type=int, default=4000, help="mutated move requests")
-    parser.add_argument("--workers", type=int, default=2, help="commands run at once")
     parser.add_argument(
-        "--timeout", type=float, default=40.0, help="seconds before a command counts as running"
+        "--requests", type=whole("--requests", 0, 10**7), default=4000, help="mutated move requests"
     )
-    parser.add_argument("--seed", type=int, default=0, help="draws the commands and the requests")
+    parser.add_argument("--workers", type=whole("--workers", 1, 256), default=2, help="commands run at once")
+    parser.add_argument(
+        "--timeout",
+        type=number("--timeout", 0, 3600, open_low=True),
+        default=40.0,
+        help="seconds before a command counts as running",
+    )
+    parser.add_argument("--seed", type=master_seed(), default=0, help="draws the commands and the requests")
     parser.add_argument("--no-api", dest="api", action="store_false", help="skip the Python API calls")
-    parser.add_argument("--api-seconds", type=int, default=60, help="seconds before an API call is odd")
+    parser.add_argument(
+        "--api-seconds",
+        type=whole("--api-seconds", 1, 3600),
+        default=60,
+        help="seconds before an API call is odd",
+    )
     args = parser.parse_args(argv)
 
     lines = command_lines()
@@ -518,4 +532,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_script(main)

@@ -17,6 +17,10 @@ import time
 
 from tqdm import tqdm
 
+from agents.registry import parse_agent
+from hearts_sim._numba import max_threads
+from hearts_sim.apps.script import master_seed, out_file, run_script, whole
+from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.selfplay.simulate import simulate
 from hearts_sim.studies.analysis import per_thousand, wilson_interval
@@ -70,15 +74,26 @@ def moon_table(agents: list[str], presets: list[str], hands: int, seed: int, thr
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hands", type=int, default=1_000_000, help="self-play hands per agent and preset")
+    parser.add_argument(
+        "--hands", type=whole("--hands"), default=1_000_000, help="self-play hands per agent and preset"
+    )
     parser.add_argument("--agents", nargs="+", default=AGENTS)
     parser.add_argument("--presets", nargs="+", default=PRESETS)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
-    parser.add_argument("--out", default=None, help="also write the Markdown to this file")
+    parser.add_argument("--seed", type=master_seed(), default=0)
+    parser.add_argument(
+        "--threads",
+        type=whole("--threads", 1, max_threads()),
+        default=None,
+        help="threads (default: all cores)",
+    )
+    parser.add_argument(
+        "--out", type=out_file("--out"), default=None, help="also write the Markdown to this file"
+    )
     args = parser.parse_args(argv)
-    if args.hands <= 0:
-        parser.error("--hands must be positive")
+    for agent in args.agents:  # every name checked before the first cell is played
+        parse_agent(agent)
+    for preset in args.presets:
+        resolve_rules(preset)
     table = moon_table(args.agents, args.presets, args.hands, args.seed, args.threads)
     command = shlex.join(["python", "experiments/moon_table.py", *(sys.argv[1:] if argv is None else argv)])
     text = (
@@ -88,10 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(text)
     if args.out:
-        with open(args.out, "w") as handle:
-            handle.write(text)
+        write_atomically(args.out, text.encode())
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main)

@@ -18,7 +18,9 @@ compares card play only (the README's earlier figures).
     python experiments/openspiel_ismcts_match.py --agent hard --sims 10000 --deals 40 --workers 2
 
 Prints A's and B's mean score per hand, A minus B with a 95% confidence interval over
-deals (negative: A takes fewer points), and the mean time per decision of each side.
+deals (negative: A takes fewer points), and the mean time per decision of each side. Our side
+is reproducible from ``--seed``; OpenSpiel's bot is not (two ``ISMCTSBot`` of the same seed in
+one process play different cards), so a rerun gives other figures within the interval.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import numpy as np
 
 from agents.dispatch import loop_pass, loop_play
 from agents.registry import parse_agent
+from hearts_sim.apps.script import master_seed, number, run_script, whole
 from hearts_sim.engine.rng import derive_seed
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.studies.stats import mean_interval
@@ -182,13 +185,29 @@ def main(argv: list[str] | None = None) -> None:
         default="rule",
         help="the pass policy of OpenSpiel's seats 1-3 (its bot passes at 0)",
     )
-    parser.add_argument("--deals", type=int, default=2, help="deals, each played in 14 seatings")
-    parser.add_argument("--sims", type=int, default=1000, help="OpenSpiel IS-MCTS simulations per move")
-    parser.add_argument("--uct-c", type=float, default=2.0, help="OpenSpiel IS-MCTS exploration constant")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--first-deal", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=1, help="processes (deals are independent)")
+    parser.add_argument(
+        "--deals", type=whole("--deals", 1, 1_000_000), default=2, help="deals, each played in 14 seatings"
+    )
+    parser.add_argument(
+        "--sims",
+        type=whole("--sims", 1, 10_000_000),
+        default=1000,
+        help="OpenSpiel IS-MCTS simulations per move",
+    )
+    parser.add_argument(
+        "--uct-c",
+        type=number("--uct-c", 0, open_low=True),
+        default=2.0,
+        help="OpenSpiel IS-MCTS exploration constant",
+    )
+    parser.add_argument("--seed", type=master_seed(), default=0)
+    parser.add_argument("--first-deal", type=whole("--first-deal", 0, 2**40), default=0)
+    parser.add_argument(
+        "--workers", type=whole("--workers", 1, 1024), default=1, help="processes (deals are independent)"
+    )
     args = parser.parse_args(argv)
+    for spec in (args.agent, args.pass_agent or args.agent, args.openspiel_pass):
+        parse_agent(spec)  # an unknown name before any deal is played
     config = MatchConfig(args.agent, args.pass_agent, args.openspiel_pass, args.sims, args.uct_c, args.seed)
     jobs = [(config, d) for d in range(args.first_deal, args.first_deal + args.deals)]
     started = time.perf_counter()
@@ -221,4 +240,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -1,9 +1,9 @@
 """What each pass policy is worth with the play held fixed: ``pass=X,play=hard`` for X in random,
 rule, mc and hard (the searched pass), by pass direction.
 
-The four agents play one duplicate tournament (every deal in all 24 permutations of the
-four over the seats), so each pass policy meets the others with the same cards; records go
-to ``--out`` (rerun the same command to continue an interrupted run). The table gives, per
+The agents play one duplicate tournament (every deal in each of their seatings: the 24
+permutations of four at a 4-player table), so each pass policy meets the others with the same
+cards; records go to ``--out`` (rerun the same command to continue an interrupted run). The table gives, per
 pass direction, each policy's points per hand with a 95% t-interval over deals, and its
 difference from the rule agent's pass, paired per deal (negative: fewer points than passing
 like ``rule``). With the ``none`` direction nobody passes, so all four play alike there.
@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from hearts_sim._numba import max_threads
+from hearts_sim.apps.script import master_seed, run_script, whole
 from hearts_sim.studies.analysis import load_records, to_long
 from hearts_sim.studies.stats import mean_interval
 from hearts_sim.studies.tournament import load_manifest, make_config, run_tournament
@@ -59,25 +61,28 @@ def pass_table(out: Path) -> str:
     counts = per_deal.groupby(level=0, observed=True).size()
     deals = ", ".join(f"{d} {counts[d]}" for d in directions)
     play = manifest["config"]["agents"][0].split(",play=", 1)[1]
-    return "\n".join(lines) + f"\n\nDeals per direction: {deals} (each in 24 seatings); play: {play}."
+    seatings = len(manifest["seatings"])
+    return "\n".join(lines) + f"\n\nDeals per direction: {deals} (each in {seatings} seatings); play: {play}."
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", help="run directory (records and manifest); rerun to continue")
     parser.add_argument("--report", metavar="DIR", help="print the table of a finished run only")
-    parser.add_argument("--deals", type=int, default=100)
+    parser.add_argument("--deals", type=whole("--deals"), default=100)
     parser.add_argument("--play", default="hard", help="the play policy every agent shares")
     parser.add_argument("--passes", nargs="+", default=list(PASSES))
     parser.add_argument("--rules", default="standard")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seed", type=master_seed(), default=0)
+    parser.add_argument(
+        "--threads", type=whole("--threads", 1, max_threads()), default=1, help="threads (default 1)"
+    )
     args = parser.parse_args(argv)
     if args.report:
         print(pass_table(Path(args.report)))
         return 0
-    if not args.out or args.deals <= 0:
-        parser.error("give --out DIR and a positive --deals (or --report DIR)")
+    if not args.out:
+        parser.error("give --out DIR (or --report DIR)")
     if REFERENCE not in args.passes:
         parser.error(f"--passes must include {REFERENCE!r}, the reference")
     out = Path(args.out)
@@ -93,4 +98,4 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     pd.set_option("display.width", 200)
-    sys.exit(main())
+    run_script(main)

@@ -35,6 +35,7 @@ from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
 from agents.search import ROLLOUTS, playout_card
 from hearts_sim._numba import njit
+from hearts_sim.apps.script import master_seed, number, run_script, whole
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.hand import (
@@ -129,12 +130,19 @@ def saved_samples(files: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--hands", type=int, default=1_000_000)
+    parser.add_argument(
+        "--hands",
+        type=whole("--hands", 10, 100_000_000),
+        default=1_000_000,
+        help="hands played (a tenth held out)",
+    )
     parser.add_argument("--rules", default="standard")
     parser.add_argument("--rollout", default="greedy", choices=ROLLOUTS)
-    parser.add_argument("--epsilon", type=float, default=0.086, help="the playouts' random-card chance")
-    parser.add_argument("--alpha", type=float, default=1.0, help="ridge penalty")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--epsilon", type=number("--epsilon", 0, 1), default=0.086, help="the playouts' random-card chance"
+    )
+    parser.add_argument("--alpha", type=number("--alpha", 0), default=1.0, help="ridge penalty")
+    parser.add_argument("--seed", type=master_seed(), default=0)
     parser.add_argument(
         "--saved",
         nargs="+",
@@ -145,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.saved and args.rules != "standard":
         parser.error("--saved: train_shape.py play saves hands of the standard rules only; drop --rules")
-    from sklearn.linear_model import Ridge  # the optional `train` extra
+    from sklearn.linear_model import Ridge  # the optional `learn` extra
 
     rules = resolve_rules(args.rules)
     n = rules.n_players
@@ -166,6 +174,8 @@ def main(argv: list[str] | None = None) -> None:
         held = np.arange(rows) < rows // 10 // n * n  # whole hands
         source = f"{args.hands:,} hands"
     print(f"{len(targets):,} rows from {source} in {time.perf_counter() - started:.1f} s", flush=True)
+    if held.all() or not held.any():  # Ridge's ValueError on an empty side, after all the play
+        parser.error(f"{source}: too few to hold a tenth out and fit to the rest; give more hands")
     model = Ridge(alpha=args.alpha, fit_intercept=False).fit(features[~held], targets[~held])
     test_x, test_y = features[held], targets[held]
     residual = float(np.mean((model.predict(test_x) - test_y) ** 2))
@@ -202,4 +212,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
-import sys
 import time
 from pathlib import Path
 
@@ -38,6 +36,7 @@ from agents.dispatch import loop_pass, loop_play
 from agents.registry import parse_agent
 from agents.shape import FEATURES, N_FEATURES, TERMS, new_shape_features, shape_features, shape_terms
 from hearts_sim._numba import njit
+from hearts_sim.apps.script import master_seed, number, out_file, run_script, whole
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
@@ -61,7 +60,7 @@ def play(args: argparse.Namespace) -> None:
     history: list[list[int]] = []
     started = time.perf_counter()
     last = args.first_hand + args.hands - 1
-    out = args.out if args.out.endswith(".npz") else f"{args.out}.npz"  # as np.savez names it
+    out = str(args.out) if args.out.suffix == ".npz" else f"{args.out}.npz"  # as np.savez names it
     for hand in range(args.first_hand, last + 1):
         state = HandState.deal(rules, seed=args.seed, hand=hand)
         record, array = state._states[0], state._rules_array
@@ -180,6 +179,11 @@ def fit_weights(terms, counts, offset: float, l2: float):  # type: ignore[no-unt
 def fit(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     terms, counts, held = training_rows(args.files, args.per_hand, args.pool, args.seed)
+    if held.all() or not held.any():  # it fitted to nothing, or scored on nothing, and wrote the weights
+        raise SavedHandsError(
+            f"{', '.join(args.files)}: need hands both held out and not "
+            f"(one in {HELD_OUT_EVERY}): give more hands"
+        )
     print(
         f"{len(terms):,} positions ({held.sum():,} held out), {args.pool} uniform worlds each, "
         f"{time.perf_counter() - started:.0f} s",
@@ -222,32 +226,33 @@ def main(argv: list[str] | None = None) -> None:
     steps = parser.add_subparsers(dest="step", required=True)
     playing = steps.add_parser("play", help="self-play hands, saved for fit")
     playing.add_argument("--agent", default="hard")
-    playing.add_argument("--seed", type=int, default=1000)
-    playing.add_argument("--first-hand", type=int, default=0)
-    playing.add_argument("--hands", type=int, default=100)
-    playing.add_argument("--out", required=True)
+    playing.add_argument("--seed", type=master_seed(), default=1000)
+    playing.add_argument("--first-hand", type=whole("--first-hand", 0, 2**40), default=0)
+    playing.add_argument("--hands", type=whole("--hands", 1, 10_000_000), default=100)
+    playing.add_argument("--out", type=out_file("--out"), required=True)
     fitting = steps.add_parser("fit", help="fit the weights to saved hands")
     fitting.add_argument("files", nargs="+")
-    fitting.add_argument("--per-hand", type=int, default=12, help="positions drawn from each hand")
-    fitting.add_argument("--pool", type=int, default=100, help="uniform worlds beside the truth")
-    fitting.add_argument("--trust", type=float, default=0.449, help="the surprise model's, as hard's")
-    fitting.add_argument("--l2", type=float, default=1e-4)
-    fitting.add_argument("--seed", type=int, default=0)
+    fitting.add_argument(
+        "--per-hand",
+        type=whole("--per-hand", 1, MAX_PER_HAND),
+        default=12,
+        help="positions drawn from each hand",
+    )
+    fitting.add_argument(
+        "--pool", type=whole("--pool", 1, 1_000_000), default=100, help="uniform worlds beside the truth"
+    )
+    fitting.add_argument(
+        "--trust",
+        type=number("--trust", 0, 1, open_high=True),
+        default=0.449,
+        help="the surprise model's, as hard's",
+    )
+    fitting.add_argument("--l2", type=number("--l2", 0), default=1e-4, help="penalty on the squared weights")
+    fitting.add_argument("--seed", type=master_seed(), default=0)
     fitting.add_argument("--dry-run", action="store_true", help="fit and report; do not write the weights")
     args = parser.parse_args(argv)
-    if args.step == "play" and (args.hands < 1 or args.first_hand < 0 or args.seed < 0):
-        sys.exit("error: --hands must be at least 1, --first-hand and --seed at least 0")
-    if args.step == "play" and not os.access(Path(args.out).resolve().parent, os.W_OK):
-        sys.exit(f"error: cannot write {args.out}: its folder is missing or read-only")
-    if args.step == "fit" and not (
-        1 <= args.per_hand <= MAX_PER_HAND and args.pool >= 1 and 0 <= args.trust < 1
-    ):
-        sys.exit(f"error: --per-hand must be 1 .. {MAX_PER_HAND}, --pool at least 1, --trust in [0, 1)")
-    try:
-        (play if args.step == "play" else fit)(args)
-    except (InputError, OSError) as error:  # an unknown agent, a file not play's, an unwritable path
-        sys.exit(f"error: {error}")
+    (play if args.step == "play" else fit)(args)
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

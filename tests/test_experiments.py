@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import subprocess
@@ -185,3 +186,65 @@ def test_fuzz_inputs_flags_an_api_call_that_crashes_or_never_returns(monkeypatch
     assert signal.getsignal(signal.SIGALRM) is before  # the test process's handler is put back
     assert count == 3 and len(odd) == 2
     assert odd[0].startswith("indexes(3): IndexError") and odd[1] == "loops(3): still running after 1 s"
+
+
+BAD_SCRIPT_INPUTS = [
+    ("moon_table.py", ["--hands", "100", "--agents", "random", "bogus"], "unknown agent 'bogus'"),
+    ("moon_table.py", ["--hands", "100", "--presets", "bogus"], "unknown rules preset 'bogus'"),
+    ("moon_table.py", ["--threads", "0"], "--threads 0 is not valid"),
+    ("moon_table.py", ["--out", "/proc/no/such/out.md"], "its folder /proc/no/such does not exist"),
+    ("agent_costs.py", ["--hands", "0"], "--hands 0 is not valid"),
+    ("agent_costs.py", ["--rule-hands", "-5"], "--rule-hands -5 is not valid"),
+    ("pass_study.py", ["--report", "/no/such/run"], "holds no tournament run"),
+    ("pass_study.py", ["--deals", "2", "--play", "bogus", "--out", "{tmp}/ps"], "unknown agent 'bogus'"),
+    ("openspiel_ismcts_match.py", ["--deals", "0"], "--deals 0 is not valid"),
+    ("openspiel_ismcts_match.py", ["--agent", "bogus"], "unknown agent 'bogus'"),
+    ("belief_likelihood.py", ["--trust", "2"], "--trust 2 is not valid"),
+    ("belief_likelihood.py", ["--hands", "x.npz", "--rules", "qdan5"], "drop --rules"),
+    ("cluster_scaling.py", ["--shards", "0"], "--shards 0 is not valid"),
+    ("train_evaluation.py", ["--hands", "3", "--dry-run"], "--hands 3 is not valid"),
+    ("train_evaluation.py", ["--alpha", "-1", "--dry-run"], "--alpha -1 is not valid"),
+    ("train_shape.py", ["fit", "x.npz", "--l2", "-1", "--dry-run"], "--l2 -1 is not valid"),
+    ("env_bench.py", ["--seconds", "nan"], "--seconds nan is not valid"),
+    ("external_agents_bench.py", ["--hands", "-3"], "--hands -3 is not valid"),
+    ("fuzz_inputs.py", ["--commands", "-3"], "--commands -3 is not valid"),
+]
+
+
+@pytest.mark.parametrize(("script", "arguments", "message"), BAD_SCRIPT_INPUTS)
+def test_a_script_refuses_bad_input_in_one_line_before_any_work(
+    script: str, arguments: list[str], message: str, tmp_path: Path
+) -> None:
+    """A traceback, some after minutes of work, until 2026-12-06 (``hearts_sim.apps.script``)."""
+    command = [sys.executable, str(EXPERIMENTS / script), *(a.format(tmp=tmp_path) for a in arguments)]
+    run = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert run.returncode == 2, run.stderr
+    last = run.stderr.strip().splitlines()[-1]
+    assert "Traceback" not in run.stderr and last.startswith(f"{script}: error: "), run.stderr
+    assert message in last, last
+    assert not (tmp_path / "ps").exists()  # nothing started: no half-made run folder
+
+
+def test_train_shape_fit_refuses_hands_none_of_which_are_held_out(tmp_path: Path) -> None:
+    """It fitted to every hand, scored on none (a NaN and a warning) and wrote the weights."""
+    saved = tmp_path / "few.npz"
+    play = [sys.executable, str(EXPERIMENTS / "train_shape.py"), "play", "--agent", "random"]
+    subprocess.run(
+        [*play, "--first-hand", "1", "--hands", "3", "--out", str(saved)], check=True, capture_output=True
+    )
+    fit = [sys.executable, str(EXPERIMENTS / "train_shape.py"), "fit", str(saved), "--dry-run"]
+    run = subprocess.run(fit, capture_output=True, text=True)
+    assert run.returncode == 2 and "need hands both held out and not" in run.stderr, run.stderr
+
+
+def test_cluster_scaling_prints_its_figures() -> None:
+    """It crashed at its end on every run (``chunk_records`` returns records and hands), every
+    figure measured and none printed."""
+    pytest.importorskip("distributed")
+    command = [sys.executable, str(EXPERIMENTS / "cluster_scaling.py"), "--shards", "1", "--workers", "1"]
+    command += ["--local-threads", "1", "--tiny-shards", "2", "--repeats", "1", "--search", "", "--json"]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert result["record_bytes_per_hand"] > 0 and result["hands_per_s"]["--cluster local:1"] > 0
+    assert result["estimate"]["random_1e10_workers_s"] > 0

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import codecs
-import errno
 import json
 import os
 import shlex
@@ -46,17 +45,10 @@ from hearts_sim.apps.options import (
     read_config,
     threads_option,
 )
+from hearts_sim.apps.script import EXIT_FAILURE, EXIT_USAGE, reported
 from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, card_str, cards_str
 from hearts_sim.core.checks import did_you_mean
-from hearts_sim.core.errors import (
-    EXIT_INTERRUPTED,
-    EXIT_TERMINATED,
-    InputError,
-    Stopped,
-    StorageError,
-    Terminated,
-    signal_handlers,
-)
+from hearts_sim.core.errors import InputError, Stopped, Terminated, signal_handlers
 from hearts_sim.core.rules import (
     MAX_POINTS,
     PRESETS,
@@ -75,8 +67,6 @@ if TYPE_CHECKING:
 # The studies (pandas, pyarrow, scipy) are imported by the commands that run them, so that
 # `--help` and a refused argument answer without loading them.
 
-EXIT_FAILURE = 1  # results could not be written (a full disk, ...): what was computed is kept
-EXIT_USAGE = 2
 
 DESCRIPTION = """\
 hearts-sim plays the card game Hearts at millions of hands per second: it pits agents (rule-based,
@@ -469,7 +459,7 @@ def _add_tournament_options(command: argparse.ArgumentParser, agents_help: str) 
     REPAIR.add_to(command)
     CONFIG.add_to(command)
     # checked against this machine's cores only where the run plays here (``_runner``)
-    threads_help = "numba threads (default: all; with --cluster, per shard on the workers, default 1)"
+    threads_help = "threads (default: all; with --cluster, per shard on the workers, default 1)"
     threads_option(threads_help, high=MAX_SHARD_THREADS).add_to(command)
     CLUSTER.add_to(command)
     JSON.add_to(command)
@@ -1408,16 +1398,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _quiet_stdout() -> None:
-    """After a closed pipe (``hearts-sim ... | head -1``) or a full disk under stdout: point
-    stdout at /dev/null, so that Python's final flush does not fail again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-
-
 SUIT_LETTER_ERRORS = "hearts_sim.suit_letters"
 
 
@@ -1459,41 +1439,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
 
 
-# what a write fails with on a full disk, a spent quota, a file past its size limit, a dying disk
-_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
-
-
 def _main(argv: Sequence[str] | None) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-        code = int(args.run(args))
-        sys.stdout.flush()  # here, where a failure is reported, not at the interpreter's exit
-        return code
-    except StorageError as error:
-        print(f"hearts-sim: error: {error}", file=sys.stderr)
-        return EXIT_FAILURE
-    except (InputError, UsageError) as error:
-        print(f"hearts-sim: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except BrokenPipeError:
-        _quiet_stdout()
-        return 0
-    except OSError as error:  # stdout on a full disk (> results.json), or a write no one caught
-        if error.errno not in _NO_ROOM:
-            raise
-        _quiet_stdout()
-        where = error.filename or "the output"
-        print(f"hearts-sim: error: cannot write {where}: {error.strerror}", file=sys.stderr)
-        return EXIT_FAILURE
-    except Stopped as stop:  # a long job between two steps: what it kept, how to go on
-        print(f"hearts-sim: {stop}", file=sys.stderr)
-        return stop.exit_code
-    except Terminated:
-        print("hearts-sim: terminated", file=sys.stderr)
-        return EXIT_TERMINATED
-    except KeyboardInterrupt:
-        print("hearts-sim: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    return reported("hearts-sim", lambda: _run_command(argv))
+
+
+def _run_command(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.run(args))
 
 
 if __name__ == "__main__":

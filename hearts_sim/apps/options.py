@@ -71,19 +71,24 @@ class Option:
     def allowed(self) -> str:
         """What the option accepts: ``a whole number in 1 .. 1000000``."""
         what = _WHAT[self.kind]
-        if self.kind in (COUNT, SEED_KIND, NUMBER):
-            show = "{:d}" if self.kind != NUMBER else "{:.15g}"
-            high = self.high_text or (show.format(int(self.high) if self.kind != NUMBER else self.high))
-            low = show.format(int(self.low) if self.kind != NUMBER else self.low)
-            if self.open_low or self.open_high:  # "a number above 0 and below 0.5"
-                above, below = (
-                    ("above" if self.open_low else "from"),
-                    ("below" if self.open_high else "at most"),
-                )
-                what += f" {above} {low} and {below} {high}"
-            else:
-                what += f" in {low} .. {high}"
-        return what
+        if self.kind not in (COUNT, SEED_KIND, NUMBER):
+            return what
+
+        def show(value: float) -> str:
+            return f"{int(value):d}" if self.kind != NUMBER else f"{value:.15g}"
+
+        high = self.high_text or (show(self.high) if math.isfinite(self.high) else "")
+        low = show(self.low) if math.isfinite(self.low) else ""
+        above, below = ("above" if self.open_low else "from"), ("below" if self.open_high else "at most")
+        if not (low or high):
+            return "a finite number" if self.kind == NUMBER else what
+        if not high:  # "a number above 0"
+            return f"{what} {above} {low}"
+        if not low:
+            return f"{what} {below} {high}"
+        if self.open_low or self.open_high:  # "a number above 0 and below 0.5"
+            return f"{what} {above} {low} and {below} {high}"
+        return f"{what} in {low} .. {high}"
 
     def _refuse(self, shown: str) -> UsageError:
         return UsageError(f"{shown} is not valid: choose {self.allowed()}")
@@ -180,7 +185,7 @@ class _OldNames(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def threads_option(help: str = "numba threads (default: all)", high: int | None = None) -> Option:
+def threads_option(help: str = "threads (default: all)", high: int | None = None) -> Option:
     """``--threads``, at most this machine's cores (``high``: another bound, as a cluster's)."""
     return Option("threads", COUNT, help, None, 1, high or max_threads(), ("--threads",))
 

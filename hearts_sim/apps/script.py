@@ -1,0 +1,138 @@
+"""What a script shares with ``hearts-sim``: its failures reported in one line, its numbers checked.
+
+Design note. ``reported`` is the command line's own handling of a failure: the toolkit's
+``InputError`` (and ``UsageError``) as ``PROG: error: <message>`` with exit code 2, a write that
+found no room as one line with code 1, a job stopped by Ctrl-C or SIGTERM as what it kept (130,
+143), a closed pipe quietly; anything else is a bug and keeps its traceback. The scripts of
+``experiments/`` run their ``main`` through ``run_script``, and declare their numbers with
+``whole`` and ``number``, argparse types that refuse a bad value before any work starts, in the
+words ``hearts-sim`` uses (``--hands 0 is not valid: choose a whole number in 1 .. ...``): a
+script that printed a traceback for ``--threads 0``, or timed a million hands before refusing
+``--hands 0``, says so in one line.
+
+>>> whole("--hands")("0")
+Traceback (most recent call last):
+...
+hearts_sim.apps.options.UsageError: --hands 0 is not valid: choose a whole number in 1 .. 1000000000000
+>>> number("--trust", 0, 1, open_high=True)("1")
+Traceback (most recent call last):
+...
+hearts_sim.apps.options.UsageError: --trust 1 is not valid: choose a number from 0 and below 1
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn
+
+from hearts_sim.apps.options import COUNT, NUMBER, SEED, Option, UsageError
+from hearts_sim.core.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    InputError,
+    Stopped,
+    StorageError,
+    Terminated,
+)
+from hearts_sim.engine.rng import MAX_DEALS
+
+EXIT_FAILURE, EXIT_USAGE = 1, 2
+# what a write fails with on a full disk, a spent quota, a file past its size limit, a dying disk
+NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def whole(flag: str, low: int = 1, high: int = MAX_DEALS) -> Callable[[str], int]:
+    """The argparse ``type`` of a whole number in ``low .. high``, refused in one line."""
+    parse: Callable[[str], int] = Option(flag, COUNT, "", low=low, high=high, flags=(flag,)).parse
+    return parse
+
+
+def number(
+    flag: str, low: float = -math.inf, high: float = math.inf, open_low: bool = False, open_high: bool = False
+) -> Callable[[str], float]:
+    """The argparse ``type`` of a finite number from ``low`` to ``high`` (either end left out
+    with ``open_low``, ``open_high``), refused in one line."""
+    option = Option(
+        flag, NUMBER, "", low=low, high=high, flags=(flag,), open_low=open_low, open_high=open_high
+    )
+    parse: Callable[[str], float] = option.parse
+    return parse
+
+
+def master_seed(flag: str = "--seed") -> Callable[[str], int]:
+    """The argparse ``type`` of a master seed: a whole number in 0 .. 2**64-1."""
+    parse: Callable[[str], int] = Option(
+        flag, SEED.kind, "", low=SEED.low, high=SEED.high, flags=(flag,), high_text=SEED.high_text
+    ).parse
+    return parse
+
+
+def out_file(flag: str) -> Callable[[str], Path]:
+    """The argparse ``type`` of a file to write at the end: its folder must exist and take it,
+    checked before the work whose results it would lose."""
+
+    def parse(text: str) -> Path:
+        path = Path(text).expanduser()
+        if not text.strip() or path.is_dir():
+            raise UsageError(f"{flag} {text!r} is not valid: name a file to write")
+        if not path.parent.is_dir():
+            raise UsageError(f"{flag} {text}: its folder {path.parent} does not exist")
+        if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise UsageError(f"{flag} {text}: cannot be written")
+        return path
+
+    return parse
+
+
+def quiet_stdout() -> None:
+    """After a closed pipe (``hearts-sim ... | head -1``) or a full disk under stdout: point
+    stdout at /dev/null, so that Python's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def reported(prog: str, work: Callable[[], int | None]) -> int:
+    """Run ``work`` and return its exit code, its expected failures printed as one line
+    prefixed with ``prog`` (see the module's note)."""
+    try:
+        code = work()
+        sys.stdout.flush()  # here, where a failure is reported, not at the interpreter's exit
+        return int(code or 0)
+    except StorageError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return EXIT_FAILURE
+    except (InputError, UsageError) as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        quiet_stdout()
+        return 0
+    except OSError as error:  # stdout on a full disk (> results.json), or a write no one caught
+        if error.errno not in NO_ROOM:
+            raise
+        quiet_stdout()
+        where = error.filename or "the output"
+        print(f"{prog}: error: cannot write {where}: {error.strerror}", file=sys.stderr)
+        return EXIT_FAILURE
+    except Stopped as stop:  # a long job between two steps: what it kept, how to go on
+        print(f"{prog}: {stop}", file=sys.stderr)
+        return stop.exit_code
+    except Terminated:
+        print(f"{prog}: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def run_script(main: Callable[[], int | None]) -> NoReturn:
+    """A script's entry point: ``sys.exit(reported(its name, main))``."""
+    sys.exit(reported(Path(sys.argv[0]).name, main))  # as argparse names it
