@@ -390,15 +390,33 @@ class Engine:
 
 
 class EngineDecider:
-    """Decisions from ``procs`` processes of one engine command, one request in flight per process."""
+    """Decisions from ``procs`` processes of one engine command, one request in flight per process.
+
+    Every request has an id of its own (a count), so an answer to an earlier one is told from the
+    answer awaited. A decision that fails (no answer in time, the engine gone, an answer that is
+    not one) ends the engines, which the next decision starts afresh: a long-lived caller (``hearts-sim
+    serve``, ``agents.load``) got a late answer to the request before as its move, without a word
+    (the ids were the positions in the batch: 0 for a single decision), and after an engine's
+    crash every later request failed."""
 
     def __init__(self, command: str, name: str, options: EngineOptions):
         self.command, self.name, self.options = command, name, options
         self.engines = [Engine(command, name) for _ in range(max(1, options.procs))]
+        self.requests = 0  # requests sent: the next one's id
 
     def decide(
         self, observations: list[Observation], passing: bool, seeds: list[int], hand_seeds: list[int]
     ) -> list[Any]:
+        if not self.engines:  # ended by a failure: start afresh
+            self.engines = [Engine(self.command, self.name) for _ in range(max(1, self.options.procs))]
+        try:
+            return self._decide(observations, passing, hand_seeds)
+        except ExternalAgentError:
+            self.close()  # what it still owes, or will write, is no answer to a later request
+            self.engines = []
+            raise
+
+    def _decide(self, observations: list[Observation], passing: bool, hand_seeds: list[int]) -> list[Any]:
         moves: list[Any] = [None] * len(observations)
         pending = list(range(len(observations)))[::-1]
         busy: dict[int, tuple[int, float, dict[str, Any]]] = {}  # engine -> (position, deadline, request)
@@ -411,7 +429,8 @@ class EngineDecider:
                 for e, engine in enumerate(self.engines):
                     if e not in busy and pending:
                         i = pending.pop()
-                        request = request_for(observations[i], request_id=i, seed=hand_seeds[i])
+                        request = request_for(observations[i], request_id=self.requests, seed=hand_seeds[i])
+                        self.requests += 1
                         engine.send(request)
                         grace = self.options.timeout if engine.answered else FIRST_ANSWER_GRACE
                         deadline = time.monotonic() + (grace if grace is not None else math.inf)
@@ -422,6 +441,8 @@ class EngineDecider:
                 for e in list(busy):
                     i, deadline, request = busy[e]
                     line = self.engines[e].read_line() if e in ready or self.engines[e].buffer else None
+                    if line is not None and _earlier_answer(line, request["id"]):
+                        continue  # a second answer to a request answered already: not this one's
                     if line is None:
                         if time.monotonic() > deadline:
                             raise ExternalAgentError(
@@ -456,6 +477,17 @@ class EngineDecider:
     def close(self) -> None:
         for engine in self.engines:
             engine.close()
+
+
+def _earlier_answer(line: bytes, awaited: int) -> bool:
+    """Whether ``line`` answers a request sent before the one ``awaited`` (an engine that wrote
+    its answer twice)."""
+    try:
+        answer = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    earlier = answer.get("id") if isinstance(answer, dict) else None
+    return is_integer(earlier) and 0 <= earlier < awaited
 
 
 def _brief(request: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -351,13 +352,20 @@ def test_an_engine_that_owes_an_answer_is_killed_not_waited_for(monkeypatch: pyt
     from agents import external
 
     monkeypatch.setattr(external, "FIRST_ANSWER_GRACE", 0.5)
+    engines: list[Any] = []
+
+    class Kept(external.Engine):  # the engines started, to look at after the failure
+        def __init__(self, command: str, name: str) -> None:
+            super().__init__(command, name)
+            engines.append(self)
+
+    monkeypatch.setattr(external, "Engine", Kept)
     python = shlex.quote(sys.executable)
     slow = f"exec:{python} -c 'import sys; import time; sys.stdin.readline(); time.sleep(3)'"
     with pytest.raises(ExternalAgentError, match="no answer within"):
         simulate("standard", [slow, "random", "random", "random"], hands=1, engine_timeout=0.5)
-    engines = [e for d in external._DECIDERS.values() for e in getattr(d, "engines", [])]
     assert engines and all(e.owes for e in engines)
-    close_all()
+    close_all()  # the failed decision ended them already
     assert [e.process.returncode for e in engines] == [-signal.SIGKILL] * len(engines)
 
 
@@ -490,3 +498,60 @@ def test_a_module_of_the_current_folder_is_an_agent_of_the_command(tmp_path: Pat
     )
     assert run.returncode == 0, run.stderr
     assert '"a_minus_b": 0.0' in run.stdout
+
+
+ODD_ENGINE = """
+import json, os, sys, time
+RANKS = "2 3 4 5 6 7 8 9 10 J Q K A".split()
+MODE, ODD = sys.argv[1], sys.argv[2]  # it misbehaves once, on its second request: then ODD exists
+answered = 0
+for line in sys.stdin:
+    request = json.loads(line)
+    answered += 1
+    cards = sorted(request["hand"], key=lambda card: RANKS.index(card[:-1]))
+    low = json.dumps({"id": request["id"], "pass": cards[:3]})
+    odd = answered == 2 and not os.path.exists(ODD)
+    if odd:
+        open(ODD, "w").close()
+    if odd and MODE == "late":  # past the time limit, then the highest cards
+        time.sleep(2)
+        low = json.dumps({"id": request["id"], "pass": cards[-3:]})
+    if odd and MODE == "crash":
+        sys.exit(5)
+    print(low + ("\\n" + low if answered == 1 and MODE == "twice" else ""), flush=True)
+"""
+
+
+@pytest.mark.parametrize("mode", ["late", "crash", "twice"])
+def test_an_engine_that_fails_a_decision_gives_no_later_one_a_wrong_answer(tmp_path: Path, mode: str) -> None:
+    """A long-lived caller (``hearts-sim serve``, ``agents.load``) asks an engine one position at
+    a time. The late answer to a request that timed out was taken as the next request's move
+    (every request had id 0, its place in a batch of one); after an engine crashed every later
+    request failed; a second answer to one request was the next one's. Each request now has its
+    own id, and a failed decision ends the engines, which the next starts afresh."""
+    from agents.external import EngineDecider
+
+    engine = tmp_path / "odd_engine.py"
+    engine.write_text(ODD_ENGINE)
+    command = f"{shlex.quote(sys.executable)} {engine} {mode} {tmp_path / 'misbehaved'}"
+    decider = EngineDecider(command, "odd", EngineOptions(1, 0.5))
+    positions = [HandState.deal("standard", seed=seed, hand=0).observation(0) for seed in range(4)]
+
+    def lowest(observation: Any) -> list[int]:
+        return sorted(observation.hand, key=lambda card: (card % 13, card))[:3]
+
+    def passes(observation: Any) -> list[int]:
+        return sorted(decider.decide([observation], True, [0], [0])[0])
+
+    try:
+        assert passes(positions[0]) == sorted(lowest(positions[0]))
+        if mode == "twice":  # its second answer to the first request is not the second's
+            assert passes(positions[1]) == sorted(lowest(positions[1]))
+        else:
+            with pytest.raises(ExternalAgentError, match="no answer within 0.5 s|the engine has exited"):
+                passes(positions[1])
+        time.sleep(2.5 if mode == "late" else 0)  # its late answer is written by now
+        for observation in positions[2:]:
+            assert passes(observation) == sorted(lowest(observation))
+    finally:
+        decider.close()

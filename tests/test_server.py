@@ -9,6 +9,7 @@ import math
 import os
 import random
 import re
+import shlex
 import socket
 import subprocess
 import sys
@@ -391,6 +392,35 @@ def test_timeouts_leave_no_thread_and_no_process_running() -> None:
     assert fast_runner is not None
     fast_runner.close()
     assert set(_children()) <= children
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes through /proc")
+def test_an_engine_stuck_past_the_time_limit_ends_with_its_worker(tmp_path: Path) -> None:
+    """``serve --agent exec:...`` with a time limit: the worker of a late decision was killed and
+    the engine it had started ran on, one per timed-out request, after the server exited."""
+    engine = tmp_path / "stuck_engine.py"
+    engine.write_text("import sys, time\nsys.stdin.readline()\ntime.sleep(600)\n")
+    stuck = MoveServer(f"exec:{shlex.quote(sys.executable)} {engine}", time_limit=1.0)
+    runner = stuck.runner()
+    assert runner is not None
+    good, _ = _valid()
+
+    def engines() -> list[str]:
+        found = []
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            with contextlib.suppress(OSError):
+                if str(engine).encode() in cmdline.read_bytes():
+                    found.append(cmdline.parent.name)
+        return found
+
+    for i in range(2):
+        answer = stuck.answer(json.dumps({**good, "id": i}).encode(), runner)
+        assert answer == {"id": i, "error": "no answer within the time limit of 1 s"}
+    runner.close()
+    deadline = time.monotonic() + 10
+    while engines() and time.monotonic() < deadline:  # SIGKILL is delivered at once; /proc may lag
+        time.sleep(0.1)
+    assert engines() == []
 
 
 def _status(pid: int, field: str) -> str:

@@ -41,6 +41,7 @@ from multiprocessing.connection import Connection, Pipe
 from typing import IO, Any, Protocol
 
 from agents.api import Agent, load
+from agents.external import close_all
 from agents.kinds import AgentError
 from hearts_sim.apps.options import COUNT, NUMBER, RULE, SEED, TEXT, Option, UsageError
 from hearts_sim.core.cards import CardSet, card_str, cards_str
@@ -304,8 +305,10 @@ class Runner:
     Numba code cannot be interrupted, but a process can be ended: the worker is forked from a
     process that has loaded the kernels (so it starts warm): this one, or a ``Zygote`` of it
     where this one runs threads. When a call runs past the limit the worker is killed and
-    reaped; the next call forks a fresh one. Nothing keeps running after a timeout: no thread,
-    no process. Exceptions come back as raised.
+    reaped, with its process group: an ``exec:`` engine it started, stuck on the request, ends
+    with it (it ran on after the server exited, one per timed-out request, until 2026-12-06); the
+    next call forks a fresh one. Nothing keeps running after a timeout: no thread, no process.
+    Exceptions come back as raised.
     """
 
     def __init__(self, function: Callable[[Any], Any], limit: float, zygote: Zygote | None = None):
@@ -341,16 +344,20 @@ class Runner:
             self._child = None
             connection.close()
             try:
-                os.kill(pid, signal.SIGKILL)
+                os.killpg(pid, signal.SIGKILL)  # the worker and what it started: its process group
+            except (ProcessLookupError, PermissionError):  # not a group leader (yet): the worker alone
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
 
 
 def _fork_worker(function: Callable[[Any], Any]) -> tuple[int, Connection]:
     """A worker forked from this process: its pid, and our end of its pipe."""
     ours, theirs = Pipe()
-    pid = _fork_child(theirs.fileno(), lambda: _work(function, theirs))  # until the pipe closes
+    pid = _fork_child(theirs.fileno(), lambda: _work_in_own_group(function, theirs))  # until the pipe closes
+    with contextlib.suppress(OSError):  # set on both sides, so it holds before either goes on
+        os.setpgid(pid, pid)
     theirs.close()
     return pid, ours
 
@@ -427,6 +434,18 @@ def _detach(keep: int) -> None:
     os.dup2(devnull, 1)
     os.closerange(3, keep)
     os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX"))
+
+
+def _work_in_own_group(function: Callable[[Any], Any], connection: Connection) -> None:
+    """``_work`` in a process group of the worker's own, which ``Runner.close`` ends whole; the
+    engines it started are stopped when its pipe closes (its exit is ``os._exit``, which runs no
+    ``atexit``)."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    try:
+        _work(function, connection)
+    finally:
+        close_all()
 
 
 def _work(function: Callable[[Any], Any], connection: Connection) -> None:
