@@ -342,6 +342,18 @@ def test_runs_started_by_different_versions_do_not_combine(runs: dict[str, Path]
     )
 
 
+def test_runs_played_by_different_code_do_not_combine(runs: dict[str, Path], tmp_path: Path) -> None:
+    """A level or a ``py:`` file edited between two runs of the same name: the manifests' plays
+    digests differ, and the two were pooled as one agent without a word."""
+    other = tmp_path / "seed5"
+    tournament.run_tournament(tournament.replace(CONFIG, seed=5), other, progress=False)
+    _edit(other, plays="0" * 64)
+    with pytest.raises(tournament.TournamentError, match="were played by different code"):
+        tournament.combine_runs([runs["good"], other])
+    _edit(other, plays=None)  # a run from before the digest: its version alone decides
+    assert tournament.combine_runs([runs["good"], other])["deals"] == 2 * CONFIG.deals
+
+
 def test_a_manifest_counting_other_parts_says_how_many_in_words_that_agree() -> None:
     """It said "chunks_done is 0 but 1 parts are listed"."""
     assert parts_problem({"parts": [{}], "chunks_done": 0}) == "chunks_done is 0 but 1 part is listed"

@@ -112,6 +112,8 @@ def test_report_pools_runs_on_other_seeds(
     ("other", "message"),
     [
         (make_config(AGENTS, deals=50, seed=3), "runs of the same agents on seed 3"),  # the same hands
+        # the same hands too, each seating with its agents in other seats: pooled without a word
+        (make_config(AGENTS[::-1], deals=50, seed=3), "runs of the same agents (in another order) on seed 3"),
         (make_config(AGENTS, deals=50, seed=4, rule_overrides=["moon=self_minus"]), "under different rules"),
     ],
 )

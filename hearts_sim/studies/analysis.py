@@ -924,9 +924,11 @@ def pooled_rules(paths: Sequence[str | Path]) -> Rules | None:
                     f"{path} and {other} are runs under different rules: their rates do not pool"
                 )
             same_seed = config.get("seed") is not None and known.get("seed") == config.get("seed")
-            if same_seed and known.get("agents") == config.get("agents"):
+            agents, known_agents = config.get("agents") or [], known.get("agents") or []
+            if same_seed and sorted(map(str, known_agents)) == sorted(map(str, agents)):
+                order = "" if list(known_agents) == list(agents) else " (in another order)"
                 raise AnalysisError(
-                    f"{path} and {other} are runs of the same agents on seed {config.get('seed')}: "
+                    f"{path} and {other} are runs of the same agents{order} on seed {config.get('seed')}: "
                     "they played the same hands, which would count twice (give each run its own --seed)"
                 )
         runs.append((path, config))

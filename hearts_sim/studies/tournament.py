@@ -1242,7 +1242,7 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
     """
     if not outs:
         raise TournamentError("combine needs at least one run directory")
-    first: tuple[Path, TournamentConfig, Any] | None = None  # the first run, its config and version
+    first: tuple[Path, TournamentConfig, Any, Any] | None = None  # the first run: config, version, plays
     seeds: dict[int, Path] = {}
     sequential: list[str] = []  # the runs a sequential test stopped
     total: Tally | None = None
@@ -1270,9 +1270,9 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
                 f"{out} plays whole games, whose ratings follow the order of every game: "
                 "runs of games are not combined (play one longer run)"
             )
-        version = manifest.get("version")
+        version, plays = manifest.get("version"), manifest.get("plays")
         if first is None:
-            first = (out, config, version)
+            first = (out, config, version, plays)
         elif config.agents != first[1].agents or config.rules != first[1].rules:
             what = "agents" if config.agents != first[1].agents else "rules"
             if what == "agents" and sorted(map(str, config.agents)) == sorted(map(str, first[1].agents)):
@@ -1285,6 +1285,11 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
             raise TournamentError(
                 f"{out} and {first[0]} were played by different versions ({version} and "
                 f"{first[2]}), whose agents may play differently: they do not combine"
+            )
+        elif None not in (plays, first[3]) and plays != first[3]:  # pooled without a word until 2026-12-06
+            raise TournamentError(
+                f"{out} and {first[0]} were played by different code (an agent, level or py: file "
+                "edited between them: their manifests' plays digests differ): they do not combine"
             )
         if config.seed in seeds:
             raise TournamentError(
