@@ -289,6 +289,10 @@ CASES: list[tuple[list[str], str]] = [
     (["tune", "rule", "--param", "spade_guard=0.5:2.5"], "spade_guard is a whole number, so give whole"),
     (["tune", "rule", "--param", "shoot=20:60", "--description", "x"], "give that too"),  # it was ignored
     (["tune", "rule", "--param", "shoot=20:60", "--write-level", "ismcts"], "built-in agent 'ismcts'"),
+    (  # written beside its namesake, it broke every command that read that folder
+        ["tune", "rule", "--param", "shoot=20:60", "--write-level", "normal", "--levels-dir", "{tmp}"],
+        "the level normal is in",
+    ),
     (
         ["tune", "rule", "--param", "shoot=20:60", "--write-level", "x", "--levels-dir", "/nonexistent"],
         "--levels-dir /nonexistent is not a directory",

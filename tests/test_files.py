@@ -233,3 +233,20 @@ def test_output_redirected_to_a_full_disk_is_one_line_and_exit_1(command: list[s
     line = "hearts-sim: error: cannot write the output: No space left on device"
     assert run.stderr.splitlines()[-1:] == [line]
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="Linux's /dev/full: every write is ENOSPC")
+def test_a_tuned_level_is_written_when_its_result_cannot_be_printed(tmp_path: Path) -> None:
+    """``tune --write-level`` with stdout on a full disk lost the level, and without ``--out``
+    the whole tune: the level is written, then the failure is one line."""
+    command = ["tune", "rule", "--param", "shoot=20:60", "--budget", "64", "--candidates", "4"]
+    command += ["--threads", "1", "--quiet", "--write-level", "kept", "--levels-dir", str(tmp_path)]
+    with open("/dev/full", "w") as full:
+        run = subprocess.run(
+            [sys.executable, "-m", "hearts_sim", *command], stdout=full, stderr=subprocess.PIPE, text=True
+        )
+    assert run.returncode == 1
+    assert (
+        run.stderr.splitlines()[-1] == "hearts-sim: error: cannot write the output: No space left on device"
+    )
+    assert (tmp_path / "kept.toml").is_file() and f"wrote level kept ({tmp_path / 'kept.toml'})" in run.stderr

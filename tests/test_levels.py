@@ -81,6 +81,18 @@ def test_shipped_levels_see_only_their_own_information_and_play_legally(level: s
             "unknown key 'colour'",
         ),
         ("description = \n", "not valid TOML"),
+        # a traceback in `hearts-sim agents`; NaN written as JSON no parser reads; played as given
+        (
+            'description = "x"\nagent = "rule"\nmax_ms_per_decision = 1\nprovenance = 5\n',
+            "'provenance' is a table",
+        ),
+        *(
+            (
+                f'description = "x"\nagent = "rule"\nmax_ms_per_decision = {ms}\n',
+                "is not a number of ms above 0",
+            )
+            for ms in ("nan", "inf", "-5", "0")
+        ),
     ],
 )
 def test_a_malformed_level_file_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:

@@ -13,6 +13,7 @@ by ``hearts-sim tune --write-level NAME --levels-dir DIR``). A level file holds:
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -76,6 +77,11 @@ def read_level(path: Path) -> Level:
     unknown = sorted(set(values) - set(REQUIRED) - {"provenance"})
     if unknown:
         raise LevelError(f"level file {path}: unknown key {unknown[0]!r}")
+    budget = values["max_ms_per_decision"]
+    if not (math.isfinite(budget) and budget > 0):  # NaN went out as JSON no parser reads
+        raise LevelError(f"level file {path}: 'max_ms_per_decision' = {budget} is not a number of ms above 0")
+    if not isinstance(values.get("provenance", {}), dict):  # a traceback in `hearts-sim agents`
+        raise LevelError(f"level file {path}: 'provenance' is a table ([provenance]), not a single value")
     return Level(
         path.stem,
         values["description"],

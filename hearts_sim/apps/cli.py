@@ -1129,6 +1129,13 @@ def _level_target(write_level: str | None, levels_dir: str) -> Path | None:
         raise UsageError(f"--levels-dir {directory} is not a directory")
     if not os.access(directory, os.W_OK):
         raise UsageError(f"--levels-dir {directory} is not writable")
+    for folder in level_folders():  # a name is one level's across the folders: a second broke them all
+        held = folder / f"{write_level}.toml"
+        if folder.resolve() != directory.resolve() and held.is_file():
+            raise UsageError(
+                f"--write-level {write_level}: the level {write_level} is in {held} already, and a level "
+                f"is named once across {LEVELS_VARIABLE}: choose another name"
+            )
     return directory / f"{write_level}.toml"
 
 
@@ -1215,10 +1222,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
             **runtime,
         )
         settings["command"] = command
-    if args.json:  # the result first: a level that cannot be written loses nothing
-        print(json.dumps(result.as_dict()), flush=True)
-    else:
-        print(result, flush=True)
+    unshown: OSError | None = None  # stdout on a full disk: the level is written all the same
+    try:  # the result first: a level that cannot be written loses nothing
+        print(json.dumps(result.as_dict()) if args.json else result, flush=True)
+    except OSError as error:
+        unshown = error
     if target is not None:
         rules = Rules.preset(settings["rules"] or "standard").with_strings(settings["rule"] or [])
         timing = _level_timing(result.best.spec, rules, settings["max_ms"])
@@ -1234,7 +1242,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         except TuneError as error:
             print(f"hearts-sim: error: {error}", file=sys.stderr)
             return EXIT_FAILURE
-        shown_at = sys.stderr if args.json else sys.stdout
+        shown_at = sys.stderr if args.json or unshown is not None else sys.stdout
         name = settings["write_level"]
         print(f"wrote level {name} ({target})", file=shown_at)
         if target.parent.resolve() not in {folder.resolve() for folder in level_folders()}:
@@ -1243,6 +1251,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
                 f"{LEVELS_VARIABLE}={shlex.quote(str(target.parent))} hearts-sim match {name} normal",
                 file=shown_at,
             )
+    if unshown is not None:
+        raise unshown
     return 0
 
 
