@@ -122,8 +122,12 @@ def saved_hands(files: list[str]):  # type: ignore[no-untyped-def]
         try:
             saved = np.load(name)
             missing = {"seed", "hands", "passes", "history"} - set(saved.files)
-        except (OSError, ValueError) as error:
-            raise SavedHandsError(f"{name}: not a file of train_shape.py play ({error})") from None
+        except OSError as error:
+            raise SavedHandsError(f"{name}: cannot read it ({error.strerror or error})") from None
+        except ValueError:  # numpy's advice on pickles, for a file that is no .npz at all
+            raise SavedHandsError(
+                f"{name}: not a file of train_shape.py play (not an .npz of arrays)"
+            ) from None
         if missing:
             absent = ", ".join(sorted(missing))
             raise SavedHandsError(f"{name}: not a file of train_shape.py play (no {absent})")

@@ -135,9 +135,14 @@ def test_train_shape_plays_and_fits(tmp_path: Path) -> None:
     )
     for bad_input in bad_inputs:
         bad = subprocess.run([sys.executable, script, *bad_input], capture_output=True, text=True)
-        assert bad.returncode != 0 and bad.stderr.startswith("error:") and bad.stderr.count("\n") == 1
+        assert (
+            bad.returncode == 2
+            and bad.stderr.startswith("train_shape.py: error:")
+            and bad.stderr.count("\n") == 1
+        )
     scorer = str(EXPERIMENTS / "belief_likelihood.py")
     unscored = subprocess.run([sys.executable, scorer, "--hands", script], capture_output=True, text=True)
     assert unscored.returncode != 0 and unscored.stderr.count("\n") == 1
-    assert unscored.stderr.startswith(f"error: {script}: not a file of train_shape.py play (")
+    refusal = f"{script}: not a file of train_shape.py play (not an .npz of arrays)"
+    assert unscored.stderr == f"belief_likelihood.py: error: {refusal}\n"
     assert np.array_equal(np.load(hands)["history"], saved["history"])  # nothing lost
