@@ -161,6 +161,25 @@ def test_a_calibration_of_twins_reads_no_gap_and_long_names_stay_aligned() -> No
     assert "(50 deals per cell, 20 where a search agent plays)" in text  # one on the ladder searches
 
 
+def test_a_calibration_under_house_rules_plays_and_says_them() -> None:
+    """Under three players and a target of 50: the games were played to 100 whatever the rules
+    said, the text spoke of 14 seatings and three copies, and a step significantly the wrong
+    way round read "NOT significant", as a tie does."""
+    rules = Rules.preset("qdan3").replace(target_score=50)
+    budgets = dict(deals=Budget(60, 60), games=Budget(2, 2), table_deals=Budget(2, 2), timing_hands=1)
+    said: list[str] = []
+    result = calibrate(
+        ["lowest", "random"], rules=rules, threads=1, progress=False, report=said.append, **budgets
+    )
+    assert "random vs lowest: 60 deals, then 2 games to 50, each in 6 seatings" in said
+    assert "one against two: every level against two copies of every level" in said
+    text = format_calibration(result)
+    assert "games to 50: " in text and "against two copies of the column level" in text
+    (step,) = result["steps"]
+    assert step["upper"] == "random" and step["ci95"][1] < 0  # the ladder's upper step is the weaker
+    assert "(INVERTED: random is significantly weaker)" in text and "NOT significant" not in text
+
+
 def test_agents_command_shows_a_level_with_how_it_was_tuned(capsys: pytest.CaptureFixture[str]) -> None:
     """``hearts-sim agents LEVEL`` prints the level's spec, budget and every provenance entry of
     its file; ``--json`` gives the same provenance, and names narrow the listing to themselves."""

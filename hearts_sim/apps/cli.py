@@ -967,8 +967,10 @@ def _deals_option(name: str, flag: str, help: str, default: int) -> Option:
 
 LEVELS_OPTIONS = (
     LADDER_OPTION,
-    _deals_option("deals", "--deals", "deals per adjacent pair, each in 14 seatings", 2000),
-    Option("games", COUNT, "games to 100 per adjacent pair", 200, 1, MAX_DEALS, ("--games",)),
+    _deals_option(
+        "deals", "--deals", "deals per adjacent pair, each in every seating (14 at four players)", 2000
+    ),
+    Option("games", COUNT, "games to the target score per adjacent pair", 200, 1, MAX_DEALS, ("--games",)),
     _deals_option("table_deals", "--table-deals", "deals per one-vs-three cell", 500),
     _deals_option("search_deals", "--search-deals", "deals per pair when hard (a search agent) plays", 60),
     Option("search_games", COUNT, "games per pair when hard plays", 10, 1, MAX_DEALS, ("--search-games",)),
@@ -1046,8 +1048,8 @@ TUNE_OPTIONS = (
     Option(
         "budget",
         COUNT,
-        "the most deals it plays (each in 14 seatings): half in its rounds, a quarter (two candidates: "
-        "a half) to confirm the winner on fresh deals",
+        "the most deals it plays (each in every seating: 14 at four players): half in its rounds, "
+        "a quarter (two candidates: a half) to confirm the winner on fresh deals",
         20_000,
         1,
         MAX_DEALS,

@@ -2,9 +2,9 @@
 
 Three measurements: (1) the ladder random < easy < normal < hard in duplicate, each
 adjacent pair as a points-per-hand gap with a 95% CI and p-value plus the head-to-head
-win rate in games to the target score; (2) each level against three copies of each
-other level, which is what a person meets at a table; (3) per-decision time (median and
-99th percentile) of each level on one thread.
+win rate in games to the rules' target score; (2) each level against copies of each other
+level in every other seat (three at four players), which is what a person meets at a table;
+(3) per-decision time (median and 99th percentile) of each level on one thread.
 """
 
 from __future__ import annotations
@@ -264,7 +264,8 @@ def _calibrate(
 ) -> dict[str, Any]:
     """``calibrate``'s measurements; each kept in ``job`` as it is made, and read back from it
     when it was made before. ``now[0]`` says what is being measured."""
-    game_rules = rules.replace(target_score=100)
+    game_rules = rules  # the house's target: games to 100 were played whatever the rules said
+    copies = _number_word(rules.n_players - 1)
     set_threads(threads)
     say = report or (lambda line: None)
     kept = job.progress() if job is not None else {}
@@ -293,25 +294,27 @@ def _calibrate(
     steps = []
     for step, (lower, upper) in enumerate(zip(ladder, ladder[1:], strict=False), start=1):
         pair_deals, pair_games = deals.for_agents(upper, lower), games.for_agents(upper, lower)
-        say(f"{upper} vs {lower}: {pair_deals} deals, then {pair_games} games to 100, each in 14 seatings")
-        now[0] = f"the match {upper} vs {lower}"
-        hands = match(
-            TournamentConfig((upper, lower), rules=rules, deals=pair_deals, seed=seed), f"step-{step}/deals"
+        pair = TournamentConfig((upper, lower), rules=rules, deals=pair_deals, seed=seed)
+        say(
+            f"{upper} vs {lower}: {pair_deals} deals, then {pair_games} games to "
+            f"{game_rules.target_score}, each in {len(pair.seatings())} seatings"
         )
+        now[0] = f"the match {upper} vs {lower}"
+        hands = match(pair, f"step-{step}/deals")
         now[0] = f"the games {upper} vs {lower}"
         whole = match(
             TournamentConfig((upper, lower), rules=game_rules, deals=pair_games, seed=seed, games=True),
             f"step-{step}/games",
         )
-        pair = hands["pairs"][0]
-        low, high = pair["ci95"]
+        difference = hands["pairs"][0]
+        low, high = difference["ci95"]
         steps.append(
             {
                 "upper": upper,
                 "lower": lower,
-                "gap_points_per_hand": -pair["a_minus_b"],  # positive: upper takes fewer points
+                "gap_points_per_hand": -difference["a_minus_b"],  # positive: upper takes fewer points
                 "ci95": [None if high is None else -high, None if low is None else -low],
-                "p_value": pair["p_value"],
+                "p_value": difference["p_value"],
                 "significant": high is not None and high < 0,
                 "upper_game_win_rate": whole["agents"][0]["win_rate"],
                 "lower_game_win_rate": whole["agents"][1]["win_rate"],
@@ -319,13 +322,13 @@ def _calibrate(
                 "games": pair_games,
             }
         )
-    say("one against three: every level against three copies of every level")
+    say(f"one against {copies}: every level against {copies} copies of every level")
     cells = kept.setdefault("one_vs_three", {})  # each cell as it is measured: "hard with three normal"
     for level in ladder:
         for other in ladder:
             name = f"{level} with three {other}"
             if name not in cells:
-                now[0] = f"one against three, {name}"
+                now[0] = f"one against {copies}, {name}"
                 cell_deals = table_deals.for_agents(level, other)
                 cells[name] = round(one_against_three(level, other, rules, cell_deals, seed, engines), 3)
                 keep("one_vs_three")
@@ -341,6 +344,8 @@ def _calibrate(
         count(1)
     return {
         "rules": rules.describe(),
+        "game_target": game_rules.target_score,
+        "copies": rules.n_players - 1,
         "ladder": list(ladder),
         "steps": steps,
         "one_vs_three": table,
@@ -368,6 +373,12 @@ def decision_timing(
     }
 
 
+def _number_word(count: int) -> str:
+    """``three`` for 3: the copies of a level at the table, in words."""
+    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+    return words[count] if 0 <= count < len(words) else str(count)
+
+
 def _signed(value: float | None) -> str:
     """``+0.123``; ``+0.000`` for a value that rounds to zero from below (``-0.000`` read as a loss)."""
     return "-" if value is None else f"{round(value, 3) + 0.0:+.3f}"
@@ -376,18 +387,22 @@ def _signed(value: float | None) -> str:
 def format_calibration(result: dict[str, Any]) -> str:
     lines = [f"rules: {result['rules']}", "", "ladder (gap = lower's points per hand minus upper's):"]
     name = max([8, *(len(x) for x in result["ladder"])])  # long specs keep the columns aligned
+    target = result.get("game_target", 100)  # a calibration kept before 2026-12-06 played to 100
     for s in result["steps"]:
         mark = "significant" if s["significant"] else "NOT significant"
+        if s["ci95"][1] is not None and s["ci95"][1] < 0:  # it read "NOT significant", as if a tie
+            mark = f"INVERTED: {s['upper']} is significantly weaker"
         lines.append(
             f"  {s['upper']:>{name}} over {s['lower']:<{name}} {_signed(s['gap_points_per_hand'])} "
             f"[{_signed(s['ci95'][0])}, {_signed(s['ci95'][1])}] {format_p_value(s['p_value'])} ({mark}); "
-            f"games to 100: {s['upper_game_win_rate']:.3f} vs {s['lower_game_win_rate']:.3f} win rate"
+            f"games to {target}: {s['upper_game_win_rate']:.3f} vs {s['lower_game_win_rate']:.3f} win rate"
         )
     ladder = result["ladder"]
     width = max(len(x) for x in ladder) + 2
     lines += [
         "",
-        "points per hand of the row level against three copies of the column level:",
+        f"points per hand of the row level against {_number_word(result.get('copies', 3))} copies of the "
+        "column level:",
         " " * width + "".join(f"{c:>{width}}" for c in ladder),
     ]
     for level in ladder:

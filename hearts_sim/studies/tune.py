@@ -250,9 +250,10 @@ def tune(
     note: Mapping[str, Any] | None = None,
     stop_after_matches: int | None = None,
 ) -> TuneResult:
-    """Successive halving with at most ``budget`` deals (each deal is played in 14 seatings): half
-    for the rounds, a quarter for the winner's confirmation on fresh deals (with two candidates a
-    half, so the whole budget), the split the shipped levels' provenance was measured with.
+    """Successive halving with at most ``budget`` deals (each deal is played in every seating: 14
+    at four players): half for the rounds, a quarter for the winner's confirmation on fresh deals
+    (with two candidates a half, so the whole budget), the split the shipped levels' provenance
+    was measured with.
 
     ``weaker_by``: aim for an agent that many points per hand behind the reference
     instead of the strongest one.
