@@ -314,6 +314,22 @@ def test_long_format_other_tables(preset: str) -> None:
     assert (long["shot_moon"].to_numpy().reshape(-1, n).sum(axis=1) == (df["moon_shooter"] >= 0)).all()
 
 
+def test_single_hands_pooled_with_hands_of_games_are_refused_not_made_up() -> None:
+    """``pd.concat`` of ``simulate`` and ``simulate_games(hands=True)`` records: every single hand
+    read as first place, won, with a total of -2**63 (one numpy warning), and a shooter's win
+    rate by place was the single hands' (0.987 where the games gave 0.75)."""
+    games = _in_a_game(_hands())
+    single = _hands()
+    pooled = pd.concat([single, games], ignore_index=True)
+    with pytest.raises(
+        AnalysisError, match=r"only 4 of these 8 hands are hands of games .* analyse the two apart"
+    ):
+        to_long(pooled)
+    with pytest.raises(AnalysisError, match="only 4 of these 8 hands are hands of games"):
+        moon_rates(pooled, ["agent", "game_place"])
+    assert len(to_long(games)) == len(to_long(single)) == 16
+
+
 def test_game_records_and_missing_directories_are_refused(tmp_path) -> None:
     with pytest.raises(AnalysisError, match="does not exist"):
         RecordSummary.from_records(tmp_path / "nothing")

@@ -321,6 +321,14 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
     seat_columns = [f"{name}_{s}" for name in ("agent", *HAND_SEAT_COLUMNS) for s in range(n)]
     _require(records, [*seat_columns, "moon_shooter", "qs_taker", "jd_taker"], "to_long")
     rows = len(records)
+    in_games = [name for name in ("game", "game_score_0") if name in records.columns]
+    if in_games and records[in_games].isna().to_numpy().any():  # made-up places and totals, one warning
+        single = int(records[in_games].isna().any(axis=1).sum())
+        raise AnalysisError(
+            f"only {rows - single:,} of these {rows:,} hands are hands of games (single hands pooled "
+            "with them, pd.concat?): their game columns would be made up for the others; "
+            "analyse the two apart"
+        )
     seat_grid = np.broadcast_to(np.arange(n, dtype=np.int8), (rows, n))
     out: dict[str, Any] = {"hand": np.repeat(np.arange(rows, dtype=np.int64), n)}
     for name in ("deal", *GAME_FIELDS, "seating"):
