@@ -330,6 +330,19 @@ def test_single_hands_pooled_with_hands_of_games_are_refused_not_made_up() -> No
     assert len(to_long(games)) == len(to_long(single)) == 16
 
 
+def test_points_lost_to_moons_leave_the_jack_of_diamonds_bonus_out() -> None:
+    """Omnibus: a seat that suffered a moon and took the jack of diamonds was counted 16 points
+    lost (26 less its -10 bonus), and the report's "lost to moons /hand" fell short."""
+    records = simulate("omnibus", "highest", hands=4000, seed=3)
+    lost = moons_suffered(records, "agent")
+    assert lost["suffered"].iloc[0] > 0
+    assert lost["points_lost"].iloc[0] == 26 * lost["suffered"].iloc[0]
+    jd_sufferers = to_long(records).query("moon_suffered and took_jd")
+    assert len(jd_sufferers) > 0  # the case the test is about occurs in these hands
+    summary = RecordSummary.from_frame(records)
+    assert summary.moons_suffered()["points_lost"].iloc[0] == lost["points_lost"].iloc[0]
+
+
 def test_game_records_and_missing_directories_are_refused(tmp_path) -> None:
     with pytest.raises(AnalysisError, match="does not exist"):
         RecordSummary.from_records(tmp_path / "nothing")

@@ -19,6 +19,7 @@ from hearts_sim.studies.analysis import (
     failed_moons,
     load_records,
     moon_rates,
+    to_long,
 )
 from hearts_sim.studies.report import (
     REPORT_DIR,
@@ -32,6 +33,7 @@ from hearts_sim.studies.report import (
     plot_rates,
     plot_tricks,
     summary_markdown,
+    write_report,
 )
 from hearts_sim.studies.tournament import Interrupted, TournamentConfig, make_config, run_tournament
 
@@ -264,3 +266,28 @@ def test_the_rules_are_named_by_their_preset() -> None:
     assert "rules: qdan5 (n_players=5)." in summary_markdown(five, "x", [])
     edited = RecordSummary.from_frame(simulate(Rules(moon="off"), ["random"] * 4, hands=20, seed=1))
     assert "rules: moon=off." in summary_markdown(edited, "x", [])
+
+
+def test_the_report_reads_failed_attempts_by_the_rules_of_its_runs(tmp_path: Path) -> None:
+    """Black Maria's 43 points were held to 26's threshold of 20 (and "or all 13 hearts", which
+    its records never say); under moon=off a hand with every point card in one seat, stopped by
+    no one, was averaged in as stopped in trick 0."""
+    maria = tmp_path / "maria"
+    run_tournament(make_config(["highest", "rule"], "black_maria", deals=100), maria, progress=False)
+    write_report(maria)
+    text = (maria / "report" / SUMMARY_FILE).read_text()
+    assert "at least 33 raw points." in text and "13 hearts" not in text
+    assert "at least 40 raw points." in (
+        write_report(maria, tmp_path / "forty", min_points=40)[-1].read_text()
+    )  # a threshold given is kept
+    off = tmp_path / "off"
+    run_tournament(
+        make_config(["highest", "rule"], rule_overrides=["moon=off"], deals=200), off, progress=False
+    )
+    summary = RecordSummary.from_records(off)
+    assert "-1" not in map(str, summary.stopping_tricks().columns)
+    records = load_records(off)
+    took_all = (to_long(records)["points"] == 26).sum()
+    assert took_all > 0  # hands nobody stopped: the case at hand
+    write_report(off)
+    assert "Moons are off under these rules (moon=off)" in (off / "report" / SUMMARY_FILE).read_text()

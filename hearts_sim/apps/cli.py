@@ -578,8 +578,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
 MIN_POINTS = Option(
     "min_points",
     COUNT,
-    "raw points of a failed moon attempt (at most the points in a hand: 26, 43 under Black Maria)",
-    20,
+    "raw points of a failed moon attempt (default 20 of 26, the same share of Black Maria's 43: 33)",
+    None,
     1,
     MAX_POINTS,
     ("--min-points",),

@@ -607,6 +607,12 @@ def check_min_points(min_points: Any, rules: Rules | None = None, name: str = "m
         )
 
 
+def failed_points(rules: Rules | None) -> int:
+    """The default raw points of a failed moon attempt under ``rules``: 20 of a 26-point deck's,
+    the same share of another (33 of Black Maria's 43); 20 when the rules are not known."""
+    return DEFAULT_FAILED_POINTS if rules is None else round(DEFAULT_FAILED_POINTS * rules.moon_total / 26)
+
+
 def failed_moon_mask(
     long: pd.DataFrame, min_points: int = DEFAULT_FAILED_POINTS, all_hearts: bool = True
 ) -> Any:
@@ -694,6 +700,13 @@ def suffered_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "agent"
     long = _long(data, keys, ("moon_suffered", "score", "points"))
     suffered = long["moon_suffered"].to_numpy()
     added = long["score"].to_numpy(dtype=np.int64) - long["points"].to_numpy(dtype=np.int64)
+    if "hand" in long.columns and suffered.any():
+        # what the moon added, without a jack-of-diamonds bonus (Omnibus: the taker's -10 was
+        # counted off the moon's 26): the most any seat that suffered the hand's moon was added
+        hand = long["hand"].to_numpy(dtype=np.int64)
+        most = np.full(int(hand.max()) + 1, np.iinfo(np.int64).min)
+        np.maximum.at(most, hand[suffered], added[suffered])
+        added = np.where(suffered, most[hand], added)
     return _group_sums(
         long,
         keys,
@@ -794,7 +807,11 @@ def stopping_trick_counts(
     """Failed moon attempts per (group, trick that stopped them); additive over batches."""
     keys = _keys(by)
     long = _timeline(data, keys, "moon_stopped_trick", ("points", "hearts_taken", "shot_moon"))
-    return distribution_counts(long[_failed(long, min_points, all_hearts)], keys, "moon_stopped_trick")
+    # -1: no other seat took points, no moon all the same (moon=off): nothing stopped it
+    stopped = long["moon_stopped_trick"].to_numpy() >= 0
+    return distribution_counts(
+        long[_failed(long, min_points, all_hearts) & stopped], keys, "moon_stopped_trick"
+    )
 
 
 def stopping_tricks(
@@ -1108,7 +1125,7 @@ def find_hand(
     failed: bool = False,
     agent: str | None = None,
     nth: int = 1,
-    min_points: int = DEFAULT_FAILED_POINTS,
+    min_points: int | None = None,
     batch_size: int = DEFAULT_BATCH,
 ) -> FoundHand:
     """One hand of a run's records, read batch by batch (a million-hand run is not loaded):
@@ -1124,7 +1141,9 @@ def find_hand(
     if agent is not None and row is not None:
         raise AnalysisError("an agent picks among the moon shots or the failed attempts, not a row number")
     if failed:
-        check_min_points(min_points, run_rules(records_path(path)))
+        rules = run_rules(records_path(path))
+        min_points = failed_points(rules) if min_points is None else min_points
+        check_min_points(min_points, rules)
     seen, found, agents = 0, 0, set[str]()
     for batch in iter_records(path, batch_size=batch_size, every_column=True):
         if row is not None:

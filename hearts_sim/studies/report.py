@@ -24,10 +24,10 @@ from hearts_sim.core.rules import PASS_DIRECTIONS, rules_label
 from hearts_sim.selfplay.records import HANDS_DIR, MANIFEST, RECORDS_DIR
 from hearts_sim.studies.analysis import (
     DEFAULT_BATCH,
-    DEFAULT_FAILED_POINTS,
     AnalysisError,
     RecordSummary,
     check_min_points,
+    failed_points,
     per_thousand,
     pooled_rules,
     unfinished_note,
@@ -308,6 +308,14 @@ def summary_markdown(
         "Rates are per 1,000 hands an agent played (player-hands), with Wilson 95% intervals.",
         f"A failed attempt: no moon, but at least {summary.min_points} raw points"
         + (" or all 13 hearts." if summary.all_hearts else "."),
+        *(
+            [
+                "Moons are off under these rules (moon=off): no one shoots, and the failed attempts are the "
+                "hands of that many points all the same (with every point card in one hand among them)."
+            ]
+            if any("moon=off" in label for label in summary.rules)
+            else []
+        ),
         "",
     ]
     rows = []
@@ -428,12 +436,14 @@ def write_report(
     paths: str | Path | Sequence[str | Path],
     out: str | Path | None = None,
     *,
-    min_points: int = DEFAULT_FAILED_POINTS,
+    min_points: int | None = None,
     batch_size: int = DEFAULT_BATCH,
 ) -> list[Path]:
     """Read a tournament's records (a path: the ``--out`` directory or its ``records/``), or pool
     those of several runs under the same rules, and write the figures and ``summary.md`` into
-    ``out`` (default ``path/report``; several runs need it); returns the files written. Raises
+    ``out`` (default ``path/report``; several runs need it); returns the files written.
+    ``min_points``: the raw points of a failed moon attempt (default ``failed_points`` of the
+    runs' rules: 20 of 26, 33 of Black Maria's 43; all 13 hearts count under 26 points). Raises
     ``ReportError`` with a one-line reason when it cannot, ``StorageError`` when a file cannot be
     written (each file is whole or as it was: ``write_atomically``)."""
     sources = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
@@ -442,11 +452,17 @@ def write_report(
     if len(sources) > 1 and out is None:
         raise ReportError(f"a report of {len(sources)} runs needs --out DIR: where to write it")
     try:
-        check_min_points(min_points, name="--min-points")  # before the records are read
+        if min_points is not None:
+            check_min_points(min_points, name="--min-points")  # before the records are read
         rules = pooled_rules(sources)
+        if min_points is None:  # Black Maria's 43 points were held to 26's 20, its hearts to 13
+            min_points = failed_points(rules)
         if rules is not None:
             check_min_points(min_points, rules, name="--min-points")
-        summary = RecordSummary.from_records(sources, batch_size=batch_size, min_points=min_points)
+        all_hearts = rules is None or rules.moon_total == 26
+        summary = RecordSummary.from_records(
+            sources, batch_size=batch_size, min_points=min_points, all_hearts=all_hearts
+        )
     except ReportError:
         raise
     except AnalysisError as error:
