@@ -193,16 +193,26 @@ class Agent:
                 f"Observation.from_history(...)), not {type(observation).__name__} {shown(observation)}"
             )
 
-    def warm_up(self, rules: Rules | str = "standard") -> None:
-        """Compile (or load from numba's cache) every kernel a decision needs, before timing matters."""
+    def warm_up(self, rules: Rules | str = "standard", explain: bool = False) -> None:
+        """Compile (or load from numba's cache) every kernel a decision needs, before timing matters;
+        with ``explain`` also those that explain one (``card_values``, ``pass_values``) for a search
+        agent, a few seconds more: a server's first explained play took 4 to 8 s in every fresh
+        worker, past a short time limit."""
         state = HandState.deal(rules, seed=0)
         if state.phase == "pass":
-            for seat in range(state.n_players):
-                cards = self.choose_pass(state.observation(seat))
-                state.pass_cards(seat, cards)
-        leader = state.current_player
-        assert leader is not None
-        state.play(self.choose_play(state.observation(leader)))
+            for passer in range(state.n_players):
+                if passer == 0 and explain and self.scores_passes:
+                    self.pass_values(state.observation(passer))
+                state.pass_cards(passer, self.choose_pass(state.observation(passer)))
+        explained = not (explain and self.scores_cards)
+        while (player := state.current_player) is not None:
+            observation = state.observation(player)
+            if not explained and len(observation.legal_moves()) > 1:  # a forced card is not searched
+                self.card_values(observation)
+                explained = True
+            state.play(self.choose_play(observation))
+            if explained:
+                return
 
 
 def decide(

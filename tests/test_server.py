@@ -423,6 +423,28 @@ def test_an_engine_stuck_past_the_time_limit_ends_with_its_worker(tmp_path: Path
     assert engines() == []
 
 
+def test_a_served_search_explains_its_first_play_within_a_short_limit() -> None:
+    """``explain`` compiled what scores the cards in every fresh worker (4 to 8 s for ``hard``):
+    under ``--time-limit 3`` every explained play was "no answer within the time limit". The
+    server's warm-up explains a play and a pass before the workers are forked."""
+    from hearts_sim import HandState
+    from hearts_sim.game.protocol import request_for
+
+    served = MoveServer("hard", time_limit=3.0)
+    served.warm_up()
+    state = HandState.deal("standard", seed=5, hand=3)  # no pass: a play with a choice, soon
+    while len((observation := state.observation(state.current_player)).legal_moves()) < 2:
+        state.play(list(observation.legal_moves())[0])
+    runner = served.runner()
+    assert runner is not None
+    try:
+        answer = served.answer(json.dumps({**request_for(observation, 1, seed=1), "explain": True}), runner)
+    finally:
+        runner.close()
+    assert "error" not in answer, answer
+    assert len(answer["values"]) == len(observation.legal_moves())
+
+
 def _status(pid: int, field: str) -> str:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(f"{field}:"):

@@ -96,8 +96,9 @@ class MoveServer:
         self.max_line = int(max_line)
 
     def warm_up(self) -> None:
-        """Load or compile every kernel before the first request (prints nothing)."""
-        self.agent.warm_up(self.rules)
+        """Load or compile every kernel before the first request, those of ``explain`` too
+        (prints nothing)."""
+        self.agent.warm_up(self.rules, explain=True)
 
     # ------------------------------------------------------------------ one request
     def decide(self, request: dict[str, Any]) -> dict[str, Any]:
