@@ -219,6 +219,10 @@ BAD: list[tuple[bytes | dict[str, Any], Any, str]] = [
     (b'{"id": Infinity, "seat": 1}\n', None, "Infinity is not JSON"),
     (b'{"id": -Infinity, "seat": 1}\n', None, "-Infinity is not JSON"),
     (b'{"id": 1e400, "seat": 1}\n', None, "1e400 is out of range for a JSON number"),
+    # each an "internal error" until 2026-12-06; the surrogate was echoed as JSON strict parsers refuse
+    (b'{"id": ' + b"9" * 5000 + b"}\n", None, "a number of 5,000 digits is no value a request holds"),
+    (b"[" * 20000 + b"]" * 20000 + b"\n", None, "malformed JSON: nested too deeply"),
+    (b'{"id": "\\ud800", "seat": 1}\n', None, "id holds a lone surrogate"),
     ({**BASE, "explain": "yes"}, 5, "explain must be true or false, not 'yes'"),
     ({**BASE, "legal": ["2D"]}, 5, "legal lists 2D, but under the request's rules and history seat 1 may"),
     ({**BASE, "legal": ["ZZ"]}, 5, "legal: malformed card 'ZZ'"),

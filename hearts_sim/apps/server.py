@@ -190,15 +190,20 @@ class MoveServer:
         request_id = None
         try:
             text = line.decode("utf-8") if isinstance(line, bytes) else line
-            request = json.loads(text, parse_constant=_not_json, parse_float=_finite)
+            request = json.loads(text, parse_constant=_not_json, parse_float=_finite, parse_int=_whole)
             if not isinstance(request, dict):
                 raise RequestError("a request must be a JSON object")
             request_id = request.get("id")
+            if isinstance(request_id, str) and not _unicode(request_id):  # echoed, strict parsers refused it
+                request_id = None
+                raise RequestError("id holds a lone surrogate (\\ud800 ...): not a Unicode string")
             move = runner.run(request) if runner else self.decide(request)
         except UnicodeDecodeError:
             return {"id": None, "error": "the request is not valid UTF-8"}
         except json.JSONDecodeError as error:
             return {"id": None, "error": f"malformed JSON: {error}"}
+        except RecursionError:  # 20,000 nested arrays: an internal error, until 2026-12-06
+            return {"id": None, "error": "malformed JSON: nested too deeply"}
         except (RequestError, HistoryError, IllegalMoveError, RulesError, AgentError) as error:
             return {"id": request_id, "error": str(error)}
         except TimeLimitExceeded as error:
@@ -226,6 +231,23 @@ class MoveServer:
         except ValueError:  # every parsed value is finite: this guards the answers we build
             text = json.dumps({"id": None, "error": "internal error: an answer that is not valid JSON"})
         return (text + "\n").encode()
+
+
+def _whole(text: str) -> int:
+    """A JSON integer; ``RequestError`` for one past Python's 4,300 digits (an internal error)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise RequestError(f"a number of {len(text):,} digits is no value a request holds") from None
+
+
+def _unicode(text: str) -> bool:
+    """Whether ``text`` is a Unicode string (no lone surrogate, which JSON's escapes can carry)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _not_json(constant: str) -> Any:
