@@ -357,7 +357,10 @@ class Engine:
             except BlockingIOError:
                 return None
             if not chunk:
-                raise ExternalAgentError(f"agent {self.name}: the engine has exited{self._last_words()}")
+                words = self._last_words()
+                if self.process.poll() is None:  # its output closed, the process alive: not "exited"
+                    raise ExternalAgentError(f"agent {self.name}: the engine closed its output{words}")
+                raise ExternalAgentError(f"agent {self.name}: the engine has exited{words}")
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
         return line
@@ -431,7 +434,10 @@ class EngineDecider:
                         i = pending.pop()
                         request = request_for(observations[i], request_id=self.requests, seed=hand_seeds[i])
                         self.requests += 1
-                        engine.send(request)
+                        try:
+                            engine.send(request)
+                        except ExternalAgentError as error:
+                            raise ExternalAgentError(f"{error}, at request {_brief(request)}") from None
                         grace = self.options.timeout if engine.answered else FIRST_ANSWER_GRACE
                         deadline = time.monotonic() + (grace if grace is not None else math.inf)
                         busy[e] = (i, deadline, request)
@@ -440,7 +446,10 @@ class EngineDecider:
                 ready = {key.data for key, _ in selector.select(None if wait == math.inf else max(0.0, wait))}
                 for e in list(busy):
                     i, deadline, request = busy[e]
-                    line = self.engines[e].read_line() if e in ready or self.engines[e].buffer else None
+                    try:
+                        line = self.engines[e].read_line() if e in ready or self.engines[e].buffer else None
+                    except ExternalAgentError as error:  # it ended: the request it died on, quoted
+                        raise ExternalAgentError(f"{error}, at request {_brief(request)}") from None
                     if line is not None and _earlier_answer(line, request["id"]):
                         continue  # a second answer to a request answered already: not this one's
                     if line is None:
@@ -468,7 +477,9 @@ class EngineDecider:
             ) from None
         if isinstance(answer, dict) and answer.get("id") != request["id"]:
             wrong = answer.get("id")
-            raise ExternalAgentError(f"agent {self.name}: answered id {wrong!r}, not {request['id']}")
+            raise ExternalAgentError(
+                f"agent {self.name}: answered id {wrong!r}, not {request['id']}, to request {_brief(request)}"
+            )
         try:
             return move_from_answer(answer, passing)
         except AnswerError as error:

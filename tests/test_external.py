@@ -245,9 +245,17 @@ def test_no_peeking_the_observation_holds_only_the_information_set() -> None:
         ),
         ("py:no_such_module:Agent", "cannot import no_such_module"),
         (f"py:{AGENTS}:Nope", "has no Nope"),
-        (
+        (  # the request it died on quoted, as the README says (until 2026-12-06 it was not)
             f"exec:{shlex.quote(sys.executable)} -c 'import sys; sys.exit(3)'",
-            "the engine has exited (exit code 3)",
+            'the engine has exited (exit code 3), at request {"id":0,"seat":',
+        ),
+        (
+            f"exec:{shlex.quote(sys.executable)} -c 'import os; import time; os.close(1); time.sleep(60)'",
+            'the engine closed its output, at request {"id":0,',  # it was "has exited", alive
+        ),
+        (
+            f"""exec:{shlex.quote(sys.executable)} -c 'input(); print("{{\\"id\\": 7, \\"pass\\": []}}")'""",
+            'answered id 7, not 0, to request {"id":0,',
         ),
         (f"exec:{shlex.quote(sys.executable)} -c 'print(\"hello\")'", "answered 'hello', not a JSON object"),
         ("exec:/no/such/engine", "cannot start"),
