@@ -449,6 +449,31 @@ def test_a_served_search_explains_its_first_play_within_a_short_limit() -> None:
     assert len(answer["values"]) == len(observation.legal_moves())
 
 
+def test_an_agent_that_ends_its_worker_is_named(tmp_path: Path) -> None:
+    """A ``py:`` agent calling ``os._exit`` read "internal error: RuntimeError: the decision's
+    worker process died", naming no agent; the next request is answered by a fresh worker."""
+    agent = tmp_path / "quits.py"
+    agent.write_text(
+        "import os\nclass Quits:\n    def choose_pass(self, obs): os._exit(7)\n"
+        "    def choose_play(self, obs): return min(obs.legal_moves())\n"
+    )
+    served = MoveServer(f"py:{agent}:Quits", time_limit=10.0)
+    runner = served.runner()
+    assert runner is not None
+    good, _ = _valid()  # a play
+    passing = {**BASE, "plays": [], "pass_direction": "left"}
+    try:
+        died = served.answer(json.dumps(passing).encode(), runner)
+        assert died == {
+            "id": 5,
+            "error": f"agent py:{agent}:Quits: the process deciding it ended without an answer "
+            "(os._exit? a crash?)",
+        }
+        assert "play" in served.answer(json.dumps(good).encode(), runner)
+    finally:
+        runner.close()
+
+
 def _status(pid: int, field: str) -> str:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(f"{field}:"):

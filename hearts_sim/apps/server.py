@@ -208,6 +208,8 @@ class MoveServer:
             return {"id": request_id, "error": str(error)}
         except TimeLimitExceeded as error:
             return {"id": request_id, "error": str(error)}
+        except WorkerDied as error:  # it read "internal error: RuntimeError: ..." and named no agent
+            return {"id": request_id, "error": f"agent {self.agent.name}: {error}"}
         except Exception as error:  # never die on input: report and go on
             return {"id": request_id, "error": f"internal error: {type(error).__name__}: {error}"}
         return {"id": request_id, **move, "ms": round((time.perf_counter() - started) * 1e3, 3)}
@@ -322,6 +324,11 @@ class TimeLimitExceeded(RuntimeError):
     """A request ran past the server's time limit."""
 
 
+class WorkerDied(RuntimeError):
+    """The worker process deciding a request ended without an answer (its agent called
+    ``os._exit``, or native code crashed): the agent's failure, not the server's."""
+
+
 class Runner:
     """Calls ``function`` on one request at a time in a worker process, giving up after ``limit`` s.
 
@@ -351,7 +358,7 @@ class Runner:
             ok, value = connection.recv()
         except (EOFError, OSError):
             self.close()
-            raise RuntimeError("the decision's worker process died") from None
+            raise WorkerDied("the process deciding it ended without an answer (os._exit? a crash?)") from None
         if not ok:
             raise value
         return value
