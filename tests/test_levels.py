@@ -180,6 +180,25 @@ def test_a_calibration_under_house_rules_plays_and_says_them() -> None:
     assert "(INVERTED: random is significantly weaker)" in text and "NOT significant" not in text
 
 
+def test_a_level_slower_than_its_file_promises_is_marked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tune`` warned when a level's 99th percentile passed its budget; ``levels`` said nothing."""
+    _levels_dir(monkeypatch, tmp_path, {"slowpoke": "mc(samples=50)"})  # a budget of 1 ms
+    (tmp_path / "slowpoke.toml").write_text(
+        (tmp_path / "slowpoke.toml")
+        .read_text()
+        .replace("max_ms_per_decision = 1", "max_ms_per_decision = 0.001")
+    )
+    budgets = dict(deals=Budget(2, 2), games=Budget(1, 1), table_deals=Budget(1, 1), timing_hands=1)
+    result = calibrate(["lowest", "slowpoke"], threads=1, progress=False, **budgets)
+    assert result["budget_ms"] == {"slowpoke": 0.001}
+    (slow,) = (
+        line for line in format_calibration(result).splitlines() if line.startswith("  slowpoke median")
+    )
+    assert slow.endswith("; PAST the 0.001 ms its level file promises")
+
+
 def test_agents_command_shows_a_level_with_how_it_was_tuned(capsys: pytest.CaptureFixture[str]) -> None:
     """``hearts-sim agents LEVEL`` prints the level's spec, budget and every provenance entry of
     its file; ``--json`` gives the same provenance, and names narrow the listing to themselves."""

@@ -20,7 +20,7 @@ import numpy as np
 from agents.api import Agent
 from agents.dispatch import decide_pass, decide_play
 from agents.external import EngineOptions, decider
-from agents.levels import LADDER
+from agents.levels import LADDER, every_level
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.errors import InputError, Terminated
 from hearts_sim.core.rules import Rules, resolve_rules
@@ -354,6 +354,10 @@ def _calibrate(
             "search": table_deals.search if any(map(is_search_agent, ladder)) else None,  # none plays
         },
         "decision_ms": {level: timing[level] for level in ladder},
+        # what each level's file promises a site, set beside its time here
+        "budget_ms": {
+            level: found.max_ms_per_decision for level, found in every_level().items() if level in ladder
+        },
     }
 
 
@@ -412,9 +416,16 @@ def format_calibration(result: dict[str, Any]) -> str:
     searched = f", {deals['search']} where a search agent plays" if deals.get("search") is not None else ""
     lines.append(f"({deals['fast']} deals per cell{searched})")
     lines += ["", "per-decision time (one thread; wall clock, and CPU time of the deciding thread):"]
+    budgets = result.get("budget_ms", {})  # a calibration kept before 2026-12-06 has none
     for level, t in result["decision_ms"].items():
+        budget = budgets.get(level)
+        past = (
+            f"; PAST the {budget:g} ms its level file promises"
+            if budget is not None and t["p99_ms"] > budget
+            else ""
+        )  # tune warned, levels said nothing
         lines.append(
             f"  {level:<{name}} median {t['median_ms']:.3f} ms, p99 {t['p99_ms']:.3f} ms; CPU median "
-            f"{t['median_cpu_ms']:.3f} ms, p99 {t['p99_cpu_ms']:.3f} ms over {t['decisions']} decisions"
+            f"{t['median_cpu_ms']:.3f} ms, p99 {t['p99_cpu_ms']:.3f} ms over {t['decisions']} decisions{past}"
         )
     return "\n".join(lines)
