@@ -246,6 +246,7 @@ CASES: list[tuple[list[str], str]] = [
     (["levels", "--ladder", "random"], "needs at least two agents"),
     (["levels", "--ladder", "random,nosuch"], "unknown agent 'nosuch'"),
     (["levels", "--ladder", ","], "needs at least two agents"),
+    (["levels", "--ladder", "easy,normal,easy"], "names easy twice"),  # it measured easy over easy
     (["levels", "--deals", "0"], "--deals 0 is not valid"),
     (["levels", "--hands", "-1"], "--deals -1 is not valid"),
     (["levels", "--games", "0"], "--games 0 is not valid"),

@@ -1002,6 +1002,9 @@ def _ladder(text: str) -> list[str]:
         raise UsageError(f"--ladder {text!r} needs at least two agents, lowest first")
     for spec in ladder:
         parse_agent(spec)  # an unknown name is a one-line error before anything runs
+    twice = next((spec for i, spec in enumerate(ladder) if spec in ladder[:i]), None)
+    if twice is not None:  # it measured "easy over easy +0.000"
+        raise UsageError(f"--ladder {text!r} names {twice} twice: a ladder's steps are different agents")
     return ladder
 
 
@@ -1126,7 +1129,7 @@ def _level_target(write_level: str | None, levels_dir: str) -> Path | None:
     from agents.registry import check_level_name
 
     check_level_name(write_level)
-    directory = Path(levels_dir)
+    directory = Path(levels_dir).expanduser()  # a quoted '~/levels' too
     if not directory.is_dir():
         raise UsageError(f"--levels-dir {directory} is not a directory")
     if not os.access(directory, os.W_OK):

@@ -22,6 +22,7 @@ from agents.dispatch import decide_pass, decide_play
 from agents.external import EngineOptions, decider
 from agents.levels import LADDER, every_level
 from agents.registry import AgentSpec, parse_agent
+from hearts_sim.core.checks import counted
 from hearts_sim.core.errors import InputError, Terminated
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.hand import decision_seed
@@ -414,7 +415,7 @@ def format_calibration(result: dict[str, Any]) -> str:
         lines.append(f"{level:<{width}}" + "".join(f"{row[c]:>{width}.2f}" for c in ladder))
     deals = result["one_vs_three_deals"]
     searched = f", {deals['search']} where a search agent plays" if deals.get("search") is not None else ""
-    lines.append(f"({deals['fast']} deals per cell{searched})")
+    lines.append(f"({counted(deals['fast'], 'deal')} per cell{searched})")
     lines += ["", "per-decision time (one thread; wall clock, and CPU time of the deciding thread):"]
     budgets = result.get("budget_ms", {})  # a calibration kept before 2026-12-06 has none
     for level, t in result["decision_ms"].items():

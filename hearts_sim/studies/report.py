@@ -452,13 +452,10 @@ def write_report(
     if len(sources) > 1 and out is None:
         raise ReportError(f"a report of {len(sources)} runs needs --out DIR: where to write it")
     try:
-        if min_points is not None:
-            check_min_points(min_points, name="--min-points")  # before the records are read
-        rules = pooled_rules(sources)
+        rules = pooled_rules(sources)  # from the manifests: before the records are read
         if min_points is None:  # Black Maria's 43 points were held to 26's 20, its hearts to 13
             min_points = failed_points(rules)
-        if rules is not None:
-            check_min_points(min_points, rules, name="--min-points")
+        check_min_points(min_points, rules, name="--min-points")  # 0 and 27 said other ranges
         all_hearts = rules is None or rules.moon_total == 26
         summary = RecordSummary.from_records(
             sources, batch_size=batch_size, min_points=min_points, all_hearts=all_hearts
