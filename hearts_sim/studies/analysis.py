@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from hearts_sim.core.cards import (
     ACE,
@@ -66,6 +67,7 @@ from hearts_sim.selfplay.records import (
     unpack_trick_winners,
     verified_parts,
 )
+from hearts_sim.selfplay.simulate import progress_shown
 from hearts_sim.studies.replay import Replay as Replay
 from hearts_sim.studies.replay import ReplayError as ReplayError
 from hearts_sim.studies.replay import Trick as Trick
@@ -1397,19 +1399,28 @@ class RecordSummary:
 
     @classmethod
     def from_records(
-        cls, paths: str | Path | Sequence[str | Path], batch_size: int = DEFAULT_BATCH, **options: Any
+        cls,
+        paths: str | Path | Sequence[str | Path],
+        batch_size: int = DEFAULT_BATCH,
+        progress: bool | None = False,
+        **options: Any,
     ) -> RecordSummary:
         """Stream the records of one run, or pool several (runs on other seeds, or of other
-        agents under the same rules; ``pooled_rules`` says which pool)."""
+        agents under the same rules; ``pooled_rules`` says which pool); ``progress``: a bar of the
+        hands read (None: where someone watches, ``progress_shown``)."""
         runs = [paths] if isinstance(paths, (str, Path)) else list(paths)
         if not runs:
             raise AnalysisError("no run given: name at least one run directory")
         if len(runs) > 1:
             pooled_rules(runs)
         summary = cls.with_options(**options)
-        for path in runs:
-            for batch in iter_records(path, batch_size=batch_size):
-                summary.add(batch)
+        shown = progress_shown(progress)
+        total = sum(_dataset(path, batch_size)[0].count_rows() for path in runs) if shown else None
+        with tqdm(total=total, unit="hand", desc="reading", disable=not shown, leave=False) as bar:
+            for path in runs:  # 9.6 million hands took 40 s without a word
+                for batch in iter_records(path, batch_size=batch_size):
+                    summary.add(batch)
+                    bar.update(len(batch))
         if summary.hands == 0:
             raise AnalysisError(f"{', '.join(map(str, runs))} holds no hands")
         return summary

@@ -438,12 +438,14 @@ def write_report(
     *,
     min_points: int | None = None,
     batch_size: int = DEFAULT_BATCH,
+    progress: bool | None = None,
 ) -> list[Path]:
     """Read a tournament's records (a path: the ``--out`` directory or its ``records/``), or pool
     those of several runs under the same rules, and write the figures and ``summary.md`` into
     ``out`` (default ``path/report``; several runs need it); returns the files written.
     ``min_points``: the raw points of a failed moon attempt (default ``failed_points`` of the
-    runs' rules: 20 of 26, 33 of Black Maria's 43; all 13 hearts count under 26 points). Raises
+    runs' rules: 20 of 26, 33 of Black Maria's 43; all 13 hearts count under 26 points);
+    ``progress``: a bar of the hands read (default: where someone watches). Raises
     ``ReportError`` with a one-line reason when it cannot, ``StorageError`` when a file cannot be
     written (each file is whole or as it was: ``write_atomically``)."""
     sources = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
@@ -458,7 +460,7 @@ def write_report(
         check_min_points(min_points, rules, name="--min-points")  # 0 and 27 said other ranges
         all_hearts = rules is None or rules.moon_total == 26
         summary = RecordSummary.from_records(
-            sources, batch_size=batch_size, min_points=min_points, all_hearts=all_hearts
+            sources, batch_size=batch_size, progress=progress, min_points=min_points, all_hearts=all_hearts
         )
     except ReportError:
         raise
