@@ -448,10 +448,10 @@ class EngineDecider:
                     i, deadline, request = busy[e]
                     try:
                         line = self.engines[e].read_line() if e in ready or self.engines[e].buffer else None
+                        while line is not None and _earlier_answer(line, request["id"]):
+                            line = self.engines[e].read_line()  # a second answer to an earlier request
                     except ExternalAgentError as error:  # it ended: the request it died on, quoted
                         raise ExternalAgentError(f"{error}, at request {_brief(request)}") from None
-                    if line is not None and _earlier_answer(line, request["id"]):
-                        continue  # a second answer to a request answered already: not this one's
                     if line is None:
                         if time.monotonic() > deadline:
                             raise ExternalAgentError(
