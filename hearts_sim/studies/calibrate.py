@@ -20,7 +20,7 @@ import numpy as np
 from agents.api import Agent
 from agents.dispatch import decide_pass, decide_play
 from agents.external import EngineOptions, decider
-from agents.levels import LADDER, every_level
+from agents.levels import LADDER, LevelError, every_level
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.checks import counted
 from hearts_sim.core.errors import InputError, Terminated
@@ -355,10 +355,7 @@ def _calibrate(
             "search": table_deals.search if any(map(is_search_agent, ladder)) else None,  # none plays
         },
         "decision_ms": {level: timing[level] for level in ladder},
-        # what each level's file promises a site, set beside its time here
-        "budget_ms": {
-            level: found.max_ms_per_decision for level, found in every_level().items() if level in ladder
-        },
+        "budget_ms": _budgets(ladder),
     }
 
 
@@ -376,6 +373,16 @@ def decision_timing(
         "p99_cpu_ms": round(float(np.percentile(cpu, 99)), 4),
         "decisions": len(seconds),
     }
+
+
+def _budgets(ladder: Sequence[str]) -> dict[str, float]:
+    """What each level of the ladder promises a site per decision (its file's
+    ``max_ms_per_decision``), set beside its time here."""
+    try:
+        found = every_level()
+    except LevelError:  # a broken level folder no step of this ladder read: no budgets, no failure
+        return {}
+    return {level: found[level].max_ms_per_decision for level in ladder if level in found}
 
 
 def _number_word(count: int) -> str:
