@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+Handler = Callable[[int, Any], Any] | signal.Handlers  # a Python handler, SIG_IGN or SIG_DFL
+
 # the shell's exit codes for a command stopped by a signal: 128 + the signal's number
 EXIT_INTERRUPTED = 128 + signal.SIGINT  # Ctrl-C: 130
 EXIT_TERMINATED = 128 + signal.SIGTERM  # SIGTERM: 143
@@ -55,8 +57,9 @@ class Stopped(Exception):
 
 
 @contextmanager
-def signal_handlers(handlers: Mapping[signal.Signals, Callable[[int, Any], Any]]) -> Iterator[None]:
-    """Python handlers for these signals during the block, the ones they had restored after it.
+def signal_handlers(handlers: Mapping[signal.Signals, Handler]) -> Iterator[None]:
+    """These handlers (a Python function, ``SIG_IGN``, ``SIG_DFL``) for these signals during the
+    block, the ones they had restored after it.
     Only the main thread receives signals and may set handlers: elsewhere the block runs with
     the handlers there are."""
     if threading.current_thread() is not threading.main_thread():

@@ -38,17 +38,16 @@ import math
 import os
 import re
 import signal
-import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from agents.external import EngineOptions, ExternalAgentError, agent_folder, agents_found_in, decider
 from agents.kinds import AgentError
 from hearts_sim.core.checks import is_integer, is_real, shown
+from hearts_sim.core.errors import signal_handlers
 from hearts_sim.selfplay.simulate import Table
 from hearts_sim.studies.tournament import (
     ChunkError,
@@ -232,20 +231,6 @@ class WarmUp(_PluginBase):  # type: ignore[misc,valid-type]
 
 
 # ---------------------------------------------------------------------------- client side
-@contextlib.contextmanager
-def _ctrl_c_for_this_process() -> Iterator[None]:
-    """Start processes that ignore Ctrl-C (SIGINT goes to the terminal's whole process group):
-    the client stops the run and closes them, where each worker printed its own traceback."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread may set a handler (and gets the signal)
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited by the processes started
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 class DaskRunner:
     """A ``ChunkRunner`` that plays chunks on a Dask cluster and yields them in order.
 
@@ -308,7 +293,9 @@ class DaskRunner:
         if isinstance(cluster, str):
             address, n_workers = parse_address(cluster)
             if address == "local":
-                with _ctrl_c_for_this_process():
+                # its processes ignore Ctrl-C (SIGINT goes to the terminal's whole process group):
+                # the client stops the run and closes them, where each worker printed a traceback
+                with signal_handlers({signal.SIGINT: signal.SIG_IGN}):  # inherited by the processes
                     self._cluster = distributed.LocalCluster(
                         n_workers=n_workers or os.cpu_count() or 1,
                         threads_per_worker=1,
