@@ -404,14 +404,18 @@ class EngineDecider:
 
     def __init__(self, command: str, name: str, options: EngineOptions):
         self.command, self.name, self.options = command, name, options
-        self.engines = [Engine(command, name) for _ in range(max(1, options.procs))]
+        self.engines: list[Engine] = []
+        self._start()  # at once: a command that cannot start says so when the agent is loaded
         self.requests = 0  # requests sent: the next one's id
+
+    def _start(self) -> None:
+        self.engines = [Engine(self.command, self.name) for _ in range(self.options.procs)]
 
     def decide(
         self, observations: list[Observation], passing: bool, seeds: list[int], hand_seeds: list[int]
     ) -> list[Any]:
         if not self.engines:  # ended by a failure: start afresh
-            self.engines = [Engine(self.command, self.name) for _ in range(max(1, self.options.procs))]
+            self._start()
         try:
             return self._decide(observations, passing, hand_seeds)
         except ExternalAgentError:
@@ -590,13 +594,13 @@ def _file_stamp(spec: ExternalSpec) -> tuple[str, int, int] | None:
     """Which file a ``py:`` spec names, when and how large it was last written (None: no file,
     or none named)."""
     path = _agent_file(spec)
+    if path is None:
+        return None
     try:
-        status = path.stat() if path is not None else None
+        status = path.stat()
     except OSError:
         return None
-    return (
-        (str(path), status.st_mtime_ns, status.st_size) if path is not None and status is not None else None
-    )
+    return str(path), status.st_mtime_ns, status.st_size
 
 
 def decider(spec: ExternalSpec, options: EngineOptions) -> Decider:

@@ -271,11 +271,9 @@ def _parse_agent(spec: str | AgentSpec | Any, resolving: tuple[str, ...]) -> Age
             raise AgentError(f"malformed agent spec {spec!r}: combine policies as pass=NAME,play=NAME")
     if len(roles) == 1:  # "pass=lowest" played lowest too, under the label of a plain lowest
         role, _, named = (text.strip() for text in parts[0].partition("="))
-        written = {role: named, ("play" if role == "pass" else "pass"): "NAME"}
-        raise AgentError(
-            f"agent spec {spec!r} names no {'play' if role == 'pass' else 'pass'} policy: write "
-            f"pass={written['pass']},play={written['play']} (or {named} for both)"
-        )
+        other = "play" if role == "pass" else "pass"
+        pair = f"pass={named},play=NAME" if role == "pass" else f"pass=NAME,play={named}"
+        raise AgentError(f"agent spec {spec!r} names no {other} policy: write {pair} (or {named} for both)")
     return AgentSpec(roles["pass"], roles["play"])
 
 
