@@ -477,14 +477,15 @@ def test_a_run_finds_the_agents_named_relative_to_its_folder_from_anywhere(
     pd.testing.assert_frame_equal(_outcomes(a), _outcomes(b))
     assert resumed.summary["pairs"] == whole.summary["pairs"]
     close_all()
-    replayed = subprocess.run(
-        [sys.executable, "-m", "hearts_sim", "replay", str(tmp_path / "run"), "--row", "5"],
-        capture_output=True,
-        text=True,
-        cwd=elsewhere,
-    )
-    assert replayed.returncode == 0, replayed.stderr
-    assert "row 5" in replayed.stdout and "py:mine.py:Lowest" in replayed.stdout
+    for named in (tmp_path / "run", tmp_path / "run" / "records"):  # the run, or its records/
+        replayed = subprocess.run(
+            [sys.executable, "-m", "hearts_sim", "replay", str(named), "--row", "5"],
+            capture_output=True,
+            text=True,
+            cwd=elsewhere,
+        )
+        assert replayed.returncode == 0, replayed.stderr
+        assert "row 5" in replayed.stdout and "py:mine.py:Lowest" in replayed.stdout
     (start / "mine.py").unlink()  # gone: the resume's check names the file, not other code
     with pytest.raises(TournamentError, match=rf"no such file mine\.py in {re.escape(str(start))}$"):
         resume_tournament(tmp_path / "again", progress=False)

@@ -697,6 +697,7 @@ WHY_PASSES = 5  # candidate passes --why-pass shows a seat, best first (and the 
 def cmd_replay(args: argparse.Namespace) -> int:
     from agents.api import load as load_agent
     from agents.external import agents_found_in
+    from hearts_sim.selfplay.records import run_folder
     from hearts_sim.studies.tournament import recorded_folder
 
     selectors = (
@@ -735,7 +736,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--ask {args.ask}: it passes without scoring passes; ask a search agent (hard, mc, ...)"
             )
-    with agents_found_in(recorded_folder(Path(args.dir))):  # py: files named from where it began
+    with agents_found_in(recorded_folder(run_folder(args.dir))):  # py: files named from where it began
         return _replay_picked(args)
 
 

@@ -102,6 +102,13 @@ LOCK = ".lock"  # flock-ed by the process writing the run (``tournament._sole_wr
 PART_GLOB = "part-*.parquet"
 
 
+def run_folder(path: str | Path) -> Path:
+    """The run a path names: the run whose ``records/`` or ``hands/`` it is (the folder above
+    holds the manifest), or the path itself."""
+    path = Path(path)
+    return path.parent if (path.parent / MANIFEST).is_file() else path
+
+
 def seat_column(name: str, seat: int) -> str:
     """The column of ``seat``'s value of a per-seat field: ``dealt_0``, ``points_3``, ..."""
     return f"{name}_{seat}"

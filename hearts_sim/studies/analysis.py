@@ -63,6 +63,7 @@ from hearts_sim.selfplay.records import (
     PARTS_KEYS,
     RECORDS_DIR,
     RecordsError,
+    run_folder,
     tricks_won_masks,
     unpack_trick_winners,
     verified_parts,
@@ -968,7 +969,7 @@ def run_parts(directory: Path) -> list[Path]:
     does not match); every part there when no manifest goes with the records."""
     import json
 
-    run = _run_folder(directory)
+    run = run_folder(directory)
     if not (run / MANIFEST).is_file():
         return sorted(directory.glob("*.parquet"))  # not subfolders (a report/ inside)
     try:
@@ -986,19 +987,13 @@ def run_parts(directory: Path) -> list[Path]:
     return parts
 
 
-def _run_folder(directory: Path) -> Path:
-    """The run whose records are in ``directory`` (its ``records/`` or ``hands/``), or the
-    directory itself."""
-    return directory.parent if (directory.parent / MANIFEST).is_file() else directory
-
-
 def unfinished_note(path: str | Path) -> str | None:
     """What to say of records read from a run that is not finished (its manifest counts fewer
     chunks done than planned: stopped, or being written); None for a finished run, or records
     without a manifest."""
     import json
 
-    run = _run_folder(records_path(path))
+    run = run_folder(records_path(path))
     try:
         manifest = json.loads((run / MANIFEST).read_text())
     except (OSError, UnicodeDecodeError, ValueError):

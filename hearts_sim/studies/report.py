@@ -21,7 +21,7 @@ import pandas as pd
 from hearts_sim.core.errors import StorageError
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import PASS_DIRECTIONS, rules_label
-from hearts_sim.selfplay.records import HANDS_DIR, MANIFEST, RECORDS_DIR
+from hearts_sim.selfplay.records import run_folder
 from hearts_sim.studies.analysis import (
     DEFAULT_BATCH,
     AnalysisError,
@@ -210,13 +210,6 @@ def mean_trick(table: pd.DataFrame) -> pd.Series:
 
 
 # ---------------------------------------------------------------------------- the report
-def _base_dir(path: Path) -> Path:
-    """The run directory: ``path``, or its parent when ``path`` is a run's ``records/`` or ``hands/``."""
-    if path.name in (RECORDS_DIR, HANDS_DIR) and (path.parent / MANIFEST).is_file():
-        return path.parent
-    return path
-
-
 MOONS_PER_1000 = "moons per 1,000 hands (95% CI)"
 
 
@@ -466,7 +459,7 @@ def write_report(
         raise
     except AnalysisError as error:
         raise ReportError(str(error)) from None
-    target = Path(out) if out is not None else _base_dir(sources[0]) / REPORT_DIR
+    target = Path(out) if out is not None else run_folder(sources[0]) / REPORT_DIR
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as error:

@@ -373,9 +373,13 @@ def recorded_folder(out: Path) -> str | None:
     it are found (``agents_found_in``); None for a run from before it was recorded, or one whose
     manifest cannot be read (the checks that follow say what is wrong)."""
     try:
-        folder = load_manifest(out).get("folder")
+        return _manifest_folder(load_manifest(out))
     except TournamentError:
         return None
+
+
+def _manifest_folder(manifest: dict[str, Any]) -> str | None:
+    folder = manifest.get("folder")
     return folder if isinstance(folder, str) else None
 
 
@@ -1141,7 +1145,7 @@ def check_same_play(out: Path, report: Callable[[str], None] | None = None) -> b
         return False
     if part_problem(part_path(out, 0), manifest["parts"][0]) is not None:
         return False
-    with agents_found_in(recorded_folder(out)):
+    with agents_found_in(_manifest_folder(manifest)):  # the manifest read above, not read again
         _check_same_play(config, out, manifest, config.table(), report or (lambda _: None))
     return True
 
