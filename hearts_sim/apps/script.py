@@ -64,11 +64,9 @@ def number(
     return parse
 
 
-def master_seed(flag: str = "--seed") -> Callable[[str], int]:
-    """The argparse ``type`` of a master seed: a whole number in 0 .. 2**64-1."""
-    parse: Callable[[str], int] = Option(
-        flag, SEED.kind, "", low=SEED.low, high=SEED.high, flags=(flag,), high_text=SEED.high_text
-    ).parse
+def master_seed() -> Callable[[str], int]:
+    """The argparse ``type`` of ``--seed``: the command line's own (``SEED``), 0 .. 2**64-1."""
+    parse: Callable[[str], int] = SEED.parse
     return parse
 
 
