@@ -296,13 +296,67 @@ def test_vector_env_refuses_bad_actions_and_arguments() -> None:
         ({"n_envs": 1, "opponents": ["random"] * 2}, "2 opponents given for the 3 other seats"),
         ({"n_envs": 1, "opponents": "nobody"}, "unknown agent 'nobody'"),
         ({"n_envs": 1, "teacher": "exec:hearts-sim serve"}, "an external agent .* cannot sit there"),
+        ({"n_envs": 1, "opponents": None}, "opponents=None: name an agent spec for every other seat"),
+        ({"n_envs": 1, "opponents": 3}, "opponents=3: name an agent spec"),  # were raw TypeErrors
+        ({"n_envs": 1, "copy": "no"}, "copy must be True or False, not 'no'"),
+        ({"n_envs": 1, "autoreset": None}, "autoreset must be True or False, not None"),
     ]:
         with pytest.raises(ValueError, match=words):
             VectorEnv(**kwargs)  # type: ignore[arg-type]
+    for table in (2, -1, 1.5):  # -1 was an IndexError deep in HandState, not the last table
+        with pytest.raises(ValueError, match=f"table {table}: choose 0 .. 1 .2 tables."):
+            env.hand_state(table)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=f"table {table}: choose 0 .. 1"):
+            env.legal_cards(table)  # type: ignore[arg-type]
     # an episode out of range is refused, not overflowed (seeds: the next test)
     for episode in (-1, 2**64, 1.5):
         with pytest.raises(ValueError, match=f"episode={episode!r} is not valid"):
             env.reset(episode=episode)  # type: ignore[arg-type]
+
+
+def test_shared_buffers_hold_no_stale_values() -> None:
+    """With ``copy=False`` the kernel writes into the same buffers every step: a step that ends
+    no hand gave the score of the last hand that ended, and a table whose hand is over (no
+    auto-reset) kept the teacher's previous pick where the docstring promises -1."""
+    shared = VectorEnv(3, "random", teacher="lowest", copy=False)
+    fresh = VectorEnv(3, "random", teacher="lowest")
+    shared.reset(seed=0)
+    fresh.reset(seed=0)
+    ended = 0
+    for _ in range(40):
+        picks = fresh.teacher_actions
+        assert np.array_equal(shared.teacher_actions, picks)
+        *_, terminated, _, info = shared.step(picks)
+        *_, expected = fresh.step(picks)
+        assert np.array_equal(info["score"], expected["score"])
+        assert not info["score"][~terminated].any()
+        ended += int(terminated.sum())
+    assert ended > 3
+    held = VectorEnv(2, "random", teacher="lowest", autoreset=False, copy=False)
+    held.reset(seed=0)
+    terminated = np.zeros(2, bool)
+    while not terminated.all():
+        *_, terminated, _, _ = held.step(held.teacher_actions.copy())
+    assert held.teacher_actions.tolist() == [-1, -1]
+
+
+def test_a_strided_or_read_only_action_array_compiles_nothing_new() -> None:
+    """A column of a 2-D array, or a read-only array (JAX's), was a new numba signature for the
+    step kernel: 5 to 7 s of compiling, in silence, per opponent set."""
+    from hearts_sim.env.kernels import step_tables
+
+    env = VectorEnv(2, "random")
+    obs, mask = env.reset(seed=3)
+    env.step(np.argmax(mask, axis=1))
+    compiled = len(step_tables.overloads)
+    mask = env.step(np.argmax(env.step(np.argmax(env._outputs[1], axis=1))[1], axis=1))[1]
+    strided = np.stack([np.argmax(mask, axis=1), np.zeros(2, np.int64)], axis=1)[:, 0]
+    assert not strided.flags.c_contiguous
+    mask = env.step(strided)[1]
+    read_only = np.argmax(mask, axis=1)
+    read_only.flags.writeable = False
+    env.step(read_only)
+    assert len(step_tables.overloads) == compiled
 
 
 def test_per_trick_rewards_add_up_to_minus_the_score() -> None:
@@ -345,8 +399,9 @@ def test_seat_env_ends_an_episode_on_an_illegal_card_or_raises() -> None:
     env = SeatEnv("random")
     observation, _ = env.reset(seed=1)
     illegal = int(np.flatnonzero(observation["action_mask"] == 0)[0])
-    _, reward, terminated, _, info = env.step(illegal)
+    final, reward, terminated, _, info = env.step(illegal)
     assert terminated and reward == -26.0 and info == {"illegal": True}
+    assert not final["action_mask"].any() and not env.action_masks().any()  # nothing left to pick
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
     strict = SeatEnv("random", on_illegal="raise")
@@ -369,9 +424,72 @@ def test_gym_vector_env_reports_final_observations() -> None:
     assert all(final["observation"].shape == (OBS_SIZE,) for final in info["final_obs"])
     assert (rewards == -info["score"]).all()
     assert np.array_equal(info["_score"], terminated)  # the tables whose score is one
-    assert [final["score"] for final in info["final_info"]] == info["score"].tolist()
+    # batched as Gymnasium's SyncVectorEnv batches its environments' infos (it was an object
+    # array of dicts, so info["final_info"]["score"] failed)
+    assert np.array_equal(info["final_info"]["score"], info["score"])
+    assert np.array_equal(info["final_info"]["_score"], terminated)
     *_, info = env.step(np.argmax(obs["action_mask"], axis=1))  # a new hand's first pick
     assert not info["_score"].any() and "final_info" not in info
+
+
+def test_gym_vector_env_reset_without_a_seed_goes_on_from_the_first_seed() -> None:
+    """A ``reset()`` without a seed after a seeded one drew a new seed from the OS, so a run
+    was not reproducible from its seed (SeatEnv, aec_env and Gymnasium's SyncVectorEnv go on
+    with the next hands)."""
+
+    def run() -> list[np.ndarray]:
+        env = GymVectorEnv(3, "random")
+        first = env.reset(seed=0)[0]["observation"]
+        for _ in range(5):
+            env.step(np.argmax(env._env._outputs[1], axis=1))
+        return [first, env.reset()[0]["observation"], env.reset()[0]["observation"]]
+
+    one, two = run(), run()
+    assert all(np.array_equal(a, b) for a, b in zip(one, two, strict=True))
+    assert not np.array_equal(one[0], one[1]) and not np.array_equal(one[1], one[2])  # new hands
+    vector = VectorEnv(3, "random")
+    assert np.array_equal(one[1], vector.reset(0, episode=1)[0])  # the episode after the furthest
+
+
+def test_render_follows_gymnasiums_convention(capsys: pytest.CaptureFixture[str]) -> None:
+    """``render_mode="human"`` prints and returns None (SeatEnv returned the text and printed
+    nothing, which Gymnasium's checker warns of); ``"ansi"`` returns it; no mode warns."""
+    human = SeatEnv("random", render_mode="human")
+    human.reset(seed=1)
+    assert capsys.readouterr().out.startswith("standard | pass")  # reset shows the table too
+    assert human.render() is None and capsys.readouterr().out.startswith("standard | pass")
+    with pytest.warns(UserWarning, match="render_mode='ansi' or 'human'"):
+        assert SeatEnv("random").render() is None
+    vector = GymVectorEnv(2, "random", render_mode="ansi")
+    vector.reset(seed=1)
+    tables = vector.render()
+    assert isinstance(tables, tuple) and len(tables) == 2 and tables[0] != tables[1]
+    made = gymnasium.make_vec(
+        ENV_ID, num_envs=2, vectorization_mode="vector_entry_point", render_mode="ansi", opponents="random"
+    )  # a TypeError: GymVectorEnv took no render_mode
+    made.reset(seed=1)
+    assert made.render() == tables
+    for mode in ("rgb_array", 1):
+        with pytest.raises(ValueError, match="render_mode=.*: choose one of ansi, human"):
+            GymVectorEnv(2, "random", render_mode=mode)  # type: ignore[arg-type]
+
+
+def test_the_aec_environment_refuses_calls_before_reset_and_after_the_end() -> None:
+    """Before ``reset()`` they raised AttributeError (no agent_selection); a step once every
+    agent was done, a KeyError naming a player."""
+    env = aec_env()
+    for call in (lambda: env.observe("player_0"), lambda: env.step(0), env.last):
+        with pytest.raises(RuntimeError, match="call reset.. before .*: no hand is dealt yet"):
+            call()
+    env.reset(seed=2)
+    for _agent in env.agent_iter():
+        observation, _, terminated, _, _ = env.last()
+        env.step(None if terminated else int(np.flatnonzero(observation["action_mask"])[0]))
+    for action in (0, None):
+        with pytest.raises(RuntimeError, match="the hand is over and every agent is done: call reset"):
+            env.step(action)
+    env.reset()
+    assert env.agent_selection == "player_0"
 
 
 def test_gym_vector_env_gives_the_teachers_pick_from_the_first_position() -> None:

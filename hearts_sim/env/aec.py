@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gymnasium import logger, spaces
+from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from hearts_sim.core.cards import N_CARDS
@@ -33,7 +33,7 @@ from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.encoding import OBS_SIZE
 from hearts_sim.engine.rng import check_seed
 from hearts_sim.engine.state import new_states
-from hearts_sim.env.gym import observation_space
+from hearts_sim.env.gym import RENDER_MODES, check_render_mode, observation_space, rendered
 from hearts_sim.env.kernels import REWARD_MODES, seat_to_act, table_observe, table_step
 from hearts_sim.env.vector import action_card, action_text
 from hearts_sim.game.hand_state import HandState
@@ -42,19 +42,15 @@ from hearts_sim.game.hand_state import HandState
 class HeartsAEC(AECEnv):  # type: ignore[misc]
     """One hand of Hearts for ``rules.n_players`` agents (see the module docstring)."""
 
-    RENDER_MODES = ("human", "ansi")
     metadata = {"render_modes": list(RENDER_MODES), "name": "hearts_v0", "is_parallelizable": False}
 
     def __init__(self, rules: Rules | str = "standard", reward: str = "hand", render_mode: str | None = None):
         super().__init__()
         if reward not in REWARD_MODES:
             raise ValueError(f"reward={shown(reward)}: choose one of {', '.join(REWARD_MODES)}")
-        if render_mode is not None and render_mode not in self.RENDER_MODES:
-            modes = ", ".join(self.RENDER_MODES)
-            raise ValueError(f"render_mode={shown(render_mode)}: choose one of {modes}")
+        self.render_mode = check_render_mode(render_mode)
         self.rules = resolve_rules(rules)
         self.reward_mode = REWARD_MODES.index(reward)
-        self.render_mode = render_mode
         self._rules_tuple = tuple(self.rules.to_tuple())  # the kernels rebuild KernelRules
         self.possible_agents = [f"player_{seat}" for seat in range(self.rules.n_players)]
         self._seats = {agent: seat for seat, agent in enumerate(self.possible_agents)}
@@ -92,7 +88,17 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
         self._step_rewards = np.zeros(n, dtype=np.float64)
         self.agent_selection = self.possible_agents[int(seat_to_act(self._states[0]))]
 
+    def _started(self, call: str) -> None:
+        """``RuntimeError`` before the first ``reset()`` (no hand is dealt yet)."""
+        if self._master is None:
+            raise RuntimeError(f"call reset() before {call}: no hand is dealt yet")
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self._started("last()")
+        return super().last(observe)  # type: ignore[no-any-return]
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        self._started("observe()")
         if agent not in self._seats:
             raise ValueError(f"unknown agent {shown(agent)}: choose {', '.join(self.possible_agents)}")
         seat = self._seats[agent]
@@ -103,6 +109,9 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
         return {"observation": observation, "action_mask": mask}
 
     def step(self, action: Any) -> None:
+        self._started("step()")
+        if not self.agents:  # every agent has taken its last (None) step
+            raise RuntimeError("the hand is over and every agent is done: call reset()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -137,15 +146,9 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ display
     def render(self) -> str | None:
-        """The whole table as text (every hand shown: a debugging view)."""
-        if self.render_mode is None:
-            logger.warn("render() called without a render_mode: use aec_env(render_mode='ansi' or 'human')")
-            return None
-        text = str(HandState(self.rules, self._states))
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        """The whole table as text (every hand shown: a debugging view): returned under
+        ``render_mode="ansi"``, printed under ``"human"``."""
+        return rendered(self.render_mode, lambda: str(HandState(self.rules, self._states)))  # type: ignore[no-any-return]
 
     def close(self) -> None:
         pass

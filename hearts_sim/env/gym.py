@@ -13,11 +13,12 @@ convention for masked actions, shared with ``aec_env``); an action is a card ind
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium
 import numpy as np
-from gymnasium import spaces
+from gymnasium import logger, spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
@@ -40,6 +41,29 @@ def observation_space() -> spaces.Dict:
     )
 
 
+RENDER_MODES = ("ansi", "human")
+
+
+def check_render_mode(render_mode: str | None) -> str | None:
+    """``render_mode`` if it is None or one of ``RENDER_MODES``; ``ValueError`` otherwise."""
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode={shown(render_mode)}: choose one of {', '.join(RENDER_MODES)}")
+    return render_mode
+
+
+def rendered(render_mode: str | None, text: Callable[[], Any]) -> Any:
+    """Gymnasium's convention for ``render()``: ``"ansi"`` returns the ``text()``, ``"human"``
+    prints it and returns None, and without a render mode a warning says how to choose one."""
+    if render_mode is None:
+        logger.warn("render() without a render_mode: make the environment with render_mode='ansi' or 'human'")
+        return None
+    view = text()
+    if render_mode == "human":
+        print("\n\n".join(view) if isinstance(view, tuple) else view)  # a vector's tables, apart
+        return None
+    return view
+
+
 class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
     """One hand of Hearts per episode, the learner in ``seat``, ``opponents`` (any agent spec, or
     one per other seat) in the others; ``reward`` and ``teacher`` as in ``VectorEnv``.
@@ -49,11 +73,11 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
     next hand of that seed. ``info``: ``score`` at the end, and ``teacher_action`` with a teacher.
 
     An illegal card ends the episode with minus the moon total (26, or 43 under Black Maria:
-    worse than any score) and ``info["illegal"]``, the convention of PettingZoo's classic games
+    no hand scores worse) and ``info["illegal"]``, the convention of PettingZoo's classic games
     for learners that ignore the mask; ``on_illegal="raise"`` raises ``ValueError`` instead. An
     action that is no card (outside ``Discrete(52)``: -1, 52, 1.5) is a ``ValueError`` either way."""
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}  # fps: Gymnasium warns without one
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}  # fps: Gymnasium warns without one
 
     def __init__(
         self,
@@ -68,15 +92,11 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
     ):
         if on_illegal not in ("end", "raise"):
             raise ValueError(f"on_illegal={shown(on_illegal)}: choose end or raise")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode={shown(render_mode)}: choose one of {', '.join(self.metadata['render_modes'])}"
-            )
+        self.render_mode = check_render_mode(render_mode)
         self._env = VectorEnv(
             1, opponents, rules, seat=seat, reward=reward, teacher=teacher, autoreset=False, copy=False
         )
         self.rules = self._env.rules
-        self.render_mode = render_mode
         self.on_illegal = on_illegal
         self.observation_space = observation_space()  # type: ignore[assignment]
         self.action_space = spaces.Discrete(N_CARDS)
@@ -97,6 +117,8 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
             self._episode += 1
         observations, masks = self._env.reset(self._master, episode=self._episode)
         self._done = False
+        if self.render_mode == "human":
+            self.render()
         return self._observation(observations[0], masks[0]), self._info(masks[0])
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
@@ -108,13 +130,15 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
             if self.on_illegal == "end" and 0 <= card < N_CARDS:  # not a card: refused, as elsewhere
                 self._done = True
                 penalty = -float(self.rules.moon_total)
-                return self._observation(observations[0], masks[0]), penalty, True, False, {"illegal": True}
+                # the position it failed in, with nothing left to pick (as action_masks() says)
+                final = self._observation(observations[0], np.zeros_like(masks[0]))
+                return final, penalty, True, False, {"illegal": True}
             self._env._refuse(0, card)
         observations, masks, rewards, terminated, _, info = self._env.step(np.array([card], dtype=np.int64))
         self._done = bool(terminated[0])
         extra = {"score": int(info["score"][0])} if self._done else {}
         if self.render_mode == "human":
-            print(self.render())
+            self.render()
         return (
             self._observation(observations[0], masks[0]),
             float(rewards[0]),
@@ -140,17 +164,24 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
         return info
 
     def render(self) -> str | None:  # type: ignore[override]
-        """The table as text (every hand shown: a debugging view, not the learner's)."""
-        return str(self._env.hand_state(0))
+        """The table as text (every hand shown: a debugging view, not the learner's): returned
+        under ``render_mode="ansi"``, printed under ``"human"``."""
+        return rendered(self.render_mode, lambda: str(self._env.hand_state(0)))
 
 
 class GymVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
     """``VectorEnv`` under Gymnasium's vector API: dict observations (batched), same-step
-    auto-reset (``info["final_obs"]`` and ``info["final_info"]`` for the tables that ended,
-    with their ``_final_obs`` flags), ``info["score"]`` where a hand ended, and with a teacher
-    ``info["teacher_action"]`` after ``reset`` and every step."""
+    auto-reset (``info["final_obs"]``, an object array with the last observation of each table
+    that ended, and ``info["final_info"]``, ``{"score": ..., "_score": ...}``, each with its
+    ``_final_obs`` / ``_final_info`` mask, as Gymnasium's ``SyncVectorEnv`` gives them),
+    ``info["score"]`` where a hand ended, and with a teacher ``info["teacher_action"]`` after
+    ``reset`` and every step.
 
-    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
+    ``reset(seed=S)`` starts episode 0 of every table (table ``i`` plays from ``derive_seed(S,
+    i)``); a later ``reset()`` the episode after the furthest any table has reached, so a run is
+    reproducible from its first seed; a first ``reset()`` without one draws it from the OS."""
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": list(RENDER_MODES)}
 
     def __init__(
         self,
@@ -161,8 +192,11 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
         seat: int = 0,
         reward: str = "hand",
         teacher: str | AgentSpec | None = None,
+        render_mode: str | None = None,
     ):
+        self.render_mode = check_render_mode(render_mode)
         self._env = VectorEnv(num_envs, opponents, rules, seat=seat, reward=reward, teacher=teacher)
+        self._master: int | None = None
         self.num_envs = self._env.n_envs
         self.single_observation_space = observation_space()
         self.single_action_space = spaces.Discrete(N_CARDS)
@@ -174,9 +208,13 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         if isinstance(seed, list):
             raise ValueError("GymVectorEnv takes one seed: table i plays from derive_seed(seed, i)")
-        if seed is None:
-            seed = int(np.random.default_rng().integers(2**63))
-        observations, masks = self._env.reset(seed)
+        if seed is not None or self._master is None:
+            entropy = int(np.random.default_rng().integers(2**63))  # no seed on the first reset: the OS's
+            self._master = check_seed(seed) if seed is not None else entropy
+            episode = 0
+        else:  # the next hands of the same seed, new at every table
+            episode = int(self._env.episodes().max()) + 1
+        observations, masks = self._env.reset(self._master, episode=episode)
         teacher_actions = self._env.teacher_actions
         info = {} if teacher_actions is None else {"teacher_action": teacher_actions}
         return {"observation": observations, "action_mask": masks}, info
@@ -195,11 +233,18 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
             for row, i in enumerate(ended):
                 final[i] = {"observation": info["final_obs"][row], "action_mask": np.zeros(N_CARDS, np.int8)}
             out["final_obs"], out["_final_obs"] = final, terminated.copy()
-            ended_info = np.array([{}] * self.num_envs, dtype=object)
-            for i in ended:  # as SeatEnv's info at the end of a hand
-                ended_info[i] = {"score": int(info["score"][i])}
+            # SeatEnv's info at the end of a hand, batched as Gymnasium batches infos
+            ended_info = {"score": info["score"].copy(), "_score": terminated.copy()}
             out["final_info"], out["_final_info"] = ended_info, terminated.copy()
+        if self.render_mode == "human":
+            self.render()
         return {"observation": observations, "action_mask": masks}, rewards, terminated, truncated, out
+
+    def render(self) -> tuple[str, ...] | None:  # type: ignore[override]
+        """Every table as text (each hand shown: a debugging view), one string per table:
+        returned under ``render_mode="ansi"``, printed under ``"human"``."""
+        tables = range(self.num_envs)
+        return rendered(self.render_mode, lambda: tuple(str(self._env.hand_state(i)) for i in tables))
 
 
 # Gymnasium's registry: gymnasium.make(ENV_ID, opponents=..., rules=...) makes a SeatEnv and

@@ -134,8 +134,9 @@ def observe(kinds, state, rules, learner, pending, teacher, i, outputs) -> None:
     observations, masks, _, _, _, _, teacher_actions = outputs
     encode_observation(state, rules, learner, pending, observations[i])
     write_action_mask(action_cards(state, rules, learner, pending), masks[i])
-    if teacher[0] != NO_TEACHER and state.phase != PHASE_DONE:
-        teacher_actions[i] = teacher_action(kinds, state, rules, learner, pending, teacher)
+    if teacher[0] != NO_TEACHER:  # -1 once the hand is over (copy=False reuses the buffer)
+        over = state.phase == PHASE_DONE
+        teacher_actions[i] = -1 if over else teacher_action(kinds, state, rules, learner, pending, teacher)
 
 
 @njit_inline
@@ -181,10 +182,10 @@ def _step_one(kinds, rules, learner, opponents, teacher, reward_mode, autoreset,
     rewards[i] = target - rewarded[i]
     rewarded[i] = target
     terminated[i] = done
+    scores[i] = state.scores[learner] if done else 0  # copy=False reuses the buffers: no stale score
     if not done:
         observe(kinds, state, rules, learner, pending[i], teacher, i, outputs)
         return
-    scores[i] = state.scores[learner]
     encode_observation(state, rules, learner, _ZERO, final_observations[i])
     if autoreset:
         episodes[i] += 1

@@ -62,6 +62,11 @@ class LearnerTable:
         self.reward_mode = REWARD_MODES.index(reward)
         if isinstance(opponents, (str, AgentSpec)):
             others = [parse_agent(opponents)] * (n - 1)
+        elif not isinstance(opponents, (Sequence, np.ndarray)):
+            raise ValueError(
+                f"opponents={shown(opponents)}: name an agent spec for every other seat, or a list of "
+                f"{n - 1}, one per other seat"
+            )
         else:
             others = [parse_agent(spec) for spec in opponents]
             if len(others) != n - 1:
@@ -139,9 +144,12 @@ class VectorEnv:
         self.table = LearnerTable(opponents, rules, seat, reward, teacher)
         self.rules = self.table.rules
         self.seat = self.table.seat
+        for name, value in (("autoreset", autoreset), ("copy", copy)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, not {shown(value)}")
         self.n_envs = int(n_envs)
-        self.autoreset = autoreset
-        self.copy = copy
+        self.autoreset = bool(autoreset)
+        self.copy = bool(copy)
         n = self.n_envs
         self._env_seeds = np.zeros(n, dtype=np.uint64)
         self._episodes = np.zeros(n, dtype=np.int64)
@@ -217,7 +225,9 @@ class VectorEnv:
             *self._kernel_prefix(),
             t.reward_mode,
             self.autoreset,
-            array.astype(np.int64, copy=False),
+            # the one layout the kernel is compiled for: a strided or read-only array (a column
+            # of a 2-D array, JAX's) was a new signature, compiled afresh for 5 to 7 s
+            np.require(array, np.int64, ["C_CONTIGUOUS", "WRITEABLE"]),
             self._tables,
             outputs,
         )
@@ -236,13 +246,20 @@ class VectorEnv:
             raise ValueError(f"table {i}: the hand is over; call reset()")
         raise ValueError(f"table {i}: {action_text(card)} is not legal now; legal: {self.legal_cards(i)}")
 
+    def _table(self, i: object) -> int:
+        """``i`` as a table index 0 .. n_envs-1; ``ValueError`` otherwise (-1 is not the last)."""
+        if not is_integer(i) or not 0 <= i < self.n_envs:
+            raise ValueError(f"table {shown(i)}: choose 0 .. {self.n_envs - 1} ({self.n_envs} tables)")
+        return int(i)
+
     def legal_cards(self, i: int) -> str:
         """Table ``i``'s legal cards, written out (for messages and notebooks)."""
-        return " ".join(card_str(int(c)) for c in np.flatnonzero(self._outputs[1][i])) or "none"
+        return " ".join(card_str(int(c)) for c in np.flatnonzero(self._outputs[1][self._table(i)])) or "none"
 
     def hand_state(self, i: int) -> HandState:
         """Table ``i`` as a ``HandState`` (a view: it changes as the table is stepped), to print or
         inspect it; do not step it."""
+        i = self._table(i)
         return HandState(self.rules, self._states[i : i + 1])
 
     @property
