@@ -299,7 +299,9 @@ def source_offset(direction: str, n_players: int) -> int:
     return -pass_offset(direction, n_players) % n_players  # passes go to seat + offset
 
 
-def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd.DataFrame:
+def to_long(
+    records: pd.DataFrame, features: bool | Sequence[str] = False, columns: Iterable[str] | None = None
+) -> pd.DataFrame:
     """One row per (hand, seat) from wide per-hand records, since most questions are per player.
 
     Columns: ``hand`` (row position in ``records``), ``deal``, ``seating``, ``seat``,
@@ -319,8 +321,20 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
     ``game_won`` (the seat won that game, alone or sharing first place). ``features``:
     True or a list of stages among ``dealt``, ``held``, ``received`` adds ``hand_features``
     columns prefixed ``held_`` ...
+
+    ``columns``: only these long columns (with ``hand`` and ``seat``, and the card stages that
+    ``features`` reads), for tables over millions of hands: each column left out is memory
+    never taken (the analysis functions name what they read). None: every column.
     """
     n = n_seats(records)
+    stages = STAGES[:2] if features is True else () if features is False else _stages(features, "features")
+    wanted = (
+        None if columns is None else {"hand", "seat", *_names(columns, "columns", "a column name"), *stages}
+    )
+
+    def want(*names: str) -> bool:
+        return wanted is None or any(name in wanted for name in names)
+
     seat_columns = [f"{name}_{s}" for name in ("agent", *HAND_SEAT_COLUMNS) for s in range(n)]
     _require(records, [*seat_columns, "moon_shooter", "qs_taker", "jd_taker"], "to_long")
     rows = len(records)
@@ -335,14 +349,65 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
     seat_grid = np.broadcast_to(np.arange(n, dtype=np.int8), (rows, n))
     out: dict[str, Any] = {"hand": np.repeat(np.arange(rows, dtype=np.int64), n)}
     for name in ("deal", *GAME_FIELDS, "seating"):
-        if name in records.columns:
+        if name in records.columns and want(name):
             out[name] = _repeat(records[name], n)
     out["seat"] = seat_grid.ravel()
-    out["n_players"] = np.full(rows * n, n, dtype=np.int8)
+    if want("n_players"):
+        out["n_players"] = np.full(rows * n, n, dtype=np.int8)
     for name in ("pass_direction", "rules"):
-        if name in records.columns:
+        if name in records.columns and want(name):
             out[name] = _repeat(records[name], n)
-    out["agent"] = _agents(records, n)
+    if want("agent"):
+        out["agent"] = _agents(records, n)
+    if want(*STAGES, "passed"):
+        _add_cards(out, records, n, want)
+    points = _seat_matrix(records, "points", n, np.int16)
+    if want("points"):
+        out["points"] = points.ravel()
+    if want("score"):
+        out["score"] = _seat_matrix(records, "score", n, np.int16).ravel()
+    if want("tricks"):
+        out["tricks"] = _seat_matrix(records, "tricks", n, np.int8).ravel()
+    shooter = records["moon_shooter"].to_numpy(dtype=np.int64)[:, None]
+    if want("shot_moon"):
+        out["shot_moon"] = (seat_grid == shooter).ravel()
+    if want("moon_suffered"):
+        out["moon_suffered"] = ((seat_grid != shooter) & (shooter >= 0)).ravel()
+    took_qs = seat_grid == records["qs_taker"].to_numpy(dtype=np.int64)[:, None]
+    if want("took_qs"):
+        out["took_qs"] = took_qs.ravel()
+    if want("took_jd"):
+        out["took_jd"] = (seat_grid == records["jd_taker"].to_numpy(dtype=np.int64)[:, None]).ravel()
+    if want("hearts_taken"):
+        standard = points.astype(np.int64).sum(axis=1, keepdims=True) == STANDARD_TOTAL
+        out["hearts_taken"] = np.where(standard, points - POINTS_QS * took_qs, -1).astype(np.int8).ravel()
+    if all(name in records.columns for name in TIMELINE_FIELDS) and want(*TIMELINE_COLUMNS):
+        point_tricks = records["point_tricks"].to_numpy(dtype=np.int64)[:, None]
+        won = point_tricks & tricks_won_masks(unpack_trick_winners(records["trick_winners"].to_numpy()), n)
+        out["first_points_trick"] = _first_trick(won).ravel()
+        out["moon_stopped_trick"] = _first_trick(point_tricks & ~won).ravel()
+        out["qs_trick"] = _repeat(records["qs_trick"], n)
+    if "game_score_0" in records.columns and want(*GAME_STANDING_COLUMNS):  # where the seat stood
+        totals = _seat_matrix(records, "game_score", n, np.int64)
+        out["game_score"] = totals.ravel()
+        lower = (totals[:, None, :] < totals[:, :, None]).sum(axis=2)  # [h, s]: the seats below s
+        out["game_place"] = (1 + lower).astype(np.int8).ravel()
+        out["game_behind"] = (totals - totals.min(axis=1, keepdims=True)).ravel()
+        if "game_won_0" in records.columns:
+            out["game_won"] = _seat_matrix(records, "game_won", n, bool).ravel()
+    long = pd.DataFrame({name: value for name, value in out.items() if want(name)})
+    return add_features(long, stages) if stages else long
+
+
+# the long columns made together (one computation): asking for any of them makes them all
+TIMELINE_COLUMNS = ("first_points_trick", "moon_stopped_trick", "qs_trick")
+GAME_STANDING_COLUMNS = ("game_score", "game_place", "game_behind", "game_won")
+
+
+def _add_cards(out: dict[str, Any], records: pd.DataFrame, n: int, want: Callable[..., bool]) -> None:
+    """The seat's bitboards into ``out``: ``dealt``, ``passed``, ``received`` (the cards passed to
+    it, from the seat the pass direction names) and ``held`` (its hand after the pass)."""
+    rows = len(records)
     dealt = _seat_matrix(records, "dealt", n, np.uint64)
     passed = _seat_matrix(records, "passed", n, np.uint64)
     if "pass_offset" in records.columns:  # passes go to seat + offset, so come from seat - offset
@@ -355,39 +420,11 @@ def to_long(records: pd.DataFrame, features: bool | Sequence[str] = False) -> pd
     source = (np.arange(n)[None, :] + offsets[:, None]) % n
     received = np.take_along_axis(passed, source, axis=1)
     received[offsets == 0] = 0
-    out["dealt"] = dealt.ravel()
-    out["passed"] = passed.ravel()
-    out["received"] = received.ravel()
-    out["held"] = ((dealt & ~passed) | received).ravel()
-    points = _seat_matrix(records, "points", n, np.int16)
-    out["points"] = points.ravel()
-    out["score"] = _seat_matrix(records, "score", n, np.int16).ravel()
-    out["tricks"] = _seat_matrix(records, "tricks", n, np.int8).ravel()
-    shooter = records["moon_shooter"].to_numpy(dtype=np.int64)[:, None]
-    out["shot_moon"] = (seat_grid == shooter).ravel()
-    out["moon_suffered"] = ((seat_grid != shooter) & (shooter >= 0)).ravel()
-    took_qs = seat_grid == records["qs_taker"].to_numpy(dtype=np.int64)[:, None]
-    out["took_qs"] = took_qs.ravel()
-    out["took_jd"] = (seat_grid == records["jd_taker"].to_numpy(dtype=np.int64)[:, None]).ravel()
-    standard = points.astype(np.int64).sum(axis=1, keepdims=True) == STANDARD_TOTAL
-    out["hearts_taken"] = np.where(standard, points - POINTS_QS * took_qs, -1).astype(np.int8).ravel()
-    if all(name in records.columns for name in TIMELINE_FIELDS):
-        point_tricks = records["point_tricks"].to_numpy(dtype=np.int64)[:, None]
-        won = point_tricks & tricks_won_masks(unpack_trick_winners(records["trick_winners"].to_numpy()), n)
-        out["first_points_trick"] = _first_trick(won).ravel()
-        out["moon_stopped_trick"] = _first_trick(point_tricks & ~won).ravel()
-        out["qs_trick"] = _repeat(records["qs_trick"], n)
-    if "game_score_0" in records.columns:  # a hand of a game: where the seat stood
-        totals = _seat_matrix(records, "game_score", n, np.int64)
-        out["game_score"] = totals.ravel()
-        lower = (totals[:, None, :] < totals[:, :, None]).sum(axis=2)  # [h, s]: the seats below s
-        out["game_place"] = (1 + lower).astype(np.int8).ravel()
-        out["game_behind"] = (totals - totals.min(axis=1, keepdims=True)).ravel()
-        if "game_won_0" in records.columns:
-            out["game_won"] = _seat_matrix(records, "game_won", n, bool).ravel()
-    long = pd.DataFrame(out)
-    stages = STAGES[:2] if features is True else () if features is False else _stages(features, "features")
-    return add_features(long, stages) if stages else long
+    for name, cards in (("dealt", dealt), ("passed", passed), ("received", received)):
+        if want(name):
+            out[name] = cards.ravel()
+    if want("held"):
+        out["held"] = ((dealt & ~passed) | received).ravel()
 
 
 def _first_trick(masks: np.ndarray) -> np.ndarray:
@@ -424,26 +461,33 @@ def add_features(long: pd.DataFrame, stages: Iterable[str] = ("dealt", "held")) 
     return pd.concat(parts, axis=1)
 
 
-def _long(data: pd.DataFrame, by: Sequence[str], reads: Sequence[str]) -> pd.DataFrame:
-    """``data`` in long format (converting wide records), with any feature column ``by`` names;
-    ``AnalysisError`` when it lacks a column the table ``reads``."""
+def _long(
+    data: pd.DataFrame, by: Sequence[str], reads: Sequence[str], optional: Sequence[str] = ()
+) -> pd.DataFrame:
+    """``data`` in long format, with any feature column ``by`` names; ``AnalysisError`` when it
+    lacks a column the table ``reads``. Wide records are turned long with only the columns the
+    table reads, groups by and may use (``optional``): a tenth of the memory of every column."""
     data = _frame(data)
-    long = data if "seat" in data.columns and "agent" in data.columns else to_long(data)
-    _require(long, reads, "this table")
-    missing = [
+    stages = [
         stage
         for stage in STAGES
         if any(c.startswith(f"{stage}_") and c[len(stage) + 1 :] in FEATURES for c in by)
-        and f"{stage}_hearts" not in long.columns
     ]
+    wide = not ("seat" in data.columns and "agent" in data.columns)
+    long = to_long(data, columns=[*reads, *by, *optional, *stages]) if wide else data
+    if wide and not all(c in long.columns for c in reads):  # named among all the columns it could have
+        _require(to_long(data.iloc[:0]), reads, "this table")
+    _require(long, reads, "this table")
+    missing = [stage for stage in stages if f"{stage}_hearts" not in long.columns]
     if missing:
         long = add_features(long, missing)
     absent = [c for c in by if c not in long.columns]
     if absent:
         features = [f"{stage}_{feature}" for stage in STAGES for feature in FEATURES]
-        hint = did_you_mean(absent[0], [*map(str, long.columns), *features])
+        have = list(map(str, to_long(data.iloc[:0]).columns if wide else long.columns))  # all it could
+        hint = did_you_mean(absent[0], [*have, *features])
         raise AnalysisError(
-            f"cannot group by {absent[0]!r}: no such column (have {', '.join(long.columns)}; and the hand "
+            f"cannot group by {absent[0]!r}: no such column (have {', '.join(have)}; and the hand "
             f"features of {', '.join(STAGES)} on demand, such as held_hearts){hint}"
         )
     return long
@@ -700,7 +744,7 @@ def failed_moons(
 def suffered_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "agent") -> pd.DataFrame:
     """Counts behind ``moons_suffered``; additive over batches."""
     keys = _keys(by)
-    long = _long(data, keys, ("moon_suffered", "score", "points"))
+    long = _long(data, keys, ("moon_suffered", "score", "points"), optional=("hand",))
     suffered = long["moon_suffered"].to_numpy()
     added = long["score"].to_numpy(dtype=np.int64) - long["points"].to_numpy(dtype=np.int64)
     if "hand" in long.columns and suffered.any():
@@ -792,7 +836,7 @@ def _timeline(data: pd.DataFrame, keys: Sequence[str], column: str, reads: Seque
     """``data`` in long format with its ``column`` of when things happened and the columns the
     table ``reads``; records made before the tricks' winners were recorded (2026-12-05) are
     refused saying so."""
-    long = _long(data, keys, reads)
+    long = _long(data, keys, reads, optional=(column,))
     if column not in long.columns:
         raise AnalysisError(
             f"these records do not say when each trick was won (no {column} column): records "
@@ -884,7 +928,7 @@ def deal_differences(data: pd.DataFrame, a: str, b: str, column: str = "score") 
     minus b, one row per deal that both played (with its ``pass_direction``). The mean of
     ``diff`` is the match's A minus B; its largest values are the deals where ``a`` did worst on
     the same cards (``worst_deal`` picks the hands to replay)."""
-    long = _long(data, [], ("deal", "pass_direction"))  # wide records turned long once, for both
+    long = _long(data, [], ("deal", "pass_direction", "agent", column))  # turned long once, for both
     out = _pair_by_deal(deal_counts(long, column), a, b, "these records")
     directions = long.groupby("deal", observed=True)["pass_direction"].first()
     return out.assign(pass_direction=directions.reindex(out.index))
