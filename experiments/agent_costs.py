@@ -19,12 +19,10 @@ Run it on a quiet machine: every figure is wall-clock time on one thread.
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
 from agents.registry import KINDS, parse_agent
-from hearts_sim.apps.script import run_script, whole
+from hearts_sim.apps.script import ScriptParser, run_script, whole
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.simulate import Table, run_hands, set_threads
 from hearts_sim.studies.bench import timed_kernel, timed_reference
@@ -47,7 +45,7 @@ def real_choices(log: np.ndarray) -> np.ndarray:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ScriptParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--rule-hands",
         type=whole("--rule-hands", 1, 10_000_000),

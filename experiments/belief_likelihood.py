@@ -30,7 +30,6 @@ holds out (one position a hand; far faster than playing ``hard`` again).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -47,7 +46,7 @@ from agents.belief import (
     marginal_owners,
 )
 from agents.registry import parse_agent
-from hearts_sim.apps.script import master_seed, number, run_script, whole
+from hearts_sim.apps.script import ScriptParser, master_seed, number, run_script, whole
 from hearts_sim.core.cards import QS, SUIT_MASKS, card_counts
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.hand import decision_seed
@@ -58,7 +57,7 @@ from hearts_sim.studies.stats import mean_interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from agent_checks import real_positions  # noqa: E402
-from train_shape import HELD_OUT_EVERY, SavedHandsError, saved_hands  # noqa: E402
+from train_shape import HELD_OUT_EVERY, saved_hands  # noqa: E402
 
 SMOOTHING = 0.5  # worlds added to every possible place of a card before taking the log
 LENGTHS = 14  # a seat holds 0 to 13 cards of a suit
@@ -134,7 +133,7 @@ def _name(model: Model) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ScriptParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", default="rule", help="the agent in every seat of the self-play positions")
     parser.add_argument("--rules", default=None, help="rules of the self-play positions (default standard)")
     parser.add_argument("--positions", type=whole("--positions", 1, 1_000_000), default=200)
@@ -177,10 +176,9 @@ def main(argv: list[str] | None = None) -> None:
     array = rules.to_tuple()
     started = time.perf_counter()
     if args.hands:
-        try:
-            positions = saved_positions(args.hands, args.positions, args.seed)
-        except SavedHandsError as error:  # a file not train_shape.py play's
-            sys.exit(f"belief_likelihood.py: error: {error}")
+        positions = saved_positions(
+            args.hands, args.positions, args.seed
+        )  # a file not train_shape.py play's: one line (an InputError)
         source = f"the held-out hands of {' '.join(args.hands)}"
     else:
         positions = real_positions(

@@ -39,7 +39,7 @@ from typing import Any
 
 from agents.registry import parse_agent
 from hearts_sim._numba import max_threads
-from hearts_sim.apps.script import number, run_script, whole
+from hearts_sim.apps.script import ScriptParser, number, run_script, whole
 from hearts_sim.selfplay.simulate import set_threads
 from hearts_sim.studies.cluster import DaskRunner
 from hearts_sim.studies.tournament import (
@@ -226,7 +226,7 @@ def format_result(result: dict[str, Any], paper: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ScriptParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--shards", type=whole("--shards", 1, 10_000), default=8, help="shards of 65,534 hands per timed run"
     )

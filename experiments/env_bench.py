@@ -22,7 +22,6 @@ processes' turns on the core, the CPU figure does not (it still feels their cach
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import time
@@ -31,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from hearts_sim.apps.script import number, run_script, whole
+from hearts_sim.apps.script import ScriptParser, number, run_script, whole
 from hearts_sim.env import SeatEnv, VectorEnv, aec_env
 from hearts_sim.env.vector import MAX_ENVS
 from hearts_sim.selfplay.simulate import set_threads
@@ -164,7 +163,7 @@ def openspiel_rates(seconds: float, repeats: int) -> tuple[Rate, Rate] | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ScriptParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--envs", type=whole("--envs", 1, MAX_ENVS), default=1024, help="tables of the VectorEnv"
     )

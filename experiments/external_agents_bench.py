@@ -17,7 +17,6 @@ Prints, one thread:
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import shlex
@@ -28,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from agents.external import EngineOptions, close_all
-from hearts_sim.apps.script import run_script, whole
+from hearts_sim.apps.script import ScriptParser, run_script, whole
 from hearts_sim.apps.server import MoveServer
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.game.protocol import request_for
@@ -72,7 +71,7 @@ def timed(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ScriptParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--hands",
         type=whole("--hands", 1, 10_000_000),

@@ -59,7 +59,7 @@ from hearts_sim import (
     simulate_games,
 )
 from hearts_sim.apps.cli import build_parser
-from hearts_sim.apps.script import master_seed, number, run_script, whole
+from hearts_sim.apps.script import ScriptParser, master_seed, number, run_script, whole
 from hearts_sim.apps.server import MoveServer
 from hearts_sim.core.cards import cards_str, parse_cards
 from hearts_sim.env.policy import PolicyAgent, observation_vector
@@ -472,7 +472,7 @@ def api_outcomes(seconds: int) -> tuple[int, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ScriptParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--commands",
         type=whole("--commands", 0, 10**6),

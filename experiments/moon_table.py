@@ -10,7 +10,6 @@ flat; results depend only on ``--seed``.
 
 from __future__ import annotations
 
-import argparse
 import shlex
 import sys
 import time
@@ -19,7 +18,7 @@ from tqdm import tqdm
 
 from agents.registry import parse_agent
 from hearts_sim._numba import max_threads
-from hearts_sim.apps.script import master_seed, out_file, run_script, whole
+from hearts_sim.apps.script import ScriptParser, master_seed, out_file, run_script, whole
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.selfplay.simulate import simulate
@@ -73,7 +72,7 @@ def moon_table(agents: list[str], presets: list[str], hands: int, seed: int, thr
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ScriptParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--hands", type=whole("--hands"), default=1_000_000, help="self-play hands per agent and preset"
     )

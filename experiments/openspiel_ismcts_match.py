@@ -25,7 +25,6 @@ one process play different cards), so a rerun gives other figures within the int
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import multiprocessing
 import sys
@@ -38,7 +37,7 @@ import numpy as np
 
 from agents.dispatch import loop_pass, loop_play
 from agents.registry import parse_agent
-from hearts_sim.apps.script import master_seed, number, run_script, whole
+from hearts_sim.apps.script import ScriptParser, master_seed, number, run_script, whole
 from hearts_sim.engine.rng import derive_seed
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.studies.stats import mean_interval
@@ -175,7 +174,7 @@ def _reported(results: Iterable[DealResult], jobs: list[tuple[MatchConfig, int]]
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ScriptParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", default="ismcts", help="our agent spec (A), e.g. pimc or ismcts(ms=50)")
     parser.add_argument(
         "--pass-agent", default="", help="one pass policy for all four seats (default: each side its own)"

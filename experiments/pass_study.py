@@ -14,14 +14,13 @@ like ``rule``). With the ``none`` direction nobody passes, so all four play alik
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import pandas as pd
 
 from hearts_sim._numba import max_threads
-from hearts_sim.apps.script import master_seed, run_script, whole
+from hearts_sim.apps.script import ScriptParser, master_seed, run_script, whole
 from hearts_sim.studies.analysis import load_records, to_long
 from hearts_sim.studies.stats import mean_interval
 from hearts_sim.studies.tournament import load_manifest, make_config, run_tournament
@@ -66,7 +65,7 @@ def pass_table(out: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ScriptParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", help="run directory (records and manifest); rerun to continue")
     parser.add_argument("--report", metavar="DIR", help="print the table of a finished run only")
     parser.add_argument("--deals", type=whole("--deals"), default=100)

@@ -22,7 +22,6 @@ the first is recorded (these hands are dear), and one hand in five is held out.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -35,7 +34,7 @@ from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
 from agents.search import ROLLOUTS, playout_card
 from hearts_sim._numba import njit
-from hearts_sim.apps.script import master_seed, number, run_script, whole
+from hearts_sim.apps.script import ScriptParser, master_seed, number, run_script, whole
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.hand import (
@@ -129,7 +128,7 @@ def saved_samples(files: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ScriptParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--hands",
         type=whole("--hands", 10, 100_000_000),
@@ -159,10 +158,9 @@ def main(argv: list[str] | None = None) -> None:
     n = rules.n_players
     started = time.perf_counter()
     if args.saved:
-        try:
-            features, targets, held = saved_samples(args.saved)
-        except SavedHandsError as error:  # a file not train_shape.py play's
-            sys.exit(f"error: {error}")
+        features, targets, held = saved_samples(
+            args.saved
+        )  # a file not train_shape.py play's: one line (an InputError)
         source = f"{len(targets) // n:,} trick starts of {', '.join(args.saved)}"
     else:
         features = np.zeros((args.hands * n, N_FEATURES), dtype=np.float64)

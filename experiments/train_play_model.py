@@ -27,10 +27,12 @@ from scipy.optimize import minimize
 
 from agents.play_model import MAX_LEGAL, MOVE_FEATURES, N_MOVE_FEATURES, move_features
 from agents.search import greedy_play
+from hearts_sim.apps.script import ScriptParser, number, run_script
+from hearts_sim.core.errors import StorageError
 from hearts_sim.core.files import write_atomically
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # train_shape.py beside it, also when imported
-from train_shape import HELD_OUT_EVERY, SavedHandsError, saved_hands  # noqa: E402
+from train_shape import HELD_OUT_EVERY, saved_hands  # noqa: E402
 
 WEIGHTS_FILE = Path(__file__).resolve().parents[1] / "agents" / "play_model_weights.py"
 
@@ -121,25 +123,20 @@ def weights_source(weights: np.ndarray, command: str, report: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ScriptParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("files", nargs="+", help="hands saved by train_shape.py play")
-    parser.add_argument("--ridge", type=float, default=1e-3, help="penalty on the squared weights")
+    parser.add_argument(
+        "--ridge", type=number("--ridge", 0), default=1e-3, help="penalty on the squared weights"
+    )
     parser.add_argument("--out", type=Path, default=WEIGHTS_FILE, help="the weights module to write")
     parser.add_argument("--dry-run", action="store_true", help="fit and report; write no weights")
     args = parser.parse_args()
-    if not args.ridge >= 0:
-        sys.exit("error: --ridge must be at least 0")
     if not args.dry_run and not (args.out.parent.is_dir() and args.out.suffix == ".py"):
-        sys.exit(f"error: --out {args.out}: not a .py file in an existing folder")
-    try:
-        data = saved_decisions(args.files)
-    except SavedHandsError as error:
-        sys.exit(f"error: {error}")
+        parser.error(f"--out {args.out}: not a .py file in an existing folder")
+    data = saved_decisions(args.files)  # a file not train_shape.py play's: one line (an InputError)
     held_out = data["hand"] % HELD_OUT_EVERY == 0
     if held_out.all() or not held_out.any():
-        sys.exit(f"error: need hands both held out and not (one in {HELD_OUT_EVERY}); give more hands")
+        parser.error(f"need hands both held out and not (one in {HELD_OUT_EVERY}); give more hands")
     train, test = _subset(data, ~held_out), _subset(data, held_out)
     weights = fit(train, args.ridge)
     top = np.argmax(_logits(weights, test), axis=1)
@@ -160,9 +157,9 @@ def main() -> None:
     try:
         write_atomically(args.out, weights_source(weights, command, report).encode())
     except OSError as error:
-        sys.exit(f"error: cannot write {args.out}: {error.strerror}")
+        raise StorageError(f"cannot write {args.out}: {error.strerror}") from None
     print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -58,11 +58,11 @@ from agents.net import (
     network_policy,
 )
 from agents.registry import parse_agent
+from hearts_sim.apps.script import ScriptParser, master_seed, run_script
 from hearts_sim.core.cards import N_CARDS
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.encoding import OBS_SIZE
-from hearts_sim.engine.rng import SeedError, check_seed
 from hearts_sim.env import PolicyAgent, VectorEnv
 from hearts_sim.env.vector import MAX_ENVS, LearnerTable
 from hearts_sim.selfplay.simulate import set_threads
@@ -488,7 +488,7 @@ def save(path: Path, result: dict[str, Any], args: argparse.Namespace, finished:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ScriptParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--method",
         choices=tuple(METHODS),
@@ -530,7 +530,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--lr", type=float, help="Adam's step size (default 1e-3 for dagger, 1e-4 for pg)")
     parser.add_argument("--backend", choices=("auto", "torch", "numpy"), default="auto")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=master_seed(), default=0)
     parser.add_argument("--reports", type=int, default=20, help="progress lines")
     parser.add_argument(
         "--eval-deals",
@@ -567,10 +567,6 @@ def main(argv: list[str] | None = None) -> None:
         )
     if args.eval_deals < 0:
         parser.error("--eval-deals must be 0 or more")
-    try:
-        check_seed(args.seed, "--seed")
-    except SeedError as error:
-        parser.error(str(error))
     args.init_weights = None
     if args.init is not None:
         try:
@@ -679,4 +675,4 @@ def stopped_note(args: argparse.Namespace, saved: int | None) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -36,7 +36,7 @@ from agents.dispatch import loop_pass, loop_play
 from agents.registry import parse_agent
 from agents.shape import FEATURES, N_FEATURES, TERMS, new_shape_features, shape_features, shape_terms
 from hearts_sim._numba import njit
-from hearts_sim.apps.script import master_seed, number, out_file, run_script, whole
+from hearts_sim.apps.script import ScriptParser, master_seed, number, out_file, run_script, whole
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
@@ -226,7 +226,7 @@ def fit(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ScriptParser(description=__doc__.split("\n\n")[0])
     steps = parser.add_subparsers(dest="step", required=True)
     playing = steps.add_parser("play", help="self-play hands, saved for fit")
     playing.add_argument("--agent", default="hard")

@@ -61,6 +61,15 @@ def max_threads() -> int:
     return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
 
 
+def threads_bound() -> str:
+    """What bounds ``max_threads()``, for a message: this machine's cores, or the
+    ``NUMBA_NUM_THREADS`` variable where it says fewer (the cap blamed on the cores misled)."""
+    cores = int(numba.config.NUMBA_DEFAULT_NUM_THREADS)  # type: ignore[attr-defined]
+    if max_threads() < cores:
+        return f"NUMBA_NUM_THREADS={max_threads()}, on a machine of {cores} cores"
+    return "this machine's cores"
+
+
 # ---------------------------------------------------------------- what a cached function is built from
 PROJECT_PACKAGES = ("hearts_sim", "agents")
 _PROJECT_ROOT = Path(__file__).resolve().parent.parent

@@ -14,7 +14,7 @@ import pytest
 
 import agents
 from agents.kinds import AgentError
-from hearts_sim import simulate
+from hearts_sim import simulate, simulate_games
 from hearts_sim.core.cards import CardSet, card_str, cards_of, cards_str
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules
@@ -510,6 +510,9 @@ REFUSED = {
     "simulate seed 1.5": lambda: simulate(hands=1, seed=1.5),  # type: ignore[arg-type]
     "simulate seed -1": lambda: simulate(hands=1, seed=-1),
     "simulate first_hand -1": lambda: simulate(hands=1, first_hand=-1),
+    # the last hand past 2**62: its row could not be dealt again (HandState.deal refuses it)
+    "simulate hands past 2**62": lambda: simulate(hands=2, first_hand=2**62),
+    "simulate_games games past 2**62": lambda: simulate_games(games=2, first_game=2**62),
     "simulate threads 0": lambda: simulate(hands=1, threads=0),
     "load seed -1": lambda: agents.load("rule", seed=-1),
     "load seed 2**64": lambda: agents.load("rule", seed=2**64),

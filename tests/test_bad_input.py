@@ -63,7 +63,7 @@ CASES: list[tuple[list[str], str]] = [
         "target_score=100000 cannot be reached: a game is cut off undecided after 1,000 hands",
     ),
     # here at most this machine's cores; with --cluster per shard on the workers (refused here)
-    (["match", "rule", "random", "--threads", "1000"], "(this machine's cores; with --cluster, threads per"),
+    (["match", "rule", "random", "--threads", "1000"], "(this machine's cores); with --cluster, threads per"),
     (["tournament", "lowest", "--threads", "two"], "--threads two is not valid"),
     # ---- tournament: rules
     (["tournament", "lowest", "--rules", "nosuchpreset"], "unknown rules preset 'nosuchpreset'"),
@@ -150,7 +150,7 @@ CASES: list[tuple[list[str], str]] = [
     (["tournament", "--resume", "{run:garbage_manifest}"], "cannot read"),
     (["tournament", "--resume", "{tmp}", "lowest"], "drop AGENT"),
     (["tournament", "--resume", "{tmp}", "--deals", "5"], "drop --deals"),
-    (["tournament", "--resume", "{tmp}", "--deals", "5"], "drop --deals"),
+    (["tournament", "--resume", "{tmp}", "--seed", "0"], "drop --seed"),  # 0 == False: it was ignored
     (["tournament", "--resume", "{tmp}", "--out", "{tmp}/x"], "drop --out"),
     (["tournament", "--resume", "{tmp}", "--seed", "3"], "drop --seed"),
     (["tournament", "--resume", "{tmp}", "--rules", "qdan3"], "drop --rules"),
@@ -200,6 +200,7 @@ CASES: list[tuple[list[str], str]] = [
         "choose one of others_plus, self_minus, off; did you mean 'off'?",
     ),
     (["match", "--resume", "{tmp}", "lowest", "random"], "drop AGENT"),
+    (["match", "--resume", "{tmp}", "--seed", "0"], "drop --seed"),
     (["match", "--config", "{config:three_agents}"], "exactly 2 agents, got 3"),
     (
         ["match", "lowest", "random", "--sprt", "0"],
@@ -617,6 +618,17 @@ def test_numba_told_not_to_compile_is_one_line_not_a_traceback() -> None:
     )
     assert library.returncode == 1
     assert library.stderr.strip().splitlines()[-1].startswith("ImportError: NUMBA_DISABLE_JIT is set")
+
+
+def test_a_thread_count_past_numba_num_threads_names_that_variable() -> None:
+    """The cap on --threads was blamed on "this machine's cores" where NUMBA_NUM_THREADS set it."""
+    env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
+    for command in (["bench", "--threads", "2"], ["match", "rule", "random", "--threads", "2"]):
+        run = subprocess.run(
+            [sys.executable, "-m", "hearts_sim", *command], capture_output=True, text=True, env=env
+        )
+        assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
+        assert "choose a whole number in 1 .. 1 (NUMBA_NUM_THREADS=1, on a machine of " in run.stderr
 
 
 def test_a_stream_without_the_suit_symbols_gets_letters_not_a_traceback(tmp_path: Path) -> None:

@@ -208,6 +208,14 @@ BAD_SCRIPT_INPUTS = [
     ("env_bench.py", ["--seconds", "nan"], "--seconds nan is not valid"),
     ("external_agents_bench.py", ["--hands", "-3"], "--hands -3 is not valid"),
     ("fuzz_inputs.py", ["--commands", "-3"], "--commands -3 is not valid"),
+    # argparse's own refusals printed its whole usage above the line (ScriptParser)
+    ("moon_table.py", ["--bogus"], "unrecognized arguments: --bogus"),
+    ("train_shape.py", [], "the following arguments are required: step"),
+    ("train_policy.py", ["--seed", "-1", "--out", "{tmp}/p.npz"], "--seed -1 is not valid"),
+    ("train_policy.py", ["--out", "{tmp}/p.npz", "--envs", "0"], "--envs must be positive"),
+    ("train_play_model.py", ["{tmp}/none.npz", "--ridge", "-1"], "--ridge -1 is not valid"),
+    ("train_play_model.py", ["{tmp}/none.npz", "--dry-run"], "none.npz"),  # a traceback-free exit 1 before
+    ("train_evaluation.py", ["--saved", "{tmp}/none.npz", "--dry-run"], "none.npz"),
 ]
 
 
@@ -219,7 +227,8 @@ def test_a_script_refuses_bad_input_in_one_line_before_any_work(
     command = [sys.executable, str(EXPERIMENTS / script), *(a.format(tmp=tmp_path) for a in arguments)]
     run = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert run.returncode == 2, run.stderr
-    last = run.stderr.strip().splitlines()[-1]
+    assert run.stderr.count("\n") == 1, run.stderr  # one line: no usage above it
+    last = run.stderr.strip()
     assert "Traceback" not in run.stderr and last.startswith(f"{script}: error: "), run.stderr
     assert message in last, last
     assert not (tmp_path / "ps").exists()  # nothing started: no half-made run folder

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from agents.levels import LADDER, LEVELS_DIR, LEVELS_VARIABLE, level_folders
 from agents.registry import KINDS, parse_agent
@@ -45,7 +45,7 @@ from hearts_sim.apps.options import (
     read_config,
     threads_option,
 )
-from hearts_sim.apps.script import EXIT_FAILURE, EXIT_USAGE, reported
+from hearts_sim.apps.script import EXIT_FAILURE, EXIT_USAGE, ScriptParser, reported
 from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, card_str, cards_str
 from hearts_sim.core.checks import did_you_mean
 from hearts_sim.core.errors import InputError, Stopped, Terminated, signal_handlers
@@ -84,12 +84,8 @@ examples:
 DEFAULT_AGENTS = ("normal", "easy", "random")  # the CPU levels fast enough for a one-minute run
 
 
-class _Parser(argparse.ArgumentParser):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        # no abbreviations: bench --rule n_players=3 was taken for --rules, and refused as a preset
-        super().__init__(*args, **{"allow_abbrev": False, **kwargs})
-
-    def error(self, message: str) -> None:  # type: ignore[override]
+class _Parser(ScriptParser):
+    def error(self, message: str) -> NoReturn:
         raise UsageError(message + self._owners(message))
 
     def _owners(self, message: str) -> str:
@@ -254,13 +250,19 @@ def _rules_over(base: list[str], over: list[str]) -> list[str]:
     return [text for text in base if split_assignment(text)[0] not in again] + over
 
 
+def _given(value: object) -> bool:
+    """Whether an option was given: argparse leaves None, [] or False (a flag) for one that was
+    not. By identity, not equality: ``--seed 0`` is given (0 == False let it through, ignored)."""
+    return not (value is None or value is False or value == [])
+
+
 def _check_resume(args: argparse.Namespace) -> None:
     """``--resume DIR`` continues a run as it was started: its settings may not be given again."""
     if args.repair and not args.resume:
         raise UsageError("--repair works with --resume DIR: it repairs that run's records")
     if not args.resume:
         return
-    given = [name for name in RUN_SETTINGS if getattr(args, name) not in (None, [], False)]
+    given = [name for name in RUN_SETTINGS if _given(getattr(args, name))]
     if given:
         shown = "AGENT" if given[0] == "agents" else "--" + given[0]
         raise UsageError(
@@ -276,8 +278,7 @@ def _runner(args: argparse.Namespace) -> Any:
             if args.threads is not None:
                 threads_option().parse(str(args.threads))
         except UsageError as error:
-            cores = "this machine's cores; with --cluster, threads per shard on the workers"
-            raise UsageError(f"{error} ({cores})") from None
+            raise UsageError(f"{error}; with --cluster, threads per shard on the workers") from None
         return None
     from hearts_sim.studies.cluster import DaskRunner
 

@@ -28,7 +28,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
-from hearts_sim._numba import max_threads
+from hearts_sim._numba import max_threads, threads_bound
 from hearts_sim.core.checks import is_integer, is_real
 from hearts_sim.engine.rng import MAX_DEALS, MAX_SEED
 
@@ -186,8 +186,10 @@ class _OldNames(argparse.Action):
 
 
 def threads_option(help: str = "threads (default: all)", high: int | None = None) -> Option:
-    """``--threads``, at most this machine's cores (``high``: another bound, as a cluster's)."""
-    return Option("threads", COUNT, help, None, 1, high or max_threads(), ("--threads",))
+    """``--threads``, at most this machine's cores or ``NUMBA_NUM_THREADS``, the bound named in its
+    message (``high``: another bound, as a cluster's)."""
+    bound = "" if high else f"{max_threads()} ({threads_bound()})"
+    return Option("threads", COUNT, help, None, 1, high or max_threads(), ("--threads",), high_text=bound)
 
 
 MAX_SHARD_THREADS = 1024  # --threads with --cluster: per shard on the workers, capped by each at its cores

@@ -22,13 +22,14 @@ hearts_sim.apps.options.UsageError: --trust 1 is not valid: choose a number from
 
 from __future__ import annotations
 
+import argparse
 import errno
 import math
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from hearts_sim.apps.options import COUNT, NUMBER, SEED, Option, UsageError
 from hearts_sim.core.errors import (
@@ -44,6 +45,18 @@ from hearts_sim.engine.rng import MAX_DEALS
 EXIT_FAILURE, EXIT_USAGE = 1, 2
 # what a write fails with on a full disk, a spent quota, a file past its size limit, a dying disk
 NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+class ScriptParser(argparse.ArgumentParser):
+    """argparse's parser with ``hearts-sim``'s manners: a refusal is a ``UsageError``, one line
+    from ``reported`` (argparse printed its whole usage above the line), and no abbreviated
+    options (``--rule`` taken for ``--rules``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **{"allow_abbrev": False, **kwargs})
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
 
 
 def whole(flag: str, low: int = 1, high: int = MAX_DEALS) -> Callable[[str], int]:

@@ -24,11 +24,11 @@ from tqdm.auto import tqdm
 from agents.dispatch import KindSet
 from agents.external import EngineOptions, ExternalSpec, source_bytes
 from agents.registry import KIND_BY_NAME, AgentSpec, parse_agent, seat_arrays
-from hearts_sim._numba import max_threads, module_stamp
+from hearts_sim._numba import max_threads, module_stamp, threads_bound
 from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules, resolve_rules
-from hearts_sim.engine.rng import SeedError, check_index, check_seed
+from hearts_sim.engine.rng import MAX_INDEX, SeedError, check_index, check_seed
 from hearts_sim.engine.state import new_states
 from hearts_sim.selfplay.lockstep import external_seats, run_lockstep
 from hearts_sim.selfplay.loops import (
@@ -159,7 +159,7 @@ def set_threads(threads: int | None) -> int:
         threads = max_threads()
     if not is_integer(threads) or not 1 <= threads <= max_threads():
         raise SimulationError(
-            f"threads={shown(threads)} is not valid: choose 1 .. {max_threads()} on this machine"
+            f"threads={shown(threads)} is not valid: choose 1 .. {max_threads()} ({threads_bound()})"
         )
     set_thread_count(int(threads))
     return int(threads)
@@ -304,12 +304,20 @@ def check_games_can_end(rules: Rules) -> None:
         )
 
 
-def _check_seeding(seed: int, first: int, name: str) -> tuple[int, int]:
-    """The master seed and the first hand (game) index, checked: one line naming the bad one."""
+def _check_seeding(seed: int, first: int, count: int, name: str) -> tuple[int, int]:
+    """The master seed and the first hand (game) index, checked, with the last of ``count`` from
+    it in range too (past 2**62 a row could not be dealt again): one line naming the bad one."""
     try:
-        return check_seed(seed), check_index(first, name)
+        seed, first = check_seed(seed), check_index(first, name)
     except SeedError as error:
         raise SimulationError(str(error)) from None
+    if first + count - 1 > MAX_INDEX:
+        unit = name.removeprefix("first_")
+        raise SimulationError(
+            f"{name}={first} is not valid with {unit}s={count}: the last {unit} would be past index "
+            f"2**62; start at {MAX_INDEX - count + 1} at most"
+        )
+    return seed, first
 
 
 def _seatings(rules: Rules, seats: Any) -> list[list[Any]]:
@@ -374,7 +382,7 @@ def simulate(
     rules = resolve_rules(rules)
     hands = check_count("hands", hands)
     chunk_size = check_count("chunk_size", chunk_size)
-    seed, first_hand = _check_seeding(seed, first_hand, "first_hand")
+    seed, first_hand = _check_seeding(seed, first_hand, hands, "first_hand")
     table = Table.build(rules, _seatings(rules, seats))
     set_threads(threads)
     engines = EngineOptions(engine_procs, engine_timeout)
@@ -417,7 +425,7 @@ def simulate_games(
             f"hands must be True or False (keep every hand of the games), not {shown(hands)}"
         )
     chunk_size = check_count("chunk_size", chunk_size)
-    seed, first_game = _check_seeding(seed, first_game, "first_game")
+    seed, first_game = _check_seeding(seed, first_game, games, "first_game")
     check_games_can_end(rules)
     table = Table.build(rules, _seatings(rules, seats))
     set_threads(threads)
