@@ -360,3 +360,24 @@ def test_a_manifest_counting_other_parts_says_how_many_in_words_that_agree() -> 
     two = parts_problem({"hand_parts": [{}, {}], "chunks_done": 1}, HANDS_DIR)
     assert two == "chunks_done is 1 but 2 hand parts are listed"
     assert parts_problem({"parts": [{}], "chunks_done": 1}) is None
+
+
+def test_a_slow_chunk_is_on_disk_before_the_next_one_plays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A finished chunk was committed only once the next chunk had played (its parts were still
+    being encoded when it was queued): a kill lost the last finished chunk of a slow run, minutes
+    of ``hard``, and ``status`` saw the parts come in pairs. A chunk that took longer than
+    ``PROMPT_COMMIT_SECONDS`` to play is committed before the next one starts."""
+    monkeypatch.setattr(tournament, "PROMPT_COMMIT_SECONDS", 0.0, raising=False)  # every chunk is slow
+    out = tmp_path / "run"
+    committed: list[int] = []
+
+    class Watching(tournament.LocalRunner):
+        def chunks(self, config: Any, chunks: range, hands: bool = True) -> Any:
+            for chunk in chunks:
+                committed.append(json.loads((out / tournament.MANIFEST).read_text())["chunks_done"])
+                yield chunk, tournament.chunk_records(config, chunk, self.engines, hands)
+
+    tournament.run_tournament(CONFIG, out, runner=Watching(), progress=False)
+    assert committed == list(range(CONFIG.n_chunks))  # chunk k starts with chunks 0 .. k-1 on disk

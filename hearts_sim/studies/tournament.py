@@ -977,6 +977,10 @@ def _commit(
 # A run with --out encodes each chunk's Parquet parts on this many threads while the next chunks
 # play (pyarrow releases the GIL), and commits them in order; at most twice as many wait.
 ENCODING_THREADS = 2
+# A chunk that took longer than this to play is committed as soon as its parts are encoded
+# (milliseconds), not once the next chunk has played: a kill lost the last finished chunk of a
+# slow run (minutes of hard), and status saw its parts come in pairs. Fast chunks keep the overlap.
+PROMPT_COMMIT_SECONDS = 0.5
 
 
 class _Committer:
@@ -993,6 +997,7 @@ class _Committer:
         self.pool = ThreadPoolExecutor(ENCODING_THREADS, thread_name_prefix="hearts-sim-parts")
         self.waiting: deque[tuple[int, Future[dict[str, tuple[bytes, int]]], dict[str, Any], int]] = deque()
         self.failed = False  # a commit failed: nothing after it may be counted
+        self.added = time.monotonic()  # when the last chunk came: the next one's time to play
 
     def __enter__(self) -> _Committer:
         return self
@@ -1006,7 +1011,9 @@ class _Committer:
         """Queue chunk ``chunk`` (``tally`` counts it) and commit the chunks ready, in order."""
         parts = self.pool.submit(_chunk_parts, config, self.table, records, hands)
         self.waiting.append((chunk, parts, asdict(tally), config.n_chunks))
-        self._commit_ready(everything=False)
+        now = time.monotonic()
+        slow, self.added = now - self.added > PROMPT_COMMIT_SECONDS, now
+        self._commit_ready(everything=slow)
 
     def settle(self) -> None:
         """Commit every chunk queued (the run ends or stops), unless a commit failed."""
