@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import warnings
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,28 @@ def test_report_refuses_runs_that_do_not_pool(
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not out.exists()  # refused before anything is written
+
+
+def test_report_refuses_a_copy_of_a_runs_records_beside_the_run(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Records without a manifest (a copy of a run's records/) were pooled with the run they came
+    from, every hand counted twice without a word; and a manifest.json that is a folder let
+    every part be read unverified, with no note that the run was unfinished."""
+    copy = tmp_path / "copy"
+    shutil.copytree(run_dir / "records", copy / "records")
+    for paths in ([run_dir, copy], [copy, run_dir]):
+        assert main(["report", *map(str, paths), "--out", str(tmp_path / "pooled")]) == 2
+        err = capsys.readouterr().err
+        assert "begin with the same hand, of the same agents" in err and err.count("\n") == 1
+    other = tmp_path / "seed4"
+    run_tournament(make_config(AGENTS, deals=50, seed=4), other, progress=False)
+    shutil.copytree(other / "records", tmp_path / "copy4" / "records")
+    assert main(["report", str(copy), str(tmp_path / "copy4"), "--out", str(tmp_path / "pooled")]) == 0
+    (other / "manifest.json").unlink()
+    (other / "manifest.json").mkdir()
+    assert main(["report", str(other), "--out", str(tmp_path / "alone")]) == 2
+    assert "manifest.json is not a file" in capsys.readouterr().err
 
 
 def test_report_figures_match_the_in_memory_analysis(run_dir: Path) -> None:

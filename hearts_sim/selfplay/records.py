@@ -104,9 +104,10 @@ PART_GLOB = "part-*.parquet"
 
 def run_folder(path: str | Path) -> Path:
     """The run a path names: the run whose ``records/`` or ``hands/`` it is (the folder above
-    holds the manifest), or the path itself."""
+    holds the manifest: anything of its name, which its readers then refuse if it is no file),
+    or the path itself."""
     path = Path(path)
-    return path.parent if (path.parent / MANIFEST).is_file() else path
+    return path.parent if (path.parent / MANIFEST).exists() else path
 
 
 def seat_column(name: str, seat: int) -> str:

@@ -978,9 +978,11 @@ def pooled_rules(paths: Sequence[str | Path]) -> Rules | None:
     """The rules of the runs whose records are pooled (``RecordSummary.from_records`` of several
     runs, ``hearts-sim report A B``); None when no manifest names them. ``AnalysisError`` for a
     path that holds no records, a run given twice, runs under other rules (their rates do not
-    pool) and two runs of the same agents and seed (they played the same hands)."""
+    pool) and two runs of the same agents and seed (they played the same hands), told by their
+    manifests or, for records without one (a copy of a run's ``records/``), by their first hand."""
     seen: dict[Path, Path] = {}
     runs: list[tuple[Path, dict[str, Any]]] = []
+    first_hands: dict[tuple[Any, ...], Path] = {}
     for path in map(Path, paths):
         directory = records_path(path)
         if directory.resolve() in seen:
@@ -988,23 +990,48 @@ def pooled_rules(paths: Sequence[str | Path]) -> Rules | None:
             raise AnalysisError(f"{path} and {given} are the same run: its hands would count twice")
         seen[directory.resolve()] = path
         config = _run_config(directory)
-        if config is None:
-            continue
-        for other, known in runs:
-            if known["rules"] != config["rules"]:
-                raise AnalysisError(
-                    f"{path} and {other} are runs under different rules: their rates do not pool"
-                )
-            same_seed = config.get("seed") is not None and known.get("seed") == config.get("seed")
-            agents, known_agents = config.get("agents") or [], known.get("agents") or []
-            if same_seed and sorted(map(str, known_agents)) == sorted(map(str, agents)):
-                order = "" if list(known_agents) == list(agents) else " (in another order)"
-                raise AnalysisError(
-                    f"{path} and {other} are runs of the same agents{order} on seed {config.get('seed')}: "
-                    "they played the same hands, which would count twice (give each run its own --seed)"
-                )
-        runs.append((path, config))
+        if config is not None:
+            for other, known in runs:
+                if known["rules"] != config["rules"]:
+                    raise AnalysisError(
+                        f"{path} and {other} are runs under different rules: their rates do not pool"
+                    )
+                same_seed = config.get("seed") is not None and known.get("seed") == config.get("seed")
+                agents, known_agents = config.get("agents") or [], known.get("agents") or []
+                if same_seed and sorted(map(str, known_agents)) == sorted(map(str, agents)):
+                    order = "" if list(known_agents) == list(agents) else " (in another order)"
+                    seed = config.get("seed")
+                    raise AnalysisError(
+                        f"{path} and {other} are runs of the same agents{order} on seed {seed}: "
+                        "they played the same hands, which would count twice (give each run its own --seed)"
+                    )
+        hand = _first_hand(directory)  # what tells records without a manifest apart
+        if hand is not None and hand in first_hands:
+            raise AnalysisError(
+                f"{path} and {first_hands[hand]} begin with the same hand, of the same agents (a copy "
+                "of one run's records?): their hands would count twice"
+            )
+        if hand is not None:
+            first_hands[hand] = path
+        if config is not None:
+            runs.append((path, config))
     return runs[0][1]["rules"] if runs else None
+
+
+def _first_hand(directory: Path) -> tuple[Any, ...] | None:
+    """The first hand of the first part in ``directory``: its seed and the agents at the table
+    (sorted), which two runs share only when they played the same hands; None when unreadable
+    (reading the records says why)."""
+    import pyarrow.parquet as pq
+
+    parts = sorted(directory.glob("*.parquet"))
+    try:
+        names = pq.read_schema(parts[0]).names
+        agents = [name for name in names if name.startswith("agent_")]
+        first = pq.ParquetFile(parts[0]).read_row_group(0, columns=["seed", *agents]).slice(0, 1).to_pylist()
+        return (first[0]["seed"], *sorted(str(first[0][name]) for name in agents))
+    except Exception:  # pyarrow's errors for a damaged part are many; the readers name them
+        return None
 
 
 def run_parts(directory: Path) -> list[Path]:
@@ -1014,6 +1041,8 @@ def run_parts(directory: Path) -> list[Path]:
     import json
 
     run = run_folder(directory)
+    if (run / MANIFEST).exists() and not (run / MANIFEST).is_file():  # its parts were read unverified
+        raise AnalysisError(f"{run / MANIFEST} is not a file: the records cannot be checked against it")
     if not (run / MANIFEST).is_file():
         return sorted(directory.glob("*.parquet"))  # not subfolders (a report/ inside)
     try:
