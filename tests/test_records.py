@@ -381,3 +381,19 @@ def test_a_slow_chunk_is_on_disk_before_the_next_one_plays(
 
     tournament.run_tournament(CONFIG, out, runner=Watching(), progress=False)
     assert committed == list(range(CONFIG.n_chunks))  # chunk k starts with chunks 0 .. k-1 on disk
+
+
+def test_the_repair_hint_of_a_match_resumes_it_as_a_match(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A match's damaged records said to repair them with ``hearts-sim tournament --resume``,
+    which prints a tournament's summary and JSON (its interrupt line already said match)."""
+    out = tmp_path / "m"
+    assert main(["match", "lowest", "random", "--deals", "20", "--seed", "2", "--out", str(out), "--quiet"]) == 0
+    part = sorted((out / "records").glob("*.parquet"))[0]
+    part.write_bytes(part.read_bytes()[:-7])
+    for command in (["match", "--resume", str(out)], ["report", str(out)]):
+        capsys.readouterr()
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert f"hearts-sim match --resume {out} --repair" in err and err.count("\n") == 1, err

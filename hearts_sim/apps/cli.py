@@ -301,7 +301,7 @@ def _run(args: argparse.Namespace, config: TournamentConfig | None) -> Tournamen
         if args.resume:
             return resume_tournament(args.resume, repair=args.repair, **options)
         assert config is not None
-        return run_tournament(config, args.out, command=["hearts-sim", *sys.argv[1:]], **options)
+        return run_tournament(config, args.out, command=["hearts-sim", *args.argv], **options)
     finally:
         if runner is not None:
             runner.close()
@@ -1039,7 +1039,7 @@ def cmd_levels(args: argparse.Namespace) -> int:
             timing_hands=settings["timing_hands"],
             seed=settings["seed"],
             out=settings["out"],
-            note={**settings, "command": "hearts-sim " + shlex.join(sys.argv[1:])},
+            note={**settings, "command": "hearts-sim " + shlex.join(args.argv)},
             **runtime,
         )
     print(json.dumps(result) if args.json else format_calibration(result))
@@ -1214,7 +1214,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         result = resume_tune(args.resume, **runtime)
     else:
         args.rules, args.rule = settings["rules"], settings["rule"]
-        command = "hearts-sim " + shlex.join(sys.argv[1:])
+        command = "hearts-sim " + shlex.join(args.argv)
         result = tune(
             settings["agent"],
             parse_ranges(settings["param"]),
@@ -1462,6 +1462,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _run_command(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command a run records: main(argv)'s too
     return int(args.run(args))
 
 

@@ -17,6 +17,7 @@ that say which game, which hand of it, and the game's totals before it.
 from __future__ import annotations
 
 import hashlib
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -156,8 +157,20 @@ def part_problem(path: Path, entry: Any) -> str | None:
     return None
 
 
-def repair_hint(out: Path) -> str:
-    return f"re-play the damaged chunks with: hearts-sim tournament --resume {out} --repair"
+def resuming_command(manifest: Any) -> str:
+    """The subcommand that resumes a run: the one that started it (its manifest's ``command``),
+    since a ``match`` prints its own summary (its JSON differs from a tournament's)."""
+    command = manifest.get("command") if isinstance(manifest, dict) else None
+    try:
+        words = shlex.split(command) if isinstance(command, str) else []
+    except ValueError:  # a hand-edited manifest
+        words = []
+    return "match" if words[1:2] == ["match"] else "tournament"
+
+
+def repair_hint(out: Path, manifest: Any) -> str:
+    """How to re-play a run's damaged chunks, with the subcommand that started it."""
+    return f"re-play the damaged chunks with: hearts-sim {resuming_command(manifest)} --resume {out} --repair"
 
 
 PARTS_KEYS = {RECORDS_DIR: "parts", HANDS_DIR: "hand_parts"}  # the manifest's list for each directory
@@ -184,13 +197,15 @@ def verified_parts(out: Path, manifest: Any, directory: str = RECORDS_DIR) -> li
     (``RecordsError`` naming the manifest or the first part that does not match)."""
     problem = parts_problem(manifest, directory)
     if problem is not None:
-        raise RecordsError(f"{Path(out) / MANIFEST} cannot be trusted: {problem}; {repair_hint(out)}")
+        raise RecordsError(
+            f"{Path(out) / MANIFEST} cannot be trusted: {problem}; {repair_hint(out, manifest)}"
+        )
     paths = []
     for chunk, entry in enumerate(manifest[PARTS_KEYS[directory]]):
         path = part_path(out, chunk, directory)
         problem = part_problem(path, entry)
         if problem is not None:
-            raise RecordsError(f"records part {path} {problem}; {repair_hint(out)}")
+            raise RecordsError(f"records part {path} {problem}; {repair_hint(out, manifest)}")
         paths.append(path)
     return paths
 

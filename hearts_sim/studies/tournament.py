@@ -80,6 +80,7 @@ from hearts_sim.selfplay.records import (
     part_problem,
     parts_problem,
     repair_hint,
+    resuming_command,
     verified_parts,
 )
 from hearts_sim.selfplay.simulate import (
@@ -140,23 +141,18 @@ class Interrupted(Stopped):
         super().__init__(f"after {done} of {total} chunks{where}", terminated)
 
 
-def resume_command(out: Path, objects: bool = False, command: str | None = None) -> str:
-    """How to continue the run in ``out``: the command line, or from Python when its agents
-    include objects (recorded by name only, so the caller gives them again). ``command``: the
-    command line that started it (its manifest's), whose subcommand resumes it: a ``match``
-    prints its own summary (its JSON differs from a tournament's)."""
+def resume_command(out: Path, objects: bool = False, manifest: Any = None) -> str:
+    """How to continue the run in ``out``: the command line (the subcommand that started it, in
+    ``manifest``: ``records.resuming_command``), or from Python when its agents include objects
+    (recorded by name only, so the caller gives them again)."""
     if objects:
         return f"run_tournament(config, {str(out)!r}, resume=True), with its agent objects in config"
-    try:
-        words = shlex.split(command) if isinstance(command, str) else []
-    except ValueError:  # a hand-edited manifest
-        words = []
-    return f"hearts-sim {'match' if words[1:2] == ['match'] else 'tournament'} --resume {out}"
+    return f"hearts-sim {resuming_command(manifest)} --resume {out}"
 
 
 def manifest_resume(out: Path, manifest: dict[str, Any]) -> str:
     """``resume_command`` for the run in ``out`` with this manifest."""
-    return resume_command(out, bool(_recorded_objects(manifest)), manifest.get("command"))
+    return resume_command(out, bool(_recorded_objects(manifest)), manifest)
 
 
 # ---------------------------------------------------------------------------- scheduling
@@ -405,11 +401,10 @@ def manifest_config(
         ) from None
 
 
-def _untrusted_manifest(out: Path, problem: str) -> TournamentError:
+def _untrusted_manifest(out: Path, manifest: Any, problem: str) -> TournamentError:
     """The refusal of a run whose manifest's counts cannot be trusted (``manifest_problem``)."""
-    return TournamentError(
-        f"{out / MANIFEST} cannot be trusted: {problem}; {repair_hint(out)} (re-plays the whole run)"
-    )
+    hint = repair_hint(out, manifest)
+    return TournamentError(f"{out / MANIFEST} cannot be trusted: {problem}; {hint} (re-plays the whole run)")
 
 
 def _expected_rows(config: TournamentConfig, chunk: int) -> int:
@@ -1056,7 +1051,7 @@ def _checked_for_resume(
     problem = manifest_problem(config, manifest)
     if problem is not None:
         if not repair:
-            raise _untrusted_manifest(out, problem)
+            raise _untrusted_manifest(out, manifest, problem)
         report(f"hearts-sim: repair: {out / MANIFEST}: {problem}; re-playing the run from its first chunk")
         manifest.pop("summary", None)
         _reset_progress(config, manifest)
@@ -1071,7 +1066,7 @@ def _checked_for_resume(
     if damaged and not repair:
         _, name, problem = damaged[0]
         more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
-        raise TournamentError(f"records part {name} {problem}{more}; {repair_hint(out)}")
+        raise TournamentError(f"records part {name} {problem}{more}; {repair_hint(out, manifest)}")
     for chunk, name, problem in damaged:
         report(f"hearts-sim: repair: {name} {problem}; re-playing chunk {chunk} from its seeds")
     for chunk in sorted({chunk for chunk, _, _ in damaged}):
@@ -1268,7 +1263,7 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
         config = manifest_config(out, manifest)
         problem = manifest_problem(config, manifest)
         if problem is not None:
-            raise _untrusted_manifest(out, problem)
+            raise _untrusted_manifest(out, manifest, problem)
         for directory in _directories(config):  # damaged records: a RecordsError that says how to repair them
             verified_parts(out, manifest, directory)
         if manifest["chunks_done"] < config.n_chunks:
