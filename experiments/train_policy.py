@@ -60,6 +60,7 @@ from agents.net import (
 from agents.registry import parse_agent
 from hearts_sim.apps.script import ScriptParser, master_seed, run_script
 from hearts_sim.core.cards import N_CARDS
+from hearts_sim.core.errors import signal_exit_code
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.encoding import OBS_SIZE
@@ -623,8 +624,9 @@ def main(argv: list[str] | None = None) -> None:
     trainer = train_dagger if args.method == "dagger" else train_pg
     try:
         result = trainer(args, checkpoint=checkpoint)
-    except KeyboardInterrupt:
-        parser.exit(130, f"{parser.prog}: stopped: {stopped_note(args, saved[-1] if saved else None)}\n")
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (Terminated, from run_script's handler)
+        note = stopped_note(args, saved[-1] if saved else None)
+        parser.exit(signal_exit_code(stop), f"{parser.prog}: stopped: {note}\n")
 
     def write(result: dict[str, Any]) -> None:
         try:
@@ -636,9 +638,10 @@ def main(argv: list[str] | None = None) -> None:
         write(result)  # the trained weights are kept whatever becomes of the evaluation
         try:
             result["evaluation"] = evaluate(result["weights"], args)
-        except (KeyboardInterrupt, Interrupted):
+        except (KeyboardInterrupt, Interrupted) as stop:
             parser.exit(
-                130, f"{parser.prog}: stopped in the evaluation: {args.out} holds the trained weights\n"
+                signal_exit_code(stop),
+                f"{parser.prog}: stopped in the evaluation: {args.out} holds the trained weights\n",
             )
     write(result)
     print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes; {result['backend']}, {result['seconds']} s)")

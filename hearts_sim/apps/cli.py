@@ -15,7 +15,6 @@ import codecs
 import json
 import os
 import shlex
-import signal
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -48,7 +47,7 @@ from hearts_sim.apps.options import (
 from hearts_sim.apps.script import EXIT_FAILURE, EXIT_USAGE, ScriptParser, reported
 from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, card_str, cards_str
 from hearts_sim.core.checks import did_you_mean
-from hearts_sim.core.errors import InputError, Stopped, Terminated, signal_handlers
+from hearts_sim.core.errors import InputError, Stopped, Terminated, sigterm_as_interrupt
 from hearts_sim.core.rules import (
     MAX_POINTS,
     PRESETS,
@@ -1444,15 +1443,11 @@ def _letters_where_symbols_cannot_print() -> None:
                 reconfigure(errors=SUIT_LETTER_ERRORS)
 
 
-def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     _letters_where_symbols_cannot_print()
     # SIGTERM (a scheduler's time limit, ``docker stop``) handled as Ctrl-C while a command runs:
     # a tournament keeps its finished chunks and says how to resume, a server reaps its workers
-    with signal_handlers({signal.SIGTERM: _terminate}):
+    with sigterm_as_interrupt():
         return _main(argv)
 
 

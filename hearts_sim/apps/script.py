@@ -39,6 +39,7 @@ from hearts_sim.core.errors import (
     Stopped,
     StorageError,
     Terminated,
+    sigterm_as_interrupt,
 )
 from hearts_sim.engine.rng import MAX_DEALS
 
@@ -146,4 +147,6 @@ def reported(prog: str, work: Callable[[], int | None]) -> int:
 
 def run_script(main: Callable[[], int | None]) -> NoReturn:
     """A script's entry point: ``sys.exit(reported(its name, main))``."""
-    sys.exit(reported(Path(sys.argv[0]).name, main))  # as argparse names it
+    with sigterm_as_interrupt():  # a scheduler's SIGTERM as Ctrl-C: what the job kept, exit code 143
+        code = reported(Path(sys.argv[0]).name, main)  # as argparse names it
+    sys.exit(code)

@@ -53,7 +53,14 @@ class Stopped(Exception):
     @property
     def exit_code(self) -> int:
         """The shell's code for the signal: 143 (SIGTERM) or 130 (Ctrl-C)."""
-        return EXIT_TERMINATED if self.terminated else EXIT_INTERRUPTED
+        return signal_exit_code(self)
+
+
+def signal_exit_code(stop: BaseException) -> int:
+    """The shell's code for what stopped a job: 143 for SIGTERM (``Terminated``, or a ``Stopped``
+    that says so), 130 for Ctrl-C."""
+    terminated = isinstance(stop, Terminated) or (isinstance(stop, Stopped) and stop.terminated)
+    return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
 
 @contextmanager
@@ -71,3 +78,15 @@ def signal_handlers(handlers: Mapping[signal.Signals, Handler]) -> Iterator[None
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def sigterm_as_interrupt() -> Any:
+    """A context manager: SIGTERM (a scheduler's time limit, ``docker stop``) raises
+    ``Terminated`` during the block, handled as Ctrl-C is (a job keeps what it finished and says
+    how to go on; its exit code 143), where Python's default killed the process without a word.
+    ``hearts-sim`` and every script of ``experiments/`` (``run_script``) run under it."""
+    return signal_handlers({signal.SIGTERM: _raise_terminated})
