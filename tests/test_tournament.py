@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hearts_sim.core.errors import Terminated, signal_handlers
+from hearts_sim.core.errors import Terminated, sigterm_as_interrupt, signal_handlers
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.simulate import progress_shown
 from hearts_sim.studies import stats, tournament
@@ -785,9 +785,7 @@ def test_ctrl_c_waits_until_a_chunk_is_committed(stop: signal.Signals, raised: t
     the handler it had (for SIGTERM here, the command line's, which raises ``Terminated``). A
     suite started in the background by a shell inherits SIGINT ignored, so Python's Ctrl-C
     handler is installed here, not assumed."""
-    from hearts_sim.apps.cli import _terminate
-
-    with signal_handlers({signal.SIGINT: signal.default_int_handler, signal.SIGTERM: _terminate}):
+    with signal_handlers({signal.SIGINT: signal.default_int_handler}), sigterm_as_interrupt():
         before = {held: signal.getsignal(held) for held in (signal.SIGINT, signal.SIGTERM)}
         steps = []
         with pytest.raises(raised), interrupts_deferred():
