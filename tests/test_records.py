@@ -397,3 +397,43 @@ def test_the_repair_hint_of_a_match_resumes_it_as_a_match(
         assert main(command) == 2
         err = capsys.readouterr().err
         assert f"hearts-sim match --resume {out} --repair" in err and err.count("\n") == 1, err
+
+
+def _edited(run: Path, edit: Any) -> None:
+    manifest = json.loads((run / "manifest.json").read_text())
+    edit(manifest)
+    (run / "manifest.json").write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize(
+    ("edit", "commands", "message"),
+    [  # each was a traceback (IndexError, ValueError, TypeError) in the commands named
+        (lambda m: m["parts"][0].update(bytes="12"), ("resume", "report", "combine"), "of the wrong kind"),
+        (lambda m: m["tally"]["score_sum"].pop(), ("resume", "status", "combine"), "score_sum is not 2 whole"),
+        (lambda m: m["tally"].update(deals="20"), ("resume", "status"), "its deals is '20', not a count"),
+        (lambda m: m.update(deals_cap="x"), ("resume",), "deals_cap is 'x', not a count of deals"),
+        (lambda m: m.update(summary="x"), ("status",), "its summary is 'x', not a table of figures"),
+        (lambda m: m.update(config=[]), ("status",), "'deals' is missing"),
+        (lambda m: m["config"].update(deals=float("nan")), ("status",), "cannot convert float NaN"),
+    ],
+)
+def test_a_hand_edited_manifest_is_one_line_in_every_command(
+    runs: dict[str, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    edit: Any,
+    commands: tuple[str, ...],
+    message: str,
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(runs["good"], run)
+    _edited(run, edit)
+    argv = {
+        "resume": ["tournament", "--resume", str(run), "--quiet"],
+        "report": ["report", str(run), "--out", str(tmp_path / "report")],
+        "combine": ["combine", str(run), str(runs["interrupted"])],
+        "status": ["status", str(run)],
+    }
+    for command in commands:
+        assert main(argv[command]) == 2, command
+        assert message in one_error_line(capsys), command

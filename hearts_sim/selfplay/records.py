@@ -137,6 +137,9 @@ def part_problem(path: Path, entry: Any) -> str | None:
     """Why the part at ``path`` does not match its manifest ``entry``; None when it does."""
     if not isinstance(entry, dict) or sorted(entry) != sorted(PART_FIELDS):
         return "has no valid entry in the manifest"
+    size_entry, digest_entry = entry["bytes"], entry["sha256"]
+    if not (is_integer(size_entry) and size_entry >= 0 and isinstance(digest_entry, str)):
+        return "has no valid entry in the manifest (its bytes or sha256 is of the wrong kind)"
     try:
         size = path.stat().st_size
     except FileNotFoundError:

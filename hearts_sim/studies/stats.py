@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from hearts_sim._numba import njit
-from hearts_sim.core.checks import counted, is_real, shown, store_plain
+from hearts_sim.core.checks import counted, is_integer, is_real, shown, store_plain
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS, pass_direction_name, rules_label
 
@@ -65,17 +65,57 @@ class Tally:
 
     def __post_init__(self) -> None:
         k = self.n_agents
+        if not is_integer(k) or k < 1:
+            raise TypeError(f"n_agents is {shown(k)}, not a count of agents")
         for name in _PER_AGENT_SUMS:
             if not getattr(self, name):
                 setattr(self, name, [0] * k)
         for name in ("pair_sum", "pair_square_sum"):
             if not getattr(self, name):
                 setattr(self, name, [[0] * k for _ in range(k)])
+        self._check_shape()
         if not isinstance(self.by_direction, dict):
             raise TypeError("by_direction is not a mapping of pass directions to tallies")
         self.by_direction = {
             str(d): t if isinstance(t, Tally) else Tally(**t) for d, t in self.by_direction.items()
         }
+
+    def _check_shape(self) -> None:
+        """``TypeError`` unless every sum is a whole number (the counts not negative) and every
+        list holds one per agent (pairs: k by k): a hand-edited manifest's tally was an
+        ``IndexError`` on resume, a ``zip`` error in combine, or figures from the wrong sums."""
+        k = self.n_agents
+
+        def whole(value: Any) -> bool:
+            return is_integer(value)
+
+        def ints(values: Any, length: int) -> bool:
+            return isinstance(values, list) and len(values) == length and all(map(whole, values))
+
+        problems = [
+            f"{name} is {shown(getattr(self, name))}, not a count"
+            for name in ("deals", "hands")
+            if not (whole(getattr(self, name)) and getattr(self, name) >= 0)
+        ]
+        problems += [
+            f"{name} is not {k} whole numbers"
+            for name in ("slots_per_deal", *_PER_AGENT_SUMS)
+            if not ints(getattr(self, name), k)
+        ]
+        problems += [
+            f"{name} is not {k} by {k} whole numbers"
+            for name in ("pair_sum", "pair_square_sum")
+            if not (isinstance(getattr(self, name), list) and len(getattr(self, name)) == k)
+            or not all(ints(row, k) for row in getattr(self, name))
+        ]
+        if self.ratings and not (
+            isinstance(self.ratings, list)
+            and len(self.ratings) == k
+            and all(isinstance(r, list) and len(r) == 2 and all(map(is_real, r)) for r in self.ratings)
+        ):
+            problems.append(f"ratings is not {k} pairs of numbers")
+        if problems:
+            raise TypeError(f"its {problems[0]}")
 
     def direction(self, name: str) -> Tally:
         """The tally of the deals passed ``name`` (empty until one is added)."""

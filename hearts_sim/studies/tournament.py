@@ -428,8 +428,11 @@ def manifest_problem(config: TournamentConfig, manifest: dict[str, Any]) -> str 
             return f"the entry of part {chunk} does not hold its {_expected_rows(config, chunk)} rows"
     try:
         tally = Tally(**manifest["tally"])
-    except (KeyError, TypeError):
-        return "holds no readable tally"
+    except (KeyError, TypeError) as error:
+        return f"holds no readable tally ({error})" if isinstance(error, TypeError) else "holds no tally"
+    cap = manifest.get("deals_cap", config.deals)
+    if not (is_integer(cap) and cap >= 1):
+        return f"deals_cap is {cap!r}, not a count of deals"
     deals = min(done * config.chunk_deals, config.deals)
     if tally.deals != deals or tally.n_agents != len(config.agents):
         return f"its tally counts {tally.deals} deals, not the {deals} of its {done} chunks"
@@ -770,15 +773,15 @@ def run_status(out: str | Path) -> RunStatus:
     It parses no agent, so it serves runs of agent objects and of levels removed since."""
     out = Path(out)
     manifest = load_manifest(out)
-    try:
+    try:  # every value read here, checked here: a hand-edited manifest is one line, not a traceback
         config, names = dict(manifest["config"]), list(manifest["agent_specs"])
-        done, total = int(manifest["chunks_done"]), int(manifest["chunks_total"])
+        done, total, deals = int(manifest["chunks_done"]), int(manifest["chunks_total"]), int(config["deals"])
         tally = Tally(**manifest["tally"])
         summary = manifest.get("summary") or (
-            _summary(config, names, tally, int(manifest.get("deals_cap") or config["deals"]))
-            if tally.deals
-            else None
+            _summary(config, names, tally, int(manifest.get("deals_cap") or deals)) if tally.deals else None
         )
+        if not isinstance(summary, (dict, type(None))):
+            raise TypeError(f"its summary is {shown(summary)}, not a table of figures")
     except (KeyError, TypeError, ValueError) as error:
         reason = f"{error} is missing" if isinstance(error, KeyError) else str(error)
         raise TournamentError(f"{out / MANIFEST} cannot be read as a run's manifest ({reason})") from None
@@ -793,7 +796,7 @@ def run_status(out: str | Path) -> RunStatus:
         out=out,
         unit="game" if config.get("games") else "deal",
         done=tally.deals,
-        total=int(config["deals"]),
+        total=deals,
         chunks_done=done,
         chunks_total=total,
         summary=summary,
