@@ -162,10 +162,30 @@ def test_replay_html_deal_and_tricks_each_show_every_card_once() -> None:
     for trick in replay.tricks:  # the winner's card is the bold one
         bold = [e for e in trick_rows[str(trick.number + 1)].iter() if "bold" in e.attrib.get("style", "")]
         assert [parse_card(e.attrib["data-card"]) for e in bold] == [dict(trick.cards)[trick.winner]]
-    text = str(replay).splitlines()  # the caption, a line per seat, a line per trick, the result
-    assert len(text) == 1 + len(replay.agents) + 17 + 1
+    text = str(replay).splitlines()  # the caption, a line per seat, the kitty, a line per trick, the result
+    assert len(text) == 1 + len(replay.agents) + 1 + 17 + 1
     for seat, agent in enumerate(replay.agents):
         assert text[1 + seat].startswith(f"seat {seat} {agent} ")
         assert text[1 + seat].split(" | ")[1] == replay.dealt[seat].by_suit()
-    assert text[1 + len(replay.agents) + 4].startswith(" 5. ")
-    assert text[1 + len(replay.agents) + 4].endswith("<- look here & <there>")
+    assert text[1 + len(replay.agents)] == f"kitty {replay.kitty}, to the winner of trick 1"
+    assert text[1 + len(replay.agents) + 1 + 4].startswith(" 5. ")
+    assert text[1 + len(replay.agents) + 1 + 4].endswith("<- look here & <there>")
+
+
+def test_the_text_views_show_the_kitty_until_the_first_trick_takes_it() -> None:
+    """``print(state)`` said ``kitty: (taken)`` from the first card of trick 1 on, while no one
+    had taken it (the HTML showed it); ``print(replay)`` left the kitty out, so trick 1 showed
+    points that no card in it carried."""
+    from hearts_sim import Rules
+
+    rules = Rules.preset("qdan3", deck_mode="kitty", pass_count=0)
+    state = HandState.deal(rules, seed=1, hand=0)
+    kitty = str(state.kitty)
+    state.play(next(iter(state.legal_moves())))
+    assert f"  kitty: {kitty}" in str(state).splitlines()
+    while state.trick_number == 0:
+        state.play(next(iter(state.legal_moves())))
+    assert f"  kitty: (taken by seat {state.trick_winners[0]})" in str(state).splitlines()
+    records = simulate(Rules.preset("qdan5", deck_mode="kitty"), "random", hands=3, seed=2, progress=False)
+    shown = an.replay(records.iloc[1])
+    assert f"kitty {shown.kitty}, to the winner of trick 1" in str(shown).splitlines()

@@ -389,7 +389,9 @@ def test_the_repair_hint_of_a_match_resumes_it_as_a_match(
     """A match's damaged records said to repair them with ``hearts-sim tournament --resume``,
     which prints a tournament's summary and JSON (its interrupt line already said match)."""
     out = tmp_path / "m"
-    assert main(["match", "lowest", "random", "--deals", "20", "--seed", "2", "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(["match", "lowest", "random", "--deals", "20", "--seed", "2", "--out", str(out), "--quiet"]) == 0
+    )
     part = sorted((out / "records").glob("*.parquet"))[0]
     part.write_bytes(part.read_bytes()[:-7])
     for command in (["match", "--resume", str(out)], ["report", str(out)]):
@@ -409,7 +411,11 @@ def _edited(run: Path, edit: Any) -> None:
     ("edit", "commands", "message"),
     [  # each was a traceback (IndexError, ValueError, TypeError) in the commands named
         (lambda m: m["parts"][0].update(bytes="12"), ("resume", "report", "combine"), "of the wrong kind"),
-        (lambda m: m["tally"]["score_sum"].pop(), ("resume", "status", "combine"), "score_sum is not 2 whole"),
+        (
+            lambda m: m["tally"]["score_sum"].pop(),
+            ("resume", "status", "combine"),
+            "score_sum is not 2 whole",
+        ),
         (lambda m: m["tally"].update(deals="20"), ("resume", "status"), "its deals is '20', not a count"),
         (lambda m: m.update(deals_cap="x"), ("resume",), "deals_cap is 'x', not a count of deals"),
         (lambda m: m.update(summary="x"), ("status",), "its summary is 'x', not a table of figures"),

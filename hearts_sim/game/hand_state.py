@@ -330,7 +330,9 @@ class HandState:
                 f"points {int(s['points'][seat]):>2}  tricks {int(s['tricks_won'][seat])}"
             )
         if self.rules.kitty_size:
-            lines.append(f"  kitty: {self.kitty if s['n_played'] == 0 else '(taken)'}")
+            # the first trick's winner takes it: until that trick is won it lies there (the HTML's too)
+            taken = f"(taken by seat {self.trick_winners[0]})" if self.trick_number else str(self.kitty)
+            lines.append(f"  kitty: {taken}")
         trick = ", ".join(f"seat {seat} {card_str(card, symbols=True)}" for seat, card in self.trick)
         lines.append(f"  trick: {trick or '-'}")
         if self.phase == "done":

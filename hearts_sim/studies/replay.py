@@ -274,6 +274,8 @@ class Replay:
                 f"seat {s} {self.agents[s]:<{width}} | {self.dealt[s].by_suit()}{passed} | "
                 f"points {self.points[s]}, score {self.scores[s]}"
             )
+        if self.kitty:  # its cards go to the first trick's winner (its points are in that trick's)
+            lines.append(f"kitty {self.kitty}, to the winner of trick 1")
         for trick in self.tricks:
             cards = "  ".join(f"{seat}:{card_str(card, symbols=True)}" for seat, card in trick.cards)
             note = f"  <- {self.marks[trick.number]}" if trick.number in self.marks else ""
