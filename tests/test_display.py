@@ -189,3 +189,24 @@ def test_the_text_views_show_the_kitty_until_the_first_trick_takes_it() -> None:
     records = simulate(Rules.preset("qdan5", deck_mode="kitty"), "random", hands=3, seed=2, progress=False)
     shown = an.replay(records.iloc[1])
     assert f"kitty {shown.kitty}, to the winner of trick 1" in str(shown).splitlines()
+
+
+def test_reprs_count_tricks_from_one_and_a_game_says_where_it_stands() -> None:
+    """``repr(state)`` said trick 0 where ``str`` and the HTML say trick 1, and ``to play None``
+    while passing; ``repr(Game(...))`` was the default ``<... object at 0x...>``."""
+    from hearts_sim import Game
+
+    game = Game("quick", seed=3)
+    assert repr(game) == "<Game target_score=50, 0 hands played, totals [0, 0, 0, 0]>"
+    while not game.over:
+        state = game.next_hand()
+        if state.phase == "pass":
+            assert repr(state) == f"<HandState pass {state.pass_direction}>"
+            for seat in range(4):
+                state.pass_cards(seat, list(state.hand(seat))[:3])
+        assert repr(state) == f"<HandState play, trick 1, to play {state.current_player}>"
+        while state.phase != "done":
+            state.play(next(iter(state.legal_moves())))
+        assert repr(state) == f"<HandState done, scores {list(state.scores())}>"
+        game.finish_hand(state)
+    assert repr(game).endswith(f"hands played, totals {game.totals}, won by {game.winners}>")

@@ -386,6 +386,16 @@ def test_the_deal_an_agent_played_worst_and_the_same_cards_in_the_others_hands(t
         deal = an.to_long(records).query("deal == @worse.deal and agent == 'lowest'")
         assert a_row[f"score_{seat}"] == deal["score"].max()
         assert records.iloc[worse.a_hand.index].equals(a_row)
+        # a notebook cell ending in one shows a line, not both record rows (78 lines)
+        a_mean, b_mean = worse.means
+        assert repr(worse) == (
+            f"<DealComparison deal {worse.deal} ({worse.pass_direction}, rank {nth} of 25): "
+            f"lowest {a_mean:.2f} vs rule {b_mean:.2f} points/hand>"
+        )
+        assert repr(worse.a_hand) == (
+            f"<FoundHand row {worse.a_hand.index}, seat {seat}, seed {a_row['seed']}: "
+            "replay(found.row) shows it>"
+        )
 
     assert main(["replay", str(run), "--worst", "lowest", "--nth", "3"]) == 0
     out = capsys.readouterr().out

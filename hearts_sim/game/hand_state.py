@@ -343,7 +343,12 @@ class HandState:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return f"<HandState {self.phase}, trick {self.trick_number}, to play {self.current_player}>"
+        # tricks counted from 1, as str and the HTML count them (trick_number counts from 0)
+        if self.phase == "done":
+            return f"<HandState done, scores {list(self.scores())}>"
+        if self.phase == "pass":
+            return f"<HandState pass {self.pass_direction}>"
+        return f"<HandState {self.phase}, trick {self.trick_number + 1}, to play {self.current_player}>"
 
     def _repr_html_(self) -> str:
         """Jupyter's rich display: the table as ``str`` shows it, every card of the deck once (in a
@@ -445,3 +450,7 @@ class Game:
     @property
     def over(self) -> bool:
         return bool(self.winners)
+
+    def __repr__(self) -> str:  # a notebook cell ending in a game shows where it stands
+        won = f", won by {self.winners}" if self.over else ""
+        return f"<Game {self.rules.describe()}, {self.hands_played} hands played, totals {self.totals}{won}>"

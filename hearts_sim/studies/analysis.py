@@ -1186,6 +1186,10 @@ class FoundHand:
     index: int
     seat: int | None
 
+    def __repr__(self) -> str:  # the dataclass's printed the whole record row: 39 lines a hand
+        seat = "" if self.seat is None else f", seat {self.seat}"
+        return f"<FoundHand row {self.index}{seat}, seed {self.row.get('seed')}: replay(found.row) shows it>"
+
 
 def find_hand(
     path: str | Path,
@@ -1300,6 +1304,13 @@ class DealComparison:
     deals: int
     a_hand: FoundHand
     b_hand: FoundHand
+
+    def __repr__(self) -> str:  # the dataclass's printed both record rows: 78 lines
+        (a_mean, b_mean), rank = self.means, f"{self.rank} of {self.deals:,}"
+        return (
+            f"<DealComparison deal {self.deal} ({self.pass_direction}, rank {rank}): "
+            f"{self.a} {a_mean:.2f} vs {self.b} {b_mean:.2f} points/hand>"
+        )
 
 
 def worst_deal(
