@@ -84,6 +84,14 @@ def test_notebook_executes_and_plots(name: str, tmp_path: Path) -> None:
         if o.output_type == "stream" and o.get("name") == "stderr" and "Warning" in o["text"]
     ]
     assert not warned, warned
+    stray = [  # a cell ending in a call whose value means nothing (threadpool_limits(...) showed)
+        o["data"]["text/plain"]
+        for c in notebook.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if " at 0x" in o.get("data", {}).get("text/plain", "")
+    ]
+    assert not stray, stray
     assert _images(notebook) >= EXPECTED_FIGURES[name]
     replays = [html for html in _html_outputs(notebook) if 'class="hs-replay"' in html]
     shown, marked = EXPECTED_REPLAYS[name]
