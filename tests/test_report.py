@@ -283,6 +283,15 @@ def test_a_figure_of_no_hands_says_so_without_a_warning() -> None:
         assert ax.get_legend() is None and [t.get_text() for t in ax.texts] == ["none in these hands"]
 
 
+def test_a_trick_in_which_nothing_fell_is_drawn_at_zero() -> None:
+    """The tables of when have no column for a trick in which nothing fell: the line ran
+    straight from trick 6 to trick 8 as if trick 7 had a share between theirs."""
+    table = pd.DataFrame({5: [0.5], 7: [0.5]}, index=pd.Index(["rule"], name="agent"))
+    ax = plot_tricks(table, new_axes(), title="t", ylabel="share")
+    x, y = ax.lines[0].get_data()
+    assert list(x) == list(range(1, 9)) and list(y) == [0, 0, 0, 0, 0, 0.5, 0, 0.5]
+
+
 def test_the_rules_are_named_by_their_preset() -> None:
     """summary.md said "rules: n_players=5" for qdan5, and "target_score=50" for quick."""
     five = RecordSummary.from_frame(simulate("qdan5", ["random"] * 5, hands=20, seed=1))

@@ -192,7 +192,11 @@ def plot_distribution(
 
 def plot_tricks(table: pd.DataFrame, ax: Any, *, title: str, ylabel: str) -> Any:
     """One line per row of a table of when (``stopping_tricks``, ``qs_tricks``: shares by 0-based
-    trick), drawn against the trick counted from 1 as players count them."""
+    trick), drawn against the trick counted from 1 as players count them. A trick in which
+    nothing fell is a share of 0: the tables have no column for it, and the line was drawn
+    straight over it as if between two values."""
+    if len(table.columns):
+        table = table.reindex(columns=range(int(table.columns.max()) + 1), fill_value=0.0)
     tricks = table.columns.to_numpy(dtype=int)
     for group, row in table.iterrows():
         ax.plot(tricks + 1, row.to_numpy(dtype=float), marker="o", label=str(group))
