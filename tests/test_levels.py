@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -481,6 +482,37 @@ def test_a_kept_tune_goes_on_only_with_code_that_plays_its_matches_as_they_were_
         "started it (an agent or a level edited since?), or play it again in a new folder"
     )
     assert sorted(p.name for p in out.iterdir()) == [".lock", "round-1", "tune.json"]
+
+
+def test_a_kept_match_that_lost_its_manifest_is_named_with_how_to_play_it_again(tmp_path: Path) -> None:
+    """``tune --resume`` of a tune whose first match had lost its manifest said "--out ... exists
+    and is not an empty directory", an option the user never gave."""
+    out = tmp_path / "tune"
+    with pytest.raises(JobStopped):
+        tune(
+            "rule", parse_ranges(["defend=8:20"]), budget=320, candidates=4, seed=1,
+            reference="rule(shoot=40)", out=out, stop_after_matches=1,
+        )  # fmt: skip
+    match = out / "round-1" / "candidate-00"
+    (match / "manifest.json").unlink()
+    with pytest.raises(TournamentError) as refused:
+        resume_tune(out)
+    assert str(refused.value) == (
+        f"{match}, a match of this job, holds files but no manifest.json (lost or removed): delete "
+        f"{match} and resume the job to play that match again"
+    )
+    shutil.rmtree(match)
+    assert (
+        resume_tune(out).as_dict()
+        == tune(
+            "rule",
+            parse_ranges(["defend=8:20"]),
+            budget=320,
+            candidates=4,
+            seed=1,
+            reference="rule(shoot=40)",
+        ).as_dict()
+    )  # played again, the same
 
 
 def test_a_tune_stopped_on_the_command_line_resumes_and_writes_the_level_it_was_asked_for(

@@ -1221,7 +1221,14 @@ class LocalRunner:
 
 def play_kept(config: TournamentConfig, out: Path | None, **options: Any) -> TournamentResult:
     """The run of ``config`` in ``out``, a step of a kept job (a tune's match): played, continued
-    from its last chunk, or read back when it is finished; without ``out``, played in memory."""
+    from its last chunk, or read back when it is finished; without ``out``, played in memory.
+    A step's folder that holds files but no manifest (lost, or removed by hand) is refused saying
+    how to play that match again: it read as an ``--out`` the user never gave."""
+    if out is not None and not (out / MANIFEST).exists() and not _fit_for_new_run(out):
+        raise TournamentError(
+            f"{out}, a match of this job, holds files but no {MANIFEST} (lost or removed): delete "
+            f"{out} and resume the job to play that match again"
+        )
     return run_tournament(config, out, resume=out is not None and (out / MANIFEST).exists(), **options)
 
 
