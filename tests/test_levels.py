@@ -312,6 +312,18 @@ def test_a_calibration_kept_in_a_folder_resumes_after_sigterm(tmp_path: Path) ->
         f"hearts-sim: error: --resume continues {out} with the settings it was started with "
         "(in its levels.json): drop --ladder\n",
     )
+    kept = json.loads((out / "levels.json").read_text())  # hand-edited, the result dropped
+    del kept["progress"]["result"]
+    kept["progress"]["steps"]["done"] = "3"  # a TypeError in the count of steps
+    kept["progress"]["one_vs_three"]["random with three lowest"] = "x"  # printed as the figure
+    (out / "levels.json").write_text(json.dumps(kept))
+    edited = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", "levels", "--resume", str(out), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert edited.returncode == 2 and edited.stderr.count("\n") == 1, edited.stderr
+    assert "levels.json: its one_vs_three measurements are not numbers (edited?)" in edited.stderr
 
 
 def test_cheap_levels_decide_within_their_budget() -> None:

@@ -22,7 +22,7 @@ from agents.dispatch import decide_pass, decide_play
 from agents.external import EngineOptions, decider
 from agents.levels import LADDER, LevelError, every_level
 from agents.registry import AgentSpec, parse_agent
-from hearts_sim.core.checks import counted
+from hearts_sim.core.checks import counted, is_real
 from hearts_sim.core.errors import InputError, Terminated
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.hand import decision_seed
@@ -269,7 +269,7 @@ def _calibrate(
     copies = _number_word(rules.n_players - 1)
     set_threads(threads)
     say = report or (lambda line: None)
-    kept = job.progress() if job is not None else {}
+    kept = _read_back(job) if job is not None else {}
     # two matches a step of the ladder, a cell of the one-against-three table a pair, a timing a level
     measurements, measured = 2 * (len(ladder) - 1) + len(ladder) ** 2 + len(ladder), 0
 
@@ -357,6 +357,25 @@ def _calibrate(
         "decision_ms": {level: timing[level] for level in ladder},
         "budget_ms": _budgets(ladder),
     }
+
+
+def _read_back(job: KeptJob) -> dict[str, Any]:
+    """The measurements a kept calibration made before, each of the kind it was written as: a
+    hand-edited ``levels.json`` is refused in one line (a cell edited to "x" was printed as the
+    figure, and a timing of the wrong kind was a ``TypeError``)."""
+    kept = job.progress()
+    cells, timings = kept.get("one_vs_three", {}), kept.get("decision_ms", {})
+    if not (isinstance(cells, dict) and all(is_real(value) for value in cells.values())):
+        raise job.error(f"{job.path}: its one_vs_three measurements are not numbers (edited?): {RESTART}")
+    if not (
+        isinstance(timings, dict)
+        and all(isinstance(t, dict) and all(is_real(v) for v in t.values()) for t in timings.values())
+    ):
+        raise job.error(f"{job.path}: its decision_ms timings are not numbers (edited?): {RESTART}")
+    return kept
+
+
+RESTART = "start the calibration again in a new folder"
 
 
 def decision_timing(

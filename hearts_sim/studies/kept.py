@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hearts_sim.core.checks import is_integer
 from hearts_sim.core.errors import InputError, Stopped, StorageError
 from hearts_sim.core.files import (
     LockHeld,
@@ -152,7 +153,8 @@ class KeptJob:
         """Keep how far the job got, ``done`` of its ``total`` steps, for ``status``: written when
         it goes further than what is kept (a resume reading its steps back writes nothing)."""
         kept = self.progress().get("steps")
-        if not isinstance(kept, dict) or done > kept.get("done", -1) or total != kept.get("total"):
+        known = kept.get("done") if isinstance(kept, dict) else None
+        if not is_integer(known) or done > known or total != kept.get("total"):  # type: ignore[union-attr]
             self.record("steps", {"done": done, "total": total})
 
     def finish(self, result: Mapping[str, Any]) -> None:
