@@ -18,6 +18,7 @@ import pytest
 from agents.kinds import AgentError
 from agents.levels import LEVELS_DIR, LevelError, levels, read_level
 from agents.registry import parse_agent
+from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules
 from hearts_sim.studies import tournament
 from hearts_sim.studies.calibrate import (
@@ -432,6 +433,11 @@ def test_tune_weaker_by_calibrates_a_weaker_level_and_keeps_the_fixed_parameters
     assert -1.5 < result.gain < -0.5  # re-measured on fresh deals: about one point behind rule
     with pytest.raises(TuneError, match="must be positive"):
         tune("rule", parse_ranges(["careless=0:1"]), budget=640, weaker_by=-1)
+    # from a hand-edited tune.json: a TypeError, and numpy's ValueError deep in the first match
+    with pytest.raises(TuneError, match="--budget 'x': a number of deals, 1 or more"):
+        tune("rule", parse_ranges(["careless=0:1"]), budget="x")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="--seed=-1 is not valid"):
+        tune("rule", parse_ranges(["careless=0:1"]), budget=640, seed=-1)
 
 
 def test_a_tune_kept_in_a_folder_resumes_to_the_uninterrupted_result(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import Rules
-from hearts_sim.engine.rng import MAX_SEED
+from hearts_sim.engine.rng import MAX_SEED, check_seed
 from hearts_sim.studies.kept import JobStopped, KeptJob, kept_job
 from hearts_sim.studies.tournament import (
     Interrupted,
@@ -273,6 +273,9 @@ def tune(
         raise TuneError(f"--weaker-by {weaker_by:g} must be positive (points per hand behind the reference)")
     if not is_integer(candidates) or candidates < 2:
         raise TuneError(f"--candidates {shown(candidates)}: tuning compares at least 2 candidates")
+    if not is_integer(budget) or budget < 1:  # a str from a hand-edited tune.json: a TypeError
+        raise TuneError(f"--budget {shown(budget)}: a number of deals, 1 or more")
+    seed = check_seed(seed, "--seed")  # -1 was numpy's ValueError, deep in the first match
     rules = rules or Rules()
     reference = reference or agent
     parse_agent(reference)
