@@ -97,7 +97,7 @@ def test_hand_state_html_shows_the_whole_deck_once(name: str) -> None:
         assert f"pass {current.pass_direction}" in caption
         if current.phase == "done":
             assert "hand over" in caption
-    assert str(state).startswith(rules.describe())  # the text table is unchanged
+    assert str(state).startswith(rules.label())  # the text table names the rules as the HTML does
 
 
 def test_hand_state_html_marks_the_pass_being_chosen_and_the_trick() -> None:
@@ -197,7 +197,7 @@ def test_reprs_count_tricks_from_one_and_a_game_says_where_it_stands() -> None:
     from hearts_sim import Game
 
     game = Game("quick", seed=3)
-    assert repr(game) == "<Game target_score=50, 0 hands played, totals [0, 0, 0, 0]>"
+    assert repr(game) == "<Game quick (target_score=50), 0 hands played, totals [0, 0, 0, 0]>"
     while not game.over:
         state = game.next_hand()
         if state.phase == "pass":

@@ -630,7 +630,7 @@ def serve_command(args: argparse.Namespace) -> int:
     server.warm_up()
     where = "stdin/stdout" if tcp is None else f"127.0.0.1:{tcp.port}"
     print(
-        f"hearts-sim serve: ready ({server.agent.name}, {rules.describe()}, {where})",
+        f"hearts-sim serve: ready ({server.agent.name}, {rules.label()}, {where})",
         file=sys.stderr,
         flush=True,
     )

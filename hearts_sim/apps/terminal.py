@@ -84,9 +84,7 @@ def play_in_terminal(
     n = rules.n_players
     names = [("you" if s == seat else f"cpu{s}") for s in range(n)]
     game = Game(rules, seed=seed)
-    say(
-        f"Hearts ({rules.describe()}) against {opponent}, seed {seed}. You are seat {seat}; help, hint, quit."
-    )
+    say(f"Hearts ({rules.label()}) against {opponent}, seed {seed}. You are seat {seat}; help, hint, quit.")
     try:
         _play_game(game, cpu, rules, seat, names, ask, say)
     except _Left:

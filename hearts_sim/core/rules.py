@@ -211,6 +211,11 @@ class Rules:
         changed = [f"{k}={v}" for k, v in self.to_dict().items() if getattr(default, k) != v]
         return ", ".join(changed) or "standard"
 
+    def label(self) -> str:
+        """``describe()`` for people, with the preset these rules are when they are one, as every
+        display names them: ``qdan5 (n_players=5)``, ``quick (target_score=50)``, ``moon=off``."""
+        return rules_label(self.describe())
+
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Rules)}
 SWITCHES: dict[str, Switch] = {name: f.metadata["switch"] for name, f in _FIELDS.items()}

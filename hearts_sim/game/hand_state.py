@@ -319,7 +319,7 @@ class HandState:
     def __str__(self) -> str:
         s, n = self._state, self.n_players
         lines = [
-            f"{self.rules.describe()} | {self.phase} | pass {self.pass_direction} | "
+            f"{self.rules.label()} | {self.phase} | pass {self.pass_direction} | "
             f"trick {self.trick_number + 1 if self.phase != 'done' else '-'} | "
             f"hearts {'broken' if self.hearts_broken else 'unbroken'}"
         ]
@@ -375,7 +375,7 @@ class HandState:
         if self.rules.kitty_size and self.trick_number == 0:
             rows.append(["kitty", cards_html(self.kitty.mask), "", "", "", ""] + ([""] if done else []))
         facts = [
-            self.rules.describe(),
+            self.rules.label(),
             self.phase,
             f"pass {self.pass_direction}",
             f"trick {self.trick_number + 1}" if not done else "hand over",
@@ -453,4 +453,4 @@ class Game:
 
     def __repr__(self) -> str:  # a notebook cell ending in a game shows where it stands
         won = f", won by {self.winners}" if self.over else ""
-        return f"<Game {self.rules.describe()}, {self.hands_played} hands played, totals {self.totals}{won}>"
+        return f"<Game {self.rules.label()}, {self.hands_played} hands played, totals {self.totals}{won}>"

@@ -266,7 +266,7 @@ class Observation:
             rows.append(["game scores", escape(scores)])
         facts = [
             f"seat {seat} sees",
-            self.rules.describe(),
+            self.rules.label(),
             self.phase,
             f"pass {self.pass_direction}",
             f"hearts {'broken' if self.hearts_broken else 'unbroken'}",

@@ -55,7 +55,14 @@ from hearts_sim.core.cards import (
 )
 from hearts_sim.core.checks import did_you_mean, is_integer, is_real, shown
 from hearts_sim.core.errors import InputError
-from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS, Rules, check_n_players, pass_offset
+from hearts_sim.core.rules import (
+    MAX_POINTS,
+    PASS_DIRECTIONS,
+    Rules,
+    check_n_players,
+    pass_offset,
+    rules_label,
+)
 from hearts_sim.selfplay.records import (
     HAND_SEAT_COLUMNS,
     HANDS_DIR,
@@ -1402,7 +1409,7 @@ class RecordSummary:
 
     def __repr__(self) -> str:  # not every count table (a notebook cell ending in one filled the screen)
         agents = ", ".join(self.agents) if self.counts else "none yet"
-        rules = "; ".join(sorted(self.rules)) or "not recorded"
+        rules = "; ".join(sorted(map(rules_label, self.rules))) or "not recorded"
         return f"RecordSummary({self.hands:,} hands; agents: {agents}; rules: {rules})"
 
     def counters(self) -> dict[str, Counter]:

@@ -259,7 +259,7 @@ class Replay:
 
     def __repr__(self) -> str:
         moon = f", moon by seat {self.moon_shooter}" if self.moon_shooter >= 0 else ""
-        return f"<Replay {self.rules.describe()}, seed {self.seed}, points {list(self.points)}{moon}>"
+        return f"<Replay {self.rules.label()}, seed {self.seed}, points {list(self.points)}{moon}>"
 
     def __str__(self) -> str:
         """The text of the display: the caption, each seat's agent, deal, pass and result, then
@@ -287,7 +287,7 @@ class Replay:
         moon = f" | moon by seat {self.moon_shooter}" if self.moon_shooter >= 0 else ""
         totals = f" | game totals before it {list(self.game_totals)}" if self.game_totals else ""
         return (
-            f"{self.rules.describe()} | seed {self.seed} | pass {self.pass_direction} | "
+            f"{self.rules.label()} | seed {self.seed} | pass {self.pass_direction} | "
             f"dealer {self.dealer}{totals}{moon}"
         )
 
