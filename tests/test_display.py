@@ -209,4 +209,7 @@ def test_reprs_count_tricks_from_one_and_a_game_says_where_it_stands() -> None:
             state.play(next(iter(state.legal_moves())))
         assert repr(state) == f"<HandState done, scores {list(state.scores())}>"
         game.finish_hand(state)
+        if not game.over:  # the next hand's table shows the totals before it, as a replay's caption does
+            shown = f"game totals before it {game.totals}"
+            assert shown in str(game.next_hand()).splitlines()[0] and shown in game.next_hand()._repr_html_()
     assert repr(game).endswith(f"hands played, totals {game.totals}, won by {game.winners}>")

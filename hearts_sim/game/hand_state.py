@@ -321,7 +321,7 @@ class HandState:
         lines = [
             f"{self.rules.label()} | {self.phase} | pass {self.pass_direction} | "
             f"trick {self.trick_number + 1 if self.phase != 'done' else '-'} | "
-            f"hearts {'broken' if self.hearts_broken else 'unbroken'}"
+            f"hearts {'broken' if self.hearts_broken else 'unbroken'}{self._game_totals()}"
         ]
         for seat in range(n):
             marker = ">" if self.current_player == seat else " "
@@ -341,6 +341,12 @@ class HandState:
                 + (f" (moon by seat {self.moon_shooter})" if self.moon_shooter >= 0 else "")
             )
         return "\n".join(lines)
+
+    def _game_totals(self) -> str:
+        """`` | game totals before it [...]`` in a hand of a game (``Game.next_hand``,
+        ``replay(row).state_at``), as ``Replay`` captions it; empty at 0-0 or outside a game."""
+        totals = [int(x) for x in self._state["game_scores"][: self.n_players]]
+        return f" | game totals before it {totals}" if any(totals) else ""
 
     def __repr__(self) -> str:
         # tricks counted from 1, as str and the HTML count them (trick_number counts from 0)
@@ -379,7 +385,7 @@ class HandState:
             self.phase,
             f"pass {self.pass_direction}",
             f"trick {self.trick_number + 1}" if not done else "hand over",
-            f"hearts {'broken' if self.hearts_broken else 'unbroken'}",
+            f"hearts {'broken' if self.hearts_broken else 'unbroken'}{self._game_totals()}",
         ]
         if done and self.moon_shooter >= 0:
             facts.append(f"moon by seat {self.moon_shooter}")
