@@ -102,8 +102,8 @@ def test_saved_rejects_a_file_that_play_did_not_write(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
     )
-    assert run.returncode == 1 and "Traceback" not in run.stderr
-    assert (
-        run.stderr.strip()
-        == f"error: {stray}: not a file of train_shape.py play (no hands, history, passes, seed)"
+    assert run.returncode == 2 and "Traceback" not in run.stderr  # bad input, as in every script
+    assert run.stderr.strip() == (
+        f"train_evaluation.py: error: {stray}: not a file of train_shape.py play "
+        "(no hands, history, passes, seed)"
     )

@@ -169,5 +169,6 @@ def test_train_play_model_fits_saved_hands(tmp_path: Path) -> None:
     )
     for bad_input in bad_inputs:
         bad = subprocess.run([sys.executable, script, *bad_input], capture_output=True, text=True)
-        assert bad.returncode != 0 and bad.stderr.startswith("error:") and bad.stderr.count("\n") == 1
+        assert bad.returncode == 2 and bad.stderr.startswith("train_play_model.py: error: "), bad.stderr
+        assert bad.stderr.count("\n") == 1
     assert out.read_text() == written_text  # the refused runs wrote nothing
