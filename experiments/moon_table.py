@@ -17,8 +17,7 @@ import time
 from tqdm import tqdm
 
 from agents.registry import parse_agent
-from hearts_sim._numba import max_threads
-from hearts_sim.apps.script import ScriptParser, master_seed, out_file, run_script, whole
+from hearts_sim.apps.script import ScriptParser, master_seed, out_file, run_script, threads, whole
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.selfplay.simulate import simulate
@@ -81,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=master_seed(), default=0)
     parser.add_argument(
         "--threads",
-        type=whole("--threads", 1, max_threads()),
+        type=threads(),
         default=None,
         help="threads (default: all cores)",
     )

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from hearts_sim._numba import max_threads
-from hearts_sim.apps.script import ScriptParser, master_seed, run_script, whole
+from hearts_sim.apps.script import ScriptParser, master_seed, run_script, threads, whole
 from hearts_sim.studies.analysis import load_records, to_long
 from hearts_sim.studies.stats import mean_interval
 from hearts_sim.studies.tournament import load_manifest, make_config, run_tournament
@@ -73,9 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--passes", nargs="+", default=list(PASSES))
     parser.add_argument("--rules", default="standard")
     parser.add_argument("--seed", type=master_seed(), default=0)
-    parser.add_argument(
-        "--threads", type=whole("--threads", 1, max_threads()), default=1, help="threads (default 1)"
-    )
+    parser.add_argument("--threads", type=threads(), default=1, help="threads (default 1)")
     args = parser.parse_args(argv)
     if args.report:
         print(pass_table(Path(args.report)))

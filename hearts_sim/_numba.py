@@ -65,7 +65,7 @@ def threads_bound() -> str:
     """What bounds ``max_threads()``, for a message: this machine's cores, or the
     ``NUMBA_NUM_THREADS`` variable where it says fewer (the cap blamed on the cores misled)."""
     cores = int(numba.config.NUMBA_DEFAULT_NUM_THREADS)  # type: ignore[attr-defined]
-    if max_threads() < cores:
+    if max_threads() != cores:  # fewer, or more than the cores (oversubscribed)
         return f"NUMBA_NUM_THREADS={max_threads()}, on a machine of {cores} cores"
     return "this machine's cores"
 

@@ -11,10 +11,11 @@ import pyarrow
 import pytest
 from pyarrow import parquet
 
-from hearts_sim import simulate
+from hearts_sim import simulate, simulate_games
 from hearts_sim.core.cards import FULL_DECK, SUIT_MASKS, CardSet
 from hearts_sim.core.rules import Rules, RulesError
 from hearts_sim.studies.analysis import (
+    LONG_COLUMNS,
     MAX_BATCH,
     AnalysisError,
     RecordSummary,
@@ -142,10 +143,19 @@ def test_long_format_builds_only_the_columns_named() -> None:
         lambda data: stopping_tricks(data, min_points=14),
         lambda data: points_distribution(data, column="points"),
         lambda data: qs_capture_rates(data, by=["seat", "dealt_spades"]),
+        # a table of when passes its own few columns on to the counting: read as wide records
+        # ("no dealt_0 column") unless grouped by agent, until is_long told them apart
+        lambda data: qs_tricks(data, "seat"),
+        lambda data: stopping_tricks(data, None, min_points=14),
+        lambda data: qs_tricks(data, "pass_direction"),
     ):
         pd.testing.assert_frame_equal(table(records), table(full))
     with pytest.raises(AnalysisError, match="needs column 'scor'.*did you mean 'score'"):
         points_distribution(records, column="scor")  # suggested among every column it could have
+    with pytest.raises(AnalysisError, match="to_long makes no column 'pointz'.*did you mean 'points'"):
+        to_long(records, columns=["pointz"])  # it was left out in silence
+    games, hands = simulate_games("quick", "random", games=3, seed=1, hands=True)
+    assert list(to_long(hands).columns) == [c for c in LONG_COLUMNS if c != "deal"]  # every one it makes
 
 
 def _in_a_game(hands: pd.DataFrame) -> pd.DataFrame:

@@ -460,6 +460,9 @@ def test_render_follows_gymnasiums_convention(capsys: pytest.CaptureFixture[str]
     assert human.render() is None and capsys.readouterr().out.startswith("standard | pass")
     with pytest.warns(UserWarning, match="render_mode='ansi' or 'human'"):
         assert SeatEnv("random").render() is None
+    for env in (GymVectorEnv(2, "random", render_mode="human"), aec_env(render_mode="human")):
+        env.reset(seed=1)  # shown at every reset, as SeatEnv shows it
+        assert capsys.readouterr().out.startswith("standard | pass")
     vector = GymVectorEnv(2, "random", render_mode="ansi")
     vector.reset(seed=1)
     tables = vector.render()

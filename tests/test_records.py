@@ -369,7 +369,7 @@ def test_a_slow_chunk_is_on_disk_before_the_next_one_plays(
     being encoded when it was queued): a kill lost the last finished chunk of a slow run, minutes
     of ``hard``, and ``status`` saw the parts come in pairs. A chunk that took longer than
     ``PROMPT_COMMIT_SECONDS`` to play is committed before the next one starts."""
-    monkeypatch.setattr(tournament, "PROMPT_COMMIT_SECONDS", 0.0, raising=False)  # every chunk is slow
+    monkeypatch.setattr(tournament, "PROMPT_COMMIT_SECONDS", 0.0)  # every chunk counts as slow
     out = tmp_path / "run"
     committed: list[int] = []
 
@@ -443,3 +443,14 @@ def test_a_hand_edited_manifest_is_one_line_in_every_command(
     for command in commands:
         assert main(argv[command]) == 2, command
         assert message in one_error_line(capsys), command
+
+
+def test_a_run_stopped_before_its_first_manifest_is_started_afresh(tmp_path: Path) -> None:
+    """A stop between making the run's folders and writing its first manifest left an empty
+    records/ folder, and the folder was then refused as "exists and is not an empty directory"
+    (a kept job's match too, with a note to delete it by hand)."""
+    out = tmp_path / "run"
+    (out / "records").mkdir(parents=True)
+    (out / ".lock").touch()
+    result = tournament.run_tournament(CONFIG, out, progress=False)
+    assert result.summary["deals"] == CONFIG.deals and (out / "manifest.json").is_file()

@@ -31,14 +31,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from hearts_sim.apps.options import COUNT, NUMBER, SEED, Option, UsageError
+from hearts_sim.apps.options import COUNT, NUMBER, SEED, Option, UsageError, threads_option
 from hearts_sim.core.errors import (
-    EXIT_INTERRUPTED,
-    EXIT_TERMINATED,
     InputError,
     Stopped,
     StorageError,
     Terminated,
+    signal_exit_code,
     sigterm_as_interrupt,
 )
 from hearts_sim.engine.rng import MAX_DEALS
@@ -75,6 +74,13 @@ def number(
         flag, NUMBER, "", low=low, high=high, flags=(flag,), open_low=open_low, open_high=open_high
     )
     parse: Callable[[str], float] = option.parse
+    return parse
+
+
+def threads() -> Callable[[str], int]:
+    """The argparse ``type`` of ``--threads``: the command line's own (at most this machine's
+    cores, or ``NUMBA_NUM_THREADS``, the bound named in its refusal)."""
+    parse: Callable[[str], int] = threads_option().parse
     return parse
 
 
@@ -137,12 +143,9 @@ def reported(prog: str, work: Callable[[], int | None]) -> int:
     except Stopped as stop:  # a long job between two steps: what it kept, how to go on
         print(f"{prog}: {stop}", file=sys.stderr)
         return stop.exit_code
-    except Terminated:
-        print(f"{prog}: terminated", file=sys.stderr)
-        return EXIT_TERMINATED
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as stop:  # Terminated (SIGTERM) among them
+        print(f"{prog}: {'terminated' if isinstance(stop, Terminated) else 'interrupted'}", file=sys.stderr)
+        return signal_exit_code(stop)
 
 
 def run_script(main: Callable[[], int | None]) -> NoReturn:

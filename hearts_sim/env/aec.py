@@ -87,6 +87,8 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
         self._rewarded = np.zeros(n, dtype=np.int64)
         self._step_rewards = np.zeros(n, dtype=np.float64)
         self.agent_selection = self.possible_agents[int(seat_to_act(self._states[0]))]
+        if self.render_mode == "human":
+            self.render()
 
     def _started(self, call: str) -> None:
         """``RuntimeError`` before the first ``reset()`` (no hand is dealt yet)."""

@@ -215,6 +215,8 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
         else:  # the next hands of the same seed, new at every table
             episode = int(self._env.episodes().max()) + 1
         observations, masks = self._env.reset(self._master, episode=episode)
+        if self.render_mode == "human":
+            self.render()
         teacher_actions = self._env.teacher_actions
         info = {} if teacher_actions is None else {"teacher_action": teacher_actions}
         return {"observation": observations, "action_mask": masks}, info

@@ -351,7 +351,7 @@ class HandState:
     def __repr__(self) -> str:
         # tricks counted from 1, as str and the HTML count them (trick_number counts from 0)
         if self.phase == "done":
-            return f"<HandState done, scores {list(self.scores())}>"
+            return f"<HandState done, scores {self.scores().tolist()}>"
         if self.phase == "pass":
             return f"<HandState pass {self.pass_direction}>"
         return f"<HandState {self.phase}, trick {self.trick_number + 1}, to play {self.current_player}>"

@@ -306,6 +306,23 @@ def source_offset(direction: str, n_players: int) -> int:
     return -pass_offset(direction, n_players) % n_players  # passes go to seat + offset
 
 
+# the long columns made together (one computation): asking for any of them makes them all
+TIMELINE_COLUMNS = ("first_points_trick", "moon_stopped_trick", "qs_trick")
+GAME_STANDING_COLUMNS = ("game_score", "game_place", "game_behind", "game_won")
+# every column ``to_long`` can make (those of hands of games and of when only from such records)
+LONG_COLUMNS = (
+    "hand", "deal", *GAME_FIELDS, "seating", "seat", "n_players", "pass_direction", "rules", "agent",
+    "dealt", "passed", "received", "held", "points", "score", "tricks", "shot_moon", "moon_suffered",
+    "took_qs", "took_jd", "hearts_taken", *TIMELINE_COLUMNS, *GAME_STANDING_COLUMNS,
+)  # fmt: skip
+
+
+def is_long(frame: pd.DataFrame) -> bool:
+    """Whether ``frame`` holds records in long format (``to_long``'s rows, one per seat, however
+    few of its columns) rather than wide ones (``dealt_0``, ``points_1``, ...)."""
+    return "seat" in frame.columns and "dealt_0" not in frame.columns
+
+
 def to_long(
     records: pd.DataFrame, features: bool | Sequence[str] = False, columns: Iterable[str] | None = None
 ) -> pd.DataFrame:
@@ -338,6 +355,12 @@ def to_long(
     wanted = (
         None if columns is None else {"hand", "seat", *_names(columns, "columns", "a column name"), *stages}
     )
+    unknown = sorted((wanted or set()) - set(LONG_COLUMNS))
+    if unknown:  # a misspelt name was left out in silence
+        hint = did_you_mean(unknown[0], LONG_COLUMNS)
+        raise AnalysisError(
+            f"to_long makes no column {unknown[0]!r}: choose among {', '.join(LONG_COLUMNS)}{hint}"
+        )
 
     def want(*names: str) -> bool:
         return wanted is None or any(name in wanted for name in names)
@@ -404,11 +427,6 @@ def to_long(
             out["game_won"] = _seat_matrix(records, "game_won", n, bool).ravel()
     long = pd.DataFrame({name: value for name, value in out.items() if want(name)})
     return add_features(long, stages) if stages else long
-
-
-# the long columns made together (one computation): asking for any of them makes them all
-TIMELINE_COLUMNS = ("first_points_trick", "moon_stopped_trick", "qs_trick")
-GAME_STANDING_COLUMNS = ("game_score", "game_place", "game_behind", "game_won")
 
 
 def _add_cards(out: dict[str, Any], records: pd.DataFrame, n: int, want: Callable[..., bool]) -> None:
@@ -480,8 +498,9 @@ def _long(
         for stage in STAGES
         if any(c.startswith(f"{stage}_") and c[len(stage) + 1 :] in FEATURES for c in by)
     ]
-    wide = not ("seat" in data.columns and "agent" in data.columns)
-    long = to_long(data, columns=[*reads, *by, *optional, *stages]) if wide else data
+    wide = not is_long(data)  # a long frame of a few columns too: a table's own, passed on to another
+    named = [name for name in (*reads, *by, *optional) if name in LONG_COLUMNS]  # the rest: refused below
+    long = to_long(data, columns=[*named, *stages]) if wide else data
     if wide and not all(c in long.columns for c in reads):  # named among all the columns it could have
         _require(to_long(data.iloc[:0]), reads, "this table")
     _require(long, reads, "this table")
@@ -680,7 +699,7 @@ def failed_moon_mask(
     ``long``: records in long format (``to_long``); the mask is a boolean Series on its index.
     """
     long = _frame(long)
-    if "seat" not in long.columns and "dealt_0" in long.columns:
+    if not is_long(long) and "dealt_0" in long.columns:
         raise AnalysisError("failed_moon_mask marks the rows of long records: pass to_long(records)")
     _require(long, ("points", "hearts_taken", "shot_moon"), "failed_moon_mask")
     return pd.Series(_failed(long, min_points, all_hearts), index=long.index, name="failed_moon")

@@ -310,8 +310,13 @@ def _sole_writer(out: Path | None, resume: bool) -> Iterator[None]:
 
 
 def _fit_for_new_run(out: Path) -> bool:
-    """``out`` is missing or an empty folder (but for a lock file)."""
-    return not out.exists() or (out.is_dir() and all(path.name == LOCK for path in out.iterdir()))
+    """``out`` is missing or an empty folder, but for a lock file and empty records folders (a run
+    stopped before its first manifest leaves them: ``_prepare_out`` makes them first)."""
+
+    def left_empty(path: Path) -> bool:
+        return path.name == LOCK or (path.name in PARTS_KEYS and path.is_dir() and not any(path.iterdir()))
+
+    return not out.exists() or (out.is_dir() and all(map(left_empty, out.iterdir())))
 
 
 def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
