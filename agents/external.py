@@ -511,14 +511,30 @@ def _brief(request: dict[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------- where outside agents are found
-_FOLDER: Path | None = None  # set by ``agents_found_in``; None: the current folder
+# Set by ``agents_found_in``: this thread's folder, else that of any block still open in another
+# thread of the process (the threads a block starts, an engine pool's, find its agents too). A
+# single global restored on leaving a block was cleared under another thread still inside one: a
+# Dask worker's warm-up and its first chunk, both in the run's folder, lost it ("no such file").
+_THREAD = threading.local()
+_OPEN: list[Path] = []  # the folders of the blocks open in any thread, oldest first
+_OPEN_LOCK = threading.Lock()
+
+
+def _found_in() -> Path | None:
+    """The folder ``agents_found_in`` set for this thread, or for the process; None: none."""
+    own: Path | None = getattr(_THREAD, "folder", None)
+    if own is not None:
+        return own
+    with _OPEN_LOCK:
+        return _OPEN[-1] if _OPEN else None
 
 
 def agent_folder() -> Path:
     """The folder in which a ``py:`` file or module and an ``exec:`` command named relative to
     it are found (an ``exec:`` engine runs in it): the current folder, or a run's own."""
-    if _FOLDER is not None:
-        return _FOLDER
+    folder = _found_in()
+    if folder is not None:
+        return folder
     try:
         return Path.cwd()
     except OSError:  # the current folder was removed: relative names find nothing
@@ -531,21 +547,27 @@ def agents_found_in(folder: str | Path | None) -> Iterator[None]:
     change). A run records the folder it was started in, and its resume, replay and cluster
     workers find its agents there, wherever they are run from: ``py:mine.py:Mine`` was "no such
     file mine.py" from another folder, and a resume blamed other code for it."""
-    global _FOLDER
-    before = _FOLDER
-    if folder is not None:
-        _FOLDER = Path(folder)
+    if folder is None:
+        yield
+        return
+    path, before = Path(folder), getattr(_THREAD, "folder", None)
+    _THREAD.folder = path
+    with _OPEN_LOCK:
+        _OPEN.append(path)
     try:
         yield
     finally:
-        _FOLDER = before
+        _THREAD.folder = before
+        with _OPEN_LOCK:
+            _OPEN.remove(path)  # this block's entry: another thread's open block keeps its own
 
 
 def _where_found(relative: str) -> str:
     """``relative`` as a message names it: with the folder it was looked for in, if not this one."""
-    if _FOLDER is None or Path(relative).expanduser().is_absolute():
+    folder = _found_in()
+    if folder is None or Path(relative).expanduser().is_absolute():
         return relative
-    return f"{relative} in {_FOLDER}"
+    return f"{relative} in {folder}"
 
 
 # ---------------------------------------------------------------- loading, once per process

@@ -564,3 +564,34 @@ def test_an_engine_that_fails_a_decision_gives_no_later_one_a_wrong_answer(tmp_p
             assert passes(observation) == sorted(lowest(observation))
     finally:
         decider.close()
+
+
+def test_a_folder_set_in_one_thread_outlives_another_threads_block(tmp_path: Path) -> None:
+    """``agents_found_in`` set one process-wide folder and put back the one before on leaving: a
+    Dask worker's warm-up (a thread of its own) left its block while the first chunk, in the same
+    run's folder, was still inside its own, and the chunk no longer found ``py:mine.py`` ("no such
+    file mine.py"; the cluster test failed now and then). Each thread keeps its own folder, and a
+    thread without one sees the folder of any block still open."""
+    from agents.external import agent_folder, agents_found_in
+
+    here = Path.cwd()
+    inside, left, seen = threading.Event(), threading.Event(), []
+
+    def chunk() -> None:
+        with agents_found_in(tmp_path):
+            inside.set()
+            left.wait(10)
+            seen.append(agent_folder())
+
+    worker = threading.Thread(target=chunk)
+    with agents_found_in(tmp_path):  # the warm-up: in first, out while the chunk is still inside
+        worker.start()
+        inside.wait(10)
+    assert agent_folder() == tmp_path  # a thread with no block of its own: the one still open
+    left.set()
+    worker.join(10)
+    assert seen == [tmp_path] and agent_folder() == here  # and after every block: the current folder
+    other = tmp_path / "other"
+    with agents_found_in(tmp_path), agents_found_in(other):  # nested: the inner one, then the outer
+        assert agent_folder() == other
+    assert agent_folder() == here
