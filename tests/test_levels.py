@@ -479,6 +479,16 @@ def test_a_tune_kept_in_a_folder_resumes_to_the_uninterrupted_result(tmp_path: P
         tune("rule", parse_ranges(["defend=8:20"]), **arguments, stop_after_matches=0)
 
 
+def _tune_stopped_after_its_first_match(out: Path) -> Path:
+    """A small tune kept in ``out``, stopped after its first match; that match's folder."""
+    with pytest.raises(JobStopped):
+        tune(
+            "rule", parse_ranges(["defend=8:20"]), budget=320, candidates=4, seed=1,
+            reference="rule(shoot=40)", out=out, stop_after_matches=1,
+        )  # fmt: skip
+    return out / "round-1" / "candidate-00"
+
+
 def test_a_kept_tune_goes_on_only_with_code_that_plays_its_matches_as_they_were_played(
     tmp_path: Path,
 ) -> None:
@@ -486,12 +496,7 @@ def test_a_kept_tune_goes_on_only_with_code_that_plays_its_matches_as_they_were_
     rank the candidates by two programs' matches: the first match kept is played again in part
     (its first deal) and the resume is refused where this code plays it otherwise."""
     out = tmp_path / "tune"
-    with pytest.raises(JobStopped):
-        tune(
-            "rule", parse_ranges(["defend=8:20"]), budget=320, candidates=4, seed=1,
-            reference="rule(shoot=40)", out=out, stop_after_matches=1,
-        )  # fmt: skip
-    match = out / "round-1" / "candidate-00"
+    match = _tune_stopped_after_its_first_match(out)
     difference = played_by_other_code(match)
     with pytest.raises(TournamentError) as refused:
         resume_tune(out)
@@ -506,12 +511,7 @@ def test_a_kept_match_that_lost_its_manifest_is_named_with_how_to_play_it_again(
     """``tune --resume`` of a tune whose first match had lost its manifest said "--out ... exists
     and is not an empty directory", an option the user never gave."""
     out = tmp_path / "tune"
-    with pytest.raises(JobStopped):
-        tune(
-            "rule", parse_ranges(["defend=8:20"]), budget=320, candidates=4, seed=1,
-            reference="rule(shoot=40)", out=out, stop_after_matches=1,
-        )  # fmt: skip
-    match = out / "round-1" / "candidate-00"
+    match = _tune_stopped_after_its_first_match(out)
     (match / "manifest.json").unlink()
     with pytest.raises(TournamentError) as refused:
         resume_tune(out)
