@@ -1156,7 +1156,7 @@ def _kept_settings(
             name: option.default if getattr(args, name) is None else getattr(args, name)
             for name, option in settings.items()
         }
-    again = [option for name, option in settings.items() if getattr(args, name) not in (None, [])]
+    again = [option for name, option in settings.items() if _given(getattr(args, name))]
     if again:
         raise UsageError(
             f"--resume continues {job.out} with the settings it was started with (in its {job.file}): "

@@ -208,10 +208,10 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         if isinstance(seed, list):
             raise ValueError("GymVectorEnv takes one seed: table i plays from derive_seed(seed, i)")
-        if seed is not None or self._master is None:
-            entropy = int(np.random.default_rng().integers(2**63))  # no seed on the first reset: the OS's
-            self._master = check_seed(seed) if seed is not None else entropy
-            episode = 0
+        if seed is not None:
+            self._master, episode = check_seed(seed), 0
+        elif self._master is None:  # no seed on the first reset: one from the OS's entropy
+            self._master, episode = int(np.random.default_rng().integers(2**63)), 0
         else:  # the next hands of the same seed, new at every table
             episode = int(self._env.episodes().max()) + 1
         observations, masks = self._env.reset(self._master, episode=episode)

@@ -359,6 +359,9 @@ def _calibrate(
     }
 
 
+RESTART = "start the calibration again in a new folder"  # a kept file it cannot read back
+
+
 def _read_back(job: KeptJob) -> dict[str, Any]:
     """The measurements a kept calibration made before, each of the kind it was written as: a
     hand-edited ``levels.json`` is refused in one line (a cell edited to "x" was printed as the
@@ -373,9 +376,6 @@ def _read_back(job: KeptJob) -> dict[str, Any]:
     ):
         raise job.error(f"{job.path}: its decision_ms timings are not numbers (edited?): {RESTART}")
     return kept
-
-
-RESTART = "start the calibration again in a new folder"
 
 
 def decision_timing(

@@ -153,8 +153,9 @@ class KeptJob:
         """Keep how far the job got, ``done`` of its ``total`` steps, for ``status``: written when
         it goes further than what is kept (a resume reading its steps back writes nothing)."""
         kept = self.progress().get("steps")
-        known = kept.get("done") if isinstance(kept, dict) else None
-        if not is_integer(known) or done > known or total != kept.get("total"):  # type: ignore[union-attr]
+        steps = kept if isinstance(kept, dict) else {}  # none yet, or of the wrong kind: written anew
+        known = steps.get("done")
+        if not is_integer(known) or done > known or total != steps.get("total"):
             self.record("steps", {"done": done, "total": total})
 
     def finish(self, result: Mapping[str, Any]) -> None:

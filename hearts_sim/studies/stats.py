@@ -86,27 +86,23 @@ class Tally:
         ``IndexError`` on resume, a ``zip`` error in combine, or figures from the wrong sums."""
         k = self.n_agents
 
-        def whole(value: Any) -> bool:
-            return is_integer(value)
-
-        def ints(values: Any, length: int) -> bool:
-            return isinstance(values, list) and len(values) == length and all(map(whole, values))
+        def ints(values: Any) -> bool:  # one whole number per agent
+            return isinstance(values, list) and len(values) == k and all(map(is_integer, values))
 
         problems = [
             f"{name} is {shown(getattr(self, name))}, not a count"
             for name in ("deals", "hands")
-            if not (whole(getattr(self, name)) and getattr(self, name) >= 0)
+            if not (is_integer(getattr(self, name)) and getattr(self, name) >= 0)
         ]
         problems += [
             f"{name} is not {k} whole numbers"
             for name in ("slots_per_deal", *_PER_AGENT_SUMS)
-            if not ints(getattr(self, name), k)
+            if not ints(getattr(self, name))
         ]
         problems += [
             f"{name} is not {k} by {k} whole numbers"
             for name in ("pair_sum", "pair_square_sum")
-            if not (isinstance(getattr(self, name), list) and len(getattr(self, name)) == k)
-            or not all(ints(row, k) for row in getattr(self, name))
+            if not (isinstance(rows := getattr(self, name), list) and len(rows) == k and all(map(ints, rows)))
         ]
         if self.ratings and not (
             isinstance(self.ratings, list)
