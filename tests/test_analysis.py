@@ -21,6 +21,7 @@ from hearts_sim.studies.analysis import (
     RecordSummary,
     UnfinishedRunWarning,
     add_features,
+    deal_differences,
     failed_moon_mask,
     failed_moons,
     hand_features,
@@ -601,3 +602,24 @@ def test_count_tables_are_the_same_by_bincount_and_by_groupby(monkeypatch: pytes
     monkeypatch.setattr(analysis, "DENSE_GROUPS", 0)  # no key is narrow enough: groupby counts all
     for dense, grouped in zip(by_bincount, tables(), strict=True):
         pd.testing.assert_frame_equal(dense, grouped)
+
+
+def test_a_table_refuses_records_under_several_rules_it_would_pool() -> None:
+    """``pd.concat`` of a standard run and a ``moon=off`` one: a moon rate by agent halved the
+    standard rate, silently (the summary and ``report`` refused the mix; the tables did not)."""
+    agents = ["highest", "lowest", "random", "random"]
+    standard = simulate("standard", agents, hands=300, seed=1)
+    both = pd.concat([standard, simulate(Rules(moon="off"), agents, hands=300, seed=2)], ignore_index=True)
+    mixed = "these records mix rules \\(moon=off; standard\\): their rates do not pool; group by 'rules' too"
+    for table in (moon_rates, failed_moons, moons_suffered, points_distribution, qs_capture_rates):
+        with pytest.raises(AnalysisError, match=mixed):
+            table(both)
+        with pytest.raises(AnalysisError, match=mixed):
+            table(to_long(both))
+    with pytest.raises(AnalysisError, match=mixed):
+        deal_differences(both, "highest", "lowest")
+    by_rules = moon_rates(both, ["agent", "rules"])  # grouped by rules: each group is one rules'
+    alone = moon_rates(standard)
+    assert by_rules.xs("standard", level="rules")["moons"].to_dict() == alone["moons"].to_dict()
+    assert by_rules.xs("moon=off", level="rules")["moons"].sum() == 0
+    assert moon_rates(standard)["moons"].sum() > 0  # the standard run had moons to halve

@@ -493,6 +493,7 @@ def _long(
     lacks a column the table ``reads``. Wide records are turned long with only the columns the
     table reads, groups by and may use (``optional``): a tenth of the memory of every column."""
     data = _frame(data)
+    _check_one_rules(data, by)
     stages = [
         stage
         for stage in STAGES
@@ -517,6 +518,22 @@ def _long(
             f"features of {', '.join(STAGES)} on demand, such as held_hearts){hint}"
         )
     return long
+
+
+def _check_one_rules(data: pd.DataFrame, by: Sequence[str]) -> None:
+    """``AnalysisError`` for records under several rules (``pd.concat`` of two runs) that a table
+    would pool: a moon rate over standard hands and ``moon=off`` ones is neither's. Grouped by
+    ``rules``, each group is one rules' and the table compares them."""
+    if "rules" not in data.columns or "rules" in by:
+        return
+    column = data["rules"]
+    names = column.cat.remove_unused_categories().cat.categories if column.dtype == "category" else pd.unique(column)
+    if len(names) > 1:
+        named = "; ".join(sorted(map(str, names)))
+        raise AnalysisError(
+            f"these records mix rules ({named}): their rates do not pool; group by 'rules' too "
+            "(by=['agent', 'rules']) or analyse each rules' records apart"
+        )
 
 
 def _keys(by: str | Sequence[str] | None) -> list[str]:
