@@ -68,6 +68,11 @@ CASES: list[tuple[list[str], str]] = [
     # ---- tournament: rules
     (["tournament", "lowest", "--rules", "nosuchpreset"], "unknown rules preset 'nosuchpreset'"),
     (["tournament", "lowest", "--rules", ""], "--rules needs a value"),
+    # the last preset silently won: qdan5 then quick played 4 players to 50
+    (
+        ["match", "rule", "random", "--rules", "qdan5", "--rules", "quick"],
+        "--rules is given twice (qdan5 and quick): give one preset, and change its switches with --rule",
+    ),
     (["tournament", "lowest", "--rule", "moon=sometimes"], "moon='sometimes' is not valid"),
     (["tournament", "lowest", "--rule", "nosuchswitch=1"], "unknown rule switch 'nosuchswitch'"),
     (["tournament", "lowest", "--rule", "moon"], "is not of the form key=value"),
@@ -403,6 +408,7 @@ CASES: list[tuple[list[str], str]] = [
     (["serve", "--agent", "nosuch"], "unknown agent 'nosuch'"),
     (["serve", "--agent", "ismcts(c=nan)"], "ismcts: parameter c='nan'"),
     (["serve", "--agent", "rule", "--rules", "nosuch"], "unknown rules preset"),
+    (["serve", "--agent", "rule", "--rules", "qdan3", "--rules", "qdan5"], "--rules is given twice"),
     (["serve", "--agent", "rule", "--rule", "moon=sometimes"], "moon='sometimes' is not valid"),
     (["serve", "--agent", "rule", "--seed", "-1"], "--seed -1 is not valid"),
     (["serve", "--agent", "rule", "--seed", SEED_TOO_BIG], "0 .. 2**64-1"),

@@ -12,14 +12,20 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
 
-from hearts_sim import HandState, parse_card
+from hearts_sim import PRESETS, HandState, make_config, parse_card
 from hearts_sim.apps.server import MoveServer
 from hearts_sim.core.checks import is_integer, is_real, shown
-from hearts_sim.core.rules import Rules, RulesError, pass_offset
+from hearts_sim.core.rules import Rules, RulesError, pass_offset, resolve_rules
 from hearts_sim.selfplay.simulate import SimulationError
 from hearts_sim.studies.stats import Sprt
 from hearts_sim.studies.tournament import TournamentConfig
+
+try:
+    from tests.rule_variants import SWITCH_SETTINGS, rules_strategy
+except ImportError:  # run from inside tests/
+    from rule_variants import SWITCH_SETTINGS, rules_strategy  # type: ignore[no-redef]
 
 
 @pytest.mark.parametrize(
@@ -127,3 +133,41 @@ def test_hearts_sim_rules_lists_every_switch_as_rule_takes_it(capsys: pytest.Cap
         assert meaning == f"{SWITCHES[name].doc} ({accepted(name)})"
     with pytest.raises(RulesError, match=re.escape(f"choose {accepted('pass_count')}")):
         Rules(pass_count=2)
+
+
+@SWITCH_SETTINGS
+@given(rules_strategy)
+def test_rules_read_back_from_every_text_the_toolkit_writes_them_as(rules: Rules) -> None:
+    """``Rules.parse`` reads a records' ``rules`` column (``describe()``) and a display's label
+    (``label()``, which was refused as an unknown preset ``'qdan5 (n_players=5)'``)."""
+    assert Rules.parse(rules.describe()) == rules == Rules.parse(rules.label())
+    assert resolve_rules(rules.label()) == rules
+
+
+def test_a_preset_its_label_and_its_switches_are_one_rules() -> None:
+    for name, preset in PRESETS.items():
+        assert Rules.parse(name) == Rules.parse(f" {preset.label()} ") == preset
+    assert Rules.parse("qdan3, moon=off") == Rules.preset("qdan3", moon="off")
+    with pytest.raises(RulesError, match="unknown rules preset 'qdan9': .*did you mean 'qdan3'"):
+        Rules.parse("qdan9, moon=off")
+    with pytest.raises(RulesError, match="rules must be a preset name or switches as text, not 5"):
+        Rules.parse(5)  # type: ignore[arg-type]
+
+
+def test_make_config_takes_one_override_string_or_a_dict_of_switches() -> None:
+    """A string was read a character at a time: ``rule override 'm' is not of the form key=value``."""
+    qdan5_no_moon = Rules.preset("qdan5", moon="off")
+    for overrides in ("moon=off", ["moon=off"], {"moon": "off"}):
+        assert make_config(["rule", "random"], rules="qdan5", rule_overrides=overrides).rules == qdan5_no_moon
+    with pytest.raises(RulesError, match="unknown rule switch 'moom'"):
+        make_config(["rule", "random"], rule_overrides={"moom": "off"})
+
+
+def test_the_command_line_takes_rules_as_displays_write_them(capsys: pytest.CaptureFixture[str]) -> None:
+    from hearts_sim.apps.cli import main
+
+    headers = []
+    for rules in (["--rules", "qdan3", "--rule", "moon=off"], ["--rules", "n_players=3, moon=off"]):
+        assert main(["match", "rule", "random", "--deals", "1", "--threads", "1", "--quiet", *rules]) == 0
+        headers.append(capsys.readouterr().out.splitlines()[0])
+    assert headers[0] == headers[1] and "rules: n_players=3, moon=off" in headers[0]

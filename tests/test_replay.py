@@ -92,6 +92,8 @@ def test_replay_rows_of_every_form_agree() -> None:
     assert an.replay(next(df.iloc[3:].itertuples())).plays == from_series.plays
     no_rules = df.iloc[3].drop("rules")
     assert an.replay(no_rules, rules="omnibus").plays == from_series.plays
+    # as a display names them (it was refused as an unknown preset 'omnibus (jd_bonus')
+    assert an.replay(no_rules, rules="omnibus (jd_bonus=-10)").plays == from_series.plays
 
 
 def test_to_frame_one_row_per_card() -> None:

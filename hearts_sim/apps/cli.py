@@ -113,7 +113,7 @@ def _say(quiet: bool) -> Callable[[str], None] | None:
 
 
 def _rules(args: argparse.Namespace) -> Rules:
-    return Rules.preset(args.rules or "standard").with_strings(args.rule)
+    return Rules.parse(args.rules or "standard").with_strings(args.rule)
 
 
 # ---------------------------------------------------------------------------- bench
@@ -142,7 +142,7 @@ QUIET_PROGRESS = Option("quiet", FLAG, "no progress bar or progress lines", Fals
 def cmd_bench(args: argparse.Namespace) -> int:
     from hearts_sim.studies.bench import format_bench, run_bench
 
-    Rules.preset(args.rules)  # an unknown preset is one line before any work
+    Rules.parse(args.rules)  # an unknown preset is one line before any work
     result = run_bench(
         hands=args.hands,
         threads=args.threads,
@@ -1234,7 +1234,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     except OSError as error:
         unshown = error
     if target is not None:
-        rules = Rules.preset(settings["rules"] or "standard").with_strings(settings["rule"] or [])
+        rules = Rules.parse(settings["rules"] or "standard").with_strings(settings["rule"] or [])
         timing = _level_timing(result.best.spec, rules, settings["max_ms"])
         try:
             write_level(
@@ -1312,13 +1312,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
-    bench_rules = Option("rules", TEXT, "rules preset", "standard", flags=("--rules",), metavar="PRESET")
     _command(
         commands,
         "bench",
         "random-vs-random hands/s against OpenSpiel",
         cmd_bench,
-        (BENCH_HANDS, threads_option(), OPENSPIEL_HANDS, bench_rules, SEED, REPEATS, STARTUP, JSON, QUIET),
+        (BENCH_HANDS, threads_option(), OPENSPIEL_HANDS, RULES, SEED, REPEATS, STARTUP, JSON, QUIET),
     )
 
     tournament = commands.add_parser(

@@ -63,6 +63,7 @@ class Option:
     high_text: str = ""  # how ``high`` reads in messages (``2**64-1``)
     open_low: bool = False  # ``low`` itself is refused (an error rate above 0)
     open_high: bool = False
+    given_twice: str = ""  # set: a second value is refused, with this hint (it silently won)
 
     @property
     def flag(self) -> str:
@@ -162,6 +163,8 @@ class Option:
             options.update(type=self.parse, default=stored)
             if len(self.flags) > 1:  # the flags after the first are old names (--hands for --deals)
                 options.update(action=_OldNames)
+            elif self.given_twice:
+                options.update(action=_Once, hint=self.given_twice)
         if self.flags:
             parser.add_argument(*self.flags, dest=self.name, **options)
         else:
@@ -185,6 +188,24 @@ class _OldNames(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+class _Once(argparse.Action):
+    """Stores the value, refusing a second one (``--rules qdan5 --rules quick`` played ``quick``
+    alone, where both were likely meant) with the option's hint."""
+
+    def __init__(self, *args: Any, hint: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.hint = hint
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: Any, values: Any, flag: Any = None
+    ) -> None:
+        given = namespace.__dict__.setdefault("_given_once", {})
+        if self.dest in given:
+            raise UsageError(f"{flag} is given twice ({given[self.dest]} and {values}): {self.hint}")
+        given[self.dest] = values
+        setattr(namespace, self.dest, values)
+
+
 def threads_option(help: str = "threads (default: all)", high: int | None = None) -> Option:
     """``--threads``, at most this machine's cores or ``NUMBA_NUM_THREADS``, the bound named in its
     message (``high``: another bound, as a cluster's)."""
@@ -198,7 +219,15 @@ MAX_SHARD_THREADS = 1024  # --threads with --cluster: per shard on the workers, 
 # ---------------------------------------------------------------------------- shared options
 SEED = Option("seed", SEED_KIND, "master seed", 0, 0, MAX_SEED, ("--seed",), high_text="2**64-1")
 THREADS = threads_option()
-RULES = Option("rules", TEXT, "rules preset", "standard", flags=("--rules",), metavar="PRESET")
+RULES = Option(
+    "rules",
+    TEXT,
+    "rules preset",
+    "standard",
+    flags=("--rules",),
+    metavar="PRESET",
+    given_twice="give one preset, and change its switches with --rule KEY=VALUE",
+)
 RULE = Option(
     "rule", TEXTS, "override one rule switch (repeatable)", [], flags=("--rule",), metavar="KEY=VALUE"
 )

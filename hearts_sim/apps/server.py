@@ -36,6 +36,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from functools import lru_cache
 from multiprocessing.connection import Connection, Pipe
 from typing import IO, Any, Protocol
@@ -43,7 +44,7 @@ from typing import IO, Any, Protocol
 from agents.api import Agent, load
 from agents.external import close_all
 from agents.kinds import AgentError
-from hearts_sim.apps.options import COUNT, NUMBER, RULE, SEED, TEXT, Option, UsageError
+from hearts_sim.apps.options import COUNT, NUMBER, RULE, RULES, SEED, TEXT, Option, UsageError
 from hearts_sim.core.cards import CardSet, card_str, cards_str
 from hearts_sim.core.checks import did_you_mean, is_integer, is_real, shown
 from hearts_sim.core.rules import (
@@ -585,7 +586,7 @@ class TCPServer(socketserver.ThreadingTCPServer):
 # ---------------------------------------------------------------- command line
 SERVE_OPTIONS = (
     Option("agent", TEXT, "agent spec or level name (e.g. rule, hard)", flags=("--agent",)),
-    Option("rules", TEXT, "rules preset when a request names none", "standard", flags=("--rules",)),
+    replace(RULES, help="rules preset when a request names none"),
     RULE,
     Option(
         "seed",

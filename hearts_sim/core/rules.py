@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import namedtuple
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeAlias
@@ -138,6 +139,27 @@ class Rules:
             ) from None
         return base.replace(**overrides)
 
+    @classmethod
+    def parse(cls, text: str) -> Rules:
+        """Rules from any text the toolkit writes them as: a preset name, the switches that differ
+        from the standard game (``describe()``, as a records' ``rules`` column holds them) or a
+        display's label (``label()``, the same with the preset's name); a preset may lead switches.
+
+        >>> Rules.parse("qdan3") == Rules.parse("n_players=3") == Rules.parse("qdan3 (n_players=3)")
+        True
+        >>> Rules.parse("qdan3, moon=off").label()
+        'n_players=3, moon=off'
+        """
+        if not isinstance(text, str):
+            raise RulesError(f"rules must be a preset name or switches as text, not {shown(text)}")
+        name, _, inside = text.strip().partition(" (")
+        if inside.endswith(")") and name in PRESETS:  # a label: its switches say it all
+            text = inside[:-1]
+        first, *switches = [part.strip() for part in text.split(",")]
+        if "=" in first:
+            first, switches = "standard", [first, *switches]
+        return cls.preset(first).with_strings(switches)
+
     def replace(self, **overrides: Any) -> Rules:
         """A copy with some switches changed (validated again)."""
         unknown = sorted(set(overrides) - set(SWITCHES))
@@ -145,11 +167,13 @@ class Rules:
             raise _unknown_switch(unknown[0])
         return dataclasses.replace(self, **overrides)
 
-    def with_strings(self, assignments: list[str]) -> Rules:
-        """Apply ``key=value`` strings (from a command line or a config file), converting each value."""
+    def with_strings(self, assignments: str | Iterable[str]) -> Rules:
+        """Apply ``key=value`` strings (from a command line or a config file), converting each
+        value; one string is one assignment (it was read a character at a time: ``'m' is not of
+        the form key=value``)."""
         overrides: dict[str, Any] = {}
         given: dict[str, str] = {}
-        for text in assignments:
+        for text in [assignments] if isinstance(assignments, str) else assignments:
             key, sep, value = split_assignment(text)
             if not sep:
                 raise RulesError(f"rule override {text!r} is not of the form key=value")
@@ -423,11 +447,12 @@ def rules_label(description: str) -> str:
 
 
 def resolve_rules(rules: Rules | str | None, overrides: dict[str, Any] | None = None) -> Rules:
-    """A ``Rules`` from a value, a preset name or ``None`` (standard), plus overrides."""
+    """A ``Rules`` from a value, a text ``Rules.parse`` reads (a preset name, ``describe()``'s
+    switches, a ``label()``) or ``None`` (standard), plus overrides."""
     if rules is None:
         rules = "standard"
     if isinstance(rules, str):
-        return Rules.preset(rules, **(overrides or {}))
+        return Rules.parse(rules).replace(**(overrides or {}))
     if not isinstance(rules, Rules):
         raise RulesError(f"rules must be a Rules value or a preset name, not {type(rules).__name__}")
     return rules.replace(**overrides) if overrides else rules

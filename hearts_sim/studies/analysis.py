@@ -526,8 +526,7 @@ def _check_one_rules(data: pd.DataFrame, by: Sequence[str]) -> None:
     ``rules``, each group is one rules' and the table compares them."""
     if "rules" not in data.columns or "rules" in by:
         return
-    column = data["rules"]
-    names = column.cat.remove_unused_categories().cat.categories if column.dtype == "category" else pd.unique(column)
+    names = pd.unique(data["rules"])  # of a category column: the values seen, from its codes
     if len(names) > 1:
         named = "; ".join(sorted(map(str, names)))
         raise AnalysisError(

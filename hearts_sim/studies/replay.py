@@ -455,20 +455,20 @@ def _require(values: Mapping[str, Any], columns: list[str]) -> None:
 
 
 def _rules_of(values: Mapping[str, Any], rules: Rules | str | None) -> Rules:
-    """The rules given, else the row's ``rules`` column (``Rules.describe()``: the switches that
-    differ from the standard game, read back with ``with_strings``)."""
+    """The rules given (a preset, switches or a display's label: ``Rules.parse``), else the
+    row's ``rules`` column (``Rules.describe()``: the switches that differ from the standard game)."""
     if isinstance(rules, Rules):
         return rules
     if isinstance(rules, str):
         try:
-            return Rules.preset(rules)
+            return Rules.parse(rules)
         except RulesError as error:
             raise ReplayError(str(error)) from None
     if "rules" not in values:
         raise ReplayError("the row has no rules column: pass rules=, e.g. replay(row, rules='qdan3')")
     text = str(values["rules"])
     try:
-        return Rules() if text == "standard" else Rules().with_strings(text.split(", "))
+        return Rules.parse(text)
     except RulesError as error:
         raise ReplayError(f"the row's rules {text!r} cannot be read: {error}") from None
 

@@ -27,7 +27,7 @@ import signal
 import time
 import warnings
 from collections import deque
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -1348,17 +1348,20 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
 def make_config(
     agents: Sequence[str],
     rules: Rules | str | None = "standard",
-    rule_overrides: Sequence[str] = (),
+    rule_overrides: str | Sequence[str] | Mapping[str, Any] = (),
     deals: int = 20_000,
     seed: int = 0,
     games: bool = False,
     sprt: Sprt | None = None,
 ) -> TournamentConfig:
-    """A config from command-line style values (preset name, ``key=value`` overrides); ``sprt``:
-    a match that stops once the sequential test decides (``--deals``: the most it plays)."""
+    """A config from command-line style values (a preset name or ``Rules``; overrides as
+    ``key=value`` strings, or a dict of switches); ``sprt``: a match that stops once the
+    sequential test decides (``--deals``: the most it plays)."""
     resolved = resolve_rules(rules)
-    if rule_overrides:
-        resolved = resolved.with_strings(list(rule_overrides))
+    if isinstance(rule_overrides, Mapping):
+        resolved = resolved.replace(**rule_overrides)
+    elif rule_overrides:
+        resolved = resolved.with_strings(rule_overrides)
     return TournamentConfig(
         agents=tuple(agents), rules=resolved, deals=deals, seed=seed, games=games, sprt=sprt
     )
