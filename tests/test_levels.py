@@ -20,6 +20,8 @@ from agents.levels import LEVELS_DIR, LevelError, levels, read_level
 from agents.registry import parse_agent
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules
+from hearts_sim.engine.hand import card_points
+from hearts_sim.game.hand_state import HandState
 from hearts_sim.studies import tournament
 from hearts_sim.studies.calibrate import (
     Budget,
@@ -664,7 +666,7 @@ class ScriptedPlayer:
             return " ".join(self._cards(hand)[:3])
         if self.mistakes:
             return self.mistakes.pop(0)
-        legal = next(line for line in reversed(self.lines) if "legal:" in line)
+        legal = next(line for line in reversed(self.lines) if line.startswith("  legal:"))
         return self._cards(legal)[0]
 
     @staticmethod
@@ -703,6 +705,32 @@ def test_terminal_game_plays_to_the_end_and_names_the_right_winner() -> None:
         for line in player.lines
         if line.startswith("  hand scores: ")
     )
+
+
+def test_the_terminal_game_says_who_takes_the_kitty_and_its_points() -> None:
+    """Under a kitty deal the game never named the kitty: trick 1 seemed to score points no card
+    in it carried. Now each hand says it lies there, and trick 1 who takes it with its points (its
+    cards to the person only), checked against each hand's deal."""
+    from hearts_sim.apps.terminal import play_in_terminal
+
+    rules = Rules(n_players=3, deck_mode="kitty", target_score=40)
+    player = ScriptedPlayer()
+    game = play_in_terminal(rules, "easy", seed=1, ask=player.ask, say=player.say)
+    said = "  kitty: 1 card face down, for the winner of the first trick"
+    lying = [line for line in player.lines if line == said]
+    taken = [line for line in player.lines if "the trick and the kitty" in line]
+    assert len(lying) == len(taken) == game.hands_played > 1
+    told = []
+    for hand, line in enumerate(taken):
+        kitty = HandState.deal(rules, seed=game.game_seed, hand=hand).kitty
+        points = int(card_points(np.uint64(kitty.mask), rules.to_tuple()))
+        worth = f"{points} point{'s' if points != 1 else ''}"
+        if line.startswith("  -> you take"):
+            assert line.endswith(f"the trick and the kitty: {kitty} ({worth})")
+        else:
+            assert line.endswith(f"takes the trick and the kitty ({worth} in it)") and str(kitty) not in line
+        told.append(points)
+    assert any(told)  # a kitty with a heart was told
 
 
 def test_terminal_help_and_hints_at_any_prompt() -> None:

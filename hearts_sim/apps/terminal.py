@@ -13,8 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from hearts_sim.core.cards import CardSet, card_str, parse_card
 from hearts_sim.core.rules import Rules, pass_offset
+from hearts_sim.engine.hand import card_points
 from hearts_sim.game.hand_state import Game, HandState, IllegalMoveError
 
 if TYPE_CHECKING:
@@ -105,6 +108,9 @@ def _play_game(game: Game, cpu: Agent, rules: Rules, seat: int, names: list[str]
     while not game.over:
         state = game.next_hand()
         say(f"\n=== hand {game.hands_played + 1}: pass {state.pass_direction} ===")
+        if rules.kitty_size:
+            cards = f"{rules.kitty_size} card{'s' if rules.kitty_size > 1 else ''}"
+            say(f"  kitty: {cards} face down, for the winner of the first trick")
         if state.phase == "pass":
             receiver = (seat + pass_offset(state.pass_direction, n)) % n
             for other in range(n):
@@ -140,11 +146,25 @@ def _play_game(game: Game, cpu: Agent, rules: Rules, seat: int, names: list[str]
                 say(f"  you play {card_str(card, symbols=True)}")  # a piped game's record of it too
             if state.trick_winners and not state.trick:  # this card completed a trick
                 winner = names[state.trick_winners[-1]]
-                say(f"  -> {winner} {'take' if winner == 'you' else 'takes'} the trick")
+                kitty = _kitty_taken(state, seat) if len(state.trick_winners) == 1 else ""
+                say(f"  -> {winner} {'take' if winner == 'you' else 'takes'} the trick{kitty}")
         game.finish_hand(state)
         moon = f" ({names[state.moon_shooter]} shot the moon!)" if state.moon_shooter >= 0 else ""
         scores = _by_seat([int(x) for x in state.scores()], names)
         say(f"  hand scores: {scores}{moon}; totals: {_by_seat(game.totals, names)}")
+
+
+def _kitty_taken(state: HandState, seat: int) -> str:
+    """What the first trick's winner takes beside it: the kitty, its cards shown to the person
+    only, its points to all (the scores line shows them anyway; it said nothing of the kitty, so
+    trick 1 seemed to score points no card in it carried)."""
+    if not state.rules.kitty_size:
+        return ""
+    points = int(card_points(np.uint64(state.kitty.mask), state.rules.to_tuple()))
+    worth = f"{points} point{'s' if points != 1 else ''}"
+    if state.trick_winners[0] == seat:
+        return f" and the kitty: {state.kitty} ({worth})"
+    return f" and the kitty ({worth} in it)"
 
 
 def _by_seat(values: list[int], names: list[str]) -> str:
