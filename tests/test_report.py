@@ -117,7 +117,10 @@ def test_report_pools_runs_on_other_seeds(
         (make_config(AGENTS, deals=50, seed=3), "runs of the same agents on seed 3"),  # the same hands
         # the same hands too, each seating with its agents in other seats: pooled without a word
         (make_config(AGENTS[::-1], deals=50, seed=3), "runs of the same agents (in another order) on seed 3"),
-        (make_config(AGENTS, deals=50, seed=4, rule_overrides=["moon=self_minus"]), "under different rules"),
+        (
+            make_config(AGENTS, deals=50, seed=4, rule_overrides=["moon=self_minus"]),
+            "are runs under different rules (moon=self_minus; standard)",
+        ),
     ],
 )
 def test_report_refuses_runs_that_do_not_pool(
@@ -147,6 +150,13 @@ def test_report_refuses_a_copy_of_a_runs_records_beside_the_run(
     run_tournament(make_config(AGENTS, deals=50, seed=4), other, progress=False)
     shutil.copytree(other / "records", tmp_path / "copy4" / "records")
     assert main(["report", str(copy), str(tmp_path / "copy4"), "--out", str(tmp_path / "pooled")]) == 0
+    # the copy of a run on the same seed under other rules: told by its rules, not as a copy
+    off = tmp_path / "off"
+    run_tournament(make_config(AGENTS, deals=50, seed=3, rule_overrides="moon=off"), off, progress=False)
+    shutil.copytree(off / "records", tmp_path / "copy_off" / "records")
+    assert main(["report", str(copy), str(tmp_path / "copy_off"), "--out", str(tmp_path / "pooled2")]) == 2
+    err = capsys.readouterr().err
+    assert "are runs under different rules (moon=off; standard): their rates do not pool" in err
     (other / "manifest.json").unlink()
     (other / "manifest.json").mkdir()
     assert main(["report", str(other), "--out", str(tmp_path / "alone")]) == 2

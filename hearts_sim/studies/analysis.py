@@ -1024,7 +1024,7 @@ def pooled_rules(paths: Sequence[str | Path]) -> Rules | None:
     manifests or, for records without one (a copy of a run's ``records/``), by their first hand."""
     seen: dict[Path, Path] = {}
     runs: list[tuple[Path, dict[str, Any]]] = []
-    first_hands: dict[tuple[Any, ...], Path] = {}
+    first_hands: dict[Path, tuple[str, tuple[Any, ...]]] = {}  # a run given -> its rules and first hand
     for path in map(Path, paths):
         directory = records_path(path)
         if directory.resolve() in seen:
@@ -1035,9 +1035,7 @@ def pooled_rules(paths: Sequence[str | Path]) -> Rules | None:
         if config is not None:
             for other, known in runs:
                 if known["rules"] != config["rules"]:
-                    raise AnalysisError(
-                        f"{path} and {other} are runs under different rules: their rates do not pool"
-                    )
+                    raise _different_rules(path, other, config["rules"].label(), known["rules"].label())
                 same_seed = config.get("seed") is not None and known.get("seed") == config.get("seed")
                 agents, known_agents = config.get("agents") or [], known.get("agents") or []
                 if same_seed and sorted(map(str, known_agents)) == sorted(map(str, agents)):
@@ -1047,31 +1045,43 @@ def pooled_rules(paths: Sequence[str | Path]) -> Rules | None:
                         f"{path} and {other} are runs of the same agents{order} on seed {seed}: "
                         "they played the same hands, which would count twice (give each run its own --seed)"
                     )
-        hand = _first_hand(directory)  # what tells records without a manifest apart
-        if hand is not None and hand in first_hands:
-            raise AnalysisError(
-                f"{path} and {first_hands[hand]} begin with the same hand, of the same agents (a copy "
-                "of one run's records?): their hands would count twice"
-            )
-        if hand is not None:
-            first_hands[hand] = path
+        first = _first_hand(directory)  # what tells records without a manifest apart
+        if first is not None:
+            rules, hand = first
+            for other, (other_rules, other_hand) in first_hands.items():
+                if rules != other_rules:  # the records' own rules column, where no manifest says
+                    raise _different_rules(path, other, rules_label(rules), rules_label(other_rules))
+                if hand == other_hand:
+                    raise AnalysisError(
+                        f"{path} and {other} begin with the same hand, of the same agents (a copy "
+                        "of one run's records?): their hands would count twice"
+                    )
+            first_hands[path] = first
         if config is not None:
             runs.append((path, config))
     return runs[0][1]["rules"] if runs else None
 
 
-def _first_hand(directory: Path) -> tuple[Any, ...] | None:
-    """The first hand of the first part in ``directory``: its seed and the agents at the table
-    (sorted), which two runs share only when they played the same hands; None when unreadable
-    (reading the records says why)."""
+def _different_rules(path: str | Path, other: str | Path, rules: str, other_rules: str) -> AnalysisError:
+    return AnalysisError(
+        f"{path} and {other} are runs under different rules ({rules}; {other_rules}): their rates do not pool"
+    )
+
+
+def _first_hand(directory: Path) -> tuple[str, tuple[Any, ...]] | None:
+    """The rules of the first hand of the first part in ``directory`` (its ``rules`` column) and
+    the hand: its seed and the agents at the table (sorted), which two runs share only when they
+    played the same hands; None when unreadable (reading the records says why)."""
     import pyarrow.parquet as pq
 
     parts = sorted(directory.glob("*.parquet"))
     try:
         names = pq.read_schema(parts[0]).names
         agents = [name for name in names if name.startswith("agent_")]
-        first = pq.ParquetFile(parts[0]).read_row_group(0, columns=["seed", *agents]).slice(0, 1).to_pylist()
-        return (first[0]["seed"], *sorted(str(first[0][name]) for name in agents))
+        columns = ["seed", *agents, *(["rules"] if "rules" in names else [])]
+        first = pq.ParquetFile(parts[0]).read_row_group(0, columns=columns).slice(0, 1).to_pylist()[0]
+        hand = (first["seed"], *sorted(str(first[name]) for name in agents))
+        return str(first.get("rules", "standard")), hand
     except Exception:  # pyarrow's errors for a damaged part are many; the readers name them
         return None
 
