@@ -508,6 +508,22 @@ def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
 
 
+def test_a_game_switch_over_hands_is_warned_of(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--rules quick`` without ``--games`` played hands labelled quick that then would not pool
+    with standard ones, its game to 50 counting nowhere, without a word."""
+    from hearts_sim.apps.cli import main
+
+    match = ["match", "rule", "random", "--deals", "1", "--threads", "1", "--quiet"]
+    assert main([*match, "--rules", "quick", "--rule", "tie_rule=share"]) == 0
+    assert capsys.readouterr().err == (
+        "hearts-sim: warning: target_score=50 and tie_rule=share count only in whole games (--games): "
+        "these hands play the same without them\n"
+    )
+    for quiet in (["--rules", "quick", "--games"], ["--rule", "moon=off"]):
+        assert main([*match, *quiet]) == 0
+        assert capsys.readouterr().err == ""
+
+
 def test_match_json_has_the_documented_keys() -> None:
     result = _cli("match", "lowest", "highest", "--hands", "200", "--json")  # the old name of --deals
     assert result.returncode == 0, result.stderr

@@ -49,6 +49,7 @@ from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, card_str, cards_st
 from hearts_sim.core.checks import did_you_mean
 from hearts_sim.core.errors import InputError, Stopped, Terminated, sigterm_as_interrupt
 from hearts_sim.core.rules import (
+    GAME_SWITCHES,
     MAX_POINTS,
     PRESETS,
     SWITCHES,
@@ -230,7 +231,7 @@ def _tournament_config(
     agents = given or list(DEFAULT_AGENTS)
     args.out = value("out")
     args.threads = value("threads")
-    return make_config(
+    config = make_config(
         agents,
         rules=value("rules"),
         rule_overrides=_rules_over(list(file_values.get("rule", [])), list(args.rule)),
@@ -239,6 +240,20 @@ def _tournament_config(
         games=value("games"),
         sprt=sprt,
     )
+    standard = Rules()
+    unused = [
+        f"{name}={getattr(config.rules, name)}"
+        for name in GAME_SWITCHES
+        if getattr(config.rules, name) != getattr(standard, name)
+    ]
+    if unused and not config.games:  # --rules quick over hands: a user likely meant games to 50
+        one = len(unused) == 1
+        print(
+            f"hearts-sim: warning: {' and '.join(unused)} {'counts' if one else 'count'} only in whole "
+            f"games (--games): these hands play the same without {'it' if one else 'them'}",
+            file=sys.stderr,
+        )
+    return config
 
 
 def _rules_over(base: list[str], over: list[str]) -> list[str]:

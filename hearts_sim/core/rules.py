@@ -54,6 +54,7 @@ MAX_PLAYERS = 5
 MIN_PLAYERS = 3
 POINTS_TOTAL = 26  # penalty points in a hand: 13 hearts and the QS
 MAX_POINTS = 43  # under Black Maria the KS (10) and AS (7) count too: the most any rules deal out
+GAME_SWITCHES = ("target_score", "tie_rule")  # count only in whole games: a hand plays the same under any
 
 
 class RulesError(InputError):
