@@ -48,6 +48,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from types import FunctionType, ModuleType
 from typing import Any, Protocol
 
 from agents.kinds import AgentError
@@ -601,15 +602,75 @@ def file_problem(spec: ExternalSpec) -> str | None:
 
 
 def source_bytes(spec: ExternalSpec) -> bytes:
-    """What of an external agent's code a process can see: a ``py:`` file's bytes (``b"?"``
-    where it cannot read them), nothing for a module, a command or an object."""
-    path = _agent_file(spec)
-    if path is None:
+    """What of an external agent's code a process can see: for a ``py:`` agent, the sources of
+    its module and of the user's modules it uses (``_user_sources``: a helper beside it, edited,
+    changes how it plays; only the file itself was read, so a run resumed after such an edit
+    mixed two programs in its records); a file's bytes where its module cannot be imported
+    (``b"?"`` where they cannot be read either); nothing for a command or an object, whose code
+    a process cannot see (``code_unseen``)."""
+    if spec.kind != PY:
         return b""
     try:
-        return path.read_bytes()
-    except OSError:
-        return b"?"
+        module = _agent_module(spec)
+    except AgentError:  # playing it says why
+        path = _agent_file(spec)
+        try:
+            return b"" if path is None else path.read_bytes()
+        except OSError:
+            return b"?"
+    return b"".join(name.encode() + b"\0" + source + b"\0" for name, source in _user_sources(module))
+
+
+def code_unseen(spec: ExternalSpec) -> bool:
+    """Whether a process cannot see the code of an outside agent, so that a resume cannot check it
+    plays as it did: an engine's command, an object passed from Python."""
+    return spec.kind != PY
+
+
+def _toolkit_and_installed() -> tuple[str, ...]:
+    """The folders whose modules are not the user's: Python's own, the installed packages', the
+    toolkit's (its version and kernels are in the digest already)."""
+    import sysconfig
+
+    import hearts_sim
+
+    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, *sysconfig.get_paths().values()}
+    folders |= {str(Path(hearts_sim.__file__).parent), str(Path(__file__).parent)}
+    return tuple(str(Path(folder).resolve()) + os.sep for folder in folders if folder)
+
+
+def _user_sources(module: Any) -> list[tuple[str, bytes]]:
+    """The sources of ``module`` (first, unnamed: a file's module name holds its path) and of the
+    user's modules it reaches through its names (``import helper``, ``from helper import pick``,
+    and theirs in turn), sorted by name: what decides how a ``py:`` agent plays beside the
+    toolkit. Found by references, not by what an import loaded, so the same code gives the same
+    sources whatever was imported before it."""
+    outside = _toolkit_and_installed()
+    found: dict[str, Path] = {}
+    stack, first = [module], module.__name__
+    while stack:
+        current = stack.pop()
+        file = getattr(current, "__file__", None)
+        if not file or current.__name__ in found or str(Path(file).resolve()).startswith(outside):
+            continue
+        found[current.__name__] = Path(file)
+        for value in list(vars(current).values()):
+            if isinstance(value, ModuleType):
+                stack.append(value)
+                continue
+            # a class or function by its module; anything else (an instance: MODEL = Net()) by its class's
+            owner = getattr(
+                value if isinstance(value, type | FunctionType) else type(value), "__module__", None
+            )
+            if isinstance(owner, str) and owner in sys.modules:
+                stack.append(sys.modules[owner])
+    sources = []
+    for name in sorted(found, key=lambda name: (name != first, name)):
+        try:
+            sources.append(("" if name == first else name, found[name].read_bytes()))
+        except OSError:
+            sources.append((name, b"?"))
+    return sources
 
 
 def _file_stamp(spec: ExternalSpec) -> tuple[str, int, int] | None:
@@ -645,40 +706,7 @@ def decider(spec: ExternalSpec, options: EngineOptions) -> Decider:
 def load_python_agent(spec: ExternalSpec) -> Any:
     """Import the module or file of a ``py:`` spec and instantiate its class with the arguments."""
     where, _, name = spec.target.rpartition(":")
-    path = _agent_file(spec)
-    if path is not None:
-        problem = file_problem(spec)
-        if problem is not None:
-            raise AgentError(problem)
-        # one module per file and contents: a file changed since it was imported is imported anew
-        source = str(path.resolve()).encode() + b"\0" + path.read_bytes()
-        module_name = f"hearts_sim_agent_{hashlib.sha1(source).hexdigest()[:12]}"
-        module = sys.modules.get(module_name)
-        if module is None:
-            loader_spec = importlib.util.spec_from_file_location(module_name, path)
-            if loader_spec is None or loader_spec.loader is None:
-                raise AgentError(f"{spec.text}: cannot import {where}")
-            module = importlib.util.module_from_spec(loader_spec)
-            sys.modules[module_name] = module
-            try:
-                loader_spec.loader.exec_module(module)
-            except AGENT_FAILURES as error:
-                del sys.modules[module_name]
-                failure = f"{type(error).__name__}: {error}"
-                raise AgentError(f"{spec.text}: importing {where} failed: {failure}") from None
-    else:
-        folder = str(agent_folder())  # a module of the agent's folder is found as python -m finds it
-        added = folder not in sys.path
-        if added:
-            sys.path.insert(0, folder)
-        try:
-            module = importlib.import_module(where)
-        except AGENT_FAILURES as error:
-            failure = f"{type(error).__name__}: {error}"
-            raise AgentError(f"{spec.text}: cannot import {_where_found(where)}: {failure}") from None
-        finally:
-            if added:
-                sys.path.remove(folder)
+    module = _agent_module(spec)
     cls = getattr(module, name, None)
     if cls is None:
         raise AgentError(f"{spec.text}: {where} has no {name}")
@@ -686,6 +714,57 @@ def load_python_agent(spec: ExternalSpec) -> Any:
         return cls(**dict(spec.kwargs))
     except AGENT_FAILURES as error:
         raise AgentError(f"{spec.text}: {name}(...) failed: {type(error).__name__}: {error}") from None
+
+
+def _agent_module(spec: ExternalSpec) -> ModuleType:
+    """The module of a ``py:`` spec, imported once: a file's with its own folder first on the path
+    while it is imported (as ``python mine.py`` runs it: ``from helper import pick`` beside it
+    failed under the command line), a module's as ``python -m`` finds it in the agent's folder."""
+    where = spec.target.rpartition(":")[0]
+    path = _agent_file(spec)
+    if path is None:
+        with _first_on_path(agent_folder()):
+            try:
+                return importlib.import_module(where)
+            except AGENT_FAILURES as error:
+                failure = f"{type(error).__name__}: {error}"
+                raise AgentError(f"{spec.text}: cannot import {_where_found(where)}: {failure}") from None
+    problem = file_problem(spec)
+    if problem is not None:
+        raise AgentError(problem)
+    # one module per file and contents: a file changed since it was imported is imported anew
+    source = str(path.resolve()).encode() + b"\0" + path.read_bytes()
+    module_name = f"hearts_sim_agent_{hashlib.sha1(source).hexdigest()[:12]}"
+    module = sys.modules.get(module_name)
+    if module is not None:
+        return module
+    loader_spec = importlib.util.spec_from_file_location(module_name, path)
+    if loader_spec is None or loader_spec.loader is None:
+        raise AgentError(f"{spec.text}: cannot import {where}")
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[module_name] = module
+    try:
+        with _first_on_path(path.resolve().parent):
+            loader_spec.loader.exec_module(module)
+    except AGENT_FAILURES as error:
+        del sys.modules[module_name]
+        failure = f"{type(error).__name__}: {error}"
+        raise AgentError(f"{spec.text}: importing {where} failed: {failure}") from None
+    return module
+
+
+@contextmanager
+def _first_on_path(folder: Path) -> Iterator[None]:
+    """``folder`` first on ``sys.path`` while the block runs (where it was not there already)."""
+    entry = str(folder)
+    added = entry not in sys.path
+    if added:
+        sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        if added:
+            sys.path.remove(entry)
 
 
 def external_moves(

@@ -595,3 +595,58 @@ def test_a_folder_set_in_one_thread_outlives_another_threads_block(tmp_path: Pat
     with agents_found_in(tmp_path), agents_found_in(other):  # nested: the inner one, then the outer
         assert agent_folder() == other
     assert agent_folder() == here
+
+
+FIRST_BY_HELPER = """from resume_check_helper import pick
+
+
+class First:
+    def choose_pass(self, obs):
+        return list(obs.hand)[:3]
+
+    def choose_play(self, obs):
+        return pick(list(obs.legal_moves()))
+"""
+
+
+def test_a_resume_sees_the_helper_a_python_agent_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's digest read the ``py:`` file alone: a helper beside it edited between a stop and the
+    resume went on without a word, and the records held two programs. The helper's source is in
+    the digest now, so the edit is refused and its undoing goes on; the helper is found beside the
+    file, as ``python mine.py`` finds it (under the command line it was ModuleNotFoundError)."""
+    from hearts_sim.studies.tournament import Interrupted, resume_tournament
+
+    monkeypatch.chdir(tmp_path)
+    helper = tmp_path / "resume_check_helper.py"
+    helper.write_text("def pick(legal):\n    return legal[0]\n")
+    (tmp_path / "mine.py").write_text(FIRST_BY_HELPER)
+    config = TournamentConfig(("py:mine.py:First", "random"), deals=4, seed=2, chunk_deals=2)
+    with pytest.raises(Interrupted):
+        run_tournament(config, tmp_path / "run", progress=False, stop_after_chunks=1)
+    helper.write_text("def pick(legal):\n    return legal[-1]\n")
+    with pytest.raises(TournamentError, match="was played by other code than this .*an outside agent"):
+        resume_tournament(tmp_path / "run", progress=False)
+    helper.write_text("def pick(legal):\n    return legal[0]\n")
+    resumed = resume_tournament(tmp_path / "run", progress=False)
+    whole = run_tournament(config, tmp_path / "whole", progress=False)
+    assert resumed.summary["pairs"] == whole.summary["pairs"]
+
+
+def test_a_resume_of_an_engine_warns_that_its_code_goes_unchecked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An engine's command shows nothing of its code: its run went on without a word."""
+    from hearts_sim.studies.tournament import Interrupted, UncheckedAgentWarning, resume_tournament
+
+    monkeypatch.chdir(tmp_path)
+    engine = f"exec:{shlex.quote(sys.executable)} {ROOT / 'experiments' / 'example_engine.py'}"
+    config = TournamentConfig((engine, "random"), deals=4, seed=2, chunk_deals=2)
+    with pytest.raises(Interrupted):
+        run_tournament(config, tmp_path / "run", progress=False, stop_after_chunks=1)
+    with pytest.warns(
+        UncheckedAgentWarning, match=f"{re.escape(engine)} goes on unchecked, its code out of sight"
+    ):
+        resume_tournament(tmp_path / "run", progress=False)
+    close_all()

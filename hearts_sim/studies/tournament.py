@@ -45,6 +45,7 @@ from agents.external import (
     ExternalAgentError,
     agent_folder,
     agents_found_in,
+    code_unseen,
     file_problem,
     is_object_label,
 )
@@ -130,6 +131,11 @@ class ChunkError(TournamentError):
 
 class SequentialRunWarning(UserWarning):
     """``combine_runs`` pools a match stopped by its sequential test: its length follows its results."""
+
+
+class UncheckedAgentWarning(UserWarning):
+    """A run resumed with outside agents whose code a process cannot see (an engine's command, an
+    object): a change to them since the run started would mix two programs in its records."""
 
 
 class Interrupted(Stopped):
@@ -1112,6 +1118,14 @@ def _check_same_play(
         problem = file_problem(spec)
         if problem is not None:
             raise TournamentError(f"{out}: {problem}")
+    unseen = [spec.text for spec in table.external_specs() if code_unseen(spec)]
+    if manifest["chunks_done"] and unseen:  # it went on without a word
+        warnings.warn(
+            f"{out}: {', '.join(unseen)} goes on unchecked, its code out of sight (an engine's "
+            "command, an object): changed since the run started, it would mix two programs in its records",
+            UncheckedAgentWarning,
+            stacklevel=2,
+        )
     if not manifest["chunks_done"] or manifest.get("plays") == table.plays_digest():
         return  # nothing played yet, or played by this code
     if not all(spec.reproducible for spec in config.specs()):
