@@ -68,7 +68,14 @@ _PY_TARGET = re.compile(r"^(?P<where>.+):(?P<name>[A-Za-z_]\w*)\s*(?:\((?P<args>
 
 
 class ExternalAgentError(AgentError):
-    """An external agent failed (raised, answered garbage, an illegal move, timed out, died)."""
+    """An external agent failed (raised, answered garbage, an illegal move, timed out, died);
+    ``position``: the index in its batch of the position it failed on, where one is known."""
+
+    position: int | None = None
+
+    def at(self, position: int) -> ExternalAgentError:
+        self.position = position
+        return self
 
 
 class AnswerRefused(ValueError):
@@ -442,7 +449,7 @@ class EngineDecider:
                         try:
                             engine.send(request)
                         except ExternalAgentError as error:
-                            raise ExternalAgentError(f"{error}, at request {_brief(request)}") from None
+                            raise ExternalAgentError(f"{error}, at request {_brief(request)}").at(i) from None
                         grace = self.options.timeout if engine.answered else FIRST_ANSWER_GRACE
                         deadline = time.monotonic() + (grace if grace is not None else math.inf)
                         busy[e] = (i, deadline, request)
@@ -456,16 +463,19 @@ class EngineDecider:
                         while line is not None and _earlier_answer(line, request["id"]):
                             line = self.engines[e].read_line()  # a second answer to an earlier request
                     except ExternalAgentError as error:  # it ended: the request it died on, quoted
-                        raise ExternalAgentError(f"{error}, at request {_brief(request)}") from None
+                        raise ExternalAgentError(f"{error}, at request {_brief(request)}").at(i) from None
                     if line is None:
                         if time.monotonic() > deadline:
                             raise ExternalAgentError(
                                 f"agent {self.name}: no answer within {self.options.timeout:g} s "
                                 f"to request {_brief(request)}"
-                            )
+                            ).at(i)
                         continue
                     self.engines[e].owes = False
-                    moves[i] = self._move(line, passing, request)
+                    try:
+                        moves[i] = self._move(line, passing, request)
+                    except ExternalAgentError as error:
+                        raise error.at(i) from None
                     self.engines[e].answered = True
                     del busy[e]
         finally:
@@ -782,8 +792,14 @@ def external_moves(
     ``ExternalAgentError`` naming the agent and, by ``where(i)``, the position."""
     try:
         answers = decider(spec, options).decide(observations, passing, seeds, hand_seeds)
-    except ExternalAgentError as error:
-        raise ExternalAgentError(f"{error} ({where(0)})") from None
+    except ExternalAgentError as error:  # an engine's: at the request it failed on (it said the first)
+        position = error.position
+        at = (
+            where(position)
+            if position is not None
+            else f"a batch of {len(observations)}, the first: {where(0)}"
+        )
+        raise ExternalAgentError(f"{error} ({at})") from None
     except AgentError:  # the agent cannot be loaded (a file since removed): the caller says where
         raise
     except PositionFailed as failure:  # the agent's own code failed on one position

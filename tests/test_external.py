@@ -650,3 +650,32 @@ def test_a_resume_of_an_engine_warns_that_its_code_goes_unchecked(
     ):
         resume_tournament(tmp_path / "run", progress=False)
     close_all()
+
+
+SEAT_2_FAILS = """
+import json, sys
+RANKS = "2 3 4 5 6 7 8 9 10 J Q K A".split()
+for line in sys.stdin:
+    request = json.loads(line)
+    cards = sorted(request["hand"], key=lambda card: RANKS.index(card[:-1]))
+    if "legal" not in request:
+        print(json.dumps({"id": request["id"], "pass": cards[:3]}), flush=True)
+    elif request["seat"] == 2 and len(request["plays"]) >= 8:  # seat 2 from its third trick
+        print(json.dumps({"id": request["id"], "error": "seat 2 is out of ideas"}), flush=True)
+    else:
+        print(json.dumps({"id": request["id"], "play": request["legal"][0]}), flush=True)
+"""
+
+
+def test_an_engine_failure_names_the_position_it_failed_on(tmp_path: Path) -> None:
+    """An engine's failure (no answer, an exit, garbage, an error answer) named the first position
+    of its batch: deal 0, seat 0, where the request it quoted was another seat's."""
+    engine = tmp_path / "seat_2_fails.py"
+    engine.write_text(SEAT_2_FAILS)
+    spec = f"exec:{shlex.quote(sys.executable)} {engine}"
+    with pytest.raises(ExternalAgentError) as failed:
+        simulate("standard", [spec] * 4, hands=8, seed=1, threads=1)
+    message = str(failed.value)
+    assert "seat 2 is out of ideas" in message and '"seat":2' in message
+    assert re.search(r"\(deal \d+, seating 0, seat 2, playing\)$", message), message
+    close_all()
