@@ -216,6 +216,37 @@ def decision_seed_for_agent(decision_seed: int) -> int:
     return int.from_bytes(digest, "little")
 
 
+_PRINTS = threading.Lock()
+_printing_agents = 0  # calls into agents' code now running, on any thread
+_saved_stdout: tuple[Any, int] | None = None
+
+
+@contextmanager
+def agent_prints_to_stderr() -> Iterator[None]:
+    """What an agent's code prints goes to stderr while the block runs (``sys.stdout`` and file
+    descriptor 1 both): on stdout it broke ``--json``'s one object and ``hearts-sim serve``'s
+    answers. Counted across threads, so the first call in redirects and the last out restores."""
+    global _printing_agents, _saved_stdout
+    with _PRINTS:
+        if _printing_agents == 0:
+            sys.stdout.flush()
+            _saved_stdout = (sys.stdout, os.dup(1))
+            sys.stdout = sys.stderr
+            os.dup2(2, 1)
+        _printing_agents += 1
+    try:
+        yield
+    finally:
+        with _PRINTS:
+            _printing_agents -= 1
+            if _printing_agents == 0 and _saved_stdout is not None:
+                sys.stderr.flush()
+                sys.stdout, descriptor = _saved_stdout
+                os.dup2(descriptor, 1)
+                os.close(descriptor)
+                _saved_stdout = None
+
+
 class AgentThread:
     """A daemon thread that makes a Python agent's calls, each waited for up to a time limit. A
     call stuck past it keeps the thread, and the process can still exit: a thread of a
@@ -234,14 +265,15 @@ class AgentThread:
                 outcome.append((False, error))
             done.set()
 
-    def call(self, limit: float, call: Callable[..., Any], *arguments: Any) -> Any:
+    def call(self, left: Callable[[], float], call: Callable[..., Any], *arguments: Any) -> Any:
         """``call(*arguments)`` on the thread: its result, or what it raised; ``TimeoutError``
-        after ``limit`` seconds."""
+        once ``left()``, the seconds it has left (which it may extend as it goes on), runs out."""
         outcome: list[tuple[bool, Any]] = []
         done = threading.Event()
         self.calls.put((call, arguments, outcome, done))
-        if not done.wait(limit):
-            raise TimeoutError
+        while not done.wait(max(0.0, left())):
+            if left() <= 0:
+                raise TimeoutError
         returned, value = outcome[0]
         if not returned:
             raise value
@@ -274,42 +306,65 @@ class PythonDecider:
     def decide(
         self, observations: list[Observation], passing: bool, seeds: list[int], hand_seeds: list[int]
     ) -> list[Any]:
-        return self.timed(len(observations), self._decide, observations, passing, seeds)
-
-    def timed(self, positions: int, call: Callable[..., Any], *arguments: Any) -> Any:
-        """``call(*arguments)``, deciding ``positions`` positions, within the time limit per position."""
-        if self.timeout is None:
-            return call(*arguments)
-        self._worker = self._worker or AgentThread(f"agent {self.name}")
-        limit = self.timeout * positions
-        try:
-            return self._worker.call(limit, call, *arguments)
-        except TimeoutError:
-            self._worker = None  # the stuck call keeps its thread; the run stops
-            raise ExternalAgentError(
-                f"agent {self.name} did not decide {positions} position(s) within {limit:g} s"
-            ) from None
-
-    def _decide(self, observations: list[Observation], passing: bool, seeds: list[int]) -> list[Any]:
         seeded = self.reset is not None or any(self.takes_seed.values())
-        own = [decision_seed_for_agent(s) for s in seeds] if seeded else []
+        own = [decision_seed_for_agent(s) for s in seeds] if seeded else [0] * len(seeds)
         if self.batch:
-            if self.reset:
-                self.reset(own[0])
-            if self.takes_seed["act_batch"]:
-                return list(self.agent.act_batch(observations, seeds=own))
-            return list(self.agent.act_batch(observations))
+            return self.timed(len(observations), self._decide_batch, observations, own)
         method = getattr(self.agent, "choose_pass" if passing else "choose_play")
         seeded = self.takes_seed["choose_pass" if passing else "choose_play"]
+        return self.timed(1, self._decide_each, method, observations, own, seeded)
+
+    def timed(self, positions: int, call: Callable[..., Any], *arguments: Any) -> Any:
+        """``call(progress, *arguments)`` within the time limit: of each decision where the call
+        makes one at a time (``positions`` 1; it says which it is at in ``progress``: a batch's
+        pooled limit let a slow one through), of ``positions`` decisions where it makes them at
+        once (``act_batch``). What the agent prints goes to stderr (``agent_prints_to_stderr``)."""
+        progress = [(0, time.monotonic())]  # the decision the call is at, and since when
+        if self.timeout is None:
+            with agent_prints_to_stderr():
+                return call(progress, *arguments)
+        worker = self._worker = self._worker or AgentThread(f"agent {self.name}")
+        limit = self.timeout * positions
+        try:
+            with agent_prints_to_stderr():
+                return worker.call(
+                    lambda: progress[0][1] + limit - time.monotonic(), call, progress, *arguments
+                )
+        except TimeoutError:
+            self._worker = None  # the stuck call keeps its thread; the run stops
+            if positions == 1:
+                failed = ExternalAgentError(f"agent {self.name} did not decide within {limit:g} s")
+                raise failed.at(progress[0][0]) from None
+            raise ExternalAgentError(
+                f"agent {self.name} did not decide {positions} positions within {limit:g} s "
+                f"({self.timeout:g} s each, in one call)"
+            ) from None
+
+    def _decide_each(
+        self,
+        progress: list[tuple[int, float]],
+        method: Callable[..., Any],
+        observations: list[Observation],
+        own: list[int],
+        seeded: bool,
+    ) -> list[Any]:
         moves = []
-        for i, observation in enumerate(observations):
+        for i, (observation, seed) in enumerate(zip(observations, own, strict=True)):
+            progress[0] = (i, time.monotonic())
             try:
                 if self.reset:
-                    self.reset(own[i])
-                moves.append(method(observation, seed=own[i]) if seeded else method(observation))
+                    self.reset(seed)
+                moves.append(method(observation, seed=seed) if seeded else method(observation))
             except AGENT_FAILURES as error:
                 raise PositionFailed(i, error) from error
         return moves
+
+    def _decide_batch(self, progress: Any, observations: list[Observation], own: list[int]) -> list[Any]:
+        if self.reset:
+            self.reset(own[0])
+        if self.takes_seed["act_batch"]:
+            return list(self.agent.act_batch(observations, seeds=own))
+        return list(self.agent.act_batch(observations))
 
     def close(self) -> None:
         if self._worker is not None:
@@ -621,7 +676,8 @@ def source_bytes(spec: ExternalSpec) -> bytes:
     if spec.kind != PY:
         return b""
     try:
-        module = _agent_module(spec)
+        with agent_prints_to_stderr():  # importing it may print
+            module = _agent_module(spec)
     except AgentError:  # playing it says why
         path = _agent_file(spec)
         try:
@@ -708,7 +764,8 @@ def decider(spec: ExternalSpec, options: EngineOptions) -> Decider:
         if spec.kind == EXEC:
             _DECIDERS[key] = EngineDecider(spec.target, spec.text, options)
         else:
-            agent = spec.instance if spec.kind == OBJECT else load_python_agent(spec)
+            with agent_prints_to_stderr():  # its import and construction too
+                agent = spec.instance if spec.kind == OBJECT else load_python_agent(spec)
             _DECIDERS[key] = PythonDecider(agent, spec.text, options.timeout)
     return _DECIDERS[key]
 
@@ -792,14 +849,8 @@ def external_moves(
     ``ExternalAgentError`` naming the agent and, by ``where(i)``, the position."""
     try:
         answers = decider(spec, options).decide(observations, passing, seeds, hand_seeds)
-    except ExternalAgentError as error:  # an engine's: at the request it failed on (it said the first)
-        position = error.position
-        at = (
-            where(position)
-            if position is not None
-            else f"a batch of {len(observations)}, the first: {where(0)}"
-        )
-        raise ExternalAgentError(f"{error} ({at})") from None
+    except ExternalAgentError as error:  # at the position it failed on (it said the batch's first)
+        raise located(error, len(observations), where) from None
     except AgentError:  # the agent cannot be loaded (a file since removed): the caller says where
         raise
     except PositionFailed as failure:  # the agent's own code failed on one position
@@ -817,6 +868,12 @@ def external_moves(
         _checked(answer, observation, rules, passing, spec, partial(where, i))
         for i, (observation, answer) in enumerate(zip(observations, answers, strict=True))
     ]
+
+
+def located(error: ExternalAgentError, positions: int, where: Callable[[int], str]) -> ExternalAgentError:
+    """``error`` with the position it failed on (``where``), or a batch's first where none is known."""
+    batch = "" if error.position is not None or positions == 1 else f"a batch of {positions}, the first: "
+    return ExternalAgentError(f"{error} ({batch}{where(error.position or 0)})")
 
 
 def batch_failed(

@@ -121,3 +121,31 @@ class FailsWhile(Lowest):
         if self.plays > self.after and self.flag.exists():
             raise RuntimeError("failing on purpose")
         return super().choose_play(obs)
+
+
+class Printer(Lowest):
+    """``Lowest`` that prints as it is made and at every decision (its stdout went to stdout)."""
+
+    def __init__(self) -> None:
+        print("Printer made")
+
+    def choose_pass(self, obs: Any) -> list[int]:
+        print("Printer passes")
+        return super().choose_pass(obs)
+
+    def choose_play(self, obs: Any) -> int:
+        print("Printer plays")
+        return super().choose_play(obs)
+
+
+class SleepsOnce(Lowest):
+    """``Lowest`` that takes ``seconds`` over its ``at``-th play alone."""
+
+    def __init__(self, seconds: float, at: int = 3) -> None:
+        self.seconds, self.at, self.plays = seconds, at, 0
+
+    def choose_play(self, obs: Any) -> int:
+        self.plays += 1
+        if self.plays == self.at:
+            time.sleep(self.seconds)
+        return super().choose_play(obs)

@@ -9,6 +9,7 @@ the finished chunks kept and a resume identical to an uninterrupted run.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import signal
@@ -32,6 +33,7 @@ from hearts_sim.engine.sampler import sample_world
 from hearts_sim.engine.state import new_states
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.game.observation import observations_from
+from hearts_sim.game.protocol import request_for
 from hearts_sim.selfplay.simulate import Table, run_hands
 from hearts_sim.studies.tournament import TournamentConfig, TournamentError, run_tournament
 
@@ -275,13 +277,18 @@ def test_every_failure_is_one_clear_error(spec: str, message: str) -> None:
 
 
 def test_agents_and_engines_that_hang_time_out() -> None:
-    with pytest.raises(ExternalAgentError, match="did not decide 1 position"):
+    with pytest.raises(ExternalAgentError, match="did not decide within 0.5 s"):
         simulate(
             "standard",
             [f"py:{AGENTS}:Sleeps(seconds=5)", "random", "random", "random"],
             hands=1,
             engine_timeout=0.5,
         )
+    # one slow decision among many: the limit of a batch of them, pooled, let it through
+    with pytest.raises(
+        ExternalAgentError, match=r"did not decide within 0.5 s \(deal \d+, seating 0, seat 0"
+    ):
+        simulate("standard", [f"py:{AGENTS}:SleepsOnce(seconds=1.5)"] * 4, hands=64, engine_timeout=0.5)
     hang = f"exec:{shlex.quote(sys.executable)} -c 'import time; time.sleep(60)'"
     with pytest.raises(ExternalAgentError, match="no answer within"):
         from agents import external
@@ -324,7 +331,7 @@ def test_a_hung_python_agent_lets_the_process_exit_after_its_timeout() -> None:
         "hands=1, engine_timeout=0.2)"
     )
     ended = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
-    assert ended.returncode == 1 and "did not decide 1 position(s) within 0.2 s" in ended.stderr
+    assert ended.returncode == 1 and "did not decide within 0.2 s" in ended.stderr
 
 
 @pytest.mark.parametrize("no_limit", [0, None, float("inf")])
@@ -679,3 +686,22 @@ def test_an_engine_failure_names_the_position_it_failed_on(tmp_path: Path) -> No
     assert "seat 2 is out of ideas" in message and '"seat":2' in message
     assert re.search(r"\(deal \d+, seating 0, seat 2, playing\)$", message), message
     close_all()
+
+
+def test_what_an_agent_prints_goes_to_stderr(tmp_path: Path) -> None:
+    """A printing agent's lines went to stdout: ``--json``'s object no longer parsed, and ``serve``
+    put them before its answers, where a client reads JSON lines."""
+    printer = f"py:{AGENTS}:Printer"
+    match = [sys.executable, "-m", "hearts_sim", "match", printer, "rule", "--deals", "2", "--json"]
+    ran = subprocess.run(match, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["deals"] == 2
+    assert "Printer made" in ran.stderr and "Printer plays" in ran.stderr
+    state = HandState.deal("standard", seed=1, hand=3)  # no pass: a play at once
+    request = json.dumps(request_for(state.observation(state.current_player), request_id=7, seed=1))
+    for limit in ("1", "0"):  # in a worker, in the server itself
+        serve = [sys.executable, "-m", "hearts_sim", "serve", "--agent", printer, "--time-limit", limit]
+        served = subprocess.run(serve, input=request + "\n", capture_output=True, text=True, timeout=300)
+        assert served.returncode == 0, served.stderr
+        assert [json.loads(line)["id"] for line in served.stdout.splitlines()] == [7]
+        assert "Printer plays" in served.stderr

@@ -32,6 +32,7 @@ from agents.external import (
     batch_failed,
     decider,
     external_moves,
+    located,
 )
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.observe import OBSERVED
@@ -216,8 +217,8 @@ def _record_moves(
     ``external_moves``'s time limit and one-line failures."""
     running, agent = policy
     try:
-        return running.timed(len(slots), agent.decide_records, states, rules, slots, seats, is_pass)
+        return running.timed(len(slots), lambda _: agent.decide_records(states, rules, slots, seats, is_pass))
     except ExternalAgentError as error:
-        raise ExternalAgentError(f"{error} ({where(0)})") from None
+        raise located(error, len(slots), where) from None
     except AGENT_FAILURES as error:  # the policy raised, or chose a card it may not
         raise batch_failed(spec, error, len(slots), where) from agent_cause(error)
