@@ -705,3 +705,32 @@ def test_what_an_agent_prints_goes_to_stderr(tmp_path: Path) -> None:
         assert served.returncode == 0, served.stderr
         assert [json.loads(line)["id"] for line in served.stdout.splitlines()] == [7]
         assert "Printer plays" in served.stderr
+
+
+def test_a_resume_keeps_the_decision_time_limit_of_its_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The manifest did not keep ``--engine-timeout``: a run started with a long limit was resumed
+    (with the printed command, too) under the default 30 s. The run's limit goes on until a
+    resume gives another, which then lasts."""
+    from hearts_sim.apps.cli import main
+    from hearts_sim.studies.tournament import load_manifest, resume_tournament
+
+    run = tmp_path / "run"
+    config = TournamentConfig(
+        (f"py:{AGENTS}:SleepsOnce(seconds=0.6)", "random"), deals=2, seed=1, chunk_deals=1
+    )
+    slow = "did not decide within 0.2 s"
+    with pytest.raises(ExternalAgentError, match=slow):
+        run_tournament(config, run, progress=False, engines=EngineOptions(timeout=0.2))
+    assert load_manifest(run)["engine_timeout"] == 0.2
+    close_all()  # a fresh agent sleeps again
+    assert main(["match", "--resume", str(run), "--quiet"]) == 2
+    assert slow in capsys.readouterr().err
+    close_all()
+    with pytest.raises(ExternalAgentError, match=slow):
+        resume_tournament(run, progress=False)
+    close_all()
+    assert resume_tournament(run, progress=False, engines=EngineOptions(timeout=5)).summary["deals"] == 2
+    assert load_manifest(run)["engine_timeout"] == 5
+    close_all()

@@ -187,8 +187,8 @@ ENGINE_PROCS = Option(
 ENGINE_TIMEOUT = Option(
     "engine_timeout",
     NUMBER,
-    "seconds per decision of a py: or exec: agent (0: no limit)",
-    30.0,
+    "seconds per decision of a py: or exec: agent (0: no limit; default 30, or on --resume the run's)",
+    None,
     0,
     1e6,
     ("--engine-timeout",),
@@ -204,7 +204,12 @@ def _engines(args: argparse.Namespace) -> Any:
     from hearts_sim._numba import max_threads
 
     procs = args.engine_procs or args.threads or max_threads()
-    return EngineOptions(procs=procs, timeout=args.engine_timeout or None)
+    if args.engine_timeout is None and args.command in ("tournament", "match") and args.resume:  # the run's
+        from hearts_sim.studies.tournament import load_manifest, recorded_engines
+
+        return recorded_engines(load_manifest(Path(args.resume)), procs)
+    timeout = EngineOptions.timeout if args.engine_timeout is None else args.engine_timeout or None
+    return EngineOptions(procs=procs, timeout=timeout)
 
 
 # What a run's manifest already fixes: none of these may be given beside --resume.

@@ -581,6 +581,8 @@ def _play_run(
     """``run_tournament``'s work, with the run in ``out_path`` (if any) this process's alone."""
     from hearts_sim import __version__
 
+    if resume and engines is None and out_path is not None:  # the time limit it was started with
+        engines = recorded_engines(load_manifest(out_path))
     runner = runner or LocalRunner(engines)
     table = config.table()
     manifest: dict[str, Any] = {}
@@ -589,6 +591,7 @@ def _play_run(
             manifest = _checked_for_resume(
                 config, out_path, repair, runner, table, report or (lambda _: None)
             )
+            manifest["engine_timeout"] = (engines or EngineOptions()).timeout  # one given now lasts
         else:
             _prepare_out(out_path)
             manifest = {
@@ -599,6 +602,8 @@ def _play_run(
                 "version": __version__,
                 "folder": str(agent_folder()),  # where its outside agents are found (``recorded_folder``)
                 "plays": table.plays_digest(),  # what a resume compares first (``_check_same_play``)
+                # what an outside agent may take a decision, which a resume keeps (it fell back to 30 s)
+                "engine_timeout": (engines or EngineOptions()).timeout,
             }
             _reset_progress(config, manifest)
             _save_manifest(out_path, manifest, 0, config.n_chunks)
@@ -1262,6 +1267,13 @@ def resume_tournament(out: str | Path, **options: Any) -> TournamentResult:
             "Python with the same objects, run_tournament(config, out, resume=True)"
         )
     return run_tournament(manifest_config(Path(out), manifest), out, resume=True, **options)
+
+
+def recorded_engines(manifest: dict[str, Any], procs: int | None = None) -> EngineOptions:
+    """How a run's outside agents run on resuming it: its decisions' time limit as it was last
+    played with (runs from before 2026-12-06 did not record it: the default), ``procs`` processes."""
+    timeout = manifest.get("engine_timeout", EngineOptions.timeout)
+    return EngineOptions(timeout=timeout, **({"procs": procs} if procs else {}))
 
 
 def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
