@@ -566,6 +566,12 @@ def test_load_errors_exit_with_one_line(capsys: pytest.CaptureFixture[str]) -> N
         taken.listen()
         assert main(["serve", "--agent", "rule", "--port", str(taken.getsockname()[1])]) == 2
     assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
+    # an agent that fails in the warm-up says so: its error named a seat of no request
+    assert main(["serve", "--agent", f"py:{ROOT / 'tests' / 'python_agents.py'}:Illegal"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.rstrip().endswith(
+        "; in the warm-up before serving (a hand dealt by seed 0)"
+    )
 
 
 class _TextPipes:

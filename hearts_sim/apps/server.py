@@ -98,8 +98,11 @@ class MoveServer:
 
     def warm_up(self) -> None:
         """Load or compile every kernel before the first request, those of ``explain`` too
-        (prints nothing)."""
-        self.agent.warm_up(self.rules, explain=True)
+        (prints nothing). An agent failing there says so: its error named a seat of no request."""
+        try:
+            self.agent.warm_up(self.rules, explain=True)
+        except AgentError as error:
+            raise AgentError(f"{error}; in the warm-up before serving (a hand dealt by seed 0)") from None
 
     # ------------------------------------------------------------------ one request
     def decide(self, request: dict[str, Any]) -> dict[str, Any]:
