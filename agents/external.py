@@ -363,8 +363,13 @@ class PythonDecider:
         if self.reset:
             self.reset(own[0])
         if self.takes_seed["act_batch"]:
-            return list(self.agent.act_batch(observations, seeds=own))
-        return list(self.agent.act_batch(observations))
+            answer = self.agent.act_batch(observations, seeds=own)
+        else:
+            answer = self.agent.act_batch(observations)
+        if isinstance(answer, str | bytes | dict) or not hasattr(answer, "__iter__"):
+            # list() of it was the agent's "raised TypeError: 'NoneType' object is not iterable"
+            raise AnswerRefused(f"act_batch answered {shown(answer)}, not a list of moves")
+        return list(answer)
 
     def close(self) -> None:
         if self._worker is not None:
@@ -881,9 +886,9 @@ def batch_failed(
 ) -> ExternalAgentError:
     """The one line for an agent whose own code raised ``error`` deciding a batch of positions
     (raise it ``from agent_cause(error)``)."""
-    batch = f"a batch of {positions} positions, the first: {where(0)}"
+    batch = f"a batch of {positions} positions, the first: " if positions > 1 else ""
     what = error if isinstance(error, AnswerRefused) else f"raised {type(error).__name__}: {error}"
-    return ExternalAgentError(f"agent {spec}: {what} ({batch})")
+    return ExternalAgentError(f"agent {spec}: {what} ({batch}{where(0)})")
 
 
 def agent_cause(error: BaseException) -> BaseException | None:

@@ -41,6 +41,13 @@ class BatchLowest(Lowest):
         return [self.choose_pass(o) if o.phase == "pass" else self.choose_play(o) for o in observations]
 
 
+class BatchAnswersNone(Lowest):
+    """An ``act_batch`` that forgot its ``return``."""
+
+    def act_batch(self, observations: list[Any]) -> None:
+        pass
+
+
 class SeededRandom:
     """Uniform over legal cards, from the seed the table gives each decision."""
 

@@ -240,6 +240,10 @@ def test_no_peeking_the_observation_holds_only_the_information_set() -> None:
         (f"py:{AGENTS}:Raises", "raised RuntimeError: the model is not loaded (deal "),
         (f"py:{AGENTS}:Exits", "raised SystemExit: 3 (deal "),  # the command ended silently, exit code 3
         (f"py:{AGENTS}:Illegal", "not legal now (legal: 2C)"),  # the cards written one way
+        (  # it read "raised TypeError: 'NoneType' object is not iterable", the toolkit's own error
+            f"py:{AGENTS}:BatchAnswersNone",
+            "act_batch answered None, not a list of moves (deal 3, seating 0, seat 0, playing)",
+        ),
         (f"py:{AGENTS}:PassesTwo", "passed KS QH: pass 3 different cards ("),
         (
             f"py:{AGENTS}:PassesLegal",
@@ -267,7 +271,7 @@ def test_every_failure_is_one_clear_error(spec: str, message: str) -> None:
     with pytest.raises(AgentError) as caught:
         simulate("standard", [spec, "random", "random", "random"], hands=4, seed=0)
     assert message in str(caught.value) and "\n" not in str(caught.value)
-    if "python_agents" in spec and "Nope" not in spec:  # where it happened
+    if "python_agents" in spec and not spec.endswith(("Nope", "None")):  # where it happened
         assert re.search(r"\((deal \d+, seating \d+, seat \d+, (playing|passing))\)$", str(caught.value))
     if spec.endswith(":Raises"):  # from its own error: the traceback shows the agent's line that raised
         cause = caught.value.__cause__
