@@ -738,3 +738,24 @@ def test_a_resume_keeps_the_decision_time_limit_of_its_run(
     assert resume_tournament(run, progress=False, engines=EngineOptions(timeout=5)).summary["deals"] == 2
     assert load_manifest(run)["engine_timeout"] == 5
     close_all()
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing", "message"),
+    [  # each named as the engine wrote it: it read None, True, ['7C'] (Python's)
+        ({"play": None}, False, "not a card: null"),
+        ({"play": True}, False, "not a card: true"),
+        ({"play": ["7C"]}, False, 'not a card: ["7C"]'),
+        ({"pass": ["7C", None, "8C"]}, True, "not a card: null"),
+        ({"pass": "7C 8C 9C"}, True, """'pass' must be a list of cards, not "7C 8C 9C\""""),
+        ([{"play": "7C"}], False, 'an answer must be a JSON object, not [{"play": "7C"}]'),
+        ({"play": "zz"}, False, "malformed card 'zz'"),
+    ],
+)
+def test_an_engines_bad_answer_is_quoted_as_json(answer: Any, passing: bool, message: str) -> None:
+    from hearts_sim.game.protocol import AnswerError, move_from_answer
+
+    with pytest.raises(AnswerError) as refused:
+        move_from_answer(answer, passing)
+    assert str(refused.value).startswith(message)
+    assert move_from_answer({"play": 36}, False) == move_from_answer({"play": "qs"}, False) == 36

@@ -22,10 +22,10 @@ Answer: ``{"id": 7, "pass": ["AS", "KS", "QS"]}``, ``{"id": 7, "play": "QS"}`` o
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hearts_sim.core.cards import card_str, parse_card
-from hearts_sim.core.checks import shown
 from hearts_sim.game.observation import Observation
 
 FIELDS = (
@@ -79,17 +79,25 @@ def request_for(observation: Observation, request_id: Any = None, seed: int | No
 def move_from_answer(answer: Any, passing: bool) -> list[int] | int:
     """The cards (passing) or the card (playing) of an answer object; raises ``AnswerError``."""
     if not isinstance(answer, dict):
-        raise AnswerError(f"an answer must be a JSON object, not {shown(answer)}")
+        raise AnswerError(f"an answer must be a JSON object, not {_as_json(answer)}")
     if "error" in answer:
         raise AnswerError(f"answered with an error: {answer['error']}")
     key = "pass" if passing else "play"
     if key not in answer:
         raise AnswerError(f"the answer has no {key!r} field")
+    if passing and not isinstance(answer[key], list):
+        raise AnswerError(f"'pass' must be a list of cards, not {_as_json(answer[key])}")
+    cards = answer[key] if passing else [answer[key]]
+    for card in cards:  # named as the engine wrote it: null, not Python's None
+        if not isinstance(card, str | int) or isinstance(card, bool):
+            raise AnswerError(f"not a card: {_as_json(card)}")
     try:
-        if passing:
-            if not isinstance(answer[key], list):
-                raise AnswerError(f"'pass' must be a list of cards, not {shown(answer[key])}")
-            return [parse_card(card) for card in answer[key]]
-        return parse_card(answer[key])
+        return [parse_card(card) for card in cards] if passing else parse_card(cards[0])
     except ValueError as error:
         raise AnswerError(str(error)) from None
+
+
+def _as_json(value: Any) -> str:
+    """``value`` as JSON writes it (``null``, ``true``, ``["7C"]``), cut to 80 characters."""
+    text = json.dumps(value)
+    return text if len(text) <= 80 else text[:77] + "..."
