@@ -688,3 +688,13 @@ def test_a_deal_given_card_by_card_names_its_first_fault() -> None:
     ):
         with pytest.raises(ValueError, match=message):
             HandState.from_deal("standard", edited)
+
+
+def test_a_hand_state_names_its_dealer_as_its_observations_do() -> None:
+    """``Observation.dealer`` was public, ``HandState`` had none, though under ``first_lead=any``
+    it decides who leads."""
+    rules = Rules(first_lead="any", pass_cycle="none")
+    for hand in range(8):
+        state = HandState.deal(rules, seed=5, hand=hand)
+        assert state.dealer == state.observation(2).dealer == hand % 4  # it moves on each hand
+        assert state.current_player == (state.dealer + 1) % 4

@@ -184,6 +184,12 @@ class HandState:
     def kitty(self) -> CardSet:
         return CardSet(int(self._state["kitty"]))
 
+    @property
+    def dealer(self) -> int:
+        """The dealer's seat (public, as ``Observation.dealer``): under ``first_lead=any`` the seat
+        after it leads."""
+        return int(self._state["dealer"])
+
     def taken(self, seat: int) -> CardSet:
         return CardSet(int(self._state["taken"][self._seat(seat)]))
 
