@@ -364,6 +364,12 @@ def test_tune_finds_and_writes_a_level(tmp_path: Path) -> None:
     write_level(path, result, "a test level", 5, "hearts-sim tune rule --param shoot=20:60")
     level = read_level(path)
     assert level.agent == result.best.spec and level.provenance["reference"] == "rule"
+    assert level.provenance["rules"] == result.rules == "standard" and "rules:" not in str(result)
+    # under house rules the level file and the printed result say which (they said so nowhere)
+    house = tune("rule", parse_ranges(["shoot=20:60"]), rules=Rules.preset("qdan3"), budget=160, candidates=2)
+    write_level(path, house, "a test level", 5, "hearts-sim tune rule --param shoot=20:60 --rules qdan3")
+    assert read_level(path).provenance["rules"] == house.rules == "qdan3 (n_players=3)"
+    assert str(house).endswith("deals in all; rules: qdan3 (n_players=3))")
     with pytest.raises(TuneError, match="name=lo:hi"):
         parse_ranges(["shoot"])
     with pytest.raises(TuneError, match="--param 3 is not of the form name=lo:hi"):

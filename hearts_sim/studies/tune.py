@@ -98,6 +98,7 @@ class TuneResult(ShownAsText):
     ci95: list[float]
     rounds: list[dict[str, Any]]
     deals_played: int
+    rules: str = "standard"  # the label of the rules it was tuned under (Rules.label())
 
     @property
     def best_is_reference(self) -> bool:
@@ -116,6 +117,7 @@ class TuneResult(ShownAsText):
             "ci95": self.ci95,
             "rounds": self.rounds,
             "deals_played": self.deals_played,
+            "rules": self.rules,
         }
 
     def __str__(self) -> str:
@@ -126,10 +128,12 @@ def format_tune(result: Mapping[str, Any]) -> str:
     """A tune's result (``TuneResult.as_dict``) as ``hearts-sim tune`` prints it."""
     low, high = result["ci95"]
     same = " (it plays as the reference does: the base spec won, against itself)"
+    rules = result.get("rules", "standard")  # a tune kept before 2026-12-06 did not say
+    under = "" if rules == "standard" else f"; rules: {rules}"
     return (
         f"best: {result['best_spec']}{same if result.get('best_is_reference') else ''}\n"
         f"gain over {result['reference']}: {result['gain_points_per_hand']:+.3f} points/hand, 95% CI "
-        f"[{low:+.3f}, {high:+.3f}] (fresh deals; {result['deals_played']:,} deals in all)"
+        f"[{low:+.3f}, {high:+.3f}] (fresh deals; {result['deals_played']:,} deals in all{under})"
     )
 
 
@@ -398,7 +402,8 @@ def _successive_halving(
         best = pool[0]
         gain, ci = gap(best.spec, confirm, (seed + FRESH_SEED_OFFSET) & MAX_SEED, "confirm")
     used += confirm
-    return TuneResult(agent, reference, best, round(gain, 4), [round(x, 4) for x in ci], rounds, used)
+    ci = [round(x, 4) for x in ci]
+    return TuneResult(agent, reference, best, round(gain, 4), ci, rounds, used, rules.label())
 
 
 def kept_tune(out: str | Path) -> KeptJob:
@@ -443,6 +448,7 @@ def write_level(
         "[provenance]",
         f"command = {json.dumps(command)}",  # a TOML basic string is a JSON string
         f'reference = "{result.reference}"',
+        f"rules = {json.dumps(result.rules)}",  # a level tuned under house rules (it said so nowhere)
         f"gain_points_per_hand = {result.gain}",
         f"ci95 = [{result.ci95[0]}, {result.ci95[1]}]",
         f"deals_played = {result.deals_played}",
