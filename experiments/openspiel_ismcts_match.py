@@ -31,7 +31,6 @@ import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -40,10 +39,8 @@ from agents.registry import parse_agent
 from hearts_sim.apps.script import ScriptParser, master_seed, number, run_script, whole
 from hearts_sim.engine.rng import derive_seed
 from hearts_sim.game.hand_state import HandState
+from hearts_sim.studies.openspiel_peer import DIRECTION_TO_ACTION, os_to_our, our_to_os
 from hearts_sim.studies.stats import mean_interval
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from openspiel_oracle import DIRECTION_TO_ACTION, os_to_our, our_to_os  # noqa: E402
 
 N_SEATS = 4
 TOTAL_POINTS = 26

@@ -63,6 +63,8 @@ from typing import Any
 
 import numpy as np
 
+from hearts_sim.studies.openspiel_peer import ACTION_TO_DIRECTION, DIRECTION_TO_ACTION, os_to_our, our_to_os
+
 N_SEATS = 4
 N_CARDS = 52
 PASS_COUNT = 3
@@ -70,30 +72,14 @@ TOTAL_POINTS = 26
 QUEEN_OF_SPADES = 36  # ours
 _OS_QUEEN_OF_SPADES = 43
 
-# our suit index -> OpenSpiel suit index (self-inverse: swaps spades and hearts)
-_SUIT_SWAP = (0, 1, 3, 2)
 _RANK_CHARS = "23456789TJQKA"
 _SUIT_CHARS = "CDSH"  # our suit order
 
-DIRECTION_TO_ACTION = {"none": 0, "left": 1, "across": 2, "right": 3}
-ACTION_TO_DIRECTION = {v: k for k, v in DIRECTION_TO_ACTION.items()}
 DIRECTION_OFFSET = {"none": 0, "left": 1, "across": 2, "right": 3}  # seat -> seat+offset
 
 
 class OpenSpielRejectedMove(ValueError):
     """OpenSpiel refused a move (wrong seat to act, or a card not among its legal actions)."""
-
-
-def our_to_os(card: int) -> int:
-    """Our card id (suit*13+rank, S=2, H=3) -> OpenSpiel action id (rank*4+suit, H=2, S=3)."""
-    suit, rank = divmod(int(card), 13)
-    return rank * 4 + _SUIT_SWAP[suit]
-
-
-def os_to_our(action: int) -> int:
-    """OpenSpiel card action id -> our card id."""
-    rank, os_suit = divmod(int(action), 4)
-    return _SUIT_SWAP[os_suit] * 13 + rank
 
 
 def card_name(card: int) -> str:
