@@ -35,7 +35,12 @@ from hearts_sim.game.hand_state import HandState
 from hearts_sim.game.observation import observations_from
 from hearts_sim.game.protocol import request_for
 from hearts_sim.selfplay.simulate import Table, run_hands
-from hearts_sim.studies.tournament import TournamentConfig, TournamentError, run_tournament
+from hearts_sim.studies.tournament import (
+    TournamentConfig,
+    TournamentError,
+    UncheckedAgentWarning,
+    run_tournament,
+)
 
 try:
     from tests import python_agents
@@ -133,7 +138,8 @@ def test_a_run_of_an_object_agent_keeps_records_and_resumes_from_python(
         run_tournament(config, tmp_path / "run", progress=False, stop_after_chunks=2)
     assert main(["tournament", "--resume", str(tmp_path / "run")]) == 2
     assert "was played by py:Lowest, an agent object passed from Python" in capsys.readouterr().err
-    resumed = run_tournament(config, tmp_path / "run", progress=False, resume=True)
+    with pytest.warns(UncheckedAgentWarning, match="py:Lowest goes on unchecked, its code out of sight"):
+        resumed = run_tournament(config, tmp_path / "run", progress=False, resume=True)
     whole = run_tournament(
         TournamentConfig((agent, "rule"), deals=40, seed=3, chunk_deals=10), None, progress=False
     )
@@ -483,7 +489,8 @@ def test_a_run_finds_the_agents_named_relative_to_its_folder_from_anywhere(
     close_all()  # a new process: nothing loaded, no engine running
     monkeypatch.chdir(elsewhere)
     assert recorded_folder(tmp_path / "run") == str(start)
-    resumed = resume_tournament(tmp_path / "run", progress=False)
+    with pytest.warns(UncheckedAgentWarning, match="engine.py goes on unchecked"):  # the engine's code
+        resumed = resume_tournament(tmp_path / "run", progress=False)
     a, b = (pd.read_parquet(d / "records") for d in (tmp_path / "run", tmp_path / "whole"))
     pd.testing.assert_frame_equal(_outcomes(a), _outcomes(b))
     assert resumed.summary["pairs"] == whole.summary["pairs"]
@@ -649,7 +656,7 @@ def test_a_resume_of_an_engine_warns_that_its_code_goes_unchecked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An engine's command shows nothing of its code: its run went on without a word."""
-    from hearts_sim.studies.tournament import Interrupted, UncheckedAgentWarning, resume_tournament
+    from hearts_sim.studies.tournament import Interrupted, resume_tournament
 
     monkeypatch.chdir(tmp_path)
     engine = f"exec:{shlex.quote(sys.executable)} {ROOT / 'experiments' / 'example_engine.py'}"
