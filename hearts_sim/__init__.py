@@ -11,6 +11,7 @@ ones below it (``tests/test_structure.py`` enforces it)::
     hearts_sim.selfplay    batched self-play loops, their records, simulate()
     hearts_sim.env         learning environments (PettingZoo, Gymnasium, a batched numba VectorEnv)
     hearts_sim.studies     tournaments, statistics, tuning, levels, analysis, reports, bench
+                           (its analysis also as hearts_sim.analysis, the same module)
     hearts_sim.apps        the command line, the move server, the terminal game
 
 The names below are exported lazily (PEP 562), so importing a low layer (``agents`` imports
@@ -42,7 +43,7 @@ _EXPORTS = {
     "make_config": "hearts_sim.studies.tournament",
     "run_tournament": "hearts_sim.studies.tournament",
 }
-_MODULES = {"analysis": "hearts_sim.studies.analysis"}  # ``from hearts_sim import analysis as an``
+_MODULES = {"analysis": "hearts_sim.analysis"}  # ``hearts_sim.studies.analysis`` by its short name
 
 __all__ = sorted(_EXPORTS)
 

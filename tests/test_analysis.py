@@ -623,3 +623,15 @@ def test_a_table_refuses_records_under_several_rules_it_would_pool() -> None:
     assert by_rules.xs("standard", level="rules")["moons"].to_dict() == alone["moons"].to_dict()
     assert by_rules.xs("moon=off", level="rules")["moons"].sum() == 0
     assert moon_rates(standard)["moons"].sum() > 0  # the standard run had moons to halve
+
+
+def test_the_analysis_module_imports_by_its_short_name() -> None:
+    """``import hearts_sim.analysis`` was ModuleNotFoundError: only the package's lazy attribute
+    gave the module the README names."""
+    import hearts_sim
+    import hearts_sim.analysis as short
+    from hearts_sim import analysis
+    from hearts_sim.analysis import to_long as short_to_long
+    from hearts_sim.studies import analysis as full
+
+    assert short is analysis is full is hearts_sim.analysis and short_to_long is to_long

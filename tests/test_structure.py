@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hearts_sim.game",),
     ("agents",),
     ("hearts_sim.selfplay", "hearts_sim.env"),
-    ("hearts_sim.studies",),
+    ("hearts_sim.studies", "hearts_sim.analysis"),  # the second: the first's analysis by its short name
     ("hearts_sim.apps", "hearts_sim.__main__"),
 )
 
