@@ -410,13 +410,21 @@ def _edited(run: Path, edit: Any) -> None:
 @pytest.mark.parametrize(
     ("edit", "commands", "message"),
     [  # each was a traceback (IndexError, ValueError, TypeError) in the commands named
-        (lambda m: m["parts"][0].update(bytes="12"), ("resume", "report", "combine"), "of the wrong kind"),
+        (  # status said "finished" (until 2026-12-06)
+            lambda m: m["parts"][0].update(bytes="12"),
+            ("resume", "report", "combine", "status"),
+            "of the wrong kind",
+        ),
         (
             lambda m: m["tally"]["score_sum"].pop(),
-            ("resume", "status", "combine"),
+            ("resume", "status", "combine", "report"),  # report wrote its files (until 2026-12-06)
             "score_sum is not 2 whole",
         ),
-        (lambda m: m["tally"].update(deals="20"), ("resume", "status"), "its deals is '20', not a count"),
+        (
+            lambda m: m["tally"].update(deals="20"),
+            ("resume", "status", "report"),
+            "its deals is '20', not a count",
+        ),
         (lambda m: m.update(deals_cap="x"), ("resume",), "deals_cap is 'x', not a count of deals"),
         (lambda m: m.update(summary="x"), ("status",), "its summary is 'x', not a table of figures"),
         (lambda m: m.update(config=[]), ("status",), "'deals' is missing"),

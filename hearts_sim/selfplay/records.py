@@ -133,13 +133,31 @@ def part_entry(data: bytes, rows: int) -> dict[str, Any]:
     return {"rows": int(rows), "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
-def part_problem(path: Path, entry: Any) -> str | None:
-    """Why the part at ``path`` does not match its manifest ``entry``; None when it does."""
+def entry_problem(entry: Any) -> str | None:
+    """Why a manifest's entry of a part is not one (its fields, their kinds); None when it is."""
     if not isinstance(entry, dict) or sorted(entry) != sorted(PART_FIELDS):
         return "has no valid entry in the manifest"
     size_entry, digest_entry = entry["bytes"], entry["sha256"]
     if not (is_integer(size_entry) and size_entry >= 0 and isinstance(digest_entry, str)):
         return "has no valid entry in the manifest (its bytes or sha256 is of the wrong kind)"
+    return None
+
+
+def entries_problem(manifest: Any) -> str | None:
+    """Why a manifest's lists of parts hold an entry that is not one (``entry_problem``), naming
+    the part; None when every entry listed is one. Reads no part: cheap enough for ``status``."""
+    for directory, key in PARTS_KEYS.items():
+        entries = manifest.get(key) if isinstance(manifest, dict) else None
+        for chunk, entry in enumerate(entries if isinstance(entries, list) else []):
+            if (problem := entry_problem(entry)) is not None:
+                return f"{directory}/{part_path(Path(), chunk, directory).name} {problem}"
+    return None
+
+
+def part_problem(path: Path, entry: Any) -> str | None:
+    """Why the part at ``path`` does not match its manifest ``entry``; None when it does."""
+    if (problem := entry_problem(entry)) is not None:
+        return problem
     try:
         size = path.stat().st_size
     except FileNotFoundError:

@@ -70,6 +70,7 @@ from hearts_sim.selfplay.records import (
     PARTS_KEYS,
     RECORDS_DIR,
     RecordsError,
+    repair_hint,
     run_folder,
     tricks_won_masks,
     unpack_trick_winners,
@@ -80,6 +81,7 @@ from hearts_sim.studies.replay import Replay as Replay
 from hearts_sim.studies.replay import ReplayError as ReplayError
 from hearts_sim.studies.replay import Trick as Trick
 from hearts_sim.studies.replay import replay as replay
+from hearts_sim.studies.stats import Tally
 
 STANDARD_TOTAL = 26  # hearts + QS: the hands where ``hearts_taken`` can be told from the points
 DEFAULT_FAILED_POINTS = 20  # a failed moon: at least this many raw points (of 26), and no moon
@@ -1104,6 +1106,8 @@ def run_parts(directory: Path) -> list[Path]:
         raise AnalysisError(f"cannot read {run / MANIFEST}: {error}") from None
     except RecordsError as error:
         raise AnalysisError(str(error)) from None
+    if (problem := Tally.problem(manifest)) is not None:  # what resume, status and combine refuse
+        raise AnalysisError(f"{run / MANIFEST} cannot be trusted: {problem}; {repair_hint(run, manifest)}")
     if not parts:
         raise AnalysisError(f"{run} holds no finished chunk yet (its manifest counts none)")
     note = _unfinished(run, manifest)

@@ -80,6 +80,16 @@ class Tally:
             str(d): t if isinstance(t, Tally) else Tally(**t) for d, t in self.by_direction.items()
         }
 
+    @staticmethod
+    def problem(manifest: Any) -> str | None:
+        """Why a manifest's ``tally`` cannot be read (its keys, the kinds and lengths of its sums);
+        None when it can."""
+        try:
+            Tally(**manifest["tally"])
+        except (KeyError, TypeError) as error:
+            return f"holds no readable tally ({error})" if isinstance(error, TypeError) else "holds no tally"
+        return None
+
     def _check_shape(self) -> None:
         """``TypeError`` unless every sum is a whole number (the counts not negative) and every
         list holds one per agent (pairs: k by k): a hand-edited manifest's tally was an

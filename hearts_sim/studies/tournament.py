@@ -74,6 +74,7 @@ from hearts_sim.selfplay.records import (
     MANIFEST,
     PARTS_KEYS,
     RECORDS_DIR,
+    entries_problem,
     game_columns,
     hand_columns,
     part_entry,
@@ -437,10 +438,9 @@ def manifest_problem(config: TournamentConfig, manifest: dict[str, Any]) -> str 
     for chunk, entry in enumerate(parts):
         if not isinstance(entry, dict) or entry.get("rows") != _expected_rows(config, chunk):
             return f"the entry of part {chunk} does not hold its {_expected_rows(config, chunk)} rows"
-    try:
-        tally = Tally(**manifest["tally"])
-    except (KeyError, TypeError) as error:
-        return f"holds no readable tally ({error})" if isinstance(error, TypeError) else "holds no tally"
+    if (problem := Tally.problem(manifest)) is not None:
+        return problem
+    tally = Tally(**manifest["tally"])
     cap = manifest.get("deals_cap", config.deals)
     if not (is_integer(cap) and cap >= 1):
         return f"deals_cap is {cap!r}, not a count of deals"
@@ -798,6 +798,8 @@ def run_status(out: str | Path) -> RunStatus:
         )
         if not isinstance(summary, (dict, type(None))):
             raise TypeError(f"its summary is {shown(summary)}, not a table of figures")
+        if (problem := entries_problem(manifest)) is not None:  # what resume and report refuse
+            raise ValueError(problem)
     except (KeyError, TypeError, ValueError) as error:
         reason = f"{error} is missing" if isinstance(error, KeyError) else str(error)
         raise TournamentError(f"{out / MANIFEST} cannot be read as a run's manifest ({reason})") from None
