@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import atexit
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -218,7 +219,7 @@ def decision_seed_for_agent(decision_seed: int) -> int:
 
 _PRINTS = threading.Lock()
 _printing_agents = 0  # calls into agents' code now running, on any thread
-_saved_stdout: tuple[Any, int] | None = None
+_saved_stdout: tuple[Any, int | None] | None = None
 
 
 @contextmanager
@@ -229,10 +230,10 @@ def agent_prints_to_stderr() -> Iterator[None]:
     global _printing_agents, _saved_stdout
     with _PRINTS:
         if _printing_agents == 0:
-            sys.stdout.flush()
-            _saved_stdout = (sys.stdout, os.dup(1))
+            _flush(sys.stdout)
+            descriptor = _stdout_to_stderr()
+            _saved_stdout = (sys.stdout, descriptor)
             sys.stdout = sys.stderr
-            os.dup2(2, 1)
         _printing_agents += 1
     try:
         yield
@@ -240,11 +241,32 @@ def agent_prints_to_stderr() -> Iterator[None]:
         with _PRINTS:
             _printing_agents -= 1
             if _printing_agents == 0 and _saved_stdout is not None:
-                sys.stderr.flush()
+                _flush(sys.stderr)
                 sys.stdout, descriptor = _saved_stdout
-                os.dup2(descriptor, 1)
-                os.close(descriptor)
+                if descriptor is not None:
+                    os.dup2(descriptor, 1)
+                    os.close(descriptor)
                 _saved_stdout = None
+
+
+def _stdout_to_stderr() -> int | None:
+    """Descriptor 1 pointed at stderr's file; a copy of what it was (None where there is no
+    descriptor 1 or 2 to point: a windowed Python, a closed stream; Python's streams alone then)."""
+    try:
+        saved = os.dup(1)
+    except OSError:
+        return None
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        os.close(saved)
+        return None
+    return saved
+
+
+def _flush(stream: Any) -> None:
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # None, a closed pipe or file
+        stream.flush()
 
 
 class AgentThread:

@@ -766,3 +766,19 @@ def test_an_engines_bad_answer_is_quoted_as_json(answer: Any, passing: bool, mes
         move_from_answer(answer, passing)
     assert str(refused.value).startswith(message)
     assert move_from_answer({"play": 36}, False) == move_from_answer({"play": "qs"}, False) == 36
+
+
+def test_an_agent_prints_where_the_process_has_no_stdout() -> None:
+    """A closed descriptor 1 (a daemon, a windowed Python): the agent's prints go to Python's
+    stderr, and the redirect neither fails nor leaves stdout pointed elsewhere."""
+    script = (
+        "import os, sys\n"
+        "os.close(1)\n"
+        "from hearts_sim import simulate\n"
+        f"simulate('standard', ['py:{AGENTS}:Printer', 'rule', 'rule', 'rule'], hands=2)\n"
+        "assert sys.stdout is sys.__stdout__\n"
+        "sys.stderr.write('done')\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0 and ran.stderr.endswith("done"), ran.stderr
+    assert "Printer plays" in ran.stderr
