@@ -49,7 +49,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from types import FunctionType, ModuleType
+from types import ModuleType
 from typing import Any, Protocol
 
 from agents.kinds import AgentError
@@ -694,76 +694,107 @@ def file_problem(spec: ExternalSpec) -> str | None:
 
 
 def source_bytes(spec: ExternalSpec) -> bytes:
-    """What of an external agent's code a process can see: for a ``py:`` agent, the sources of
-    its module and of the user's modules it uses (``_user_sources``: a helper beside it, edited,
-    changes how it plays; only the file itself was read, so a run resumed after such an edit
-    mixed two programs in its records); a file's bytes where its module cannot be imported
-    (``b"?"`` where they cannot be read either); nothing for a command or an object, whose code
-    a process cannot see (``code_unseen``)."""
-    if spec.kind != PY:
-        return b""
-    try:
-        with agent_prints_to_stderr():  # importing it may print
-            module = _agent_module(spec)
-    except AgentError:  # playing it says why
-        path = _agent_file(spec)
-        try:
-            return b"" if path is None else path.read_bytes()
-        except OSError:
-            return b"?"
-    return b"".join(name.encode() + b"\0" + source + b"\0" for name, source in _user_sources(module))
+    """What of an external agent's code a process can see: for a ``py:`` agent the sources of
+    its module and of the modules of its own it imports (``_agent_sources``: a helper beside it,
+    edited, changes how it plays; the file alone was read, so a run resumed after such an edit
+    mixed two programs in its records); nothing for a command or an object, or a module that
+    cannot be found (``code_unseen``)."""
+    sources = _agent_sources(spec) if spec.kind == PY else []
+    return b"".join(name.encode() + b"\0" + source + b"\0" for name, source in sources)
 
 
 def code_unseen(spec: ExternalSpec) -> bool:
     """Whether a process cannot see the code of an outside agent, so that a resume cannot check it
-    plays as it did: an engine's command, an object passed from Python."""
-    return spec.kind != PY
+    plays as it did: an engine's command, an object passed from Python, a module not found."""
+    return spec.kind != PY or not _agent_sources(spec)
 
 
-def _toolkit_and_installed() -> tuple[str, ...]:
-    """The folders whose modules are not the user's: Python's own, the installed packages', the
-    toolkit's (its version and kernels are in the digest already)."""
-    import sysconfig
-
-    import hearts_sim
-
-    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, *sysconfig.get_paths().values()}
-    folders |= {str(Path(hearts_sim.__file__).parent), str(Path(__file__).parent)}
-    return tuple(str(Path(folder).resolve()) + os.sep for folder in folders if folder)
-
-
-def _user_sources(module: Any) -> list[tuple[str, bytes]]:
-    """The sources of ``module`` (first, unnamed: a file's module name holds its path) and of the
-    user's modules it reaches through its names (``import helper``, ``from helper import pick``,
-    and theirs in turn), sorted by name: what decides how a ``py:`` agent plays beside the
-    toolkit. Found by references, not by what an import loaded, so the same code gives the same
-    sources whatever was imported before it."""
-    outside = _toolkit_and_installed()
-    found: dict[str, Path] = {}
-    stack, first = [module], module.__name__
+def _agent_sources(spec: ExternalSpec) -> list[tuple[str, bytes]]:
+    """The sources of a ``py:`` agent's module (first, unnamed) and of the modules of its own it
+    imports, at the top or inside a function (``import helper``, ``from .util import pick``), and
+    theirs in turn, sorted by name. Read from the files, importing nothing: the same code gives
+    the same sources before and during play, whatever was imported first and wherever its
+    dependencies can be imported. Its own: found in its file's folder, the agent folder, or its
+    top-level package (an installed one too), never another installed package or Python's."""
+    where = spec.target.rpartition(":")[0]
+    path = _agent_file(spec)
+    folders = [str(agent_folder())]
+    first: Path | None
+    if path is not None:
+        first, package = path, None
+        folders.insert(0, str(path.resolve().parent))
+    else:
+        first = _module_file(where, [*folders, *sys.path])
+        package = where.split(".")[0]
+    if first is None or not first.is_file():
+        return []
+    found: dict[Path, str] = {}
+    stack = [(first, where if path is None else "")]
     while stack:
-        current = stack.pop()
-        file = getattr(current, "__file__", None)
-        if not file or current.__name__ in found or str(Path(file).resolve()).startswith(outside):
+        file, name = stack.pop()
+        if file in found:
             continue
-        found[current.__name__] = Path(file)
-        for value in list(vars(current).values()):
-            if isinstance(value, ModuleType):
-                stack.append(value)
-                continue
-            # a class or function by its module; anything else (an instance: MODEL = Net()) by its class's
-            owner = getattr(
-                value if isinstance(value, type | FunctionType) else type(value), "__module__", None
-            )
-            if isinstance(owner, str) and owner in sys.modules:
-                stack.append(sys.modules[owner])
+        found[file] = name
+        for imported in _imported_names(file, name):
+            top = imported.split(".")[0]
+            search = [*folders, *(sys.path if top == package else [])]  # its own package's, wherever
+            for candidate in (imported, imported.rpartition(".")[0]):  # a module, or the package of a name
+                module_file = _module_file(candidate, search) if candidate else None
+                if module_file is not None:
+                    stack.append((module_file, candidate))
+                    break
     sources = []
-    for name in sorted(found, key=lambda name: (name != first, name)):
+    for file, name in sorted(found.items(), key=lambda item: (item[0] != first, item[1])):
         try:
-            sources.append(("" if name == first else name, found[name].read_bytes()))
+            sources.append(("" if file == first else name, file.read_bytes()))
         except OSError:
             sources.append((name, b"?"))
     return sources
+
+
+def _module_file(name: str, search: list[str]) -> Path | None:
+    """The source file of module ``name`` (dotted) found on ``search`` without importing it (a
+    package's ``__init__.py``); None where it is not there, or is no Python source."""
+    from importlib.machinery import PathFinder
+
+    parts, found, locations = name.split("."), None, search
+    for depth in range(1, len(parts) + 1):
+        try:
+            found = PathFinder.find_spec(".".join(parts[:depth]), locations)
+        except (ImportError, ValueError):
+            return None
+        if found is None or (depth < len(parts) and not found.submodule_search_locations):
+            return None
+        locations = list(found.submodule_search_locations or [])
+    origin = getattr(found, "origin", None)
+    return Path(origin) if isinstance(origin, str) and origin.endswith(".py") else None
+
+
+def _imported_names(file: Path, module: str) -> list[str]:
+    """The modules ``file`` (of module ``module``; "" for an agent file) imports anywhere in it,
+    relative imports resolved, with the names ``from X import a`` takes as possible modules X.a."""
+    import ast
+
+    try:
+        tree = ast.parse(file.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    package = module if file.name == "__init__.py" else module.rpartition(".")[0]
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from the module's package up (none above the top)
+                parts = package.split(".") if package else []
+                if node.level > len(parts):
+                    continue
+                anchor = parts[: len(parts) - node.level + 1]
+                base = ".".join([*anchor, node.module] if node.module else anchor)
+            if base:
+                names += [f"{base}.{alias.name}" for alias in node.names if alias.name != "*"] or [base]
+    return names
 
 
 def _file_stamp(spec: ExternalSpec) -> tuple[str, int, int] | None:

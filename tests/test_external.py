@@ -782,3 +782,45 @@ def test_an_agent_prints_where_the_process_has_no_stdout() -> None:
     ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0 and ran.stderr.endswith("done"), ran.stderr
     assert "Printer plays" in ran.stderr
+
+
+LAZY_AGENT = """_helper = None
+
+
+class Lazy:
+    def choose_pass(self, obs):
+        return sorted(obs.hand)[:3]
+
+    def choose_play(self, obs):
+        global _helper
+        if _helper is None:  # imported on its first play: the module's names change during play
+            from lazy_check_helper import pick
+
+            _helper = pick
+        return _helper(sorted(obs.legal_moves()))
+"""
+
+
+def test_a_python_agents_digest_is_its_sources_not_its_names_during_play(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The digest walked the agent module's names as they were: a helper imported in a method
+    joined them on the first play, so the same code's resume was refused as other code, and an
+    edit to such a helper went unseen before. Read from the files, the sources are the same
+    before and during play, the helper among them."""
+    from agents.external import parse_external, source_bytes
+    from hearts_sim.studies.tournament import Interrupted, resume_tournament
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # the method's import, at play (its folder is not kept)
+    (tmp_path / "lazy_check_helper.py").write_text("def pick(legal):\n    return legal[0]\n")
+    (tmp_path / "lazy.py").write_text(LAZY_AGENT)
+    spec = parse_external("py:lazy.py:Lazy")
+    before = source_bytes(spec)
+    assert b"def pick(legal)" in before  # the helper's source, imported inside a method
+    config = TournamentConfig(("py:lazy.py:Lazy", "random"), deals=4, seed=2, chunk_deals=2)
+    with pytest.raises(Interrupted):
+        run_tournament(config, tmp_path / "run", progress=False, stop_after_chunks=1)
+    assert source_bytes(spec) == before  # played: its names changed, its sources did not
+    assert resume_tournament(tmp_path / "run", progress=False).summary["deals"] == 4
+    close_all()

@@ -97,9 +97,10 @@ class Table:
     def plays_digest(self) -> str:
         """What decides how this table plays, as one digest: the version, the sources of its
         kernels (``KindSet.stamp``: the engine, the kinds, their weights) and of the loops, and
-        every seat's policies and parameters (a level resolved by its file), and the files of its
-        ``py:`` agents. Two processes with the same digest play every deal alike, but for outside
-        agents whose code it cannot see (a module, an engine's command, an object)."""
+        every seat's policies and parameters (a level resolved by its file), and the sources of its
+        ``py:`` agents (``source_bytes``). Two processes with the same digest play every deal
+        alike, but for outside agents whose code it cannot see (``code_unseen``: an engine's
+        command, an object)."""
         import hearts_sim  # the attribute at call time: a process's version, not this module's
 
         kinds, rules, *policies = self.kernel_arguments()
