@@ -220,14 +220,27 @@ def decision_seed_for_agent(decision_seed: int) -> int:
 _PRINTS = threading.Lock()
 _printing_agents = 0  # calls into agents' code now running, on any thread
 _saved_stdout: tuple[Any, int | None] | None = None
+_PRINTS_TO_STDERR = False  # set by the command line (send_agent_prints_to_stderr)
+
+
+def send_agent_prints_to_stderr() -> None:
+    """From now on, what agents print goes to stderr (``agent_prints_to_stderr``): for a process
+    whose stdout carries its results, as the ``hearts-sim`` command's does."""
+    global _PRINTS_TO_STDERR
+    _PRINTS_TO_STDERR = True
 
 
 @contextmanager
 def agent_prints_to_stderr() -> Iterator[None]:
     """What an agent's code prints goes to stderr while the block runs (``sys.stdout`` and file
-    descriptor 1 both): on stdout it broke ``--json``'s one object and ``hearts-sim serve``'s
-    answers. Counted across threads, so the first call in redirects and the last out restores."""
+    descriptor 1 both), in a process that asked for it (``send_agent_prints_to_stderr``: the
+    command line, whose stdout carries ``--json``'s one object and ``serve``'s answers, which an
+    agent's prints broke). Counted across threads: the first call in redirects, the last out
+    restores. A library caller's prints stay where it sends them (a notebook, ``redirect_stdout``)."""
     global _printing_agents, _saved_stdout
+    if not _PRINTS_TO_STDERR:
+        yield
+        return
     with _PRINTS:
         if _printing_agents == 0:
             _flush(sys.stdout)

@@ -774,6 +774,8 @@ def test_an_agent_prints_where_the_process_has_no_stdout() -> None:
     script = (
         "import os, sys\n"
         "os.close(1)\n"
+        "from agents.external import send_agent_prints_to_stderr\n"
+        "send_agent_prints_to_stderr()  # as the command line does\n"
         "from hearts_sim import simulate\n"
         f"simulate('standard', ['py:{AGENTS}:Printer', 'rule', 'rule', 'rule'], hands=2)\n"
         "assert sys.stdout is sys.__stdout__\n"
@@ -824,3 +826,19 @@ def test_a_python_agents_digest_is_its_sources_not_its_names_during_play(
     assert source_bytes(spec) == before  # played: its names changed, its sources did not
     assert resume_tournament(tmp_path / "run", progress=False).summary["deals"] == 4
     close_all()
+
+
+def test_a_library_callers_prints_stay_where_it_sends_them() -> None:
+    """From Python, an agent's prints go where the caller sends stdout (a notebook's cell,
+    ``redirect_stdout``, pytest's capture): only the command line sends them to stderr."""
+    script = (
+        "import contextlib, io\n"
+        "from hearts_sim import simulate\n"
+        "caught = io.StringIO()\n"
+        "with contextlib.redirect_stdout(caught):\n"
+        f"    simulate('standard', ['py:{AGENTS}:Printer', 'rule', 'rule', 'rule'], hands=1)\n"
+        "assert 'Printer plays' in caught.getvalue(), caught.getvalue()\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert "Printer" not in ran.stderr

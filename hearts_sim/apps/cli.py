@@ -1475,6 +1475,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def _run_command(argv: Sequence[str] | None) -> int:
+    from agents.external import send_agent_prints_to_stderr
+
+    send_agent_prints_to_stderr()  # stdout carries the command's results (--json, serve's answers)
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # the command a run records: main(argv)'s too
     return int(args.run(args))
