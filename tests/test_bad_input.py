@@ -71,7 +71,7 @@ CASES: list[tuple[list[str], str]] = [
     # the last preset silently won: qdan5 then quick played 4 players to 50
     (
         ["match", "rule", "random", "--rules", "qdan5", "--rules", "quick"],
-        "--rules is given twice (qdan5 and quick): give one preset, and change its switches with --rule",
+        "--rules is given twice (qdan5 and quick): give it once, a preset and its switches together",
     ),
     (["tournament", "lowest", "--rule", "moon=sometimes"], "moon='sometimes' is not valid"),
     (["tournament", "lowest", "--rule", "nosuchswitch=1"], "unknown rule switch 'nosuchswitch'"),

@@ -148,6 +148,8 @@ def test_a_preset_its_label_and_its_switches_are_one_rules() -> None:
     for name, preset in PRESETS.items():
         assert Rules.parse(name) == Rules.parse(f" {preset.label()} ") == preset
     assert Rules.parse("qdan3, moon=off") == Rules.preset("qdan3", moon="off")
+    with pytest.raises(RulesError, match=r"'qdan3 \(moon=off\)' is no label: qdan3 is qdan3 \(n_players=3\)"):
+        Rules.parse("qdan3 (moon=off)")  # it played 4 players with the moon off
     with pytest.raises(RulesError, match="unknown rules preset 'qdan9': .*did you mean 'qdan3'"):
         Rules.parse("qdan9, moon=off")
     with pytest.raises(RulesError, match="rules must be a preset name or switches as text, not 5"):

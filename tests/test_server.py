@@ -207,6 +207,9 @@ BAD: list[tuple[bytes | dict[str, Any], Any, str]] = [
     ({**BASE, "rules": "nonsense"}, 5, "unknown rules preset 'nonsense'"),
     ({**BASE, "rules": {"moon": "sideways"}}, 5, "moon='sideways' is not valid"),
     ({**BASE, "rules": {"preset": "qdan3"}}, 5, "hand: 2D is not in play under these rules"),
+    # the label the server's "ready" line names rules by (it was an unknown preset)
+    ({**BASE, "rules": "qdan3 (n_players=3)"}, 5, "hand: 2D is not in play under these rules"),
+    ({**BASE, "rules": "qdan3 (moon=off)"}, 5, "is no label: qdan3 is qdan3 (n_players=3)"),
     ({**BASE, "rules": 3}, 5, "rules must be a preset name"),
     ({**BASE, "seed": -1}, 5, "seed must be an integer"),
     ({**BASE, "scores": [0, 0]}, 5, "scores must list 4 integers"),
@@ -604,3 +607,15 @@ def test_readme_example_client(
     exec(compile(example, "docs_server.md", "exec"), {"__name__": "example"})
     scores = [int(x) for x in re.findall(r"-?\d+", capsys.readouterr().out)]
     assert len(scores) == 4 and sum(scores) in (26, 78)
+
+
+def test_a_warm_up_failure_keeps_the_agents_error_as_its_cause() -> None:
+    """Its one line says it was the warm-up; the error's kind and the agent's own error, whose
+    traceback shows the line of its code that raised, are kept (they were dropped)."""
+    from agents.api import load
+    from agents.external import ExternalAgentError
+
+    server = MoveServer(load(f"py:{ROOT / 'tests' / 'python_agents.py'}:Raises"), "standard")
+    with pytest.raises(ExternalAgentError, match="in the warm-up before serving") as failed:
+        server.warm_up()
+    assert isinstance(failed.value.__cause__, RuntimeError)

@@ -226,7 +226,7 @@ RULES = Option(
     "standard",
     flags=("--rules",),
     metavar="PRESET",
-    given_twice="give one preset, and change its switches with --rule KEY=VALUE",
+    given_twice='give it once, a preset and its switches together if need be ("qdan5, target_score=50")',
 )
 RULE = Option(
     "rule", TEXTS, "override one rule switch (repeatable)", [], flags=("--rule",), metavar="KEY=VALUE"

@@ -101,8 +101,9 @@ class MoveServer:
         (prints nothing). An agent failing there says so: its error named a seat of no request."""
         try:
             self.agent.warm_up(self.rules, explain=True)
-        except AgentError as error:
-            raise AgentError(f"{error}; in the warm-up before serving (a hand dealt by seed 0)") from None
+        except AgentError as error:  # its kind and its cause (the agent's own error) kept
+            said = f"{error}; in the warm-up before serving (a hand dealt by seed 0)"
+            raise type(error)(said) from error.__cause__
 
     # ------------------------------------------------------------------ one request
     def decide(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -269,8 +270,8 @@ def _finite(text: str) -> float:
 
 @lru_cache(maxsize=64)
 def _preset(name: str) -> Rules:
-    try:
-        return Rules.preset(name)
+    try:  # a preset, or any text the server writes rules as (its "ready" line's label)
+        return Rules.parse(name)
     except RulesError as error:
         raise RequestError(str(error)) from None
 

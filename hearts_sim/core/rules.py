@@ -155,6 +155,8 @@ class Rules:
             raise RulesError(f"rules must be a preset name or switches as text, not {shown(text)}")
         name, _, inside = text.strip().partition(" (")
         if inside.endswith(")") and name in PRESETS:  # a label: its switches say it all
+            if PRESETS[name].describe() != inside[:-1]:  # "qdan3 (moon=off)" played 4 players
+                raise RulesError(f"{text.strip()!r} is no label: {name} is {PRESETS[name].label()}")
             text = inside[:-1]
         first, *switches = [part.strip() for part in text.split(",")]
         if "=" in first:
