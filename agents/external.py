@@ -341,8 +341,8 @@ class PythonDecider:
     def decide(
         self, observations: list[Observation], passing: bool, seeds: list[int], hand_seeds: list[int]
     ) -> list[Any]:
-        seeded = self.reset is not None or any(self.takes_seed.values())
-        own = [decision_seed_for_agent(s) for s in seeds] if seeded else [0] * len(seeds)
+        wants_seeds = self.reset is not None or any(self.takes_seed.values())
+        own = [decision_seed_for_agent(s) for s in seeds] if wants_seeds else [0] * len(seeds)
         if self.batch:
             return self.timed(len(observations), self._decide_batch, observations, own)
         method = getattr(self.agent, "choose_pass" if passing else "choose_play")
@@ -943,8 +943,15 @@ def external_moves(
 
 def located(error: ExternalAgentError, positions: int, where: Callable[[int], str]) -> ExternalAgentError:
     """``error`` with the position it failed on (``where``), or a batch's first where none is known."""
-    batch = "" if error.position is not None or positions == 1 else f"a batch of {positions}, the first: "
-    return ExternalAgentError(f"{error} ({batch}{where(error.position or 0)})")
+    return ExternalAgentError(f"{error} ({_position(error.position, positions, where)})")
+
+
+def _position(position: int | None, positions: int, where: Callable[[int], str]) -> str:
+    """Where a failure happened: at ``position`` of the batch, or (None) in a batch of
+    ``positions``, named by its first."""
+    if position is not None or positions == 1:
+        return where(position or 0)
+    return f"a batch of {positions} positions, the first: {where(0)}"
 
 
 def batch_failed(
@@ -952,9 +959,8 @@ def batch_failed(
 ) -> ExternalAgentError:
     """The one line for an agent whose own code raised ``error`` deciding a batch of positions
     (raise it ``from agent_cause(error)``)."""
-    batch = f"a batch of {positions} positions, the first: " if positions > 1 else ""
     what = error if isinstance(error, AnswerRefused) else f"raised {type(error).__name__}: {error}"
-    return ExternalAgentError(f"agent {spec}: {what} ({batch}{where(0)})")
+    return ExternalAgentError(f"agent {spec}: {what} ({_position(None, positions, where)})")
 
 
 def agent_cause(error: BaseException) -> BaseException | None:

@@ -610,7 +610,10 @@ def test_a_table_refuses_records_under_several_rules_it_would_pool() -> None:
     agents = ["highest", "lowest", "random", "random"]
     standard = simulate("standard", agents, hands=300, seed=1)
     both = pd.concat([standard, simulate(Rules(moon="off"), agents, hands=300, seed=2)], ignore_index=True)
-    mixed = "these records mix rules \\(moon=off; standard\\): their rates do not pool; group by 'rules' too"
+    mixed = (
+        "these records mix rules \\(moon=off; standard\\): their rates do not pool; "
+        "group a table by 'rules' too"
+    )
     for table in (moon_rates, failed_moons, moons_suffered, points_distribution, qs_capture_rates):
         with pytest.raises(AnalysisError, match=mixed):
             table(both)

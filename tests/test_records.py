@@ -426,6 +426,11 @@ def _edited(run: Path, edit: Any) -> None:
             "its deals is '20', not a count",
         ),
         (lambda m: m.update(deals_cap="x"), ("resume",), "deals_cap is 'x', not a count of deals"),
+        (
+            lambda m: m.update(engine_timeout="slow"),
+            ("resume",),
+            "manifest.json: engine_timeout='slow' is not",
+        ),
         (lambda m: m.update(summary="x"), ("status",), "its summary is 'x', not a table of figures"),
         (lambda m: m.update(config=[]), ("status",), "'deals' is missing"),
         (lambda m: m["config"].update(deals=float("nan")), ("status",), "cannot convert float NaN"),

@@ -187,7 +187,8 @@ ENGINE_PROCS = Option(
 ENGINE_TIMEOUT = Option(
     "engine_timeout",
     NUMBER,
-    "seconds per decision of a py: or exec: agent (0: no limit; default 30, or on --resume the run's)",
+    "seconds per decision of a py: or exec: agent (0: no limit; default 30; a resumed tournament or "
+    "match: the run's)",
     None,
     0,
     1e6,
@@ -205,9 +206,9 @@ def _engines(args: argparse.Namespace) -> Any:
 
     procs = args.engine_procs or args.threads or max_threads()
     if args.engine_timeout is None and args.command in ("tournament", "match") and args.resume:  # the run's
-        from hearts_sim.studies.tournament import load_manifest, recorded_engines
+        from hearts_sim.studies.tournament import recorded_engines
 
-        return recorded_engines(load_manifest(Path(args.resume)), procs)
+        return recorded_engines(Path(args.resume), procs)
     timeout = EngineOptions.timeout if args.engine_timeout is None else args.engine_timeout or None
     return EngineOptions(procs=procs, timeout=timeout)
 

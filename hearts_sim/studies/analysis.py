@@ -532,8 +532,8 @@ def _check_one_rules(data: pd.DataFrame, by: Sequence[str]) -> None:
     if len(names) > 1:
         named = "; ".join(sorted(map(str, names)))
         raise AnalysisError(
-            f"these records mix rules ({named}): their rates do not pool; group by 'rules' too "
-            "(by=['agent', 'rules']) or analyse each rules' records apart"
+            f"these records mix rules ({named}): their rates do not pool; group a table by 'rules' "
+            "too (by=['agent', 'rules']) or analyse each rules' records apart"
         )
 
 

@@ -49,6 +49,7 @@ from agents.external import (
     file_problem,
     is_object_label,
 )
+from agents.kinds import AgentError
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.checks import counted, is_integer, shown, store_plain
 from hearts_sim.core.errors import (
@@ -582,7 +583,7 @@ def _play_run(
     from hearts_sim import __version__
 
     if resume and engines is None and out_path is not None:  # the time limit it was started with
-        engines = recorded_engines(load_manifest(out_path))
+        engines = recorded_engines(out_path)
     runner = runner or LocalRunner(engines)
     table = config.table()
     manifest: dict[str, Any] = {}
@@ -1125,16 +1126,12 @@ def _check_same_play(
         problem = file_problem(spec)
         if problem is not None:
             raise TournamentError(f"{out}: {problem}")
+    if not manifest["chunks_done"]:
+        return  # nothing played yet
     unseen = [spec.text for spec in table.external_specs() if code_unseen(spec)]
-    if manifest["chunks_done"] and unseen:  # it went on without a word
-        warnings.warn(
-            f"{out}: {', '.join(unseen)} goes on unchecked, its code out of sight (an engine's "
-            "command, an object): changed since the run started, it would mix two programs in its records",
-            UncheckedAgentWarning,
-            stacklevel=2,
-        )
-    if not manifest["chunks_done"] or manifest.get("plays") == table.plays_digest():
-        return  # nothing played yet, or played by this code
+    if manifest.get("plays") == table.plays_digest():
+        _warn_unchecked(out, unseen)
+        return  # played by this code, as far as it can be seen
     if not all(spec.reproducible for spec in config.specs()):
         if "plays" in manifest or started not in (None, __version__):
             versions = (
@@ -1147,6 +1144,7 @@ def _check_same_play(
                 "replayed to check that they play as they did (a search on the clock, an outside "
                 "agent): finish it with the code that started it, or play it again in a new folder"
             )
+        _warn_unchecked(out, unseen)
         return
     first = "game 0" if config.games else "deal 0"
     if any(spec.searches for spec in config.specs()):
@@ -1164,6 +1162,18 @@ def _check_same_play(
         )
     if started not in (None, __version__):
         report(f"hearts-sim: {out} was started by version {started}, and {__version__} plays it as recorded")
+
+
+def _warn_unchecked(out: Path, unseen: list[str]) -> None:
+    """Say that a run goes on with outside agents whose code no process can see (it went on
+    without a word): changed since it started, they would mix two programs in its records."""
+    if unseen:
+        warnings.warn(
+            f"{out}: {', '.join(unseen)} goes on unchecked, its code out of sight (an engine's "
+            "command, an object): changed since the run started, it would mix two programs in its records",
+            UncheckedAgentWarning,
+            stacklevel=4,
+        )
 
 
 def check_same_play(out: Path, report: Callable[[str], None] | None = None) -> bool:
@@ -1271,11 +1281,15 @@ def resume_tournament(out: str | Path, **options: Any) -> TournamentResult:
     return run_tournament(manifest_config(Path(out), manifest), out, resume=True, **options)
 
 
-def recorded_engines(manifest: dict[str, Any], procs: int | None = None) -> EngineOptions:
-    """How a run's outside agents run on resuming it: its decisions' time limit as it was last
-    played with (runs from before 2026-12-06 did not record it: the default), ``procs`` processes."""
-    timeout = manifest.get("engine_timeout", EngineOptions.timeout)
-    return EngineOptions(timeout=timeout, **({"procs": procs} if procs else {}))
+def recorded_engines(out: Path, procs: int | None = None) -> EngineOptions:
+    """How the outside agents of the run in ``out`` run on resuming it: its decisions' time limit
+    as it was last played with (runs from before 2026-12-06 did not record it: the default),
+    ``procs`` processes. A hand-edited limit is a one-line ``TournamentError`` naming the file."""
+    timeout = load_manifest(out).get("engine_timeout", EngineOptions.timeout)
+    try:
+        return EngineOptions(timeout=timeout, **({"procs": procs} if procs else {}))
+    except AgentError as error:
+        raise TournamentError(f"{Path(out) / MANIFEST}: {error}") from None
 
 
 def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
