@@ -786,8 +786,6 @@ def _module_file(name: str, search: list[str]) -> Path | None:
 def _imported_names(file: Path, module: str) -> list[str]:
     """The modules ``file`` (of module ``module``; "" for an agent file) imports anywhere in it,
     relative imports resolved, with the names ``from X import a`` takes as possible modules X.a."""
-    import ast
-
     try:
         tree = ast.parse(file.read_bytes())
     except (OSError, SyntaxError, ValueError):

@@ -11,7 +11,7 @@ ones below it (``tests/test_structure.py`` enforces it)::
     hearts_sim.selfplay    batched self-play loops, their records, simulate()
     hearts_sim.env         learning environments (PettingZoo, Gymnasium, a batched numba VectorEnv)
     hearts_sim.studies     tournaments, statistics, tuning, levels, analysis, reports, bench
-                           (its analysis also as hearts_sim.analysis, the same module)
+                           (its analysis also by the short name hearts_sim.analysis)
     hearts_sim.apps        the command line, the move server, the terminal game
 
 The names below are exported lazily (PEP 562), so importing a low layer (``agents`` imports

@@ -630,11 +630,13 @@ def test_a_table_refuses_records_under_several_rules_it_would_pool() -> None:
 
 def test_the_analysis_module_imports_by_its_short_name() -> None:
     """``import hearts_sim.analysis`` was ModuleNotFoundError: only the package's lazy attribute
-    gave the module the README names."""
+    gave the module the README names. Every name is the analysis module's own object."""
     import hearts_sim
     import hearts_sim.analysis as short
     from hearts_sim import analysis
     from hearts_sim.analysis import to_long as short_to_long
     from hearts_sim.studies import analysis as full
 
-    assert short is analysis is full is hearts_sim.analysis and short_to_long is to_long
+    assert short is analysis is hearts_sim.analysis and short_to_long is to_long is full.to_long
+    assert short.RecordSummary is full.RecordSummary and short._frame is full._frame  # unexported too
+    assert set(dir(full)) <= set(dir(short))
