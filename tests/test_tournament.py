@@ -944,3 +944,26 @@ def test_a_results_pairs_are_the_printed_difference_lines_as_a_frame() -> None:
         assert f"{row.a} - {row.b}: {row.a_minus_b:+.3f} points/hand" in str(result)
         assert (row.low, row.high, row.p_value) == (*line["ci95"], line["p_value"])
         assert row.low < row.a_minus_b < row.high
+
+
+def test_a_signal_raised_inside_numbas_cache_loading_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """SIGTERM while numba loaded a kernel from its cache came out as a ``SystemError`` ("returned
+    a result with an exception set") wrapping ``Terminated``, a traceback where a stop is one line
+    (a levels run stopped 3 s in, now and then). Any other ``SystemError`` is no stop."""
+    from hearts_sim.apps.script import reported
+    from hearts_sim.core.errors import Terminated
+
+    def loading_a_kernel() -> int:
+        try:
+            raise Terminated
+        except Terminated as stop:
+            raise SystemError("<function _numba_unpickle> returned a result with an exception set") from stop
+
+    assert reported("hearts-sim", loading_a_kernel) == 143
+    assert capsys.readouterr().err == "hearts-sim: terminated\n"
+
+    def broken() -> int:
+        raise SystemError("a bug")
+
+    with pytest.raises(SystemError, match="a bug"):
+        reported("hearts-sim", broken)

@@ -144,8 +144,29 @@ def reported(prog: str, work: Callable[[], int | None]) -> int:
         print(f"{prog}: {stop}", file=sys.stderr)
         return stop.exit_code
     except KeyboardInterrupt as stop:  # Terminated (SIGTERM) among them
-        print(f"{prog}: {'terminated' if isinstance(stop, Terminated) else 'interrupted'}", file=sys.stderr)
-        return signal_exit_code(stop)
+        return _interrupted(prog, stop)
+    except SystemError as error:  # a signal's exception raised in C code that wrapped it: numba
+        signalled = _signal_within(error)  # loading a kernel from its cache ("returned a result
+        if signalled is None:  # with an exception set"), a traceback where Ctrl-C was one line
+            raise
+        return _interrupted(prog, signalled)
+
+
+def _interrupted(prog: str, stop: KeyboardInterrupt) -> int:
+    print(f"{prog}: {'terminated' if isinstance(stop, Terminated) else 'interrupted'}", file=sys.stderr)
+    return signal_exit_code(stop)
+
+
+def _signal_within(error: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C (or SIGTERM) an error was raised from, through its causes; None if none."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def run_script(main: Callable[[], int | None]) -> NoReturn:
