@@ -640,3 +640,22 @@ def test_the_analysis_module_imports_by_its_short_name() -> None:
     assert short is analysis is hearts_sim.analysis and short_to_long is to_long is full.to_long
     assert short.RecordSummary is full.RecordSummary and short._frame is full._frame  # unexported too
     assert set(dir(full)) <= set(dir(short))
+
+
+def test_records_without_a_rules_column_are_not_taken_for_standard_ones(tmp_path) -> None:
+    """Loose records (no manifest) are told apart by their first hand's rules column; records
+    without one were taken for standard, and refused beside a run under other rules they share."""
+    from hearts_sim.studies.analysis import pooled_rules
+
+    loose = []
+    for seed, keep_rules in ((3, True), (4, False)):
+        run = tmp_path / f"run{seed}"
+        config = TournamentConfig(("lowest", "random"), rules=Rules(moon="off"), deals=20, seed=seed)
+        run_tournament(config, run, progress=False)
+        records = tmp_path / f"loose{seed}" / "records"
+        records.mkdir(parents=True)
+        for part in sorted((run / "records").glob("*.parquet")):
+            table = parquet.read_table(part)
+            parquet.write_table(table if keep_rules else table.drop(["rules"]), records / part.name)
+        loose.append(records)
+    assert pooled_rules(loose) is None  # no manifest: pooled, under the rules of the one that says

@@ -1026,7 +1026,7 @@ def pooled_rules(paths: Sequence[str | Path]) -> Rules | None:
     manifests or, for records without one (a copy of a run's ``records/``), by their first hand."""
     seen: dict[Path, Path] = {}
     runs: list[tuple[Path, dict[str, Any]]] = []
-    first_hands: dict[Path, tuple[str, tuple[Any, ...]]] = {}  # a run given -> its rules and first hand
+    first_hands: dict[Path, tuple[str | None, tuple[Any, ...]]] = {}  # a run given -> its rules, first hand
     for path in map(Path, paths):
         directory = records_path(path)
         if directory.resolve() in seen:
@@ -1051,7 +1051,7 @@ def pooled_rules(paths: Sequence[str | Path]) -> Rules | None:
         if first is not None:
             rules, hand = first
             for other, (other_rules, other_hand) in first_hands.items():
-                if rules != other_rules:  # the records' own rules column, where no manifest says
+                if rules and other_rules and rules != other_rules:  # their own rules column, where known
                     raise _different_rules(path, other, rules_label(rules), rules_label(other_rules))
                 if hand == other_hand:
                     raise AnalysisError(
@@ -1070,10 +1070,11 @@ def _different_rules(path: str | Path, other: str | Path, rules: str, other_rule
     )
 
 
-def _first_hand(directory: Path) -> tuple[str, tuple[Any, ...]] | None:
-    """The rules of the first hand of the first part in ``directory`` (its ``rules`` column) and
-    the hand: its seed and the agents at the table (sorted), which two runs share only when they
-    played the same hands; None when unreadable (reading the records says why)."""
+def _first_hand(directory: Path) -> tuple[str | None, tuple[Any, ...]] | None:
+    """The rules of the first hand of the first part in ``directory`` (its ``rules`` column; None
+    for records without one, whose rules are not known) and the hand: its seed and the agents at
+    the table (sorted), which two runs share only when they played the same hands; None when
+    unreadable (reading the records says why)."""
     import pyarrow.parquet as pq
 
     parts = sorted(directory.glob("*.parquet"))
@@ -1083,7 +1084,7 @@ def _first_hand(directory: Path) -> tuple[str, tuple[Any, ...]] | None:
         columns = ["seed", *agents, *(["rules"] if "rules" in names else [])]
         first = pq.ParquetFile(parts[0]).read_row_group(0, columns=columns).slice(0, 1).to_pylist()[0]
         hand = (first["seed"], *sorted(str(first[name]) for name in agents))
-        return str(first.get("rules", "standard")), hand
+        return (str(first["rules"]) if "rules" in first else None), hand
     except Exception:  # pyarrow's errors for a damaged part are many; the readers name them
         return None
 
