@@ -13,12 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from hearts_sim.core.cards import CardSet, card_str, parse_card
 from hearts_sim.core.rules import Rules, pass_offset
-from hearts_sim.engine.hand import card_points
-from hearts_sim.game.hand_state import Game, HandState, IllegalMoveError
+from hearts_sim.game.hand_state import Game, HandState, IllegalMoveError, points_of
 
 if TYPE_CHECKING:
     from agents.api import Agent
@@ -160,7 +157,7 @@ def _kitty_taken(state: HandState, seat: int) -> str:
     trick 1 seemed to score points no card in it carried)."""
     if not state.rules.kitty_size:
         return ""
-    points = int(card_points(np.uint64(state.kitty.mask), state.rules.to_tuple()))
+    points = points_of(state.kitty.mask, state.rules)
     worth = f"{points} point{'s' if points != 1 else ''}"
     if state.trick_winners[0] == seat:
         return f" and the kitty: {state.kitty} ({worth})"

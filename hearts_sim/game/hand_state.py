@@ -38,6 +38,7 @@ from hearts_sim.core.cards import (
 from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.rules import Rules, pass_direction_name, pass_offset, resolve_rules
 from hearts_sim.engine.hand import (
+    card_points,
     deal_hand,
     deck_cards,
     game_winners,
@@ -54,6 +55,12 @@ from hearts_sim.game.observation import Observation  # re-exported: it lived her
 
 class IllegalMoveError(ValueError):
     """A move the rules forbid now; the state is unchanged."""
+
+
+def points_of(cards: int, rules: Rules) -> int:
+    """The penalty points of the cards of bitboard ``cards`` under ``rules``, as the engine counts
+    them (a card in a replay's trick, the kitty taken with the first trick)."""
+    return int(card_points(np.uint64(cards), rules.to_tuple()))
 
 
 class HandState:

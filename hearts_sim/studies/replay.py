@@ -53,9 +53,9 @@ from hearts_sim.core.cards import (
 from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules, RulesError, pass_offset
-from hearts_sim.engine.hand import card_points, deal_hand, pack_trick_winners
+from hearts_sim.engine.hand import deal_hand, pack_trick_winners
 from hearts_sim.engine.state import new_states
-from hearts_sim.game.hand_state import HandState
+from hearts_sim.game.hand_state import HandState, points_of
 from hearts_sim.selfplay.records import seat_column, unpack_trick_winners
 
 MARK_STYLE = "background-color:rgba(255,200,0,0.35)"
@@ -249,7 +249,7 @@ class Replay:
                     "agent": self.agents[seat],
                     "card": card_str(card),
                     "suit": SUIT_NAMES[card // N_RANKS],
-                    "points": _card_points(card, self.rules),
+                    "points": points_of(1 << card, self.rules),
                     "winner": trick.winner,
                     "wins": seat == trick.winner,
                 }
@@ -333,11 +333,6 @@ class Replay:
         header = ["trick", "led by", *(f"seat {s}" for s in range(n)), "winner", "points", "so far", ""]
         tricks = html_table(header, trick_rows, kind="hs-tricks", row_styles=styles)
         return f'<div class="hs-replay">{deal}{tricks}</div>'
-
-
-def _card_points(card: int, rules: Rules) -> int:
-    """The penalty points of one card, by the engine's rule."""
-    return int(card_points(np.uint64(1 << card), rules.to_tuple()))
 
 
 # ---------------------------------------------------------------------------- the replay
