@@ -60,7 +60,7 @@ from agents.net import (
 from agents.registry import parse_agent
 from hearts_sim.apps.script import ScriptParser, master_seed, run_script
 from hearts_sim.core.cards import N_CARDS
-from hearts_sim.core.errors import signal_exit_code
+from hearts_sim.core.errors import interrupts_deferred, signal_exit_code
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.encoding import OBS_SIZE
@@ -483,9 +483,10 @@ def save(path: Path, result: dict[str, Any], args: argparse.Namespace, finished:
     if args.init is not None:  # the weights it started from (their own meta says how they were made)
         meta["init"] = {"file": str(args.init), "sha256": args.init_sha256}
     arrays = {name: w.astype(np.float16) for name, w in zip(LAYERS, result["weights"], strict=True)}
-    packed = io.BytesIO()
-    np.savez_compressed(packed, **arrays, meta=np.array(json.dumps(meta)))
-    write_atomically(path, packed.getvalue())  # a process loading the weights never sees half a file
+    with interrupts_deferred():  # a Ctrl-C as it packs comes after the file is written
+        packed = io.BytesIO()
+        np.savez_compressed(packed, **arrays, meta=np.array(json.dumps(meta)))
+        write_atomically(path, packed.getvalue())  # a process loading the weights never sees half a file
 
 
 def main(argv: list[str] | None = None) -> None:

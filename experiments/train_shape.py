@@ -37,7 +37,7 @@ from agents.registry import parse_agent
 from agents.shape import FEATURES, N_FEATURES, TERMS, new_shape_features, shape_features, shape_terms
 from hearts_sim._numba import njit
 from hearts_sim.apps.script import ScriptParser, master_seed, number, out_file, run_script, whole
-from hearts_sim.core.errors import InputError
+from hearts_sim.core.errors import InputError, interrupts_deferred
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.inference import new_events, play_events
@@ -78,17 +78,25 @@ def play(args: argparse.Namespace) -> None:
         passes.append(passed)
         history.append(cards)
         if len(hands) % SAVE_EVERY == 0 or hand == last:
-            saved = io.BytesIO()  # then written whole: a full disk keeps the last save
-            np.savez(
-                saved,
-                agent=args.agent,
-                seed=args.seed,
-                hands=np.array(hands),
-                passes=np.array(passes),
-                history=np.array(history, dtype=np.int8),
-            )
-            write_atomically(Path(out), saved.getvalue())
+            with interrupts_deferred():  # a Ctrl-C as it packs comes after the save
+                save_hands(Path(out), args, hands, passes, history)
             print(f"{len(hands)} hands, {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def save_hands(
+    out: Path, args: argparse.Namespace, hands: list[int], passes: list[np.ndarray], history: list[list[int]]
+) -> None:
+    """The recorded hands, packed, then written whole: a full disk keeps the last save."""
+    saved = io.BytesIO()
+    np.savez(
+        saved,
+        agent=args.agent,
+        seed=args.seed,
+        hands=np.array(hands),
+        passes=np.array(passes),
+        history=np.array(history, dtype=np.int8),
+    )
+    write_atomically(out, saved.getvalue())
 
 
 # ---------------------------------------------------------------- fit

@@ -135,6 +135,24 @@ def test_a_failed_sync_is_a_failed_write(tmp_path: Path, monkeypatch: pytest.Mon
     assert [p.name for p in tmp_path.iterdir()] == ["manifest.json"]
 
 
+def test_a_ctrl_c_within_the_write_leaves_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C as the data reaches the disk (the slow step) left ``.manifest.json.tmp`` beside the
+    file: only an ``OSError`` removed it."""
+    path = tmp_path / "manifest.json"
+    write_atomically(path, b"{}")
+
+    def interrupted(descriptor: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomically(path, b'{"chunks_done": 3}')
+    assert path.read_bytes() == b"{}"
+    assert [p.name for p in tmp_path.iterdir()] == ["manifest.json"]
+
+
 def _result() -> TuneResult:
     best = Candidate({"shoot": 30}, "rule(shoot=30)")
     return TuneResult("rule", "rule", best, 0.1, [0.0, 0.2], [], 100)

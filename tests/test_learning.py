@@ -161,6 +161,31 @@ def test_ctrl_c_keeps_the_last_checkpoint_and_says_how_to_train_on(
     ]
 
 
+def test_ctrl_c_while_a_checkpoint_is_packed_comes_after_it_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Ctrl-C that lands inside ``np.savez_compressed`` (the Ctrl-C test above hit it now and
+    then) was a traceback and exit code 1: the zip file's close refused its open member as the
+    interrupt unwound. It is held until the checkpoint is written, then stops the run as any
+    Ctrl-C does, the file whole."""
+    train_policy = script_module("train_policy.py")
+    packed = np.savez_compressed
+
+    def interrupted(*args: Any, **kwargs: Any) -> None:
+        signal.raise_signal(signal.SIGINT)  # delivered at once where it is not held
+        packed(*args, **kwargs)
+
+    monkeypatch.setattr(train_policy.np, "savez_compressed", interrupted)
+    out = tmp_path / "stopped.npz"
+    arguments = ["--decisions", "6400", "--envs", "64", "--hidden", "8", "8", "--reports", "2"]
+    with pytest.raises(SystemExit) as exited:
+        train_policy.main([*arguments, "--backend", "numpy", "--out", str(out)])
+    assert exited.value.code == 130
+    assert "stopped" in capsys.readouterr().err
+    with np.load(out) as data:
+        assert json.loads(str(data["meta"]))["finished"] is False
+
+
 def test_the_weights_are_written_before_the_evaluation_that_ctrl_c_may_stop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hearts_sim.core.errors import Terminated, signal_handlers, sigterm_as_interrupt
+from hearts_sim.core.errors import Terminated, interrupts_deferred, signal_handlers, sigterm_as_interrupt
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.simulate import progress_shown
 from hearts_sim.studies import stats, tournament
@@ -42,7 +42,6 @@ from hearts_sim.studies.tournament import (
     TournamentConfig,
     TournamentError,
     combine_runs,
-    interrupts_deferred,
     make_config,
     resume_tournament,
     run_tournament,

@@ -90,3 +90,21 @@ def sigterm_as_interrupt() -> Any:
     how to go on; its exit code 143), where Python's default killed the process without a word.
     ``hearts-sim`` and every script of ``experiments/`` (``run_script``) run under it."""
     return signal_handlers({signal.SIGTERM: _raise_terminated})
+
+
+HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM until the block is done, then deliver them to the handlers they
+    had (Ctrl-C's raises ``KeyboardInterrupt``; SIGTERM's kills the process, or under
+    ``hearts-sim`` raises ``Terminated``): a chunk's Parquet part and the manifest that counts it
+    are written together or not at all; a trainer's checkpoint is packed and written whole (a
+    Ctrl-C inside ``np.savez`` was a traceback from its zip file). (Only the main thread receives
+    signals; elsewhere this does nothing.)"""
+    received: list[int] = []
+    with signal_handlers({held: lambda signum, frame: received.append(signum) for held in HELD_SIGNALS}):
+        yield
+    for signum in dict.fromkeys(received):
+        signal.raise_signal(signum)

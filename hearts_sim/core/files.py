@@ -25,8 +25,8 @@ def write_atomically(path: Path, data: bytes) -> None:
     ``*.npz`` and no Parquet dataset reads it), reach the disk (``fsync``), and only then replace
     ``path`` in one step, whose entry in the folder is synced in turn: after a power cut the file
     is the old one or the new one, not the empty or truncated file that a rename ahead of the
-    data can leave on ext4, XFS or btrfs. Raises the ``OSError`` of a failed write, with the
-    temporary removed."""
+    data can leave on ext4, XFS or btrfs. Raises the ``OSError`` of a failed write (or the
+    ``KeyboardInterrupt`` within one), with the temporary removed."""
     path = Path(path)
     temporary = path.with_name(f".{path.name}.tmp")
     try:
@@ -34,7 +34,7 @@ def write_atomically(path: Path, data: bytes) -> None:
         temporary.write_bytes(data)
         _sync(temporary, os.O_RDWR)  # the data, before the name points at it
         os.replace(temporary, path)
-    except OSError:
+    except BaseException:  # a failed write, or Ctrl-C within it
         temporary.unlink(missing_ok=True)
         raise
     with contextlib.suppress(OSError):  # a folder that cannot be opened or synced (Windows, NFS)

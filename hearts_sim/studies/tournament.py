@@ -23,7 +23,6 @@ import itertools
 import json
 import math
 import shlex
-import signal
 import time
 import warnings
 from collections import deque
@@ -57,7 +56,7 @@ from hearts_sim.core.errors import (
     Stopped,
     StorageError,
     Terminated,
-    signal_handlers,
+    interrupts_deferred,
 )
 from hearts_sim.core.files import (
     LockHeld,
@@ -352,23 +351,6 @@ def _part_bytes(columns: dict[str, Any]) -> bytes:
     sink = pyarrow.BufferOutputStream()
     parquet.write_table(pyarrow.table(columns), sink)
     return bytes(sink.getvalue().to_pybytes())
-
-
-HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-@contextmanager
-def interrupts_deferred() -> Iterator[None]:
-    """Hold Ctrl-C and SIGTERM until the block is done, then deliver them to the handlers they
-    had (Ctrl-C's raises ``KeyboardInterrupt``; SIGTERM's kills the process, or under
-    ``hearts-sim`` raises ``Terminated``): a chunk's Parquet part and the manifest that counts it
-    are written together or not at all. (Only the main thread receives signals; elsewhere this
-    does nothing.)"""
-    received: list[int] = []
-    with signal_handlers({held: lambda signum, frame: received.append(signum) for held in HELD_SIGNALS}):
-        yield
-    for signum in dict.fromkeys(received):
-        signal.raise_signal(signum)
 
 
 def load_manifest(out: Path) -> dict[str, Any]:
