@@ -282,6 +282,12 @@ def _flush(stream: Any) -> None:
         stream.flush()
 
 
+class OutOfTime(Exception):
+    """A call on an ``AgentThread`` ran past its time limit. Not ``TimeoutError``: an agent's own
+    ``TimeoutError`` (a socket of its, a lock) read as the toolkit's time limit, "did not decide
+    within 30 s" after a fraction of a second."""
+
+
 class AgentThread:
     """A daemon thread that makes a Python agent's calls, each waited for up to a time limit. A
     call stuck past it keeps the thread, and the process can still exit: a thread of a
@@ -301,14 +307,14 @@ class AgentThread:
             done.set()
 
     def call(self, left: Callable[[], float], call: Callable[..., Any], *arguments: Any) -> Any:
-        """``call(*arguments)`` on the thread: its result, or what it raised; ``TimeoutError``
-        once ``left()``, the seconds it has left (which it may extend as it goes on), runs out."""
+        """``call(*arguments)`` on the thread: its result, or what it raised; ``OutOfTime`` once
+        ``left()``, the seconds it has left (which it may extend as it goes on), runs out."""
         outcome: list[tuple[bool, Any]] = []
         done = threading.Event()
         self.calls.put((call, arguments, outcome, done))
         while not done.wait(max(0.0, left())):
             if left() <= 0:
-                raise TimeoutError
+                raise OutOfTime
         returned, value = outcome[0]
         if not returned:
             raise value
@@ -365,7 +371,7 @@ class PythonDecider:
                 return worker.call(
                     lambda: progress[0][1] + limit - time.monotonic(), call, progress, *arguments
                 )
-        except TimeoutError:
+        except OutOfTime:
             self._worker = None  # the stuck call keeps its thread; the run stops
             if positions == 1:
                 failed = ExternalAgentError(f"agent {self.name} did not decide within {limit:g} s")

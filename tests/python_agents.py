@@ -48,6 +48,14 @@ class BatchAnswersNone(Lowest):
         pass
 
 
+class BatchTimesOut(Lowest):
+    """An ``act_batch`` whose own call timed out (a model server's socket): its ``TimeoutError``
+    is its failure, not the toolkit's time limit."""
+
+    def act_batch(self, observations: list[Any]) -> list[int]:
+        raise TimeoutError("the model server did not answer")
+
+
 class SeededRandom:
     """Uniform over legal cards, from the seed the table gives each decision."""
 

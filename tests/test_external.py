@@ -250,6 +250,10 @@ def test_no_peeking_the_observation_holds_only_the_information_set() -> None:
             f"py:{AGENTS}:BatchAnswersNone",
             "act_batch answered None, not a list of moves (deal 3, seating 0, seat 0, playing)",
         ),
+        (  # it read "did not decide within 30 s", at once
+            f"py:{AGENTS}:BatchTimesOut",
+            "raised TimeoutError: the model server did not answer (deal ",
+        ),
         (f"py:{AGENTS}:PassesTwo", "passed KS QH: pass 3 different cards ("),
         (
             f"py:{AGENTS}:PassesLegal",
