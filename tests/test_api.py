@@ -698,3 +698,26 @@ def test_a_hand_state_names_its_dealer_as_its_observations_do() -> None:
         state = HandState.deal(rules, seed=5, hand=hand)
         assert state.dealer == state.observation(2).dealer == hand % 4  # it moves on each hand
         assert state.current_player == (state.dealer + 1) % 4
+
+
+@pytest.mark.parametrize("make", ["copy.copy", "copy.deepcopy", "pickle", "method"])
+def test_a_copied_hand_is_independent_and_whole(make: str) -> None:
+    """``copy.copy`` shared the original's record (a play on the copy moved the original), and
+    after ``copy.deepcopy`` or pickling the copy's own view and record parted: its play reached
+    the view alone, so what read the record (its observations, the kernels) saw no play."""
+    import copy
+    import pickle
+
+    original = HandState.deal("standard", 1, hand=3)  # hand 3: no pass, play at once
+    copied = {
+        "copy.copy": copy.copy,
+        "copy.deepcopy": copy.deepcopy,
+        "pickle": lambda s: pickle.loads(pickle.dumps(s)),
+        "method": HandState.copy,
+    }[make](original)
+    first = min(copied.legal_moves())
+    copied.play(first)
+    assert original.plays == [] and copied.plays == [(copied.plays[0][0], first)]
+    assert copied._states[0] == copied._state  # one record, read and written through the view
+    seat = copied.current_player
+    assert seat is not None and list(copied.observation(seat).plays) == copied.plays

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from html import escape
+from typing import Any
 
 import numpy as np
 
@@ -147,7 +148,18 @@ class HandState:
         return cls(rules, states)
 
     def copy(self) -> HandState:
+        """An independent copy, as ``copy.copy``, ``copy.deepcopy`` and pickling make: the copy
+        shared the original's record under ``copy.copy``, and under ``deepcopy`` or pickle its
+        play went to one copy of the record and the view read from the other."""
         return HandState(self.rules, self._states.copy())
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> HandState:
+        return self.copy()
+
+    def __reduce__(self) -> tuple[type[HandState], tuple[Rules, np.ndarray]]:
+        return HandState, (self.rules, self._states)
 
     # ------------------------------------------------------------------ reading
     @property
