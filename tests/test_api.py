@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.game.hand_state import Game, HandState, IllegalMoveError
 from hearts_sim.game.observation import HistoryError, Observation
+from hearts_sim.selfplay.simulate import UndecidedGamesWarning
 
 try:
     from tests.hand_checks import assert_matches_loop, history, loop_hand
@@ -543,15 +545,45 @@ def test_whole_games_refuse_a_target_no_game_can_reach() -> None:
     from hearts_sim.studies.tournament import make_config
 
     for preset, most in (("standard", 26_000), ("black_maria", 43_000)):
-        assert len(simulate_games(Rules.preset(preset, target_score=most), games=1)) == 1
+        with pytest.warns(UndecidedGamesWarning, match="1 of 1 games cut off undecided after 1,000 hands"):
+            assert len(simulate_games(Rules.preset(preset, target_score=most), games=1)) == 1
         message = f"target_score={most + 1} cannot be reached: .* at most {most // 1000} points a hand"
         with pytest.raises(InputError, match=message):
             simulate_games(Rules.preset(preset, target_score=most + 1), games=1)
+        with pytest.raises(ValueError, match=message):
+            Game(Rules.preset(preset, target_score=most + 1))
         with pytest.raises(InputError, match=message):
             make_config(
                 ["random", "lowest"], rules=preset, rule_overrides=[f"target_score={most + 1}"], games=True
             )
         make_config(["random", "lowest"], rules=preset, rule_overrides=[f"target_score={most + 1}"])  # hands
+
+
+def test_games_cut_off_undecided_are_told_and_a_game_ends_there_too() -> None:
+    """A target these agents reach in more than 1,000 hands: every game was cut off, winner -1 in
+    every row and win rates of 0, without a word (now a warning counting them); ``Game`` went on
+    past the cut-off (now over there, no one winning, as the run's game)."""
+    from hearts_sim import simulate_games
+
+    rules = Rules(target_score=10_000)
+    with pytest.warns(
+        UndecidedGamesWarning, match="2 of 2 games cut off undecided after 1,000 hands"
+    ) as told:
+        rows = simulate_games(rules, "random", games=2, seed=1)
+    assert len(told) == 1 and (rows["n_winners"] == 0).all() and (rows["hands"] == 1000).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # games that end: not a word
+        simulate_games("quick", "random", games=20, seed=1)
+    game = Game(Rules(target_score=26_000, pass_count=0), seed=5)
+    while not game.over:
+        state = game.next_hand()
+        while state.phase == "play":
+            state.play(min(state.legal_moves()))
+        game.finish_hand(state)
+    assert game.hands_played == 1000 and game.cut_off and game.winners == []
+    assert repr(game).endswith(", cut off undecided>")
+    with pytest.raises(IllegalMoveError, match="the game is over: cut off undecided after 1,000 hands"):
+        game.next_hand()
 
 
 def test_every_refused_move_is_an_illegal_move_error() -> None:

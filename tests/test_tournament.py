@@ -234,6 +234,20 @@ def test_games_report_win_rates_and_ratings() -> None:
     assert rows["lowest"]["rating"]["mu"] > rows["highest"]["rating"]["mu"]
     assert rows["lowest"]["mean_final_score"] < rows["highest"]["mean_final_score"]
     assert "by_pass_direction" not in summary["pairs"][0]  # a game passes every way
+    assert summary["undecided_games"] == 0 and "cut off" not in format_summary(summary)
+
+
+def test_games_cut_off_undecided_are_counted_and_said(tmp_path: Path) -> None:
+    """A target these agents need more than 1,000 hands for: every game was cut off, win rates
+    of 0 and ratings printed without a word. The summary counts them (kept in the manifest's
+    tally, so a resumed run counts them too) and its table says so."""
+    config = make_config(["lowest", "highest"], rule_overrides=["target_score=20000"], deals=1, games=True)
+    summary = run_tournament(config, out=tmp_path / "far", progress=False).summary
+    assert summary["undecided_games"] == 14 == summary["deals"] * summary["seatings"]
+    assert all(a["win_rate"] == 0 for a in summary["agents"])
+    assert "14 of 14 games cut off undecided after 1,000 hands: no one won them" in format_summary(summary)
+    manifest = json.loads((tmp_path / "far" / "manifest.json").read_text())
+    assert manifest["tally"]["undecided"] == 14
 
 
 @pytest.mark.parametrize("k", [2, 3, 5])

@@ -50,6 +50,7 @@ from hearts_sim.core.rules import (
     MAX_PLAYERS,
     MOON_OFF,
     MOON_OTHERS_PLUS,
+    Rules,
     RulesTuple,
     cycle_direction,
     cycle_period,
@@ -520,6 +521,22 @@ def pack_trick_winners(state) -> np.uint64:
         seat = state.trick_winners[t] if t < state.trick_number else NO_TRICK
         packed |= np.uint64(seat) << np.uint64(TRICK_BITS * t)
     return packed
+
+
+MAX_HANDS_PER_GAME = 1000  # a game still undecided after this many hands is cut off: no one wins it
+
+
+def unreachable_target(rules: Rules) -> str | None:
+    """Why no game to ``rules.target_score`` can end within ``MAX_HANDS_PER_GAME`` hands (every
+    one would be cut off undecided, at no win for anyone); None where one can."""
+    most = MAX_HANDS_PER_GAME * rules.moon_total  # a player takes at most the deck's points a hand
+    if rules.target_score <= most:
+        return None
+    return (
+        f"target_score={rules.target_score} cannot be reached: a game is cut off undecided after "
+        f"{MAX_HANDS_PER_GAME:,} hands, and a player takes at most {rules.moon_total} points a hand "
+        f"(choose at most {most:,})"
+    )
 
 
 @njit

@@ -39,6 +39,7 @@ from hearts_sim.core.cards import (
 from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.rules import Rules, pass_direction_name, pass_offset, resolve_rules
 from hearts_sim.engine.hand import (
+    MAX_HANDS_PER_GAME,
     card_points,
     deal_hand,
     deck_cards,
@@ -48,6 +49,7 @@ from hearts_sim.engine.hand import (
     pass_offset_for_hand,
     play_card,
     start_hand,
+    unreachable_target,
 )
 from hearts_sim.engine.rng import check_index, check_seed, derive_seed
 from hearts_sim.engine.state import PHASE_DONE, PHASE_NAMES, PHASE_PASS, PHASE_PLAY, new_states
@@ -431,6 +433,9 @@ class Game:
 
     def __init__(self, rules: Rules | str = "standard", seed: int = 0, game: int = 0):
         self.rules = resolve_rules(rules)
+        problem = unreachable_target(self.rules)
+        if problem is not None:  # simulate_games refuses it: they would part after the cut-off
+            raise ValueError(problem)
         self.game_seed = int(derive_seed(np.uint64(check_seed(seed)), check_index(game, "game")))
         self.totals = [0] * self.rules.n_players
         self.hands_played = 0
@@ -439,7 +444,8 @@ class Game:
     def next_hand(self) -> HandState:
         """Deal the next hand; its observations show the totals so far as game scores."""
         if self.over:
-            raise IllegalMoveError("the game is over")
+            cut = f": cut off undecided after {MAX_HANDS_PER_GAME:,} hands" if self.cut_off else ""
+            raise IllegalMoveError(f"the game is over{cut}")
         state = HandState.deal(self.rules, seed=self.game_seed, hand=self.hands_played)
         state.record["game_scores"][: self.rules.n_players] = self.totals
         return state
@@ -480,8 +486,15 @@ class Game:
 
     @property
     def over(self) -> bool:
-        return bool(self.winners)
+        """Someone has won, or the game is cut off undecided (``cut_off``)."""
+        return bool(self.winners) or self.cut_off
+
+    @property
+    def cut_off(self) -> bool:
+        """Undecided after ``MAX_HANDS_PER_GAME`` hands: over, no one winning, as ``simulate_games``
+        ends it (a ``Game`` went on past it: game g of a run was another game from there)."""
+        return self.hands_played >= MAX_HANDS_PER_GAME and not self.winners
 
     def __repr__(self) -> str:  # a notebook cell ending in a game shows where it stands
-        won = f", won by {self.winners}" if self.over else ""
+        won = f", won by {self.winners}" if self.winners else ", cut off undecided" if self.cut_off else ""
         return f"<Game {self.rules.label()}, {self.hands_played} hands played, totals {self.totals}{won}>"

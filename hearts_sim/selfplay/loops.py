@@ -38,6 +38,7 @@ from hearts_sim._numba import max_threads, njit, njit_inline
 from hearts_sim.core.cards import NO_CARD, card_bit, suit_of
 from hearts_sim.core.rules import MAX_PLAYERS, TIE_SHARE
 from hearts_sim.engine.hand import (
+    MAX_HANDS_PER_GAME,
     breaks_hearts,
     deal_hand,
     decision_seed,
@@ -57,7 +58,6 @@ from hearts_sim.engine.observe import observe
 from hearts_sim.engine.rng import derive_seed
 from hearts_sim.engine.state import NO_SEAT, NO_SUIT, PHASE_PASS, PHASE_PLAY
 
-MAX_HANDS_PER_GAME = 1000  # a game still undecided after this many hands is cut off
 MIXED_CODES = -1  # the seats of a table play different policies
 
 

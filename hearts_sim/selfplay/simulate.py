@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,11 +29,11 @@ from hearts_sim._numba import max_threads, module_stamp, threads_bound
 from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules, resolve_rules
+from hearts_sim.engine.hand import MAX_HANDS_PER_GAME, unreachable_target
 from hearts_sim.engine.rng import MAX_INDEX, SeedError, check_index, check_seed
 from hearts_sim.engine.state import new_states
 from hearts_sim.selfplay.lockstep import external_seats, run_lockstep
 from hearts_sim.selfplay.loops import (
-    MAX_HANDS_PER_GAME,
     blocks_for,
     in_blocks,
     play_game_block,
@@ -47,6 +48,10 @@ MAX_COUNT = 2**40  # hands or games in one call: the kernels count in int64, mem
 
 class SimulationError(InputError):
     """Bad arguments to a simulation (hand count, seats, threads)."""
+
+
+class UndecidedGamesWarning(UserWarning):
+    """Some games of a run were cut off undecided after ``MAX_HANDS_PER_GAME`` hands: no one won them."""
 
 
 @dataclass(frozen=True)
@@ -293,16 +298,11 @@ def check_count(name: str, count: int) -> int:
 
 
 def check_games_can_end(rules: Rules) -> None:
-    """``SimulationError`` for a target no game can reach: every game would be cut off undecided
-    after ``MAX_HANDS_PER_GAME`` hands, at no win for anyone (a run printed win rates of 0 and
-    ratings as if they meant something)."""
-    most = MAX_HANDS_PER_GAME * rules.moon_total  # a player takes at most the deck's points a hand
-    if rules.target_score > most:
-        raise SimulationError(
-            f"target_score={rules.target_score} cannot be reached: a game is cut off undecided after "
-            f"{MAX_HANDS_PER_GAME:,} hands, and a player takes at most {rules.moon_total} points a hand "
-            f"(choose at most {most:,})"
-        )
+    """``SimulationError`` for a target no game can reach (``unreachable_target``): a run printed
+    win rates of 0 and ratings as if they meant something."""
+    problem = unreachable_target(rules)
+    if problem is not None:
+        raise SimulationError(problem)
 
 
 def _check_seeding(seed: int, first: int, count: int, name: str) -> tuple[int, int]:
@@ -437,6 +437,14 @@ def simulate_games(
         kept.append(run_games(table, seed, first_game + start, count, out, engines, bool(hands))[1])
 
     records = _run_chunked(run, games, chunk_size, GAME_RECORD, "game", progress)
+    undecided = int((records["winners"] == 0).sum())
+    if undecided:  # every row winner -1 and n_winners 0, and not a word, until 2026-12-07
+        warnings.warn(
+            f"{undecided:,} of {games:,} games cut off undecided after {MAX_HANDS_PER_GAME:,} hands "
+            f"(no winner: n_winners 0): target_score={rules.target_score} is far for these agents",
+            UndecidedGamesWarning,
+            stacklevel=2,
+        )
     frame = game_frame(records, table.rules, table.labels())
     if not hands:
         return frame

@@ -21,6 +21,7 @@ from hearts_sim._numba import njit
 from hearts_sim.core.checks import counted, is_integer, is_real, shown, store_plain
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS, pass_direction_name, rules_label
+from hearts_sim.engine.hand import MAX_HANDS_PER_GAME
 
 # ---------------------------------------------------------------------------- statistics
 # Tally's lists of one integer sum per agent
@@ -60,6 +61,7 @@ class Tally:
     games_hands: list[int] = field(default_factory=list)  # --games: hands played per slot, summed
     wins: list[int] = field(default_factory=list)
     ratings: list[list[float]] = field(default_factory=list)  # --games: OpenSkill (mu, sigma)
+    undecided: int = 0  # --games: games cut off undecided after MAX_HANDS_PER_GAME hands, no one winning
     # hands: the same sums over the deals passed each way, by pass_direction_name (``left``, ...)
     by_direction: dict[str, Tally] = field(default_factory=dict)
 
@@ -101,7 +103,7 @@ class Tally:
 
         problems = [
             f"{name} is {shown(getattr(self, name))}, not a count"
-            for name in ("deals", "hands")
+            for name in ("deals", "hands", "undecided")
             if not (is_integer(getattr(self, name)) and getattr(self, name) >= 0)
         ]
         problems += [
@@ -398,6 +400,7 @@ def summarize(
         "hands": tally.hands,
         "seatings": seatings,
         "unit": "games" if games else "hands",
+        **({"undecided_games": tally.undecided} if games else {}),
         "rules": rules,
         "seed": seed,
     }
@@ -475,6 +478,7 @@ def tally_games(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n
     tally.add_deal_sums(np.rint(per_game).astype(np.int64).reshape(games, k))
     tally.hands += int(records["hands"].sum())
     winners = records["winners"].astype(np.int64)
+    tally.undecided += int((winners == 0).sum())  # cut off: a game always has a winner otherwise
     moons = records["moons"][:, :n].astype(np.int64)
     hands = records["hands"].astype(np.int64)
     for a in range(k):
@@ -609,6 +613,8 @@ def format_summary(summary: dict[str, Any]) -> str:
         line(["-" * w for w in widths]),
     ]
     out += [line(r) for r in rows]
+    if summary.get("undecided_games"):
+        out += ["", undecided_text(summary["undecided_games"], summary["deals"] * summary["seatings"])]
     if summary["pairs"]:
         out.append("")
         for p in summary["pairs"]:
@@ -626,6 +632,15 @@ def format_summary(summary: dict[str, Any]) -> str:
     if "sprt" in summary:
         out.append(sprt_text(summary["sprt"], summary["deals"]))
     return "\n".join(out)
+
+
+def undecided_text(undecided: int, games: int) -> str:
+    """The line for games cut off undecided (``MAX_HANDS_PER_GAME``): a run to a far target
+    showed win rates of 0 without a word."""
+    return (
+        f"{undecided:,} of {counted(games, 'game')} cut off undecided after {MAX_HANDS_PER_GAME:,} "
+        "hands: no one won them, and every win rate counts them as lost (a lower target_score ends them)"
+    )
 
 
 def sprt_text(sprt: dict[str, Any], deals: int) -> str:
