@@ -586,6 +586,29 @@ def test_games_cut_off_undecided_are_told_and_a_game_ends_there_too() -> None:
         game.next_hand()
 
 
+def test_more_records_than_memory_holds_are_refused_before_a_hand_is_played(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``hands=10**12`` was numpy's ``MemoryError`` quoting the record dtype, and what fits only
+    in swap took the machine down: refused in one line, naming the size and the memory."""
+    from hearts_sim import simulate_games
+    from hearts_sim.selfplay import simulate as simulate_module
+
+    with pytest.raises(
+        InputError, match=r"^1,000,000,000,000 hands need 142,492.4 GiB for their records, and"
+    ):
+        simulate(hands=10**12)
+    monkeypatch.setattr(simulate_module, "physical_memory", lambda: 2**20)  # a machine of 1 MiB
+    with pytest.raises(
+        InputError, match=r"^20,000 games need 1.5 MiB .* has 1.0 MiB: play fewer .*\(first_game="
+    ):
+        simulate_games(games=20_000)
+    assert len(simulate(hands=1000)) == 1000  # 0.1 MiB: fits
+    monkeypatch.setattr(simulate_module, "physical_memory", lambda: None)  # not known: numpy's refusal
+    with pytest.raises(InputError, match=r"^1,000,000,000,000 hands need 142,492.4 GiB for their records: "):
+        simulate(hands=10**12)
+
+
 def test_every_refused_move_is_an_illegal_move_error() -> None:
     """A loop asking a person for moves catches ``IllegalMoveError``: a typo or a card listed
     twice escaped it as a plain ``ValueError``, ``None`` as a ``TypeError``, and a pass naming a

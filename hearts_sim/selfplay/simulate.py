@@ -12,6 +12,7 @@ on long runs) and turns the record arrays into pandas DataFrames.
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -350,12 +351,43 @@ def _run_chunked(
     """``run(start, count, out)`` chunk by chunk into one array of ``total`` records (no copy
     at the end), with a progress bar on long runs."""
     show = progress if progress is not None else total >= 4 * chunk and progress_shown(None)
-    records = np.empty(total, dtype=dtype)
+    records = _records_room(total, dtype, unit)
     with tqdm(total=total, unit=unit, disable=not show, smoothing=0.1) as bar:
         for start, count in chunks(total, chunk):
             run(start, count, records[start : start + count])
             bar.update(count)
     return records
+
+
+def _records_room(total: int, dtype: np.dtype, unit: str) -> np.ndarray:
+    """Room for ``total`` records, refused in one line where they cannot fit in this machine's
+    memory: ``hands=10**12`` was numpy's ``MemoryError`` quoting the whole record dtype (139 TiB),
+    and a run that fit only in swap took the machine down before its first hand."""
+    need = total * dtype.itemsize
+    memory = physical_memory()
+    if memory is None or need <= memory:
+        try:
+            return np.empty(total, dtype=dtype)
+        except MemoryError:
+            pass
+    room = "" if memory is None else f", and this machine has {_size(memory)}"
+    raise SimulationError(
+        f"{total:,} {unit}s need {_size(need)} for their records{room}: play fewer at a "
+        f"time (first_{unit}= says where each part starts), or a match (hearts-sim match), which "
+        "keeps its records on disk"
+    )
+
+
+def _size(size: int) -> str:
+    return f"{size / 2**30:,.1f} GiB" if size >= 2**30 else f"{size / 2**20:,.1f} MiB"
+
+
+def physical_memory() -> int | None:
+    """This machine's memory in bytes; None where the system does not say (Windows)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def simulate(
