@@ -12,21 +12,21 @@ def _one_line(message: Warning | str, category: type[Warning], *_: object, **__:
 
 def run() -> int:
     """The command line; one line and exit code 2 where numba is told not to compile
-    (``NUMBA_DISABLE_JIT``), which the kernels cannot do without: ``hearts_sim._numba`` refuses
-    it on import, before the command line exists to print the message. A warning is one line
+    (``NUMBA_DISABLE_JIT``), which the kernels cannot do without, or given a thread count that is
+    none (``NUMBA_NUM_THREADS``): ``hearts_sim._numba`` refuses them on import, before the
+    command line exists to print the message. A warning is one line
     too (no cache folder for numba, a full disk), from the first import on."""
     warnings.formatwarning = _one_line
     # the line that compiling announces says why a loop cannot be cached (``Table.uncached``)
     warnings.filterwarnings("ignore", "Cannot cache compiled function .* dynamic globals")
     try:
+        import hearts_sim._numba  # noqa: F401 (first: it checks numba's settings before numba reads them)
         from hearts_sim.apps.cli import main
     except KeyboardInterrupt:  # Ctrl-C while the toolkit loads, before the command's own handler
         print("hearts-sim: interrupted", file=sys.stderr)
         return 130
     except ImportError as error:
-        import numba
-
-        if not numba.config.DISABLE_JIT:  # type: ignore[attr-defined]
+        if error.name != "hearts_sim._numba":  # not numba's settings refused (NUMBA_DISABLE_JIT, ...)
             raise
         print(f"hearts-sim: error: {error}", file=sys.stderr)
         return 2

@@ -25,22 +25,45 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
+import os
 import warnings
 from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-import numba
-from llvmlite import binding as llvm_binding
-from numba.core import caching
+
+def _check_thread_variable() -> None:
+    """``NUMBA_NUM_THREADS`` of 0 or less made numba's own import fail with a traceback, and
+    one not a number printed numba's traceback as a warning and went on with every core."""
+    value = os.environ.get("NUMBA_NUM_THREADS")
+    if value is None:
+        return
+    try:
+        if int(value) >= 1:
+            return
+    except ValueError:
+        pass
+    raise ImportError(
+        f"NUMBA_NUM_THREADS={value!r} is not valid: set it to a whole number of threads, 1 or more "
+        "(or unset it for every core)",
+        name=__name__,
+    )
+
+
+_check_thread_variable()  # before numba reads it on import
+
+import numba  # noqa: E402
+from llvmlite import binding as llvm_binding  # noqa: E402
+from numba.core import caching  # noqa: E402
 
 if numba.config.DISABLE_JIT:  # type: ignore[attr-defined]
     # The kernels cannot run as plain Python (LLVM intrinsics, generated dispatch code): say so
     # here, once, rather than fail somewhere inside with an AttributeError.
     raise ImportError(
         "NUMBA_DISABLE_JIT is set, and hearts_sim's kernels need numba's compiler: unset it (to step "
-        "through one kernel in Python, call its .py_func without it: its callees stay compiled)"
+        "through one kernel in Python, call its .py_func without it: its callees stay compiled)",
+        name=__name__,
     )
 
 

@@ -626,6 +626,23 @@ def test_numba_told_not_to_compile_is_one_line_not_a_traceback() -> None:
     assert library.stderr.strip().splitlines()[-1].startswith("ImportError: NUMBA_DISABLE_JIT is set")
 
 
+@pytest.mark.parametrize("value", ["0", "-3", "abc", ""])
+def test_numba_given_no_thread_count_is_one_line_not_a_traceback(value: str) -> None:
+    """``NUMBA_NUM_THREADS=0`` failed inside numba's import with a 26-line traceback, and ``abc``
+    printed numba's traceback as a warning, then ran on every core."""
+    command = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", "match", "rule", "random", "--deals", "1"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NUMBA_NUM_THREADS": value},
+    )
+    assert command.returncode == 2 and command.stdout == ""
+    assert command.stderr == (
+        f"hearts-sim: error: NUMBA_NUM_THREADS={value!r} is not valid: set it to a whole number of "
+        "threads, 1 or more (or unset it for every core)\n"
+    )
+
+
 def test_a_thread_count_past_numba_num_threads_names_that_variable() -> None:
     """The cap on --threads was blamed on "this machine's cores" where NUMBA_NUM_THREADS set it."""
     env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
