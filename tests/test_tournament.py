@@ -23,7 +23,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hearts_sim.core.errors import Terminated, interrupts_deferred, signal_handlers, sigterm_as_interrupt
+from hearts_sim.core.errors import (
+    InputError,
+    Terminated,
+    interrupts_deferred,
+    signal_handlers,
+    sigterm_as_interrupt,
+)
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.simulate import progress_shown
 from hearts_sim.studies import stats, tournament
@@ -686,6 +692,27 @@ def test_combined_runs_pool_every_deal_of_every_run(tmp_path: Path) -> None:
     # one run alone: its own summary
     alone = json.loads((tmp_path / "s1" / "manifest.json").read_text())["summary"]
     assert combine_runs([tmp_path / "s1"]) == {**alone, "seed": [1]}
+    # one run's folder given alone, as a string or a path (its characters were read as runs:
+    # "r holds no tournament run"), or a generator of them
+    assert combine_runs(str(tmp_path / "s1")) == combine_runs(tmp_path / "s1") == {**alone, "seed": [1]}
+    assert combine_runs(tmp_path / d for d in ("s1", "s2")) == summary
+    for wrong in (5, None, [5]):
+        refused = f"^combine takes a list of run folders, not {re.escape(str(wrong))}$"
+        with pytest.raises(TournamentError, match=refused):
+            combine_runs(wrong)  # type: ignore[arg-type]
+
+
+def test_make_config_takes_one_agent_as_a_string_and_refuses_what_is_no_list() -> None:
+    """``make_config("lowest")`` was ``unknown agent 'l'`` (read a character at a time; one spec
+    is one agent, as ``simulate`` reads it), and ``None``, ``5`` or ``rule_overrides=5`` were
+    Python's ``TypeError: 'int' object is not iterable``."""
+    assert make_config("lowest", deals=2).agents == ("lowest",)
+    for wrong in (None, 5):
+        with pytest.raises(InputError, match=f"^agents={wrong} is not valid: a list of agent specs$"):
+            make_config(wrong, deals=2)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="^rule_overrides=5 is not valid: key=value strings or a dict"):
+        make_config(["lowest", "highest"], rule_overrides=5)  # type: ignore[arg-type]
+    assert make_config(["lowest", "highest"], rule_overrides=None).rules == Rules()  # type: ignore[arg-type]
 
 
 def test_combining_a_match_a_sequential_test_stopped_warns(tmp_path: Path) -> None:

@@ -22,11 +22,12 @@ import html
 import itertools
 import json
 import math
+import os
 import shlex
 import time
 import warnings
 from collections import deque
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -65,7 +66,7 @@ from hearts_sim.core.files import (
     read_json_object,
     write_atomically,
 )
-from hearts_sim.core.rules import Rules, resolve_rules
+from hearts_sim.core.rules import Rules, RulesError, resolve_rules
 from hearts_sim.engine.rng import MAX_DEALS, SeedError, check_seed
 from hearts_sim.selfplay.records import (
     GAME_HAND_RECORD,
@@ -1274,7 +1275,7 @@ def recorded_engines(out: Path, procs: int | None = None) -> EngineOptions:
         raise TournamentError(f"{Path(out) / MANIFEST}: {error}") from None
 
 
-def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
+def combine_runs(outs: Sequence[str | Path] | str | Path) -> dict[str, Any]:
     """The summary of finished runs of the same agents and rules on other seeds, as if one run
     had played all their deals: their manifests' exact tallies summed, so every interval is over
     the deals of every run (seeds 34 and 35 of a match, or halves run on two machines).
@@ -1285,6 +1286,12 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
     ratings follow the order of every game: play one longer run). Agents are matched by their
     specs as written, so runs started by different versions of hearts-sim are refused too.
     """
+    if isinstance(outs, str | os.PathLike):  # one run: its name's characters were read as runs
+        outs = [outs]
+    listed = list(outs) if isinstance(outs, Iterable) else None
+    if listed is None or not all(isinstance(out, str | os.PathLike) for out in listed):
+        raise TournamentError(f"combine takes a list of run folders, not {shown(outs)}")
+    outs = listed
     if not outs:
         raise TournamentError("combine needs at least one run directory")
     first: tuple[Path, TournamentConfig, Any, Any] | None = None  # the first run: config, version, plays
@@ -1370,7 +1377,7 @@ def combine_runs(outs: Sequence[str | Path]) -> dict[str, Any]:
 
 
 def make_config(
-    agents: Sequence[str],
+    agents: Sequence[str] | str,
     rules: Rules | str | None = "standard",
     rule_overrides: str | Sequence[str] | Mapping[str, Any] = (),
     deals: int = 20_000,
@@ -1384,8 +1391,16 @@ def make_config(
     resolved = resolve_rules(rules)
     if isinstance(rule_overrides, Mapping):
         resolved = resolved.replace(**rule_overrides)
-    elif rule_overrides:
+    elif isinstance(rule_overrides, str | Iterable):
         resolved = resolved.with_strings(rule_overrides)
+    elif rule_overrides is not None:  # 5 was "'int' object is not iterable"
+        raise RulesError(
+            f"rule_overrides={shown(rule_overrides)} is not valid: key=value strings or a dict of switches"
+        )
+    if isinstance(agents, str):  # one agent in every seat, as simulate reads one spec
+        agents = [agents]  # (its name was read a character at a time: "unknown agent 'l'")
+    elif not isinstance(agents, Iterable):
+        raise SimulationError(f"agents={shown(agents)} is not valid: a list of agent specs")
     return TournamentConfig(
         agents=tuple(agents), rules=resolved, deals=deals, seed=seed, games=games, sprt=sprt
     )
