@@ -55,7 +55,10 @@ CASES: list[tuple[list[str], str]] = [
     (["tournament", "lowest", "--seed", SEED_TOO_BIG], "0 .. 2**64-1"),
     (["tournament", "lowest", "--seed", "1.5"], "--seed 1.5 is not valid"),
     (["tournament", "lowest", "--seed", "abc"], "--seed abc is not valid"),
-    (["tournament", "lowest", "--threads", "0"], "--threads 0 is not valid"),
+    (  # it said 1 .. 1024 where --threads 3 said 1 .. 2 (this machine's cores)
+        ["tournament", "lowest", "--threads", "0"],
+        "cores; with --cluster, up to 1,024 per shard on the workers)",
+    ),
     (["tournament", "lowest", "--threads", "-1"], "--threads -1 is not valid"),
     (["tournament", "lowest", "--threads", "100000"], "--threads 100000 is not valid"),
     (  # every game was cut off undecided after 1,000 hands: win rates of 0, ratings all the same
@@ -63,7 +66,10 @@ CASES: list[tuple[list[str], str]] = [
         "target_score=100000 cannot be reached: a game is cut off undecided after 1,000 hands",
     ),
     # here at most this machine's cores; with --cluster per shard on the workers (refused here)
-    (["match", "rule", "random", "--threads", "1000"], "(this machine's cores); with --cluster, threads per"),
+    (
+        ["match", "rule", "random", "--threads", "1000"],
+        "cores; with --cluster, up to 1,024 per shard on the workers)",
+    ),
     (["tournament", "lowest", "--threads", "two"], "--threads two is not valid"),
     # ---- tournament: rules
     (["tournament", "lowest", "--rules", "nosuchpreset"], "unknown rules preset 'nosuchpreset'"),

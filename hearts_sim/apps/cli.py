@@ -31,7 +31,6 @@ from hearts_sim.apps.options import (
     FLAG,
     GAMES,
     JSON,
-    MAX_SHARD_THREADS,
     NUMBER,
     OUT,
     RULE,
@@ -43,6 +42,7 @@ from hearts_sim.apps.options import (
     UsageError,
     read_config,
     threads_option,
+    threads_range,
 )
 from hearts_sim.apps.script import EXIT_FAILURE, EXIT_USAGE, ScriptParser, reported
 from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, card_str, cards_str
@@ -294,11 +294,11 @@ def _check_resume(args: argparse.Namespace) -> None:
 def _runner(args: argparse.Namespace) -> Any:
     """The Dask runner of ``--cluster`` (checked before any work), or None to run here."""
     if not args.cluster:
-        try:  # here, at most this machine's cores: the option's own check
-            if args.threads is not None:
-                threads_option().parse(str(args.threads))
-        except UsageError as error:
-            raise UsageError(f"{error}; with --cluster, threads per shard on the workers") from None
+        from hearts_sim._numba import max_threads
+
+        if args.threads is not None and args.threads > max_threads():  # here, at most the cores
+            bound = threads_range(cluster=True)
+            raise UsageError(f"--threads {args.threads} is not valid: choose a whole number in 1 .. {bound}")
         return None
     from hearts_sim.studies.cluster import DaskRunner
 
@@ -481,7 +481,7 @@ def _add_tournament_options(command: argparse.ArgumentParser, agents_help: str) 
     CONFIG.add_to(command)
     # checked against this machine's cores only where the run plays here (``_runner``)
     threads_help = "threads (default: all; with --cluster, per shard on the workers, default 1)"
-    threads_option(threads_help, high=MAX_SHARD_THREADS).add_to(command)
+    threads_option(threads_help, cluster=True).add_to(command)
     CLUSTER.add_to(command)
     JSON.add_to(command)
     QUIET_PROGRESS.add_to(command)

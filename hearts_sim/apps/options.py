@@ -206,14 +206,23 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def threads_option(help: str = "threads (default: all)", high: int | None = None) -> Option:
-    """``--threads``, at most this machine's cores or ``NUMBA_NUM_THREADS``, the bound named in its
-    message (``high``: another bound, as a cluster's)."""
-    bound = "" if high else f"{max_threads()} ({threads_bound()})"
-    return Option("threads", COUNT, help, None, 1, high or max_threads(), ("--threads",), high_text=bound)
-
-
 MAX_SHARD_THREADS = 1024  # --threads with --cluster: per shard on the workers, capped by each at its cores
+
+
+def threads_option(help: str = "threads (default: all)", cluster: bool = False) -> Option:
+    """``--threads``, at most this machine's cores or ``NUMBA_NUM_THREADS``, the bound named in its
+    message; a command with ``--cluster`` takes up to ``MAX_SHARD_THREADS`` (its run here is held
+    to the cores later: ``threads_range``)."""
+    high = MAX_SHARD_THREADS if cluster else max_threads()
+    return Option("threads", COUNT, help, None, 1, high, ("--threads",), high_text=threads_range(cluster))
+
+
+def threads_range(cluster: bool = False) -> str:
+    """The top of ``--threads``'s range, and what sets it, for its message (a command with
+    ``--cluster`` said ``1 .. 1024`` to ``--threads 0`` where it said ``1 .. 2 (this machine's
+    cores)`` to ``--threads 3``)."""
+    on_cluster = f"; with --cluster, up to {MAX_SHARD_THREADS:,} per shard on the workers" if cluster else ""
+    return f"{max_threads()} ({threads_bound()}{on_cluster})"
 
 
 # ---------------------------------------------------------------------------- shared options
