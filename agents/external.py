@@ -829,12 +829,21 @@ def _file_stamp(spec: ExternalSpec) -> tuple[str, int, int] | None:
 
 def decider(spec: ExternalSpec, options: EngineOptions) -> Decider:
     """The decider of an external agent in this process (started once, kept for later chunks; a
-    ``py:`` file changed since is loaded again: a long-lived Dask worker played the old code)."""
+    ``py:`` file changed since is loaded again: a long-lived Dask worker played the old code),
+    but not within a run that has used it (``code_held``): there the change stops the run."""
     key = (spec, options, agent_folder())
     stamp = _file_stamp(spec)
     if key in _DECIDERS and _STAMPS.get(key) != stamp:
+        if any(key in used for used in _HELD):
+            file = _agent_file(spec)
+            raise ExternalAgentError(
+                f"agent {spec.text}: {file} changed during the run, which stops here, every record of "
+                "the code it began with (put that code back to resume it, or play it again in a new folder)"
+            )
         getattr(_DECIDERS.pop(key), "close", lambda: None)()
     _STAMPS[key] = stamp
+    for used in _HELD:
+        used.add(key)
     if key not in _DECIDERS:
         if spec.kind == EXEC:
             _DECIDERS[key] = EngineDecider(spec.target, spec.text, options)
@@ -843,6 +852,22 @@ def decider(spec: ExternalSpec, options: EngineOptions) -> Decider:
                 agent = spec.instance if spec.kind == OBJECT else load_python_agent(spec)
             _DECIDERS[key] = PythonDecider(agent, spec.text, options.timeout)
     return _DECIDERS[key]
+
+
+_HELD: list[set[Any]] = []  # the deciders each run in progress (``code_held``) has used
+
+
+@contextmanager
+def code_held() -> Iterator[None]:
+    """During the block (a run's chunks in this process), a ``py:`` agent file that the run has
+    played and that changes stops it (``decider``), where it was loaded again: a match went on
+    with the edited code, its records of two programs, exit code 0."""
+    used: set[Any] = set()
+    _HELD.append(used)
+    try:
+        yield
+    finally:
+        _HELD.remove(used)
 
 
 def load_python_agent(spec: ExternalSpec) -> Any:

@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -846,3 +847,33 @@ def test_a_library_callers_prints_stay_where_it_sends_them() -> None:
     ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr
     assert "Printer" not in ran.stderr
+
+
+def test_a_py_agent_file_edited_during_a_run_stops_it_not_plays_on(tmp_path: Path) -> None:
+    """The file changed mid-run was loaded again for the next decisions: a match went on with the
+    edited code, its records of two programs, exit code 0. The run stops there, the chunks before
+    it kept, every record of the code it began with."""
+    agent = tmp_path / "edits_itself.py"
+    agent.write_text(
+        "class EditsItself:\n"
+        "    plays = 0\n\n"
+        "    def choose_pass(self, observation):\n"
+        "        return sorted(observation.hand)[:3]\n\n"
+        "    def choose_play(self, observation):\n"
+        "        EditsItself.plays += 1\n"
+        "        if EditsItself.plays == 1000:  # in the second chunk (728 plays a chunk)\n"
+        "            with open(__file__, 'a') as file:\n"
+        "                file.write('# edited\\n')\n"
+        "        return min(observation.legal_moves())\n"
+    )
+    config = TournamentConfig((f"py:{agent}:EditsItself", "rule"), deals=10, seed=5, chunk_deals=2)
+    with pytest.raises(ExternalAgentError) as stopped:
+        run_tournament(config, tmp_path / "run", progress=False)
+    assert f"agent py:{agent}:EditsItself: {agent} changed during the run, which stops here" in str(
+        stopped.value
+    )
+    assert "; 1 of 5 chunks are done: resume with " in str(stopped.value)
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["chunks_done"] == 1
+    # a later run in this process loads the file as it is now, as before
+    agent.write_text(agent.read_text().replace("== 1000", "== -1"))
+    assert run_tournament(replace(config, deals=2), None, progress=False).summary["deals"] == 2

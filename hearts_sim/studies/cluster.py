@@ -44,7 +44,14 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from agents.external import EngineOptions, ExternalAgentError, agent_folder, agents_found_in, decider
+from agents.external import (
+    EngineOptions,
+    ExternalAgentError,
+    agent_folder,
+    agents_found_in,
+    code_held,
+    decider,
+)
 from agents.kinds import AgentError
 from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.errors import signal_handlers
@@ -143,7 +150,7 @@ def play_chunk(
     from hearts_sim.selfplay.simulate import set_threads
 
     try:
-        with agents_found_in(folder):
+        with agents_found_in(folder), code_held():  # a py: file edited within the chunk stops it
             table = config.table()
             for spec in table.external_specs():  # one this worker cannot load: it says so
                 decider(spec, engines or EngineOptions())  # (loaded once; the chunk's play takes it)

@@ -45,6 +45,7 @@ from agents.external import (
     ExternalAgentError,
     agent_folder,
     agents_found_in,
+    code_held,
     code_unseen,
     file_problem,
     is_object_label,
@@ -1234,8 +1235,9 @@ class LocalRunner:
         self.engines = engines
 
     def chunks(self, config: TournamentConfig, chunks: range, hands: bool = True) -> PlayedChunks:
-        for chunk in chunks:
-            yield chunk, chunk_records(config, chunk, self.engines, hands)
+        with code_held():  # a py: agent file edited during the run stops it, not plays on
+            for chunk in chunks:
+                yield chunk, chunk_records(config, chunk, self.engines, hands)
 
 
 def play_kept(config: TournamentConfig, out: Path | None, **options: Any) -> TournamentResult:
