@@ -10,6 +10,7 @@ import os
 import random
 import re
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -619,3 +620,15 @@ def test_a_warm_up_failure_keeps_the_agents_error_as_its_cause() -> None:
     with pytest.raises(ExternalAgentError, match="in the warm-up before serving") as failed:
         server.warm_up()
     assert isinstance(failed.value.__cause__, RuntimeError)
+
+
+@pytest.mark.parametrize(("signum", "name"), [(signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "Ctrl-C")])
+def test_a_port_server_stopped_by_a_signal_says_so(signum: signal.Signals, name: str) -> None:
+    """Its way to stop: exit code 0, as a service manager expects, and a line on stderr saying
+    what stopped it (it ended without a word, where the stdin server names the signal)."""
+    client = Client("--agent", "random", "--port", "0")
+    client.process.send_signal(signum)
+    assert client.process.wait(timeout=60) == 0
+    client._watchdog.cancel()
+    assert client.process.stderr is not None
+    assert client.process.stderr.read().decode() == f"hearts-sim serve: stopped ({name})\n"

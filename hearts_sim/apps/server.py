@@ -47,6 +47,7 @@ from agents.kinds import AgentError
 from hearts_sim.apps.options import COUNT, NUMBER, RULE, RULES, SEED, TEXT, Option, UsageError
 from hearts_sim.core.cards import CardSet, card_str, cards_str
 from hearts_sim.core.checks import did_you_mean, is_integer, is_real, shown
+from hearts_sim.core.errors import HELD_SIGNALS, Terminated, interrupts_deferred
 from hearts_sim.core.rules import (
     Rules,
     RulesError,
@@ -399,15 +400,21 @@ def _fork_worker(function: Callable[[Any], Any]) -> tuple[int, Connection]:
 
 def _fork_child(keep: int, body: Callable[[], None]) -> int:
     """Fork a child that holds descriptor ``keep`` of ours (and stderr) and runs ``body``, then
-    exits: it never returns into the server. Returns its pid."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # a zygote's children inherit its SIG_IGN
-            _detach(keep)
-            body()
-        finally:
-            os._exit(0)
+    exits: it never returns into the server. Returns its pid. A Ctrl-C or SIGTERM that falls
+    during the fork is held until it is done: raised inside one of the at-fork callbacks Python
+    runs (``logging``'s), it was printed as "Exception ignored" and lost, and the server served on."""
+    handlers = {signum: signal.getsignal(signum) for signum in HELD_SIGNALS}
+    with interrupts_deferred():
+        pid = os.fork()
+        if pid == 0:  # the child never leaves the block: what the server held is the server's
+            try:
+                for signum, handler in handlers.items():  # its own, as it would have had them
+                    signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # a zygote's children inherit its SIG_IGN
+                _detach(keep)
+                body()
+            finally:
+                os._exit(0)
     return pid
 
 
@@ -634,18 +641,17 @@ def serve_command(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {reason}") from None
     server.warm_up()
     where = "stdin/stdout" if tcp is None else f"127.0.0.1:{tcp.port}"
-    print(
-        f"hearts-sim serve: ready ({server.agent.name}, {rules.label()}, {where})",
-        file=sys.stderr,
-        flush=True,
-    )
+    ready = f"hearts-sim serve: ready ({server.agent.name}, {rules.label()}, {where})"
     if tcp is None:
+        print(ready, file=sys.stderr, flush=True)
         serve_stdio(server)
         return 0
     try:
+        print(ready, file=sys.stderr, flush=True)  # within: a signal at once stops it as later
         tcp.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    except KeyboardInterrupt as stop:  # its way to stop: exit code 0, as a service manager expects,
+        signalled = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"  # and a line saying so
+        print(f"hearts-sim serve: stopped ({signalled})", file=sys.stderr, flush=True)
     finally:
         tcp.server_close()
     return 0
