@@ -26,6 +26,7 @@ import ast
 import contextlib
 import hashlib
 import os
+import pickle
 import warnings
 from collections.abc import Iterable, Iterator
 from functools import cache
@@ -224,16 +225,43 @@ _numba_cache_io = getattr(caching.Cache, "_guard_against_spurious_io_errors", No
 _cache_io_failed = False
 
 
+# What unpickling a damaged entry raises (truncated by a full disk mid-copy, overwritten):
+# numba lets it end every later process that loads the function, until the file is deleted by hand
+DAMAGED_ENTRY = (
+    EOFError,
+    pickle.UnpicklingError,
+    ValueError,
+    TypeError,
+    AttributeError,
+    IndexError,
+    KeyError,
+)
+_damaged_seen = False
+
+
 @contextlib.contextmanager
 def _cache_io_or_compile(self: caching.Cache) -> Iterator[None]:
     """numba reads and writes a cache entry inside this guard, and lets an ``OSError`` there end
     the process after the compile succeeded: a full disk or a spent quota (``No space left on
     device``) killed every command. Here a failed save keeps the kernel compiled for this process
-    only, and a failed load compiles it again; one warning per process says so."""
-    global _cache_io_failed
+    only, and a failed load compiles it again; one warning per process says so. A damaged entry
+    (``DAMAGED_ENTRY``) is removed, compiled again and written anew, with a warning naming it."""
+    global _cache_io_failed, _damaged_seen
     try:
         with _numba_cache_io(self):  # type: ignore[misc]
             yield
+    except DAMAGED_ENTRY as error:
+        index = Path(self._cache_file._index_path)  # type: ignore[attr-defined]
+        with contextlib.suppress(OSError):  # its data files are found through it: gone with it
+            index.unlink()
+        if not _damaged_seen:
+            _damaged_seen = True
+            warnings.warn(
+                f"numba's cache entry {index} (or its data beside it) was damaged "
+                f"({type(error).__name__}: {error}): compiled again, and written anew",
+                RuntimeWarning,
+                stacklevel=1,
+            )
     except OSError as error:
         if not _cache_io_failed:
             _cache_io_failed = True

@@ -278,6 +278,36 @@ def test_a_cache_that_cannot_be_written_or_read_costs_only_the_cache(tmp_path: P
     assert "(Input/output error)" in warned
 
 
+@pytest.mark.parametrize("damage", ["truncate the index", "empty the data", "garble the index"])
+def test_a_damaged_cache_entry_is_compiled_again_and_written_anew(tmp_path: Path, damage: str) -> None:
+    """An entry cut short (a full disk as a warmed cache was copied into place) or overwritten:
+    every later process that loaded it ended in numba's traceback (``UnpicklingError: pickle data
+    was truncated``, ``EOFError: Ran out of input``) until the file was deleted by hand. Now it is
+    compiled again and written anew, with one warning naming it, and the next process is silent."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+
+    def deal() -> list[str]:
+        run = subprocess.run([sys.executable, "-c", _DEAL], capture_output=True, text=True, cwd=ROOT, env=env)
+        assert run.returncode == 0, run.stderr[-2000:]
+        result, *warned = run.stdout.strip().splitlines()
+        assert result == f"True {sorted(HandState.deal(Rules(), seed=1, hand=0).dealt(0))}"
+        return warned
+
+    assert deal() == []  # compiled into the fresh cache
+    index = next(tmp_path.rglob("hand.deal_hand-*.nbi"))
+    data = next(tmp_path.rglob("hand.deal_hand-*.nbc"))
+    if damage == "truncate the index":
+        index.write_bytes(index.read_bytes()[:10])
+    elif damage == "empty the data":
+        data.write_bytes(b"")
+    else:
+        index.write_bytes(bytes(range(200)))
+    [warned] = deal()
+    assert f"numba's cache entry {index} (or its data beside it) was damaged (" in warned
+    assert warned.endswith("): compiled again, and written anew")
+    assert deal() == []  # written anew
+
+
 def test_the_command_line_prints_a_warning_in_one_line(tmp_path: Path) -> None:
     match = "sys.argv = ['hearts-sim', 'match', 'random', 'lowest', '--deals', '1']\n"
     match += "from hearts_sim.__main__ import run\nsys.exit(run())"
