@@ -298,8 +298,13 @@ def blocks_for(n_jobs: int) -> int:
 def in_blocks(kernel: Callable[..., None], n_blocks: int, *arguments: Any) -> None:
     """``kernel(*arguments, block, n_blocks)`` for every block, on up to ``thread_count()``
     threads (the calling one alone when that is 1). Interrupted (Ctrl-C) or failing, it drops
-    the blocks not yet started and waits for those running, then raises."""
+    the blocks not yet started and waits for those running, then raises. The kernel is compiled
+    (or loaded from the cache) here first: compiled in a block's thread, a first run's Ctrl-C
+    waited for the whole compile (20 s and more) before it said a word."""
     threads = min(thread_count(), n_blocks)
+    compile_for = getattr(kernel, "compile", None)
+    if threads > 1 and compile_for is not None:  # a numba dispatcher: its signature for these arguments
+        compile_for(tuple(kernel.typeof_pyval(a) for a in (*arguments, 0, n_blocks)))  # type: ignore[attr-defined]
     if threads == 1:
         for block in range(n_blocks):
             kernel(*arguments, block, n_blocks)
