@@ -53,17 +53,31 @@ def test_bench_prints_no_reference_ratio_for_other_rules() -> None:
 
 
 def test_bench_gives_no_ratio_to_openspiel_for_a_game_it_does_not_play() -> None:
-    """OpenSpiel plays standard 4-player hearts: a 5-player preset's ratio to it (119.6x) compared
-    two games."""
+    """OpenSpiel plays 4-player hearts (its own rules, the openspiel preset): a 5-player preset's
+    ratio to it (119.6x) compared two games."""
     pytest.importorskip("pyspiel")
     result = bench.run_bench(hands=200, threads=1, openspiel_hands=20, rules="qdan5", repeats=1)
     assert result["openspiel_hands_per_s"] > 0 and result["ratio_vs_openspiel"] is None
     printed = bench.format_bench(result)
     assert printed.startswith("rules: qdan5 (n_players=5)") and "vs OpenSpiel" not in printed
     assert (
-        "ratios                                     none: the reference and OpenSpiel play standard rules"
-        in printed
+        "ratios                                     none: the reference plays standard rules, OpenSpiel "
+        "standard or its own (--rules openspiel)" in printed
     )
+
+
+def test_bench_gives_the_ratio_to_openspiel_under_its_own_rules() -> None:
+    """Under ``--rules openspiel``, the one game OpenSpiel plays exactly, the ratio to it was
+    withheld, and the line said OpenSpiel plays standard rules."""
+    pytest.importorskip("pyspiel")
+    result = bench.run_bench(hands=200, threads=1, openspiel_hands=20, rules="openspiel", repeats=1)
+    assert result["ratio_vs_openspiel"] == pytest.approx(
+        result["random_hands_per_s"] / result["openspiel_hands_per_s"], rel=0.01
+    )
+    assert result["ratio_kernel_vs_reference"] is None
+    printed = bench.format_bench(result)
+    assert "ratio, 1 thread vs OpenSpiel" in printed
+    assert "ratio to the reference                     none: the reference plays standard rules" in printed
 
 
 def test_the_largest_seed_benchmarks_too() -> None:
