@@ -632,3 +632,25 @@ def test_a_port_server_stopped_by_a_signal_says_so(signum: signal.Signals, name:
     client._watchdog.cancel()
     assert client.process.stderr is not None
     assert client.process.stderr.read().decode() == f"hearts-sim serve: stopped ({name})\n"
+
+
+def test_a_long_warm_up_says_what_it_is_doing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A first run compiles the agent's kernels before ``ready``: ``serve --agent normal`` said
+    nothing for a minute (82 s on the 2-core machine). Past a few seconds a line says so; a quick
+    warm-up says nothing."""
+    import io
+
+    from hearts_sim.apps import server as server_module
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO()))  # no request: it serves none and ends
+    assert main(["serve", "--agent", "random"]) == 0
+    assert capsys.readouterr().err == "hearts-sim serve: ready (random, standard, stdin/stdout)\n"
+    monkeypatch.setattr(server_module, "WARM_UP_NOTICE_SECONDS", 0.0)  # every warm-up is long now
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO()))
+    assert main(["serve", "--agent", "random"]) == 0
+    assert capsys.readouterr().err == (
+        "hearts-sim serve: warming up random: loading its kernels, or compiling them on a first run "
+        "(one time, a minute or more)\nhearts-sim serve: ready (random, standard, stdin/stdout)\n"
+    )

@@ -623,6 +623,32 @@ SERVE_OPTIONS = (
 )
 
 
+WARM_UP_NOTICE_SECONDS = 2.0  # a warm-up longer than this says what it is doing
+
+
+def _warm_up_saying_so(server: MoveServer) -> None:
+    """The server's warm-up, with a line on stderr once it has taken ``WARM_UP_NOTICE_SECONDS``:
+    a first run compiles the agent's kernels, and ``serve --agent normal`` said nothing for a
+    minute before ``ready``. The timer's thread is gone before serving forks its zygote."""
+    name = server.agent.name
+    notice = threading.Timer(
+        WARM_UP_NOTICE_SECONDS,
+        lambda: print(
+            f"hearts-sim serve: warming up {name}: loading its kernels, or compiling them on a first "
+            "run (one time, a minute or more)",
+            file=sys.stderr,
+            flush=True,
+        ),
+    )
+    notice.daemon = True
+    notice.start()
+    try:
+        server.warm_up()
+    finally:
+        notice.cancel()
+        notice.join()
+
+
 def serve_command(args: argparse.Namespace) -> int:
     """Run ``hearts-sim serve``: bind (TCP), warm up, say so on stderr, answer until EOF (stdin)
     or Ctrl-C (TCP). Returns the exit code."""
@@ -639,7 +665,7 @@ def serve_command(args: argparse.Namespace) -> int:
         except (OSError, OverflowError) as error:
             reason = getattr(error, "strerror", None) or error
             raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {reason}") from None
-    server.warm_up()
+    _warm_up_saying_so(server)
     where = "stdin/stdout" if tcp is None else f"127.0.0.1:{tcp.port}"
     ready = f"hearts-sim serve: ready ({server.agent.name}, {rules.label()}, {where})"
     if tcp is None:
