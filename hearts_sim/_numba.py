@@ -279,20 +279,28 @@ if _numba_cache_io is not None:
     caching.Cache._guard_against_spurious_io_errors = _cache_io_or_compile  # type: ignore[method-assign]
 
 
+def _probe() -> None:
+    """A function of this file, for numba's locators to be asked about (``_cache_folder``)."""
+
+
 def _cache_folder() -> bool:
     """Whether numba finds a folder to cache in (``NUMBA_CACHE_DIR``, the install's
     ``__pycache__``, the user's cache folder): its own locators asked about this file, as they
     will be about every kernel's. Where none can be written (a read-only container, a serverless
     function without a writable home) numba would refuse every ``cache=True`` kernel on import."""
-
-    def probe() -> None:
-        pass
-
     locators: list[Any] = caching.CacheImpl._locator_classes
-    return any(locator.from_function(probe, __file__) is not None for locator in locators)
+    return any(locator.from_function(_probe, __file__) is not None for locator in locators)
 
 
 CACHING = _cache_folder()
+_GIVEN_CACHE = os.environ.get("NUMBA_CACHE_DIR")
+if CACHING and _GIVEN_CACHE and ProjectStampUserLocator.from_function(_probe, __file__) is None:
+    warnings.warn(  # numba passes it over without a word: a container recompiled at every start
+        f"NUMBA_CACHE_DIR={_GIVEN_CACHE} is not a folder numba can write: it caches in the next one "
+        "it can (the install's __pycache__, or ~/.cache/numba); point it at a writable folder",
+        RuntimeWarning,
+        stacklevel=1,
+    )
 if not CACHING:
     warnings.warn(
         "numba has no writable folder to cache compiled kernels in (NUMBA_CACHE_DIR, the install's "

@@ -308,6 +308,21 @@ def test_a_damaged_cache_entry_is_compiled_again_and_written_anew(tmp_path: Path
     assert deal() == []  # written anew
 
 
+def test_a_cache_folder_numba_cannot_use_is_named(tmp_path: Path) -> None:
+    """``NUMBA_CACHE_DIR`` naming a file (or a read-only folder): numba passed it over without a
+    word and cached elsewhere, so a container that set it compiled again at every start."""
+    (tmp_path / "a file").write_text("not a folder")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "a file")}
+    run = subprocess.run([sys.executable, "-c", _DEAL], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    result, *warned = run.stdout.strip().splitlines()
+    assert result == f"True {sorted(HandState.deal(Rules(), seed=1, hand=0).dealt(0))}"  # cached elsewhere
+    assert warned == [
+        f"NUMBA_CACHE_DIR={tmp_path / 'a file'} is not a folder numba can write: it caches in the next "
+        "one it can (the install's __pycache__, or ~/.cache/numba); point it at a writable folder"
+    ]
+
+
 def test_the_command_line_prints_a_warning_in_one_line(tmp_path: Path) -> None:
     match = "sys.argv = ['hearts-sim', 'match', 'random', 'lowest', '--deals', '1']\n"
     match += "from hearts_sim.__main__ import run\nsys.exit(run())"
