@@ -433,3 +433,32 @@ def test_ctrl_c_on_a_local_cluster_is_one_line(tmp_path: Path) -> None:
     _, stderr = running.communicate(timeout=120)
     assert running.returncode == 130, stderr
     assert len(stderr.splitlines()) == 1 and stderr.startswith("hearts-sim: interrupted after "), stderr
+
+
+@needs_dask
+@pytest.mark.parametrize("after", [0, 3000])
+def test_an_agent_that_ends_its_worker_is_one_line(tmp_path: Path, after: int) -> None:
+    """An agent that ends its process (``os._exit``, a native crash, its memory) killed the
+    worker: in the warm-up (``after`` 0) a 107-line traceback ending in ``CommClosedError``, and
+    later ``KilledWorker`` after Dask's retries, exit code 1, with no resume line."""
+    import subprocess
+
+    agent = tmp_path / "ends.py"
+    agent.write_text(
+        "import os\n\n\nclass Ends:\n    plays = 0\n\n"
+        "    def choose_pass(self, observation):\n        return sorted(observation.hand)[:3]\n\n"
+        "    def choose_play(self, observation):\n        Ends.plays += 1\n"
+        f"        if Ends.plays > {after}:\n            os._exit(5)\n"
+        "        return min(observation.legal_moves())\n"
+    )
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "hearts_sim", "match", f"py:{agent}:Ends", "rule", "--deals", "300"]
+    command += ["--out", str(out), "--cluster", "local:1", "--quiet"]
+    ended = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert ended.returncode == 2 and len(ended.stderr.splitlines()) == 1, ended.stderr
+    died = "a worker died as it warmed up for this run" if after == 0 else "the workers playing chunk 0 died"
+    assert ended.stderr.startswith(f"hearts-sim: error: {died} (Dask: "), ended.stderr
+    assert (
+        "Play a few deals without --cluster to see it fail; 0 of 2 chunks are done: resume with "
+        in ended.stderr
+    )

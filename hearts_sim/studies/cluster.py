@@ -167,6 +167,49 @@ def play_chunk(
         ) from None
 
 
+class WorkerDied(ChunkError):
+    """A worker process ended under a chunk (or its warm-up) and Dask gave up on it: an agent
+    that ends its process (``os._exit``, a native crash) or its memory, not a Python error."""
+
+
+def _worker_died_errors() -> tuple[type[BaseException], ...]:
+    """What Dask raises for a worker that died under a task (``KilledWorker``, after its retries)
+    or under a call to it (``CommClosedError``): a traceback of 107 lines, until 2026-12-07."""
+    try:
+        from distributed.comm.core import CommClosedError
+        from distributed.scheduler import KilledWorker
+    except ImportError:  # pragma: no cover - without dask no runner exists
+        return ()
+    return (KilledWorker, CommClosedError)
+
+
+_WORKER_DIED = _worker_died_errors()
+
+
+class _DeadWorkerFutures(logging.Filter):
+    """Drops asyncio's "Future exception was never retrieved" for a connection to a worker that
+    died: the local cluster's scheduler runs in this process, and its broadcasts to the dead
+    worker printed 9 lines of traceback above the run's one line (``WorkerDied``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (_WORKER_DIED and isinstance(error, _WORKER_DIED))
+
+
+def _quiet_dead_worker_futures() -> None:
+    log = logging.getLogger("asyncio")
+    if not any(isinstance(f, _DeadWorkerFutures) for f in log.filters):
+        log.addFilter(_DeadWorkerFutures())
+
+
+def _died(error: BaseException) -> str:
+    """The rest of the line for a worker's death: Dask's word for it, and the likely cause."""
+    return (
+        f" (Dask: {type(error).__name__}): an agent that ends its process (os._exit, a crash in native "
+        "code) or runs out of memory? Play a few deals without --cluster to see it fail"
+    )
+
+
 class CannotLoad(ChunkError):
     """A worker that cannot load an agent of the tournament (a level, a ``py:`` file or module
     that the client has and it has not): the run stops there, keeping the chunks before it."""
@@ -313,6 +356,7 @@ class DaskRunner:
                         silence_logs=logging.CRITICAL,
                     )
                 cluster = self._cluster
+                _quiet_dead_worker_futures()
             else:
                 cluster = address
         try:
@@ -399,14 +443,21 @@ class DaskRunner:
                 )
                 self.in_flight.append((chunk, future))
 
+        chunk = chunks[0]
         try:
             if self.warm_up:  # in the try: a warm-up that fails is unregistered too (workers replayed it)
-                self.client.register_plugin(WarmUp(config, folder), name=plugin)
+                try:
+                    self.client.register_plugin(WarmUp(config, folder), name=plugin)
+                except _WORKER_DIED as error:
+                    raise WorkerDied(f"a worker died as it warmed up for this run{_died(error)}") from None
             for _ in range(limit):
                 submit()
             while self.in_flight:
                 chunk, future = self.in_flight[0]
-                records = future.result()
+                try:
+                    records = future.result()
+                except _WORKER_DIED as error:
+                    raise WorkerDied(f"the workers playing chunk {chunk} died{_died(error)}") from None
                 self.in_flight.popleft()
                 future.release()
                 submit()
