@@ -649,7 +649,11 @@ def test_a_resume_sees_the_helper_a_python_agent_imports(
     with pytest.raises(Interrupted):
         run_tournament(config, tmp_path / "run", progress=False, stop_after_chunks=1)
     helper.write_text("def pick(legal):\n    return legal[-1]\n")
-    with pytest.raises(TournamentError, match="was played by other code than this .*an outside agent"):
+    refused = (
+        r"was played by other code than this \(the same version, with other sources, level files or py: "
+    )
+    refused += r"agent files\); .* \(py:mine.py:First: an outside agent\)"  # which (it named none)
+    with pytest.raises(TournamentError, match=refused):
         resume_tournament(tmp_path / "run", progress=False)
     helper.write_text("def pick(legal):\n    return legal[0]\n")
     resumed = resume_tournament(tmp_path / "run", progress=False)

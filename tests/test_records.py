@@ -313,14 +313,14 @@ def test_a_run_whose_agents_do_not_replay_resumes_only_with_its_own_code(tmp_pat
     plays = manifest(run)["plays"]
     for changes, versions in [
         ({"version": "0.0.1", "plays": OTHER_PLAYS}, f"version 0.0.1, and this is {__version__}"),
-        ({"plays": OTHER_PLAYS}, "the same version, with other sources or level files"),
+        ({"plays": OTHER_PLAYS}, "the same version, with other sources, level files or py: agent files"),
     ]:
         _edit(run, **changes)
         with pytest.raises(tournament.TournamentError) as refused:
             tournament.resume_tournament(run, progress=False)
         assert str(refused.value) == (
             f"{run} was played by other code than this ({versions}); its agents cannot be replayed to "
-            "check that they play as they did (a search on the clock, an outside agent): finish it "
+            "check that they play as they did (mc(ms=0.5): a search on the clock): finish it "
             "with the code that started it, or play it again in a new folder"
         )
         _edit(run, version=__version__, plays=plays)

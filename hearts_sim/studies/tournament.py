@@ -1121,12 +1121,17 @@ def _check_same_play(
             versions = (
                 f"version {started}, and this is {__version__}"
                 if started not in (None, __version__)
-                else "the same version, with other sources or level files"
+                else "the same version, with other sources, level files or py: agent files"
+            )
+            unreplayable = "; ".join(  # which, and why (it said "a search on the clock, an outside agent")
+                f"{spec.name}: {'an outside agent' if spec.external else 'a search on the clock'}"
+                for spec in config.specs()
+                if not spec.reproducible
             )
             raise TournamentError(
                 f"{out} was played by other code than this ({versions}); its agents cannot be "
-                "replayed to check that they play as they did (a search on the clock, an outside "
-                "agent): finish it with the code that started it, or play it again in a new folder"
+                f"replayed to check that they play as they did ({unreplayable}): finish it with the "
+                "code that started it, or play it again in a new folder"
             )
         _warn_unchecked(out, unseen)
         return
