@@ -1007,29 +1007,3 @@ def test_a_signal_raised_inside_numbas_cache_loading_is_one_line(capsys: pytest.
 
     with pytest.raises(SystemError, match="a bug"):
         reported("hearts-sim", broken)
-
-
-def test_an_error_after_a_stop_that_code_swallowed_is_the_stop(capsys: pytest.CaptureFixture[str]) -> None:
-    """Ctrl-C inside a callback of numba's compiler ("Exception ignored on calling ctypes callback
-    function") was swallowed there, and the compile then failed with ``RuntimeError: no compiled
-    object yet``: 140 lines and exit code 1, now and then, where a stop is one line and 130. An
-    error with no stop before it stays a traceback, and a stop of an earlier command is not this
-    one's."""
-    from hearts_sim.apps.script import reported
-
-    def compiling() -> int:
-        try:
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.05)  # delivered here, and swallowed
-        except KeyboardInterrupt:
-            pass
-        raise RuntimeError("no compiled object yet for <Library 'pass_offset_for_hand'>")
-
-    def broken() -> int:
-        raise RuntimeError("a bug")
-
-    with signal_handlers({signal.SIGINT: signal.default_int_handler}), sigterm_as_interrupt():
-        assert reported("hearts-sim", compiling) == 130
-        assert capsys.readouterr().err == "hearts-sim: interrupted\n"
-        with pytest.raises(RuntimeError, match="a bug"):
-            reported("hearts-sim", broken)  # the stop before it was the last command's

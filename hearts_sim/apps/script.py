@@ -39,7 +39,6 @@ from hearts_sim.core.errors import (
     Terminated,
     signal_exit_code,
     sigterm_as_interrupt,
-    stop_received,
 )
 from hearts_sim.engine.rng import MAX_DEALS
 
@@ -121,7 +120,6 @@ def quiet_stdout() -> None:
 def reported(prog: str, work: Callable[[], int | None]) -> int:
     """Run ``work`` and return its exit code, its expected failures printed as one line
     prefixed with ``prog`` (see the module's note)."""
-    stop_received(forget=True)  # a stop before this command is not its own
     try:
         code = work()
         sys.stdout.flush()  # here, where a failure is reported, not at the interpreter's exit
@@ -147,10 +145,10 @@ def reported(prog: str, work: Callable[[], int | None]) -> int:
         return stop.exit_code
     except KeyboardInterrupt as stop:  # Terminated (SIGTERM) among them
         return _interrupted(prog, stop)
-    except Exception as error:  # after a stop: an error it caused, a traceback where it was one line
-        signalled = _signal_within(error) or stop_received()  # raised from it (numba's C code wrapped
-        if signalled is None:  # it in a SystemError), or after code swallowed it (a callback of
-            raise  # numba's compiler, which then failed: "RuntimeError: no compiled object yet")
+    except SystemError as error:  # a signal's exception raised in C code that wrapped it: numba
+        signalled = _signal_within(error)  # loading a kernel from its cache ("returned a result
+        if signalled is None:  # with an exception set"), a traceback where Ctrl-C was one line
+            raise
         return _interrupted(prog, signalled)
 
 

@@ -80,39 +80,16 @@ def signal_handlers(handlers: Mapping[signal.Signals, Handler]) -> Iterator[None
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
 
 
-_stops: list[KeyboardInterrupt] = []  # what the handlers of ``sigterm_as_interrupt`` raised
-
-
 def _raise_terminated(signum: int, frame: object) -> None:
-    _stops.append(stop := Terminated())
-    raise stop
-
-
-def _raise_interrupt(signum: int, frame: object) -> None:
-    _stops.append(stop := KeyboardInterrupt())
-    raise stop
+    raise Terminated
 
 
 def sigterm_as_interrupt() -> Any:
     """A context manager: SIGTERM (a scheduler's time limit, ``docker stop``) raises
     ``Terminated`` during the block, handled as Ctrl-C is (a job keeps what it finished and says
     how to go on; its exit code 143), where Python's default killed the process without a word.
-    Both are remembered (``stop_received``), where Ctrl-C is Python's (not ignored, as in a
-    background job). ``hearts-sim`` and every script of ``experiments/`` (``run_script``) run under it."""
-    handlers: dict[signal.Signals, Handler] = {signal.SIGTERM: _raise_terminated}
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        handlers[signal.SIGINT] = _raise_interrupt
-    return signal_handlers(handlers)
-
-
-def stop_received(forget: bool = False) -> KeyboardInterrupt | None:
-    """The last Ctrl-C or SIGTERM raised under ``sigterm_as_interrupt``, even where the code it fell
-    in swallowed it (a callback of numba's compiler, which then failed otherwise: ``RuntimeError: no
-    compiled object yet``); None if none. ``forget``: and forget them, a command starting."""
-    stop = _stops[-1] if _stops else None
-    if forget:
-        _stops.clear()
-    return stop
+    ``hearts-sim`` and every script of ``experiments/`` (``run_script``) run under it."""
+    return signal_handlers({signal.SIGTERM: _raise_terminated})
 
 
 HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
