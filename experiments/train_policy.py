@@ -483,10 +483,9 @@ def save(path: Path, result: dict[str, Any], args: argparse.Namespace, finished:
     if args.init is not None:  # the weights it started from (their own meta says how they were made)
         meta["init"] = {"file": str(args.init), "sha256": args.init_sha256}
     arrays = {name: w.astype(np.float16) for name, w in zip(LAYERS, result["weights"], strict=True)}
-    with interrupts_deferred():  # a Ctrl-C as it packs comes after the file is written
-        packed = io.BytesIO()
-        np.savez_compressed(packed, **arrays, meta=np.array(json.dumps(meta)))
-        write_atomically(path, packed.getvalue())  # a process loading the weights never sees half a file
+    packed = io.BytesIO()
+    np.savez_compressed(packed, **arrays, meta=np.array(json.dumps(meta)))
+    write_atomically(path, packed.getvalue())  # a process loading the weights never sees half a file
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -615,8 +614,9 @@ def main(argv: list[str] | None = None) -> None:
 
     def checkpoint(partial: dict[str, Any]) -> None:  # a full disk costs this checkpoint, not the run
         try:
-            save(args.out, partial, args, finished=False)
-            saved.append(partial["decisions"])
+            with interrupts_deferred():  # a Ctrl-C as it packs comes after the file is written and counted
+                save(args.out, partial, args, finished=False)
+                saved.append(partial["decisions"])
         except OSError as error:
             print(f"warning: checkpoint not saved to {args.out}: {error.strerror or error}", file=sys.stderr)
 
@@ -631,7 +631,8 @@ def main(argv: list[str] | None = None) -> None:
 
     def write(result: dict[str, Any]) -> None:
         try:
-            save(args.out, result, args)
+            with interrupts_deferred():  # a Ctrl-C as it packs comes after the file is written
+                save(args.out, result, args)
         except OSError as error:
             parser.exit(1, f"{parser.prog}: error: cannot write {args.out}: {error.strerror or error}\n")
 
