@@ -316,6 +316,10 @@ CASES: list[tuple[list[str], str]] = [
     (["tune", "rule", "--param", "shoot=20:60", "--rules", "nosuch"], "unknown rules preset"),
     # ---- play
     (["play", "--seat", "5"], "--seat 5 is not valid"),
+    (  # Game raised a ValueError there: a traceback (its check came on 2026-12-07)
+        ["play", "--rule", "target_score=100000"],
+        "target_score=100000 cannot be reached: a game is cut off undecided after 1,000 hands",
+    ),
     (["play", "--seat", "-1"], "--seat -1 is not valid"),
     (
         ["play", "--seat", "3", "--rules", "qdan3"],

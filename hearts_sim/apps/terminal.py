@@ -92,7 +92,10 @@ def play_in_terminal(
         say(f"\nYou left after {game.hands_played} hands (the hand in play not counted); totals: {totals}")
         return game
     winners = game.winners
-    if winners == [seat]:
+    if game.cut_off:  # it said "Winner: " and no one
+        totals = _by_seat(game.totals, names)
+        say(f"\nNo winner: the game is cut off after {game.hands_played:,} hands; totals: {totals}")
+    elif winners == [seat]:
         say("\nYou win!")
     else:
         say(f"\nWinner: {', '.join(names[w] for w in winners)}")

@@ -37,7 +37,7 @@ from hearts_sim.core.cards import (
     parse_cards,
 )
 from hearts_sim.core.checks import is_integer, shown
-from hearts_sim.core.rules import Rules, pass_direction_name, pass_offset, resolve_rules
+from hearts_sim.core.rules import Rules, RulesError, pass_direction_name, pass_offset, resolve_rules
 from hearts_sim.engine.hand import (
     MAX_HANDS_PER_GAME,
     card_points,
@@ -435,7 +435,7 @@ class Game:
         self.rules = resolve_rules(rules)
         problem = unreachable_target(self.rules)
         if problem is not None:  # simulate_games refuses it: they would part after the cut-off
-            raise ValueError(problem)
+            raise RulesError(problem)
         self.game_seed = int(derive_seed(np.uint64(check_seed(seed)), check_index(game, "game")))
         self.totals = [0] * self.rules.n_players
         self.hands_played = 0
