@@ -225,43 +225,16 @@ _numba_cache_io = getattr(caching.Cache, "_guard_against_spurious_io_errors", No
 _cache_io_failed = False
 
 
-# What unpickling a damaged entry raises (truncated by a full disk mid-copy, overwritten):
-# numba lets it end every later process that loads the function, until the file is deleted by hand
-DAMAGED_ENTRY = (
-    EOFError,
-    pickle.UnpicklingError,
-    ValueError,
-    TypeError,
-    AttributeError,
-    IndexError,
-    KeyError,
-)
-_damaged_seen = False
-
-
 @contextlib.contextmanager
 def _cache_io_or_compile(self: caching.Cache) -> Iterator[None]:
     """numba reads and writes a cache entry inside this guard, and lets an ``OSError`` there end
     the process after the compile succeeded: a full disk or a spent quota (``No space left on
     device``) killed every command. Here a failed save keeps the kernel compiled for this process
-    only, and a failed load compiles it again; one warning per process says so. A damaged entry
-    (``DAMAGED_ENTRY``) is removed, compiled again and written anew, with a warning naming it."""
-    global _cache_io_failed, _damaged_seen
+    only, and a failed load compiles it again; one warning per process says so."""
+    global _cache_io_failed
     try:
         with _numba_cache_io(self):  # type: ignore[misc]
             yield
-    except DAMAGED_ENTRY as error:
-        index = Path(self._cache_file._index_path)  # type: ignore[attr-defined]
-        with contextlib.suppress(OSError):  # its data files are found through it: gone with it
-            index.unlink()
-        if not _damaged_seen:
-            _damaged_seen = True
-            warnings.warn(
-                f"numba's cache entry {index} (or its data beside it) was damaged "
-                f"({type(error).__name__}: {error}): compiled again, and written anew",
-                RuntimeWarning,
-                stacklevel=1,
-            )
     except OSError as error:
         if not _cache_io_failed:
             _cache_io_failed = True
@@ -277,6 +250,46 @@ def _cache_io_or_compile(self: caching.Cache) -> Iterator[None]:
 
 if _numba_cache_io is not None:
     caching.Cache._guard_against_spurious_io_errors = _cache_io_or_compile  # type: ignore[method-assign]
+
+
+# What unpickling a damaged entry raises (truncated by a full disk mid-copy, overwritten): numba
+# let it end every later process that loaded the function, until the file was deleted by hand
+DAMAGED_ENTRY = (
+    EOFError,
+    pickle.UnpicklingError,
+    ValueError,
+    TypeError,
+    AttributeError,
+    IndexError,
+    KeyError,
+)
+_numba_load = caching.Cache._load_overload
+_damaged_seen = False
+
+
+def _load_or_compile(self: caching.Cache, sig: Any, target_context: Any) -> Any:
+    """numba's load of a cache entry; a damaged one (``DAMAGED_ENTRY``) is removed and read as
+    missing, so the kernel compiles again and is written anew, with one warning naming it. Loads
+    only: a failure while saving is numba's to raise."""
+    global _damaged_seen
+    try:
+        return _numba_load(self, sig, target_context)
+    except DAMAGED_ENTRY as error:
+        index = Path(self._cache_file._index_path)  # type: ignore[attr-defined]
+        with contextlib.suppress(OSError):  # its data files are found through it: gone with it
+            index.unlink()
+        if not _damaged_seen:
+            _damaged_seen = True
+            warnings.warn(
+                f"numba's cache entry {index} (or its data beside it) was damaged "
+                f"({type(error).__name__}: {error}): compiled again, and written anew",
+                RuntimeWarning,
+                stacklevel=1,
+            )
+        return None
+
+
+caching.Cache._load_overload = _load_or_compile  # type: ignore[method-assign]
 
 
 def _probe() -> None:

@@ -308,6 +308,18 @@ def test_a_damaged_cache_entry_is_compiled_again_and_written_anew(tmp_path: Path
     assert deal() == []  # written anew
 
 
+def test_a_failure_to_save_a_cache_entry_that_is_no_io_error_is_numbas_to_raise(tmp_path: Path) -> None:
+    """Only loads read a failure as a damaged entry: a save that fails otherwise (numba unable to
+    pickle what it compiled) is a bug to see, not a warning saying the entry was written anew."""
+    failing = "from numba.core import caching\n\ndef _fail(*args, **kwargs):\n"
+    failing += "    raise TypeError('cannot pickle')\n\ncaching.IndexDataCacheFile.save = _fail\n" + _DEAL
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    run = subprocess.run([sys.executable, "-c", failing], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert run.returncode == 1 and run.stderr.rstrip().endswith("TypeError: cannot pickle"), run.stderr[
+        -2000:
+    ]
+
+
 def test_a_cache_folder_numba_cannot_use_is_named(tmp_path: Path) -> None:
     """``NUMBA_CACHE_DIR`` naming a file (or a read-only folder): numba passed it over without a
     word and cached elsewhere, so a container that set it compiled again at every start."""
