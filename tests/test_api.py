@@ -591,20 +591,28 @@ def test_more_records_than_memory_holds_are_refused_before_a_hand_is_played(
 ) -> None:
     """``hands=10**12`` was numpy's ``MemoryError`` quoting the record dtype, and what fits only
     in swap took the machine down: refused in one line, naming the size and the memory."""
+    import os
+
     from hearts_sim import simulate_games
     from hearts_sim.selfplay import simulate as simulate_module
 
+    if hasattr(os, "sysconf"):  # what this process can still have: no more than the machine's
+        assert (
+            0 < simulate_module.available_memory() <= os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        )  # type: ignore[operator]
     with pytest.raises(
         InputError, match=r"^1,000,000,000,000 hands need 142,492.4 GiB for their records, and"
     ):
         simulate(hands=10**12)
-    monkeypatch.setattr(simulate_module, "physical_memory", lambda: 2**20)  # a machine of 1 MiB
+    monkeypatch.setattr(simulate_module, "available_memory", lambda: 2**20)  # 1 MiB left
     with pytest.raises(
-        InputError, match=r"^20,000 games need 1.5 MiB .* has 1.0 MiB: play fewer .*\(first_game="
+        InputError,
+        match=r"^20,000 games need 1.5 MiB for their records, and 1.0 MiB is available here: play fewer "
+        r".*\(first_game=",
     ):
         simulate_games(games=20_000)
     assert len(simulate(hands=1000)) == 1000  # 0.1 MiB: fits
-    monkeypatch.setattr(simulate_module, "physical_memory", lambda: None)  # not known: numpy's refusal
+    monkeypatch.setattr(simulate_module, "available_memory", lambda: None)  # not known: numpy's refusal
     with pytest.raises(InputError, match=r"^1,000,000,000,000 hands need 142,492.4 GiB for their records: "):
         simulate(hands=10**12)
 

@@ -11,12 +11,14 @@ on long runs) and turns the record arrays into pandas DataFrames.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -360,17 +362,17 @@ def _run_chunked(
 
 
 def _records_room(total: int, dtype: np.dtype, unit: str) -> np.ndarray:
-    """Room for ``total`` records, refused in one line where they cannot fit in this machine's
-    memory: ``hands=10**12`` was numpy's ``MemoryError`` quoting the whole record dtype (139 TiB),
-    and a run that fit only in swap took the machine down before its first hand."""
+    """Room for ``total`` records, refused in one line where they cannot fit in the memory this
+    process can have (``available_memory``): ``hands=10**12`` was numpy's ``MemoryError`` quoting
+    the whole record dtype (139 TiB), and in a container a run past its limit was killed mid-run."""
     need = total * dtype.itemsize
-    memory = physical_memory()
+    memory = available_memory()
     if memory is None or need <= memory:
         try:
             return np.empty(total, dtype=dtype)
         except MemoryError:
             pass
-    room = "" if memory is None else f", and this machine has {_size(memory)}"
+    room = "" if memory is None else f", and {_size(memory)} is available here"
     raise SimulationError(
         f"{total:,} {unit}s need {_size(need)} for their records{room}: play fewer at a "
         f"time (first_{unit}= says where each part starts), or a match (hearts-sim match), which "
@@ -382,12 +384,28 @@ def _size(size: int) -> str:
     return f"{size / 2**30:,.1f} GiB" if size >= 2**30 else f"{size / 2**20:,.1f} MiB"
 
 
-def physical_memory() -> int | None:
-    """This machine's memory in bytes; None where the system does not say (Windows)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return None
+def available_memory() -> int | None:
+    """The bytes this process can still have: the smallest of what the system calls available
+    (Linux's ``MemAvailable``) and what a container's limit leaves (cgroup v2 ``memory.max`` less
+    ``memory.current``, or v1's), else the machine's memory (the host's, where a container hides
+    its limit); None where nothing says (Windows)."""
+    sizes = []
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                sizes.append(int(line.split()[1]) * 1024)
+    for limit, used in (
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+        ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"),
+    ):
+        with contextlib.suppress(OSError, ValueError):
+            text = Path(limit).read_text().strip()
+            if text != "max" and int(text) < 2**60:  # v1 says "no limit" with a huge number
+                sizes.append(max(0, int(text) - int(Path(used).read_text())))
+    if not sizes:
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            sizes.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    return min(sizes) if sizes else None
 
 
 def simulate(
