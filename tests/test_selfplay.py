@@ -15,7 +15,9 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
+from typing import Any
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -164,6 +166,32 @@ def test_in_blocks_calls_every_block_once_side_by_side_on_the_threads_set() -> N
         assert blocks_for(3) == 3 and blocks_for(10**6) == 2 * BLOCKS_PER_THREAD
     assert sorted(call[:3] for call in calls) == [("job", b, 5) for b in range(5)]
     assert threading.current_thread().name not in {call[3] for call in calls}
+
+
+def test_in_blocks_compiles_a_numba_kernel_in_the_calling_thread_first() -> None:
+    """A first run compiled the loop in a block's thread, and Ctrl-C (delivered to the calling
+    thread) waited for the whole compile, 20 s and more. A real kernel is compiled here before
+    its blocks start, once, and a compiled one is not asked again (``compile`` takes numba's
+    global lock even then)."""
+    compiled_in: list[str] = []
+
+    @numba.njit
+    def kernel(out: np.ndarray, block: int, n_blocks: int) -> None:
+        out[block] = n_blocks
+
+    compile_for = kernel.compile
+
+    def compile_here(signature: Any) -> Any:
+        compiled_in.append(threading.current_thread().name)
+        return compile_for(signature)
+
+    kernel.compile = compile_here  # type: ignore[method-assign]
+    out = np.zeros(4, dtype=np.int64)
+    with threads_set(2):
+        in_blocks(kernel, 4, out)
+        in_blocks(kernel, 4, out)
+    assert compiled_in == [threading.current_thread().name]  # here, and once
+    assert out.tolist() == [4, 4, 4, 4]
 
 
 def test_in_blocks_on_one_thread_runs_in_the_caller_and_a_failure_stops_the_rest() -> None:

@@ -302,9 +302,11 @@ def in_blocks(kernel: Callable[..., None], n_blocks: int, *arguments: Any) -> No
     (or loaded from the cache) here first: compiled in a block's thread, a first run's Ctrl-C
     waited for the whole compile (20 s and more) before it said a word."""
     threads = min(thread_count(), n_blocks)
-    compile_for = getattr(kernel, "compile", None)
-    if threads > 1 and compile_for is not None:  # a numba dispatcher: its signature for these arguments
-        compile_for(tuple(kernel.typeof_pyval(a) for a in (*arguments, 0, n_blocks)))  # type: ignore[attr-defined]
+    overloads = getattr(kernel, "overloads", None)  # a numba dispatcher's compiled signatures
+    if threads > 1 and overloads is not None:
+        signature = tuple(kernel.typeof_pyval(a) for a in (*arguments, 0, n_blocks))  # type: ignore[attr-defined]
+        if signature not in overloads:  # compile() takes numba's global lock even when compiled
+            kernel.compile(signature)  # type: ignore[attr-defined]
     if threads == 1:
         for block in range(n_blocks):
             kernel(*arguments, block, n_blocks)
