@@ -254,6 +254,16 @@ def test_games_cut_off_undecided_are_counted_and_said(tmp_path: Path) -> None:
     assert "14 of 14 games cut off undecided after 1,000 hands: no one won them" in format_summary(summary)
     manifest = json.loads((tmp_path / "far" / "manifest.json").read_text())
     assert manifest["tally"]["undecided"] == 14
+    # a run begun before they were counted: its resume cannot know the chunks before, and says none
+    stopped = replace(config, deals=2, chunk_deals=1)
+    with pytest.raises(Interrupted):
+        run_tournament(stopped, tmp_path / "old", progress=False, stop_after_chunks=1)
+    manifest_file = tmp_path / "old" / "manifest.json"
+    old = json.loads(manifest_file.read_text())
+    del old["tally"]["undecided"]
+    manifest_file.write_text(json.dumps(old))
+    resumed = resume_tournament(tmp_path / "old", progress=False).summary
+    assert resumed["undecided_games"] is None and "cut off" not in format_summary(resumed)
 
 
 @pytest.mark.parametrize("k", [2, 3, 5])

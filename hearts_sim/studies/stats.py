@@ -61,7 +61,9 @@ class Tally:
     games_hands: list[int] = field(default_factory=list)  # --games: hands played per slot, summed
     wins: list[int] = field(default_factory=list)
     ratings: list[list[float]] = field(default_factory=list)  # --games: OpenSkill (mu, sigma)
-    undecided: int = 0  # --games: games cut off undecided after MAX_HANDS_PER_GAME hands, no one winning
+    # --games: games cut off undecided after MAX_HANDS_PER_GAME hands, no one winning (None: not
+    # counted, a run begun before 2026-12-07; its resume does not know the chunks before)
+    undecided: int | None = None
     # hands: the same sums over the deals passed each way, by pass_direction_name (``left``, ...)
     by_direction: dict[str, Tally] = field(default_factory=dict)
 
@@ -105,6 +107,7 @@ class Tally:
             f"{name} is {shown(getattr(self, name))}, not a count"
             for name in ("deals", "hands", "undecided")
             if not (is_integer(getattr(self, name)) and getattr(self, name) >= 0)
+            and not (name == "undecided" and self.undecided is None)
         ]
         problems += [
             f"{name} is not {k} whole numbers"
@@ -478,7 +481,8 @@ def tally_games(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n
     tally.add_deal_sums(np.rint(per_game).astype(np.int64).reshape(games, k))
     tally.hands += int(records["hands"].sum())
     winners = records["winners"].astype(np.int64)
-    tally.undecided += int((winners == 0).sum())  # cut off: a game always has a winner otherwise
+    if tally.undecided is not None:  # cut off: a game always has a winner otherwise
+        tally.undecided += int((winners == 0).sum())
     moons = records["moons"][:, :n].astype(np.int64)
     hands = records["hands"].astype(np.int64)
     for a in range(k):
@@ -571,6 +575,7 @@ def new_tally(seatings: Sequence[Sequence[int]], n_agents: int, games: bool) -> 
     if games:
         fresh = PlackettLuce().rating()
         tally.ratings = [[fresh.mu, fresh.sigma] for _ in range(n_agents)]
+        tally.undecided = 0
     return tally
 
 
