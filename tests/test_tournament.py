@@ -1017,3 +1017,33 @@ def test_a_signal_raised_inside_numbas_cache_loading_is_one_line(capsys: pytest.
 
     with pytest.raises(SystemError, match="a bug"):
         reported("hearts-sim", broken)
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "said"), [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")]
+)
+def test_a_signal_numbas_compiler_swallowed_is_one_line(
+    capsys: pytest.CaptureFixture[str], signum: signal.Signals, code: int, said: str
+) -> None:
+    """A stop that falls in a callback of llvmlite's during a compile is swallowed there ("Exception
+    ignored on calling ctypes callback function"), and numba then fails with ``RuntimeError: no
+    compiled object yet``: 140 lines and exit code 1 (seen stopping a server as it warmed up).
+    Any other ``RuntimeError`` stays a traceback."""
+    from hearts_sim.apps.script import reported
+
+    def compiling() -> int:
+        try:
+            os.kill(os.getpid(), signum)
+            time.sleep(0.05)  # delivered here, and swallowed as the callback does
+        except KeyboardInterrupt:
+            pass
+        raise RuntimeError("no compiled object yet for <Library 'random_below' at 0x7fa423c5b890>")
+
+    def broken() -> int:
+        raise RuntimeError("a bug")
+
+    with signal_handlers({signal.SIGINT: signal.default_int_handler}), sigterm_as_interrupt():
+        assert reported("hearts-sim", compiling) == code
+        assert capsys.readouterr().err == f"hearts-sim: {said}\n"
+        with pytest.raises(RuntimeError, match="a bug"):
+            reported("hearts-sim", broken)

@@ -39,6 +39,7 @@ from hearts_sim.core.errors import (
     Terminated,
     signal_exit_code,
     sigterm_as_interrupt,
+    terminations,
 )
 from hearts_sim.engine.rng import MAX_DEALS
 
@@ -120,6 +121,7 @@ def quiet_stdout() -> None:
 def reported(prog: str, work: Callable[[], int | None]) -> int:
     """Run ``work`` and return its exit code, its expected failures printed as one line
     prefixed with ``prog`` (see the module's note)."""
+    terminated = terminations()
     try:
         code = work()
         sys.stdout.flush()  # here, where a failure is reported, not at the interpreter's exit
@@ -145,9 +147,9 @@ def reported(prog: str, work: Callable[[], int | None]) -> int:
         return stop.exit_code
     except KeyboardInterrupt as stop:  # Terminated (SIGTERM) among them
         return _interrupted(prog, stop)
-    except SystemError as error:  # a signal's exception raised in C code that wrapped it: numba
-        signalled = _signal_within(error)  # loading a kernel from its cache ("returned a result
-        if signalled is None:  # with an exception set"), a traceback where Ctrl-C was one line
+    except (SystemError, RuntimeError) as error:  # a signal's exception wrapped, or swallowed:
+        signalled = _signal_within(error) or _numba_interrupted(error, terminated)  # numba's work
+        if signalled is None:  # a traceback where Ctrl-C was one line
             raise
         return _interrupted(prog, signalled)
 
@@ -155,6 +157,20 @@ def reported(prog: str, work: Callable[[], int | None]) -> int:
 def _interrupted(prog: str, stop: KeyboardInterrupt) -> int:
     print(f"{prog}: {'terminated' if isinstance(stop, Terminated) else 'interrupted'}", file=sys.stderr)
     return signal_exit_code(stop)
+
+
+# numba's error for a compile stopped inside a callback of llvmlite's, which swallowed the
+# signal's exception there ("Exception ignored on calling ctypes callback function")
+NUMBA_STOPPED_COMPILING = "no compiled object yet for "
+
+
+def _numba_interrupted(error: BaseException, terminations_before: int) -> KeyboardInterrupt | None:
+    """The stop behind numba's ``RuntimeError`` for a compile stopped in llvmlite's callback
+    (``NUMBA_STOPPED_COMPILING``; a 140-line traceback and exit code 1, now and then): SIGTERM
+    where one was taken since the command began, else Ctrl-C; None for any other error."""
+    if not (isinstance(error, RuntimeError) and str(error).startswith(NUMBA_STOPPED_COMPILING)):
+        return None
+    return Terminated() if terminations() > terminations_before else KeyboardInterrupt()
 
 
 def _signal_within(error: BaseException) -> KeyboardInterrupt | None:

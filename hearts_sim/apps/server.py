@@ -47,7 +47,7 @@ from agents.kinds import AgentError
 from hearts_sim.apps.options import COUNT, NUMBER, RULE, RULES, SEED, TEXT, Option, UsageError
 from hearts_sim.core.cards import CardSet, card_str, cards_str
 from hearts_sim.core.checks import did_you_mean, is_integer, is_real, shown
-from hearts_sim.core.errors import HELD_SIGNALS, Terminated, interrupts_deferred
+from hearts_sim.core.errors import Terminated, interrupts_deferred
 from hearts_sim.core.rules import (
     Rules,
     RulesError,
@@ -370,7 +370,8 @@ class Runner:
         return value
 
     def _start(self) -> tuple[int, Connection]:
-        self._child = self.zygote.spawn() if self.zygote is not None else _fork_worker(self.function)
+        with interrupts_deferred():  # a stop as it forks comes once the worker is recorded (``_fork_child``)
+            self._child = self.zygote.spawn() if self.zygote is not None else _fork_worker(self.function)
         return self._child
 
     def close(self) -> None:
@@ -400,21 +401,23 @@ def _fork_worker(function: Callable[[Any], Any]) -> tuple[int, Connection]:
 
 def _fork_child(keep: int, body: Callable[[], None]) -> int:
     """Fork a child that holds descriptor ``keep`` of ours (and stderr) and runs ``body``, then
-    exits: it never returns into the server. Returns its pid. A Ctrl-C or SIGTERM that falls
-    during the fork is held until it is done: raised inside one of the at-fork callbacks Python
-    runs (``logging``'s), it was printed as "Exception ignored" and lost, and the server served on."""
-    handlers = {signum: signal.getsignal(signum) for signum in HELD_SIGNALS}
-    with interrupts_deferred():
-        pid = os.fork()
-        if pid == 0:  # the child never leaves the block: what the server held is the server's
-            try:
-                for signum, handler in handlers.items():  # its own, as it would have had them
-                    signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # a zygote's children inherit its SIG_IGN
-                _detach(keep)
-                body()
-            finally:
-                os._exit(0)
+    exits: it never returns into the server. Returns its pid.
+
+    Called with Ctrl-C and SIGTERM held (``interrupts_deferred``) until the caller has recorded
+    the child: one that fell during the fork was raised inside an at-fork callback Python runs
+    (``logging``'s), printed as "Exception ignored" and lost, and the server served on; and one
+    delivered before the pid was kept left the child unreaped. The child takes Python's own
+    handlers back (it never leaves the caller's block, where the signals are held for the parent)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # a zygote's children inherit its SIG_IGN
+            _detach(keep)
+            body()
+        finally:
+            os._exit(0)
     return pid
 
 
@@ -434,10 +437,11 @@ class Zygote:
     def __init__(self, function: Callable[[Any], Any]):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         # the zygote: fork a worker per request until the server closes the socket
-        pid = _fork_child(theirs.fileno(), lambda: _spawn_workers(function, theirs))
-        theirs.close()
-        self.function, self.pid = function, pid
-        self._control = ours
+        with interrupts_deferred():  # a stop as it forks comes once it is recorded (``_fork_child``)
+            pid = _fork_child(theirs.fileno(), lambda: _spawn_workers(function, theirs))
+            theirs.close()
+            self.function, self.pid = function, pid
+            self._control = ours
         self._lock = threading.Lock()  # one spawn at a time: connections ask from their threads
 
     def spawn(self) -> tuple[int, Connection]:
@@ -463,7 +467,8 @@ def _spawn_workers(function: Callable[[Any], Any], control: socket.socket) -> No
     """The zygote's loop: a worker forked for each byte the server sends."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped as they end
     while control.recv(1):
-        pid, pipe = _fork_worker(function)
+        with interrupts_deferred():  # (``_fork_child``)
+            pid, pipe = _fork_worker(function)
         socket.send_fds(control, [str(pid).encode()], [pipe.fileno()])
         pipe.close()
 
