@@ -686,6 +686,7 @@ def _where_found(relative: str) -> str:
 _Key = tuple[ExternalSpec, EngineOptions, Path]
 _DECIDERS: dict[_Key, Decider] = {}
 _STAMPS: dict[_Key, tuple[str, int, int] | None] = {}  # each one's file when loaded
+_DIGESTS: dict[_Key, str | None] = {}  # and its bytes' digest
 
 
 def _agent_file(spec: ExternalSpec) -> Path | None:
@@ -830,21 +831,25 @@ def _file_stamp(spec: ExternalSpec) -> tuple[str, int, int] | None:
 def decider(spec: ExternalSpec, options: EngineOptions) -> Decider:
     """The decider of an external agent in this process (started once, kept for later chunks; a
     ``py:`` file changed since is loaded again: a long-lived Dask worker played the old code),
-    but not within a run that has used it (``code_held``): there the change stops the run."""
+    but not within a run of this thread that has used it (``code_held``): there the change
+    stops the run. A file written again with the same bytes (``touch``, a checkout) is no change."""
     key = (spec, options, agent_folder())
     stamp = _file_stamp(spec)
     if key in _DECIDERS and _STAMPS.get(key) != stamp:
-        if any(key in used for used in _HELD):
+        if _file_digest(spec) == _DIGESTS.get(key):
+            _STAMPS[key] = stamp  # the same code
+        elif any(key in used for used in _runs_held()):
             file = _agent_file(spec)
             raise ExternalAgentError(
                 f"agent {spec.text}: {file} changed during the run, which stops here, every record of "
                 "the code it began with (put that code back to resume it, or play it again in a new folder)"
             )
-        getattr(_DECIDERS.pop(key), "close", lambda: None)()
-    _STAMPS[key] = stamp
-    for used in _HELD:
+        else:
+            getattr(_DECIDERS.pop(key), "close", lambda: None)()
+    for used in _runs_held():
         used.add(key)
     if key not in _DECIDERS:
+        _STAMPS[key], _DIGESTS[key] = stamp, _file_digest(spec)
         if spec.kind == EXEC:
             _DECIDERS[key] = EngineDecider(spec.target, spec.text, options)
         else:
@@ -854,7 +859,23 @@ def decider(spec: ExternalSpec, options: EngineOptions) -> Decider:
     return _DECIDERS[key]
 
 
-_HELD: list[set[Any]] = []  # the deciders each run in progress (``code_held``) has used
+def _file_digest(spec: ExternalSpec) -> str | None:
+    """The SHA-256 of a ``py:`` spec's file (None: no file, or none named)."""
+    path = _agent_file(spec)
+    try:
+        return None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+_HELD = threading.local()  # per thread: the deciders each of its runs in progress has used
+
+
+def _runs_held() -> list[set[Any]]:
+    """This thread's runs in progress (``code_held``), each with the deciders it has used: a Dask
+    worker plays chunks of other runs on its other threads, which may load the file anew."""
+    runs: list[set[Any]] = _HELD.__dict__.setdefault("runs", [])
+    return runs
 
 
 @contextmanager
@@ -863,11 +884,11 @@ def code_held() -> Iterator[None]:
     played and that changes stops it (``decider``), where it was loaded again: a match went on
     with the edited code, its records of two programs, exit code 0."""
     used: set[Any] = set()
-    _HELD.append(used)
+    _runs_held().append(used)
     try:
         yield
     finally:
-        _HELD.remove(used)
+        _runs_held().remove(used)
 
 
 def load_python_agent(spec: ExternalSpec) -> Any:
@@ -1045,6 +1066,7 @@ def _checked(
 def close_all() -> None:
     """Stop every engine process and thread this process started."""
     _STAMPS.clear()
+    _DIGESTS.clear()
     while _DECIDERS:
         _, running = _DECIDERS.popitem()
         getattr(running, "close", lambda: None)()

@@ -856,15 +856,23 @@ def test_a_library_callers_prints_stay_where_it_sends_them() -> None:
 def test_a_py_agent_file_edited_during_a_run_stops_it_not_plays_on(tmp_path: Path) -> None:
     """The file changed mid-run was loaded again for the next decisions: a match went on with the
     edited code, its records of two programs, exit code 0. The run stops there, the chunks before
-    it kept, every record of the code it began with."""
+    it kept, every record of the code it began with; a file written again with the same bytes (a
+    touch, a checkout) is no change."""
     agent = tmp_path / "edits_itself.py"
     agent.write_text(
+        "import os\n\n\n"
         "class EditsItself:\n"
         "    plays = 0\n\n"
         "    def choose_pass(self, observation):\n"
         "        return sorted(observation.hand)[:3]\n\n"
         "    def choose_play(self, observation):\n"
         "        EditsItself.plays += 1\n"
+        "        if EditsItself.plays == 300:  # in the first chunk: written again, the same bytes\n"
+        "            with open(__file__, 'rb') as file:\n"
+        "                same = file.read()\n"
+        "            with open(__file__, 'wb') as file:\n"
+        "                file.write(same)\n"
+        "            os.utime(__file__, ns=(1, 1))\n"
         "        if EditsItself.plays == 1000:  # in the second chunk (728 plays a chunk)\n"
         "            with open(__file__, 'a') as file:\n"
         "                file.write('# edited\\n')\n"
