@@ -784,3 +784,5 @@ def test_a_copied_hand_is_independent_and_whole(make: str) -> None:
     assert copied._states[0] == copied._state  # one record, read and written through the view
     seat = copied.current_player
     assert seat is not None and list(copied.observation(seat).plays) == copied.plays
+    twice = copy.deepcopy([original, original])  # one hand twice: one copy, twice
+    assert twice[0] is twice[1] and twice[0] is not original

@@ -645,6 +645,7 @@ def test_a_long_warm_up_says_what_it_is_doing(
     from hearts_sim.apps import server as server_module
 
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO()))  # no request: it serves none and ends
+    monkeypatch.setattr(server_module, "WARM_UP_NOTICE_SECONDS", 600.0)  # quick: on a cold cache too
     assert main(["serve", "--agent", "random"]) == 0
     assert capsys.readouterr().err == "hearts-sim serve: ready (random, standard, stdin/stdout)\n"
     monkeypatch.setattr(server_module, "WARM_UP_NOTICE_SECONDS", 0.0)  # every warm-up is long now

@@ -153,15 +153,16 @@ class HandState:
         """An independent copy, as ``copy.copy``, ``copy.deepcopy`` and pickling make: the copy
         shared the original's record under ``copy.copy``, and under ``deepcopy`` or pickle its
         play went to one copy of the record and the view read from the other."""
-        return HandState(self.rules, self._states.copy())
+        return type(self)(self.rules, self._states.copy())
 
     __copy__ = copy
 
     def __deepcopy__(self, memo: dict[int, Any]) -> HandState:
-        return self.copy()
+        copied = memo[id(self)] = self.copy()  # a hand twice in what is copied: one copy, twice
+        return copied
 
     def __reduce__(self) -> tuple[type[HandState], tuple[Rules, np.ndarray]]:
-        return HandState, (self.rules, self._states)
+        return type(self), (self.rules, self._states)
 
     # ------------------------------------------------------------------ reading
     @property

@@ -184,6 +184,7 @@ def _worker_died_errors() -> tuple[type[BaseException], ...]:
 
 
 _WORKER_DIED = _worker_died_errors()
+_KILLED = _WORKER_DIED[:1]  # KilledWorker: a death Dask saw; a closed connection may be the scheduler's
 
 
 class _DeadWorkerFutures(logging.Filter):
@@ -203,10 +204,12 @@ def _quiet_dead_worker_futures() -> None:
 
 
 def _died(error: BaseException) -> str:
-    """The rest of the line for a worker's death: Dask's word for it, and the likely cause."""
+    """The rest of the line for a worker's death: Dask's word for it, and the likely cause (a
+    closed connection may also be the scheduler's, lost: that said too)."""
+    lost = ", or the connection to the scheduler was lost" if not isinstance(error, _KILLED) else ""
     return (
-        f" (Dask: {type(error).__name__}): an agent that ends its process (os._exit, a crash in native "
-        "code) or runs out of memory? Play a few deals without --cluster to see it fail"
+        f" (Dask: {type(error).__name__}{lost}): an agent that ends its process (os._exit, a crash in "
+        "native code) or runs out of memory? Play a few deals without --cluster to see it fail"
     )
 
 
@@ -443,7 +446,6 @@ class DaskRunner:
                 )
                 self.in_flight.append((chunk, future))
 
-        chunk = chunks[0]
         try:
             if self.warm_up:  # in the try: a warm-up that fails is unregistered too (workers replayed it)
                 try:

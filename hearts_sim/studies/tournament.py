@@ -27,7 +27,7 @@ import shlex
 import time
 import warnings
 from collections import deque
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence, Set
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -1406,7 +1406,7 @@ def make_config(
         )
     if isinstance(agents, str):  # one agent in every seat, as simulate reads one spec
         agents = [agents]  # (its name was read a character at a time: "unknown agent 'l'")
-    elif not isinstance(agents, Iterable):
+    elif not isinstance(agents, Iterable) or isinstance(agents, Set | Mapping):  # a set: no seat order
         raise SimulationError(f"agents={shown(agents)} is not valid: a list of agent specs")
     return TournamentConfig(
         agents=tuple(agents), rules=resolved, deals=deals, seed=seed, games=games, sprt=sprt
