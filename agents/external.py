@@ -64,6 +64,7 @@ PY, EXEC, OBJECT = "py", "exec", "object"
 # ended silently with the agent's exit code)
 AGENT_FAILURES = (Exception, SystemExit)
 MAX_ENGINE_PROCS = 1024  # processes per engine
+MAX_ENGINE_TIMEOUT = 1e6  # seconds per decision (11 days): past it, no limit is meant (0, None)
 FIRST_ANSWER_GRACE = 300.0  # seconds an engine may take for its first answer (it compiles, warms up)
 _PY_TARGET = re.compile(r"^(?P<where>.+):(?P<name>[A-Za-z_]\w*)\s*(?:\((?P<args>.*)\))?\s*$", re.S)
 
@@ -117,10 +118,12 @@ class EngineOptions:
                 f"1 .. {MAX_ENGINE_PROCS}"
             )
         timeout = self.timeout
-        if timeout is not None and (not is_real(timeout) or not timeout >= 0):  # NaN too
+        if timeout is not None and (  # NaN too; 10**400 was float()'s OverflowError
+            not is_real(timeout) or not (0 <= timeout <= MAX_ENGINE_TIMEOUT or timeout == math.inf)
+        ):
             raise AgentError(
-                f"engine_timeout={shown(timeout)} is not valid: seconds per decision, above 0 "
-                "(0 or None: no limit)"
+                f"engine_timeout={shown(timeout)} is not valid: seconds per decision, 0 .. "
+                f"{MAX_ENGINE_TIMEOUT:,.0f} (0, None or infinity: no limit)"
             )
         object.__setattr__(self, "procs", int(self.procs))
         object.__setattr__(self, "timeout", None if not timeout or timeout == math.inf else float(timeout))

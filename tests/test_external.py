@@ -365,7 +365,9 @@ def test_an_engine_without_a_time_limit_plays(no_limit: float | None) -> None:
         ({"engine_procs": 0}, "engine_procs=0 is not valid: processes per engine, 1 .. 1024"),
         ({"engine_procs": 1_000_000}, "engine_procs=1000000 is not valid"),  # it started them
         ({"engine_procs": 1.5}, "engine_procs=1.5 is not valid"),
-        ({"engine_timeout": -1}, "engine_timeout=-1 is not valid: seconds per decision, above 0"),
+        ({"engine_timeout": -1}, "engine_timeout=-1 is not valid: seconds per decision, 0 .. 1,000,000"),
+        ({"engine_timeout": 10**400}, "is not valid: seconds per decision"),  # float()'s OverflowError
+        ({"engine_timeout": 1e7}, "engine_timeout=10000000.0 is not valid"),  # past the command line's range
         ({"engine_timeout": float("nan")}, "engine_timeout=nan is not valid"),
         ({"engine_timeout": "30"}, "engine_timeout='30' is not valid"),
     ],

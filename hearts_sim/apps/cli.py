@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from agents.external import MAX_ENGINE_TIMEOUT
 from agents.levels import LADDER, LEVELS_DIR, LEVELS_VARIABLE, level_folders
 from agents.registry import KINDS, parse_agent
 from hearts_sim.apps.options import (
@@ -191,7 +192,7 @@ ENGINE_TIMEOUT = Option(
     "match: the run's)",
     None,
     0,
-    1e6,
+    MAX_ENGINE_TIMEOUT,
     ("--engine-timeout",),
     metavar="SECONDS",
 )
