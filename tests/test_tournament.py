@@ -18,6 +18,7 @@ import warnings
 from collections import Counter
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -1047,3 +1048,33 @@ def test_a_signal_numbas_compiler_swallowed_is_one_line(
         assert capsys.readouterr().err == f"hearts-sim: {said}\n"
         with pytest.raises(RuntimeError, match="a bug"):
             reported("hearts-sim", broken)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"out": 5}, "out=5 is not valid: the run's folder (a path), or None"),
+        ({"resume": True}, "resume=True needs out, the folder of the run"),  # it was ignored
+        ({"resume": "yes"}, "resume='yes' is not valid: True or False"),
+        (
+            {"progress": "no"},
+            "progress='no' is not valid: True, False or None (automatic)",
+        ),  # it drew the bar
+        ({"stop_after_chunks": -1}, "stop_after_chunks=-1 is not valid: a count of chunks"),
+        ({"report": 5}, "report=5 is not valid: a function taking a line, or None"),
+    ],
+)
+def test_run_tournament_refuses_arguments_of_the_wrong_kind(arguments: dict[str, Any], message: str) -> None:
+    """``out=5`` was Python's "expected str, bytes or os.PathLike object", and the others were
+    taken: a bar drawn for ``progress="no"``, "interrupted after -1 of 1 chunks"."""
+    with pytest.raises(InputError) as refused:
+        run_tournament(make_config(["lowest", "highest"], deals=2), **arguments)
+    assert str(refused.value) == message
+
+
+def test_simulate_refuses_a_progress_that_is_no_flag() -> None:
+    from hearts_sim import simulate, simulate_games
+
+    for run in (simulate, simulate_games):
+        with pytest.raises(InputError, match="^progress='no' is not valid: True, False or None"):
+            run(progress="no")  # type: ignore[operator]

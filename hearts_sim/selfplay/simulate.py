@@ -333,6 +333,12 @@ def _seatings(rules: Rules, seats: Any) -> list[list[Any]]:
     return [list(seats)]
 
 
+def check_progress(progress: Any) -> None:
+    """One line for a ``progress`` that is not True, False or None (``"no"`` drew the bar)."""
+    if progress is not None and not isinstance(progress, bool | np.bool_):
+        raise SimulationError(f"progress={shown(progress)} is not valid: True, False or None (automatic)")
+
+
 def progress_shown(progress: bool | None) -> bool:
     """Whether a long run draws a progress bar: ``progress`` where given, else where someone
     watches one: a terminal, or a Jupyter kernel (its stderr is no terminal; ``tqdm.auto`` draws
@@ -433,6 +439,7 @@ def simulate(
     rules = resolve_rules(rules)
     hands = check_count("hands", hands)
     chunk_size = check_count("chunk_size", chunk_size)
+    check_progress(progress)
     seed, first_hand = _check_seeding(seed, first_hand, hands, "first_hand")
     table = Table.build(rules, _seatings(rules, seats))
     set_threads(threads)
@@ -476,6 +483,7 @@ def simulate_games(
             f"hands must be True or False (keep every hand of the games), not {shown(hands)}"
         )
     chunk_size = check_count("chunk_size", chunk_size)
+    check_progress(progress)
     seed, first_game = _check_seeding(seed, first_game, games, "first_game")
     check_games_can_end(rules)
     table = Table.build(rules, _seatings(rules, seats))

@@ -91,6 +91,7 @@ from hearts_sim.selfplay.simulate import (
     SimulationError,
     Table,
     check_games_can_end,
+    check_progress,
     compile_seconds,
     first_game,
     progress_shown,
@@ -527,6 +528,7 @@ def run_tournament(
         raise TypeError(
             f"run_tournament takes a TournamentConfig (make_config(...)), not {type(config).__name__}"
         )
+    _check_run_arguments(out, resume, repair, progress, stop_after_chunks, report)
     out_path = Path(out) if out is not None else None
     with (
         _sole_writer(out_path, resume),  # a second process on this run is refused
@@ -546,6 +548,26 @@ def run_tournament(
             engines=engines,
             report=report,
         )
+
+
+def _check_run_arguments(
+    out: Any, resume: Any, repair: Any, progress: Any, stop_after_chunks: Any, report: Any
+) -> None:
+    """One line for ``run_tournament``'s arguments of the wrong kind: ``out=5`` was Python's
+    "expected str, bytes or os.PathLike object", ``resume=True`` without ``out`` was ignored, a
+    ``progress`` of ``"no"`` drew the bar, and ``stop_after_chunks=-1`` said "after -1 of 1"."""
+    if out is not None and not isinstance(out, str | os.PathLike):
+        raise TournamentError(f"out={shown(out)} is not valid: the run's folder (a path), or None")
+    for name, value in (("resume", resume), ("repair", repair)):
+        if not isinstance(value, bool | np.bool_):
+            raise TournamentError(f"{name}={shown(value)} is not valid: True or False")
+    if (resume or repair) and out is None:
+        raise TournamentError(f"{'resume' if resume else 'repair'}=True needs out, the folder of the run")
+    check_progress(progress)
+    if stop_after_chunks is not None and not (is_integer(stop_after_chunks) and stop_after_chunks >= 0):
+        raise TournamentError(f"stop_after_chunks={shown(stop_after_chunks)} is not valid: a count of chunks")
+    if report is not None and not callable(report):
+        raise TournamentError(f"report={shown(report)} is not valid: a function taking a line, or None")
 
 
 def _play_run(
