@@ -256,15 +256,20 @@ def test_games_cut_off_undecided_are_counted_and_said(tmp_path: Path) -> None:
     manifest = json.loads((tmp_path / "far" / "manifest.json").read_text())
     assert manifest["tally"]["undecided"] == 14
     # a run begun before they were counted: its resume cannot know the chunks before, and says none
-    stopped = replace(config, deals=2, chunk_deals=1)
-    with pytest.raises(Interrupted):
-        run_tournament(stopped, tmp_path / "old", progress=False, stop_after_chunks=1)
-    manifest_file = tmp_path / "old" / "manifest.json"
-    old = json.loads(manifest_file.read_text())
-    del old["tally"]["undecided"]
-    manifest_file.write_text(json.dumps(old))
-    resumed = resume_tournament(tmp_path / "old", progress=False).summary
+    resumed = _resumed_without(replace(config, deals=2, chunk_deals=1), tmp_path / "old", "undecided")
     assert resumed["undecided_games"] is None and "cut off" not in format_summary(resumed)
+
+
+def _resumed_without(config: TournamentConfig, out: Path, key: str) -> dict[str, Any]:
+    """The summary of ``config`` stopped after its first chunk in ``out``, its manifest's tally
+    then without ``key`` (a run begun before the tally kept it), and resumed."""
+    with pytest.raises(Interrupted):
+        run_tournament(config, out, progress=False, stop_after_chunks=1)
+    manifest_file = out / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    del manifest["tally"][key]
+    manifest_file.write_text(json.dumps(manifest))
+    return resume_tournament(out, progress=False).summary
 
 
 @pytest.mark.parametrize("k", [2, 3, 5])
@@ -664,15 +669,10 @@ def test_a_run_without_direction_tallies_shows_none(tmp_path: Path) -> None:
     """A run whose manifest predates the tallies by direction (or holds only part of its deals in
     them) combines and resumes without a split, rather than a split of some of its deals."""
     config = TournamentConfig(("lowest", "random"), deals=30, seed=4, chunk_deals=10)
-    with pytest.raises(Interrupted):
-        run_tournament(config, tmp_path / "old", progress=False, stop_after_chunks=1)
-    manifest_file = tmp_path / "old" / "manifest.json"
-    manifest = json.loads(manifest_file.read_text())
-    del manifest["tally"]["by_direction"]
-    manifest_file.write_text(json.dumps(manifest))
-    resumed = resume_tournament(tmp_path / "old", progress=False).summary
+    resumed = _resumed_without(config, tmp_path / "old", "by_direction")
     assert resumed["deals"] == 30 and "by_pass_direction" not in resumed["pairs"][0]
     assert "by_pass_direction" not in combine_runs([tmp_path / "old"])["pairs"][0]
+    manifest_file = tmp_path / "old" / "manifest.json"
     manifest = json.loads(manifest_file.read_text())
     manifest["tally"]["by_direction"] = ["left"]
     manifest_file.write_text(json.dumps(manifest))
