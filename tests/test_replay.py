@@ -454,6 +454,10 @@ def test_records_without_the_when_columns_still_analyse() -> None:
         # a row edited by hand: the kernels index by these, so an offset past the table crashed
         (lambda row: _with(row, pass_offset=2**53 + 1), "pass_offset is 9007199254740993, not"),
         (lambda row: _with(row, dealer=4), r"the row's dealer is 4, not a whole number in 0 \.\. 3"),
+        (  # it went unread beside pass_offset
+            lambda row: _with(row, pass_direction="up"),
+            r"the row's pass_direction is 'up', and its pass_offset passes left \(was the row edited\?\)",
+        ),
         (lambda row: _with(row, seed=-1), "the row's seed is -1, not a whole number"),
         (lambda row: _with(row, seed="x"), "the row's seed is 'x', not a whole number"),
         (lambda row: _with(row, points_1=float("inf")), "the row's points_1 is inf, not a whole number"),

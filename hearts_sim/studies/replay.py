@@ -545,6 +545,11 @@ def _check(result: Replay, state: HandState, values: Mapping[str, Any]) -> None:
         point_tricks=int(record["point_tricks"]),
         trick_winners=int(pack_trick_winners(record)),
     )
+    if "pass_direction" in values and str(values["pass_direction"]) != result.pass_direction:
+        raise ReplayError(  # it went unread beside pass_offset: a row edited to "up" replayed
+            f"the row's pass_direction is {shown(values['pass_direction'])}, and its pass_offset "
+            f"passes {result.pass_direction} (was the row edited?)"
+        )
     for column, value in replayed.items():
         recorded = _whole(values, column) if column in values else value
         if recorded != value:
