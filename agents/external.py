@@ -688,8 +688,8 @@ def _where_found(relative: str) -> str:
 # ---------------------------------------------------------------- loading, once per process
 _Key = tuple[ExternalSpec, EngineOptions, Path]
 _DECIDERS: dict[_Key, Decider] = {}
-_STAMPS: dict[_Key, tuple[str, int, int] | None] = {}  # each one's file when loaded
-_DIGESTS: dict[_Key, str | None] = {}  # and its bytes' digest
+# each one's file when loaded: its stamp (``_file_stamp``, cheap to compare) and bytes' digest
+_FILES: dict[_Key, tuple[tuple[str, int, int] | None, str | None]] = {}
 
 
 def _agent_file(spec: ExternalSpec) -> Path | None:
@@ -838,9 +838,10 @@ def decider(spec: ExternalSpec, options: EngineOptions) -> Decider:
     stops the run. A file written again with the same bytes (``touch``, a checkout) is no change."""
     key = (spec, options, agent_folder())
     stamp = _file_stamp(spec)
-    if key in _DECIDERS and _STAMPS.get(key) != stamp:
-        if _file_digest(spec) == _DIGESTS.get(key):
-            _STAMPS[key] = stamp  # the same code
+    loaded_stamp, loaded_digest = _FILES.get(key, (None, None))
+    if key in _DECIDERS and loaded_stamp != stamp:
+        if (digest := _file_digest(spec)) == loaded_digest:
+            _FILES[key] = stamp, digest  # the same code
         elif any(key in used for used in _runs_held()):
             file = _agent_file(spec)
             raise ExternalAgentError(
@@ -852,7 +853,7 @@ def decider(spec: ExternalSpec, options: EngineOptions) -> Decider:
     for used in _runs_held():
         used.add(key)
     if key not in _DECIDERS:
-        _STAMPS[key], _DIGESTS[key] = stamp, _file_digest(spec)
+        _FILES[key] = stamp, _file_digest(spec)
         if spec.kind == EXEC:
             _DECIDERS[key] = EngineDecider(spec.target, spec.text, options)
         else:
@@ -1068,8 +1069,7 @@ def _checked(
 
 def close_all() -> None:
     """Stop every engine process and thread this process started."""
-    _STAMPS.clear()
-    _DIGESTS.clear()
+    _FILES.clear()
     while _DECIDERS:
         _, running = _DECIDERS.popitem()
         getattr(running, "close", lambda: None)()
