@@ -488,7 +488,7 @@ class Game:
     @property
     def over(self) -> bool:
         """Someone has won, or the game is cut off undecided (``cut_off``)."""
-        return bool(self.winners) or self.cut_off
+        return bool(self.winners) or self.hands_played >= MAX_HANDS_PER_GAME
 
     @property
     def cut_off(self) -> bool:

@@ -241,6 +241,12 @@ def hand_frame(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[str]
     return pd.DataFrame(hand_columns(records, rules, labels), copy=False)
 
 
+def undecided_games(records: np.ndarray) -> int:
+    """How many of these GAME_RECORDs were cut off undecided (``MAX_HANDS_PER_GAME``): a game that
+    ends has a winner, so those are the ones with none."""
+    return int((records["winners"] == 0).sum())
+
+
 def game_frame(records: np.ndarray, rules: Rules, labels: Sequence[Sequence[str]]) -> pd.DataFrame:
     """GAME_RECORDs as a DataFrame: one row per game (columns viewing ``records``)."""
     return pd.DataFrame(game_columns(records, rules, labels), copy=False)

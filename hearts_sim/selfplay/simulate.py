@@ -43,7 +43,14 @@ from hearts_sim.selfplay.loops import (
     play_hand_block,
     set_thread_count,
 )
-from hearts_sim.selfplay.records import GAME_HAND_RECORD, GAME_RECORD, HAND_RECORD, game_frame, hand_frame
+from hearts_sim.selfplay.records import (
+    GAME_HAND_RECORD,
+    GAME_RECORD,
+    HAND_RECORD,
+    game_frame,
+    hand_frame,
+    undecided_games,
+)
 
 DEFAULT_CHUNK = 1 << 17  # hands per kernel call: bounds memory, paces the progress bar
 MAX_COUNT = 2**40  # hands or games in one call: the kernels count in int64, memory runs out first
@@ -495,7 +502,7 @@ def simulate_games(
         kept.append(run_games(table, seed, first_game + start, count, out, engines, bool(hands))[1])
 
     records = _run_chunked(run, games, chunk_size, GAME_RECORD, "game", progress)
-    undecided = int((records["winners"] == 0).sum())
+    undecided = undecided_games(records)
     if undecided:  # every row winner -1 and n_winners 0, and not a word, until 2026-12-07
         warnings.warn(
             f"{undecided:,} of {games:,} games cut off undecided after {MAX_HANDS_PER_GAME:,} hands "

@@ -22,6 +22,7 @@ from hearts_sim.core.checks import counted, is_integer, is_real, shown, store_pl
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS, pass_direction_name, rules_label
 from hearts_sim.engine.hand import MAX_HANDS_PER_GAME
+from hearts_sim.selfplay.records import undecided_games
 
 # ---------------------------------------------------------------------------- statistics
 # Tally's lists of one integer sum per agent
@@ -103,11 +104,15 @@ class Tally:
         def ints(values: Any) -> bool:  # one whole number per agent
             return isinstance(values, list) and len(values) == k and all(map(is_integer, values))
 
+        counts = (
+            "deals",
+            "hands",
+            *(("undecided",) if self.undecided is not None else ()),
+        )  # None: not counted
         problems = [
             f"{name} is {shown(getattr(self, name))}, not a count"
-            for name in ("deals", "hands", "undecided")
+            for name in counts
             if not (is_integer(getattr(self, name)) and getattr(self, name) >= 0)
-            and not (name == "undecided" and self.undecided is None)
         ]
         problems += [
             f"{name} is not {k} whole numbers"
@@ -481,8 +486,8 @@ def tally_games(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n
     tally.add_deal_sums(np.rint(per_game).astype(np.int64).reshape(games, k))
     tally.hands += int(records["hands"].sum())
     winners = records["winners"].astype(np.int64)
-    if tally.undecided is not None:  # cut off: a game always has a winner otherwise
-        tally.undecided += int((winners == 0).sum())
+    if tally.undecided is not None:
+        tally.undecided += undecided_games(records)
     moons = records["moons"][:, :n].astype(np.int64)
     hands = records["hands"].astype(np.int64)
     for a in range(k):
