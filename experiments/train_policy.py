@@ -80,6 +80,16 @@ METHOD_OPTIONS: dict[str, dict[str, Any]] = {
 LEARNING_RATES = {"dagger": 1e-3, "pg": 1e-4}
 
 
+class Diverged(Exception):
+    """Training blew up: a loss or a weight not finite, or too large for the file's float16."""
+
+
+def finite_in_file(weights: list[np.ndarray]) -> bool:
+    """Whether ``weights`` stay finite as the file holds them (float16: at most 65,504)."""
+    with np.errstate(over="ignore"):
+        return all(np.isfinite(w.astype(np.float16)).all() for w in weights)
+
+
 class NumpyPolicy:
     """The net agent's network (two ReLU layers, 52 logits) with Adam, in plain numpy."""
 
@@ -232,17 +242,26 @@ class Run:
         self.start = time.perf_counter()
         return first
 
+    def check(self, step: int, sound: bool) -> None:
+        """``Diverged`` unless ``sound`` (the loss and the network's outputs finite, its picks
+        legal): past that point the network picks no legal card, and its weights play none."""
+        if not sound:
+            raise Diverged(f"after {step * self.args.envs:,} decisions")
+
     def end_step(self, step: int, line: Callable[[dict[str, float | None]], str]) -> None:
         """At the end of a window: print ``line(the means of the window's figures)`` (None for a
         figure with no values), checkpoint the weights with them, and open a new window."""
         if step + 1 not in self.report_at:
             return
+        weights = self.policy.weights()
+        if not finite_in_file(weights):
+            raise Diverged(f"after {(step + 1) * self.args.envs:,} decisions (weights past float16's range)")
         means = {key: (float(np.mean(v)) if v else None) for key, v in self.window.items()}
         self.window.clear()
         seconds = time.perf_counter() - self.start
         print(f"{(step + 1) * self.args.envs:>11,} decisions {seconds:7.1f} s  {line(means)}", flush=True)
         self.result = {
-            "weights": self.policy.weights(),
+            "weights": weights,
             "backend": self.backend,
             "seconds": round(seconds, 1),
             "decisions": (step + 1) * self.args.envs,
@@ -281,6 +300,8 @@ def train_dagger(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, 
         target = info["teacher_action"].copy()
         logits, loss = policy.train_step(obs, mask.astype(np.float32), target)
         own = logits.argmax(axis=1)
+        # logits past the mask's reach (NEG) pick a card that is not legal: the run has diverged
+        run.check(step, math.isfinite(loss) and bool(mask[np.arange(args.envs), own].all()))
         beta = max(0.0, 1.0 - step / guided_steps)
         actions = np.where(run.rng.random(args.envs) < beta, target, own)
         window["loss"].append(loss)
@@ -417,6 +438,7 @@ def train_pg(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]
     updates = 0
     for step in range(run.steps):
         probabilities = masked_probabilities(policy.logits(obs), mask)
+        run.check(step, bool(np.isfinite(probabilities).all()))
         cards = sample_cards(probabilities, run.rng)
         hands.add(obs, mask, cards, probabilities[np.arange(n), cards])
         obs, mask, _, terminated, _, info = env.step(cards)
@@ -624,10 +646,14 @@ def main(argv: list[str] | None = None) -> None:
         print(f"warning: {warning}", file=sys.stderr)
     trainer = train_dagger if args.method == "dagger" else train_pg
     try:
-        result = trainer(args, checkpoint=checkpoint)
+        with np.errstate(over="ignore", invalid="ignore"):  # a run that diverges is told in one line
+            result = trainer(args, checkpoint=checkpoint)
     except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (Terminated, from run_script's handler)
         note = stopped_note(args, saved[-1] if saved else None)
         parser.exit(signal_exit_code(stop), f"{parser.prog}: stopped: {note}\n")
+    except Diverged as error:  # only finite checkpoints were written: the last one is kept
+        note = stopped_note(args, saved[-1] if saved else None)
+        parser.exit(1, f"{parser.prog}: error: training diverged {error}; lower --lr ({args.lr:g}); {note}\n")
 
     def write(result: dict[str, Any]) -> None:
         try:

@@ -131,6 +131,34 @@ def test_training_goes_on_from_init_weights(tmp_path: Path) -> None:
         )
 
 
+@pytest.mark.parametrize(
+    ("method", "options", "kept"),
+    [
+        # dagger at lr 1000: logits past the mask's reach picked an illegal card, a traceback
+        ("dagger", ["--lr", "1000"], False),
+        # pg at lr 1e10: weights past float16's range, written as inf and "finished", exit code 0
+        ("pg", ["--lr", "1e10", "--batch", "256", "--minibatch", "64"], True),
+    ],
+)
+def test_a_diverging_run_is_one_line_and_keeps_only_finite_weights(
+    tmp_path: Path, method: str, options: list[str], kept: bool
+) -> None:
+    out = tmp_path / "p.npz"
+    found = run(
+        "train_policy.py", "--method", method, "--decisions", "3000", "--envs", "16", "--hidden", "16", "16",
+        "--backend", "numpy", *options, "--out", str(out),
+    )  # fmt: skip
+    assert found.returncode == 1, found.stderr
+    assert found.stderr.startswith("train_policy.py: error: training diverged after "), found.stderr
+    assert "lower --lr" in found.stderr and "Traceback" not in found.stderr and "Warning" not in found.stderr
+    assert found.stderr.count("\n") == 1
+    assert out.exists() == kept
+    if kept:  # the last checkpoint before it blew up, loadable, marked unfinished
+        assert all(np.isfinite(w).all() for w in load_weights(out))
+        with np.load(out) as data:
+            assert json.loads(str(data["meta"]))["finished"] is False
+
+
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_ctrl_c_keeps_the_last_checkpoint_and_says_how_to_train_on(
     tmp_path: Path, signum: signal.Signals, code: int
