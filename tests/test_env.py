@@ -28,7 +28,7 @@ except ImportError:  # tests/ itself on sys.path
 pettingzoo = pytest.importorskip("pettingzoo", reason="pip install -e '.[dev]' (pettingzoo)")
 gymnasium = pytest.importorskip("gymnasium", reason="pip install -e '.[dev]' (gymnasium)")
 
-from hearts_sim.env import GymVectorEnv, SeatEnv, VectorEnv, aec_env  # noqa: E402
+from hearts_sim.env import GymVectorEnv, PolicyAgent, SeatEnv, VectorEnv, aec_env  # noqa: E402
 from hearts_sim.env.gym import ENV_ID  # noqa: E402
 
 PRESET_NAMES = list(CHECK_RULES)
@@ -300,6 +300,12 @@ def test_vector_env_refuses_bad_actions_and_arguments() -> None:
         ({"n_envs": 1, "opponents": 3}, "opponents=3: name an agent spec"),  # were raw TypeErrors
         ({"n_envs": 1, "copy": "no"}, "copy must be True or False, not 'no'"),
         ({"n_envs": 1, "autoreset": None}, "autoreset must be True or False, not None"),
+        # a table whose hand ended first refused every later step: the others were stuck
+        ({"n_envs": 2, "autoreset": False}, "autoreset=False is for one table"),
+        # bytes were read as a list of ints ("110 is neither an agent spec"), an agent object
+        # not in a list as no spec at all
+        ({"n_envs": 1, "opponents": b"normal"}, "opponents=b'normal': name an agent spec"),
+        ({"n_envs": 1, "opponents": PolicyAgent(lambda rows: [0] * len(rows))}, "cannot sit there"),
     ]:
         with pytest.raises(ValueError, match=words):
             VectorEnv(**kwargs)  # type: ignore[arg-type]
@@ -332,12 +338,12 @@ def test_shared_buffers_hold_no_stale_values() -> None:
         assert not info["score"][~terminated].any()
         ended += int(terminated.sum())
     assert ended > 3
-    held = VectorEnv(2, "random", teacher="lowest", autoreset=False, copy=False)
+    held = VectorEnv(1, "random", teacher="lowest", autoreset=False, copy=False)
     held.reset(seed=0)
-    terminated = np.zeros(2, bool)
+    terminated = np.zeros(1, bool)
     while not terminated.all():
         *_, terminated, _, _ = held.step(held.teacher_actions.copy())
-    assert held.teacher_actions.tolist() == [-1, -1]
+    assert held.teacher_actions.tolist() == [-1]
 
 
 def test_a_strided_or_read_only_action_array_compiles_nothing_new() -> None:
@@ -449,6 +455,82 @@ def test_gym_vector_env_reset_without_a_seed_goes_on_from_the_first_seed() -> No
     assert not np.array_equal(one[0], one[1]) and not np.array_equal(one[1], one[2])  # new hands
     vector = VectorEnv(3, "random")
     assert np.array_equal(one[1], vector.reset(0, episode=1)[0])  # the episode after the furthest
+
+
+def test_vector_env_reset_without_a_seed_moves_on_to_new_hands() -> None:
+    """``VectorEnv.reset()`` went back to episode 0 of seed 0 every time: a training loop that
+    called it dealt the same hands for ever. Now it goes on as ``GymVectorEnv.reset()`` does."""
+    env, other = VectorEnv(3, "random"), VectorEnv(3, "random")
+    first = env.reset()[0]
+    assert env.seed == 0 and np.array_equal(first, other.reset(seed=0)[0])
+    assert np.array_equal(env.reset()[0], other.reset(0, episode=1)[0])
+    assert env.episodes().tolist() == [1, 1, 1]
+    env.reset(seed=5, episode=3)
+    assert np.array_equal(env.reset()[0], other.reset(5, episode=4)[0])  # the last seed's next hands
+    assert np.array_equal(env.reset(episode=0)[0], other.reset(5)[0])
+
+
+def test_every_environment_refuses_use_after_close() -> None:
+    """``close()`` lets the tables go; a later call is one ``RuntimeError``, where a closed
+    ``GymVectorEnv`` or ``SeatEnv`` went on stepping (and ``VectorEnv`` had no ``close``)."""
+    vector = VectorEnv(2, "random")
+    vector.reset(seed=0)
+    vector.close()
+    vector.close()  # twice is fine
+    for call in (
+        lambda: vector.step([0, 0]),
+        vector.reset,
+        lambda: vector.legal_cards(0),
+        lambda: vector.hand_state(0),
+        vector.episodes,
+    ):
+        with pytest.raises(RuntimeError, match="the environment is closed"):
+            call()
+    gym_vector = GymVectorEnv(2, "random")
+    obs, _ = gym_vector.reset(seed=0)
+    gym_vector.close()
+    with pytest.raises(RuntimeError, match="the environment is closed"):
+        gym_vector.step(np.argmax(obs["action_mask"], axis=1))
+    seat = SeatEnv("random")
+    obs, _ = seat.reset(seed=0)
+    seat.close()
+    with pytest.raises(RuntimeError, match="the environment is closed"):
+        seat.step(int(np.argmax(obs["action_mask"])))
+    with pytest.raises(RuntimeError, match="the environment is closed"):
+        seat.action_masks()
+
+
+def test_gym_vector_env_follows_gymnasiums_vector_conventions() -> None:
+    """Its ``np_random`` is seeded by ``reset(seed=)``, a teacher's picks come with their mask,
+    ``truncated`` is a fresh array, and ``options`` (a partial reset's ``reset_mask``) are
+    refused: they were ignored, and every table reset."""
+    one, two = GymVectorEnv(3, "random", teacher="rule"), GymVectorEnv(3, "random")
+    obs, info = one.reset(seed=1)
+    two.reset(seed=1)
+    assert one.np_random.integers(2**62) == two.np_random.integers(2**62)
+    assert info["_teacher_action"].tolist() == [True] * 3
+    _, _, _, truncated, info = one.step(info["teacher_action"])
+    assert info["_teacher_action"].all() and not truncated.any()
+    truncated[0] = True  # was one shared read-only array: "assignment destination is read-only"
+    assert not one.step(info["teacher_action"])[3].any()
+    with pytest.raises(ValueError, match="takes no options .given: reset_mask."):
+        one.reset(options={"reset_mask": np.array([True, False, False])})
+    assert one.reset(options={})[0]["observation"].shape == (3, OBS_SIZE)
+
+
+def test_tables_that_cannot_fit_in_memory_are_refused_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch's tables take 11 to 23 KB each at a step's peak (the README said 5 KB): a
+    batch larger than the memory available was numpy's ``MemoryError`` or the process killed."""
+    import hearts_sim.env.vector as vector_module
+
+    monkeypatch.setattr(vector_module, "available_memory", lambda: 2**30)
+    with pytest.raises(ValueError, match=r"100,000 tables need about 1\.6 GiB at a step's peak, and 1\.0"):
+        VectorEnv(100_000, "random")
+    with pytest.raises(ValueError, match="use fewer tables, or VectorEnv"):
+        GymVectorEnv(50_000, "random")  # its batched space's bounds on top
+    assert VectorEnv(60_000, "random", copy=False).n_envs == 60_000  # 10.8 KB a table fits
+    monkeypatch.setattr(vector_module, "available_memory", lambda: None)  # nothing says: no check
+    assert VectorEnv(100_000, "random").n_envs == 100_000
 
 
 def test_render_follows_gymnasiums_convention(capsys: pytest.CaptureFixture[str]) -> None:

@@ -24,11 +24,11 @@ from gymnasium.vector.utils import batch_space
 
 from agents.registry import AgentSpec
 from hearts_sim.core.cards import N_CARDS
-from hearts_sim.core.checks import shown
+from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.encoding import OBS_SIZE
 from hearts_sim.engine.rng import check_seed
-from hearts_sim.env.vector import Opponents, VectorEnv, action_card
+from hearts_sim.env.vector import MAX_ENVS, Opponents, VectorEnv, action_card, check_room, table_bytes
 
 
 def observation_space() -> spaces.Dict:
@@ -40,6 +40,10 @@ def observation_space() -> spaces.Dict:
         }
     )
 
+
+# what Gymnasium's batched observation space holds per table: low and high bounds (float32 for the
+# encoding, int8 for the mask) and the flags of which are finite
+SPACE_BYTES = 2 * (4 + 1) * OBS_SIZE + 2 * (1 + 1) * N_CARDS
 
 RENDER_MODES = ("ansi", "human")
 
@@ -72,9 +76,10 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
     hand=0)``: the same as table 0 of ``VectorEnv.reset(S)``), and each later ``reset()`` the
     next hand of that seed. ``info``: ``score`` at the end, and ``teacher_action`` with a teacher.
 
-    An illegal card ends the episode with minus the moon total (26, or 43 under Black Maria:
-    no hand scores worse) and ``info["illegal"]``, the convention of PettingZoo's classic games
-    for learners that ignore the mask; ``on_illegal="raise"`` raises ``ValueError`` instead. An
+    An illegal card ends the episode with a reward of minus the moon total (26, or 43 under Black
+    Maria: no hand scores worse; with ``reward="trick"``, on top of the rewards already paid) and
+    ``info["illegal"]``, the convention of PettingZoo's classic games for learners that ignore
+    the mask; ``on_illegal="raise"`` raises ``ValueError`` instead. An
     action that is no card (outside ``Discrete(52)``: -1, 52, 1.5) is a ``ValueError`` either way."""
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}  # fps: Gymnasium warns without one
@@ -122,6 +127,7 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
         return self._observation(observations[0], masks[0]), self._info(masks[0])
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        self._env._check_open()
         if self._done:
             raise RuntimeError("the hand is over: call reset() before step()")
         observations, masks = self._env._outputs[0], self._env._outputs[1]
@@ -151,7 +157,11 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
         """The cards the learner may pick now, as booleans (the observation's ``action_mask``;
         all False once the hand is over): the method sb3-contrib's ``MaskablePPO`` asks an
         environment for."""
+        self._env._check_open()
         return self._env._outputs[1][0].astype(bool) & (not self._done)
+
+    def close(self) -> None:
+        self._env.close()
 
     def _observation(self, observation: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarray]:
         return {"observation": observation.copy(), "action_mask": mask.copy()}
@@ -195,8 +205,9 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
         render_mode: str | None = None,
     ):
         self.render_mode = check_render_mode(render_mode)
+        if is_integer(num_envs) and 0 < num_envs <= MAX_ENVS:  # else VectorEnv's own refusal
+            check_room(num_envs, table_bytes(copy=True) + SPACE_BYTES, "use fewer tables, or VectorEnv")
         self._env = VectorEnv(num_envs, opponents, rules, seat=seat, reward=reward, teacher=teacher)
-        self._master: int | None = None
         self.num_envs = self._env.n_envs
         self.single_observation_space = observation_space()
         self.single_action_space = spaces.Discrete(N_CARDS)
@@ -208,18 +219,26 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         if isinstance(seed, list):
             raise ValueError("GymVectorEnv takes one seed: table i plays from derive_seed(seed, i)")
-        if seed is not None:
-            self._master, episode = check_seed(seed), 0
-        elif self._master is None:  # no seed on the first reset: one from the OS's entropy
-            self._master, episode = int(np.random.default_rng().integers(2**63)), 0
-        else:  # the next hands of the same seed, new at every table
-            episode = int(self._env.episodes().max()) + 1
-        observations, masks = self._env.reset(self._master, episode=episode)
+        if options:  # Gymnasium's reset_mask among them: every table resets itself as its hand ends
+            raise ValueError(
+                f"GymVectorEnv.reset takes no options (given: {', '.join(map(str, options))}): it resets "
+                "every table, and each table starts its next hand by itself when one ends"
+            )
+        seed = check_seed(seed) if seed is not None else None
+        super().reset(seed=seed)  # np_random, seeded as Gymnasium's own vector envs seed it
+        if seed is None and self._env.seed is None:  # no seed on the first reset: one from the OS
+            seed = int(np.random.default_rng().integers(2**63))
+        observations, masks = self._env.reset(seed)  # none: the next hands of the same seed
         if self.render_mode == "human":
             self.render()
         teacher_actions = self._env.teacher_actions
-        info = {} if teacher_actions is None else {"teacher_action": teacher_actions}
-        return {"observation": observations, "action_mask": masks}, info
+        return {"observation": observations, "action_mask": masks}, self._teacher_info(teacher_actions)
+
+    def _teacher_info(self, teacher_actions: np.ndarray | None) -> dict[str, np.ndarray]:
+        """The teacher's picks, with Gymnasium's mask beside them: every table has one."""
+        if teacher_actions is None:
+            return {}
+        return {"teacher_action": teacher_actions, "_teacher_action": np.ones(self.num_envs, dtype=np.bool_)}
 
     def step(
         self, actions: Any
@@ -227,8 +246,7 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
         observations, masks, rewards, terminated, truncated, info = self._env.step(np.asarray(actions))
         # Gymnasium's convention: "_score" marks the tables whose "score" is one (those that ended)
         out: dict[str, Any] = {"score": info["score"], "_score": terminated.copy()}
-        if "teacher_action" in info:
-            out["teacher_action"] = info["teacher_action"]
+        out |= self._teacher_info(info.get("teacher_action"))
         if terminated.any():
             final = np.empty(self.num_envs, dtype=object)
             ended = np.flatnonzero(terminated)
@@ -241,6 +259,9 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[type-arg]
         if self.render_mode == "human":
             self.render()
         return {"observation": observations, "action_mask": masks}, rewards, terminated, truncated, out
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._env.close()
 
     def render(self) -> tuple[str, ...] | None:  # type: ignore[override]
         """Every table as text (each hand shown: a debugging view), one string per table:

@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from agents.dispatch import KindSet
-from agents.registry import AgentSpec, parse_agent, seat_arrays
+from agents.registry import AgentError, AgentSpec, parse_agent, seat_arrays
 from hearts_sim.core.cards import N_CARDS, card_str
 from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.rules import Rules, resolve_rules
@@ -34,10 +34,34 @@ from hearts_sim.engine.rng import check_index, check_seed, derive_seed
 from hearts_sim.engine.state import new_states
 from hearts_sim.env.kernels import NO_TEACHER, REWARD_MODES, reset_tables, step_tables
 from hearts_sim.game.hand_state import HandState
+from hearts_sim.selfplay.simulate import available_memory
 
 Opponents = str | AgentSpec | Sequence[str | AgentSpec]
-# tables in one VectorEnv: about 5 KB each (a hand record and an observation), so 5 GB at most
+# tables in one VectorEnv: 11 to 15 KB each at a step's peak (table_bytes), so 12 to 15 GiB at most
 MAX_ENVS = 1 << 20
+# a step's outputs for one table: observation, mask, reward, terminated, score, final observation,
+# teacher's pick (``VectorEnv._new_outputs``)
+_OUTPUT_BYTES = 4 * OBS_SIZE + N_CARDS + 4 + 1 + 8 + 4 * OBS_SIZE + 8
+
+
+def table_bytes(copy: bool) -> int:
+    """One table's memory at a step's peak, where hands end, at most: its state, the step's
+    outputs (with ``copy``, the last step's too, still held), and the copy of the final
+    observation that ``info["final_obs"]`` gives. 10.8 KB (17.2 with ``copy``); the peaks measured
+    at 100,000 tables were 11.3 KB and 14.4 KB (numpy's zeros are paged in as written)."""
+    return new_states(1).nbytes + 4 * 8 + _OUTPUT_BYTES * (2 if copy else 1) + 4 * OBS_SIZE
+
+
+def check_room(n_envs: int, per_table: int, advice: str) -> None:
+    """``ValueError`` in one line where ``n_envs`` tables of ``per_table`` bytes cannot fit in the
+    memory this process can have (``available_memory``): 1,048,576 tables were numpy's
+    ``MemoryError``, or the process killed mid-run, on a machine without the 15 GiB they need."""
+    need, memory = n_envs * per_table, available_memory()
+    if memory is not None and need > memory:
+        raise ValueError(
+            f"{n_envs:,} tables need about {need / 2**30:,.1f} GiB at a step's peak, and "
+            f"{memory / 2**30:,.1f} GiB is available here: {advice}"
+        )
 
 
 class LearnerTable:
@@ -60,13 +84,16 @@ class LearnerTable:
             raise ValueError(f"reward={shown(reward)}: choose one of {', '.join(REWARD_MODES)}")
         self.seat = int(seat)
         self.reward_mode = REWARD_MODES.index(reward)
-        if isinstance(opponents, (str, AgentSpec)):
-            others = [parse_agent(opponents)] * (n - 1)
-        elif not isinstance(opponents, (Sequence, np.ndarray)):
-            raise ValueError(
-                f"opponents={shown(opponents)}: name an agent spec for every other seat, or a list of "
-                f"{n - 1}, one per other seat"
-            )
+        if not isinstance(opponents, (list, tuple, np.ndarray)):  # one for all: a spec, an agent
+            try:
+                others = [parse_agent(opponents)] * (n - 1)
+            except AgentError:
+                if isinstance(opponents, (str, AgentSpec)):
+                    raise  # an unknown spec: its own message
+                raise ValueError(
+                    f"opponents={shown(opponents)}: name an agent spec for every other seat, or a list "
+                    f"of {n - 1}, one per other seat"
+                ) from None
         else:
             others = [parse_agent(spec) for spec in opponents]
             if len(others) != n - 1:
@@ -147,6 +174,13 @@ class VectorEnv:
         for name, value in (("autoreset", autoreset), ("copy", copy)):
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False, not {shown(value)}")
+        if not autoreset and n_envs > 1:  # hands end at different steps: one table would hold the rest
+            raise ValueError(
+                "autoreset=False is for one table (SeatEnv's): with several, a table whose hand ended "
+                "first could take no action, and reset() restarts them all"
+            )
+        advice = "use fewer tables" + (", or copy=False" if copy else "")
+        check_room(n_envs, table_bytes(bool(copy)), advice)
         self.n_envs = int(n_envs)
         self.autoreset = bool(autoreset)
         self.copy = bool(copy)
@@ -158,9 +192,11 @@ class VectorEnv:
         self._rewarded = np.zeros(n, dtype=np.int64)
         self._outputs = self._new_outputs()
         self._rules_tuple = tuple(self.rules.to_tuple())  # the kernels rebuild KernelRules
-        self._never = np.zeros(n, dtype=np.bool_)  # truncated: every hand ends
+        self._never = np.zeros(n, dtype=np.bool_)  # truncated (copy=False): every hand ends
         self._never.flags.writeable = False
+        self._master: int | None = None  # the seed of the last reset
         self._ready = False
+        self._closed = False
 
     def _new_outputs(self) -> tuple[np.ndarray, ...]:
         n = self.n_envs
@@ -181,17 +217,27 @@ class VectorEnv:
     def _tables(self) -> tuple[np.ndarray, ...]:
         return (self._env_seeds, self._episodes, self._states, self._pending, self._rewarded)
 
-    def reset(self, seed: int = 0, episode: int = 0, *, group: int = 1) -> tuple[np.ndarray, np.ndarray]:
-        """Every table starts episode ``episode`` (default 0): table ``i``'s episode ``k`` deals
+    def reset(
+        self, seed: int | None = None, episode: int | None = None, *, group: int = 1
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every table starts episode ``episode``: table ``i``'s episode ``k`` deals
         ``HandState.deal(rules, seed=derive_seed(seed, i // group), hand=k)``. Returns
-        (observations, masks).
+        (observations, masks). ``seed`` defaults to the last reset's (0 on the first), and
+        ``episode`` to 0 with a seed given, else to the episode after the furthest any table has
+        reached: ``reset()`` moves on to new hands, as Gymnasium's ``reset()`` does.
 
         ``group=K`` seats the tables in groups of ``K`` neighbours that are dealt the same hands,
         episode after episode, with the same random streams for the opponents: what differs
         between them is the learner's play (a group baseline for policy gradients, as duplicate
         play cancels card luck). With the default 1 every table has its own deals."""
-        master = np.uint64(check_seed(seed))
-        episode = check_index(episode, "episode")
+        self._check_open()
+        if seed is None:
+            seed, moved_on = self._master or 0, self._master is not None
+        else:
+            seed, moved_on = check_seed(seed), False
+        if episode is None:
+            episode = int(self._episodes.max()) + 1 if moved_on else 0
+        master, episode = np.uint64(seed), check_index(episode, "episode")
         if not is_integer(group) or not 0 < group <= self.n_envs:
             raise ValueError(
                 f"group must be a whole number in 1 .. {self.n_envs:,} (n_envs), not {shown(group)}"
@@ -201,7 +247,7 @@ class VectorEnv:
         outputs = self._new_outputs() if self.copy else self._outputs
         reset_tables(*self._kernel_prefix(), self._tables, outputs)
         self._outputs = outputs
-        self._ready = True
+        self._master, self._ready = int(master), True
         return outputs[0], outputs[1]
 
     def step(
@@ -212,6 +258,7 @@ class VectorEnv:
         ``info``: ``score`` (the learner's hand score, where terminated), ``final_obs`` (the
         terminal observations of the tables that ended, in table order), and with a teacher
         ``teacher_action``. Truncation never happens: every hand ends."""
+        self._check_open()
         if not self._ready:
             raise RuntimeError("call reset() before step()")
         array = np.asarray(actions)
@@ -238,7 +285,19 @@ class VectorEnv:
         info = {"score": scores, "final_obs": final_observations[terminated]}
         if t.teacher is not None:
             info["teacher_action"] = teacher_actions
-        return observations, masks, rewards, terminated, self._never, info
+        truncated = np.zeros(self.n_envs, dtype=np.bool_) if self.copy else self._never
+        return observations, masks, rewards, terminated, truncated, info
+
+    def close(self) -> None:
+        """Let the tables go (their memory with them); any later call but ``close`` is refused."""
+        self._closed, self._ready = True, False
+        self._env_seeds, self._episodes = self._env_seeds[:0], self._episodes[:0]
+        self._states, self._pending, self._rewarded = self._states[:0], self._pending[:0], self._rewarded[:0]
+        self._outputs = ()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the environment is closed: make a new one")
 
     def _refuse(self, i: int, card: int) -> NoReturn:
         """The ``ValueError`` for table ``i``'s illegal ``card`` (no table has moved)."""
@@ -248,13 +307,15 @@ class VectorEnv:
 
     def _table(self, i: object) -> int:
         """``i`` as a table index 0 .. n_envs-1; ``ValueError`` otherwise (-1 is not the last)."""
+        self._check_open()
         if not is_integer(i) or not 0 <= i < self.n_envs:
             raise ValueError(f"table {shown(i)}: choose 0 .. {self.n_envs - 1} ({self.n_envs} tables)")
         return int(i)
 
     def legal_cards(self, i: int) -> str:
         """Table ``i``'s legal cards, written out (for messages and notebooks)."""
-        return " ".join(card_str(int(c)) for c in np.flatnonzero(self._outputs[1][self._table(i)])) or "none"
+        i = self._table(i)
+        return " ".join(card_str(int(c)) for c in np.flatnonzero(self._outputs[1][i])) or "none"
 
     def hand_state(self, i: int) -> HandState:
         """Table ``i`` as a ``HandState`` (a view: it changes as the table is stepped), to print or
@@ -269,10 +330,17 @@ class VectorEnv:
         not reset); None without a teacher. With ``copy=False`` the environment's own buffer."""
         if self.table.teacher is None:
             return None
+        self._check_open()
         if not self._ready:
             raise RuntimeError("call reset() before asking for the teacher's actions")
         return self._outputs[6].copy() if self.copy else self._outputs[6]
 
     def episodes(self) -> np.ndarray:
         """The episode each table is playing (its hand index within its seed)."""
+        self._check_open()
         return self._episodes.copy()
+
+    @property
+    def seed(self) -> int | None:
+        """The seed of the last ``reset`` (None before the first)."""
+        return self._master
