@@ -9,8 +9,10 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ import pytest
 from agents.levels import read_level
 from hearts_sim.apps.cli import main
 from hearts_sim.core.files import write_atomically
-from hearts_sim.studies.tournament import make_config, run_tournament
+from hearts_sim.studies.tournament import Interrupted, make_config, run_tournament
 from hearts_sim.studies.tune import Candidate, TuneError, TuneResult, write_level
 
 try:
@@ -268,3 +270,43 @@ def test_a_tuned_level_is_written_when_its_result_cannot_be_printed(tmp_path: Pa
         run.stderr.splitlines()[-1] == "hearts-sim: error: cannot write the output: No space left on device"
     )
     assert (tmp_path / "kept.toml").is_file() and f"wrote level kept ({tmp_path / 'kept.toml'})" in run.stderr
+
+
+def test_records_are_read_from_the_folder_named_not_from_home_or_as_a_uri(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pyarrow expands a leading ``~`` and reads a first part with a colon as a URI: the records of
+    ``./~/r`` (``--out=~/r``, ``out = "~/r"`` in a config) were read from ``$HOME/r``, another
+    run's, without a word, and ``run:1`` was a traceback in report, replay and ``load_records``."""
+    from hearts_sim.studies.analysis import load_records
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    run_tournament(make_config(["random", "lowest"], deals=8, seed=1), Path("~/r"), progress=False)
+    run_tournament(make_config(["random", "lowest"], deals=8, seed=2), home / "r", progress=False)
+    here, there = load_records("~/r"), load_records(home / "r")
+    assert here.equals(load_records(work / "~" / "r")) and not here["seed"].equals(there["seed"])
+    run_tournament(make_config(["random", "lowest"], deals=8, seed=1), Path("run:1"), progress=False)
+    assert load_records("run:1").equals(here)
+    assert main(["replay", "run:1", "--row", "0"]) == 0
+    assert "won by" in capsys.readouterr().out
+
+
+def test_printed_commands_quote_the_paths_they_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``resume with: hearts-sim tournament --resume stop me`` failed when pasted (two words), as
+    did a hint naming a folder that starts with ``-`` (read as an option)."""
+    from hearts_sim.core.files import shell_path
+
+    assert shell_path("stop me") == "'stop me'" and shell_path("-run") == "./-run"
+    assert shell_path(Path("/tmp/-run")) == "/tmp/-run" and shell_path("runs/a") == "runs/a"
+    out = tmp_path / "stop me"
+    config = replace(make_config(["random", "lowest"], deals=40, seed=3), chunk_deals=8)
+    with pytest.raises(Interrupted, match=re.escape(f"resume with: hearts-sim tournament --resume '{out}'")):
+        run_tournament(config, out, progress=False, stop_after_chunks=1)
+    assert main(["status", str(out)]) == 0
+    assert f"resume with: hearts-sim tournament --resume '{out}'" in capsys.readouterr().out

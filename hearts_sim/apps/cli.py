@@ -49,6 +49,7 @@ from hearts_sim.apps.script import EXIT_FAILURE, EXIT_USAGE, ScriptParser, repor
 from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, card_str, cards_str
 from hearts_sim.core.checks import did_you_mean
 from hearts_sim.core.errors import InputError, Stopped, Terminated, sigterm_as_interrupt
+from hearts_sim.core.files import shell_path
 from hearts_sim.core.rules import (
     GAME_SWITCHES,
     MAX_POINTS,
@@ -344,7 +345,7 @@ def _finished_run_kept(args: argparse.Namespace) -> Iterator[None]:
             finished = False
         if not finished:
             raise
-        story = f"after the run finished: hearts-sim status {out} prints its results"
+        story = f"after the run finished: hearts-sim status {shell_path(out)} prints its results"
         raise Stopped(story, isinstance(stop, Terminated)) from None
 
 
@@ -369,12 +370,12 @@ def _where_the_records_are(result: Any) -> None:
     print(f"records and manifest: {result.out}")
     summary = result.summary
     if summary.get("unit") == "games":
-        out = shlex.quote(str(result.out))
+        out = shell_path(result.out)
         print(f"every hand of its games: hearts-sim report {out}; hearts-sim replay {out} --moon")
     if summary.get("unit") == "hands" and len(summary["agents"]) == 2 and summary.get("pairs"):
         pair = summary["pairs"][0]
         worse = pair["a"] if pair["a_minus_b"] > 0 else pair["b"]
-        replay = f"hearts-sim replay {shlex.quote(str(result.out))} --worst {shlex.quote(worse)}"
+        replay = f"hearts-sim replay {shell_path(result.out)} --worst {shlex.quote(worse)}"
         print(f"the deal {worse} played worst against the other: {replay}")
 
 
@@ -882,7 +883,7 @@ def _replay_game(args: argparse.Namespace) -> int:
     table = an.game_summary(rows)
     table["moon"] = [f"seat {seat}" if seat >= 0 else "-" for seat in table["moon"]]
     print(table.to_string(index=False))
-    command = f"hearts-sim replay {shlex.quote(str(args.dir))} --game {args.game} --seating {args.seating}"
+    command = f"hearts-sim replay {shell_path(args.dir)} --game {args.game} --seating {args.seating}"
     print(f"one hand trick by trick: {command} --hand H")
     return 0
 
@@ -1276,7 +1277,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         if target.parent.resolve() not in {folder.resolve() for folder in level_folders()}:
             print(
                 f"to play it, name its folder in {LEVELS_VARIABLE}: "
-                f"{LEVELS_VARIABLE}={shlex.quote(str(target.parent))} hearts-sim match {name} normal",
+                f"{LEVELS_VARIABLE}={shell_path(target.parent)} hearts-sim match {name} normal",
                 file=shown_at,
             )
     if unshown is not None:

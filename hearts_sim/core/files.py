@@ -8,6 +8,7 @@ import contextlib
 import errno
 import json
 import os
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +18,21 @@ try:
     import fcntl
 except ImportError:  # Windows: no flock, so no lock (below)
     fcntl = None  # type: ignore[assignment]
+
+
+def shell_path(path: Path | str) -> str:
+    """``path`` as a word of a command line printed to be pasted (``resume with: ...``): quoted
+    for the shell where it must be (``stop me``), and ``./`` before a relative path that starts
+    with ``-``, which a command would read as an option."""
+    text = str(path)
+    return shlex.quote(f"./{text}" if text.startswith("-") else text)
+
+
+def arrow_path(path: Path | str) -> str:
+    """``path`` as pyarrow must be given it: absolute. pyarrow reads a relative path whose first
+    part holds a colon (``run:1``) as a URI and refuses it, and expands a leading ``~``, so the
+    records of ``./~/runs/a`` were read from ``$HOME/runs/a``: another run's, without a word."""
+    return str(Path(path).absolute())
 
 
 def write_atomically(path: Path, data: bytes) -> None:

@@ -27,6 +27,7 @@ import pandas as pd
 
 from hearts_sim.core.checks import counted, is_integer
 from hearts_sim.core.errors import InputError
+from hearts_sim.core.files import shell_path
 from hearts_sim.core.rules import MAX_PLAYERS, PASS_DIRECTIONS, Rules, pass_direction_name
 from hearts_sim.engine.state import MAX_TRICKS, NO_TRICK, TRICK_BITS
 
@@ -191,7 +192,8 @@ def resuming_command(manifest: Any) -> str:
 
 def repair_hint(out: Path, manifest: Any) -> str:
     """How to re-play a run's damaged chunks, with the subcommand that started it."""
-    return f"re-play the damaged chunks with: hearts-sim {resuming_command(manifest)} --resume {out} --repair"
+    command = f"hearts-sim {resuming_command(manifest)} --resume {shell_path(out)} --repair"
+    return f"re-play the damaged chunks with: {command}"
 
 
 PARTS_KEYS = {RECORDS_DIR: "parts", HANDS_DIR: "hand_parts"}  # the manifest's list for each directory

@@ -55,6 +55,7 @@ from hearts_sim.core.cards import (
 )
 from hearts_sim.core.checks import did_you_mean, is_integer, is_real, shown
 from hearts_sim.core.errors import InputError
+from hearts_sim.core.files import arrow_path, shell_path
 from hearts_sim.core.rules import (
     MAX_POINTS,
     PASS_DIRECTIONS,
@@ -1079,10 +1080,11 @@ def _first_hand(directory: Path) -> tuple[str | None, tuple[Any, ...]] | None:
 
     parts = sorted(directory.glob("*.parquet"))
     try:
-        names = pq.read_schema(parts[0]).names
+        names = pq.read_schema(arrow_path(parts[0])).names
         agents = [name for name in names if name.startswith("agent_")]
         columns = ["seed", *agents, *(["rules"] if "rules" in names else [])]
-        first = pq.ParquetFile(parts[0]).read_row_group(0, columns=columns).slice(0, 1).to_pylist()[0]
+        part = pq.ParquetFile(arrow_path(parts[0]))
+        first = part.read_row_group(0, columns=columns).slice(0, 1).to_pylist()[0]
         hand = (first["seed"], *sorted(str(first[name]) for name in agents))
         return (str(first["rules"]) if "rules" in first else None), hand
     except Exception:  # pyarrow's errors for a damaged part are many; the readers name them
@@ -1142,7 +1144,8 @@ def _unfinished(run: Path, manifest: Any) -> str | None:
         return None
     return (
         f"{run} is not finished: its manifest counts {done:,} of {total:,} chunks, and these are "
-        f"their hands only (hearts-sim status {run} says whether it is being written, or how to resume it)"
+        f"their hands only (hearts-sim status {shell_path(run)} says whether it is being written, or how "
+        "to resume it)"
     )
 
 
@@ -1158,7 +1161,7 @@ def _dataset(path: str | Path, batch_size: int = DEFAULT_BATCH) -> tuple[Any, Pa
         )
 
     directory = records_path(path)
-    parts = [str(part) for part in run_parts(directory)]
+    parts = [arrow_path(part) for part in run_parts(directory)]
     dataset = ds.dataset(parts, format="parquet")
     # a run resumed by a later version holds parts with more columns: read the ones all parts have
     shared = set.intersection(*(set(part.physical_schema.names) for part in dataset.get_fragments()))

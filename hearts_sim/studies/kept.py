@@ -28,6 +28,7 @@ from hearts_sim.core.files import (
     exclusive_lock,
     look_at_lock,
     read_json_object,
+    shell_path,
     write_atomically,
 )
 from hearts_sim.selfplay.records import LOCK, MANIFEST
@@ -41,7 +42,7 @@ class JobStopped(Stopped):
     def __init__(self, command: str, where: str, out: Path | None, terminated: bool):
         self.out = out
         kept = (
-            f"; resume with: hearts-sim {command} --resume {out}"
+            f"; resume with: hearts-sim {command} --resume {shell_path(out)}"
             if out is not None
             else f": nothing is kept (hearts-sim {command} --out DIR keeps what it measures, and resumes)"
         )
@@ -71,7 +72,7 @@ class KeptJob:
         """The kept ``settings``, ``note`` and ``progress``."""
         missing = f"{self.out} holds no {self.what} ({self.file} is missing)"
         if (self.out / MANIFEST).is_file():  # levels --resume of a match's folder
-            missing += f": it holds a tournament run (hearts-sim status {self.out} shows it)"
+            missing += f": it holds a tournament run (hearts-sim status {shell_path(self.out)} shows it)"
         stored = read_json_object(self.path, self.error, missing, f"a {self.what}'s file")
         if not isinstance(stored.get("settings"), dict) or not isinstance(stored.get("progress", {}), dict):
             raise self.error(f"{self.path} is not a {self.what}'s file (no settings)")
@@ -120,7 +121,7 @@ class KeptJob:
         except LockHeld as held:
             raise self.error(
                 f"{self.out} is being run by {held.who}: wait for it to end, or stop it "
-                f"and then resume with hearts-sim {self.command} --resume {self.out}"
+                f"and then resume with hearts-sim {self.command} --resume {shell_path(self.out)}"
             ) from None
 
     def status(self) -> JobStatus:
@@ -175,7 +176,7 @@ class KeptJob:
         except OSError as error:
             raise StorageError(
                 f"cannot write {self.path}: {error.strerror or error}; what it kept before is there: "
-                f"resume with: hearts-sim {self.command} --resume {self.out}"
+                f"resume with: hearts-sim {self.command} --resume {shell_path(self.out)}"
             ) from None
 
     def _write(self, stored: Mapping[str, Any]) -> None:
@@ -209,7 +210,7 @@ class JobStatus(ShownAsText):
         """The job's line; then its result once finished, else one line a match (its folder
         within the job's)."""
         job = self.job
-        resume = f"hearts-sim {job.command} --resume {job.out}"
+        resume = f"hearts-sim {job.command} --resume {shell_path(job.out)}"
         counted = self.total is not None  # not in a job kept before steps were counted
         steps = f"{self.done} of {self.total} {job.steps}"
         state = self.state

@@ -62,9 +62,11 @@ from hearts_sim.core.errors import (
 )
 from hearts_sim.core.files import (
     LockHeld,
+    arrow_path,
     exclusive_lock,
     look_at_lock,
     read_json_object,
+    shell_path,
     write_atomically,
 )
 from hearts_sim.core.rules import Rules, RulesError, resolve_rules
@@ -157,7 +159,7 @@ def resume_command(out: Path, objects: bool = False, manifest: Any = None) -> st
     (recorded by name only, so the caller gives them again)."""
     if objects:
         return f"run_tournament(config, {str(out)!r}, resume=True), with its agent objects in config"
-    return f"hearts-sim {resuming_command(manifest)} --resume {out}"
+    return f"hearts-sim {resuming_command(manifest)} --resume {shell_path(out)}"
 
 
 def manifest_resume(out: Path, manifest: dict[str, Any]) -> str:
@@ -1209,7 +1211,7 @@ def _first_records_difference(config: TournamentConfig, out: Path, table: Table,
     key = "game" if config.games else "deal"
     records = first_game(table, config.seed) if config.games else run_hands(table, config.seed, 0, 1)
     fresh = pd.DataFrame(_record_columns(config, table, records))
-    kept = parquet.read_table(part_path(out, 0), filters=[(key, "=", 0)]).to_pandas()
+    kept = parquet.read_table(arrow_path(part_path(out, 0)), filters=[(key, "=", 0)]).to_pandas()
     kept = kept.set_index("seating")
     for seating, row in fresh.set_index("seating").iterrows():
         if seating not in kept.index:
