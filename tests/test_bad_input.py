@@ -334,6 +334,11 @@ CASES: list[tuple[list[str], str]] = [
     # ---- report
     (["report"], "the following arguments are required: DIR"),
     (["report", "/nonexistent-run"], "/nonexistent-run does not exist"),
+    # a part of a path over 255 bytes: OSError's traceback (ENAMETOOLONG) in most commands
+    (["report", "x" * 300], "a name in it is too long for the file system"),
+    (["replay", "x" * 300, "--row", "0"], "a name in it is too long for the file system"),
+    (["tournament", "lowest", "--out", "{tmp}/" + "x" * 300], "a name in it is too long for the file system"),
+    (["match", f"py:{'x' * 300}.py:Mine", "random"], "a name in it is too long for the file system"),
     (["report", "{file}"], "is not a directory"),
     (["report", "{tmp}"], "holds no records"),
     (["report", "{tmp}", "--min-points", "0"], "--min-points 0 is not valid"),
