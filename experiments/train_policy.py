@@ -34,7 +34,6 @@ import hashlib
 import io
 import json
 import math
-import os
 import shlex
 import sys
 import time
@@ -58,7 +57,7 @@ from agents.net import (
     network_policy,
 )
 from agents.registry import parse_agent
-from hearts_sim.apps.script import ScriptParser, master_seed, run_script
+from hearts_sim.apps.script import ScriptParser, master_seed, out_file, run_script
 from hearts_sim.core.cards import N_CARDS
 from hearts_sim.core.errors import interrupts_deferred, signal_exit_code
 from hearts_sim.core.files import write_atomically
@@ -629,8 +628,7 @@ def main(argv: list[str] | None = None) -> None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         parser.error(f"--out {args.out}: cannot create its folder ({error.strerror})")
-    if not os.access(args.out.parent, os.W_OK) or (args.out.exists() and not os.access(args.out, os.W_OK)):
-        parser.error(f"--out {args.out}: cannot be written")
+    out_file("--out")(str(args.out))  # a folder of that name, or one that takes no file (/proc)
 
     saved: list[int] = []  # the decisions of each checkpoint written
 

@@ -310,6 +310,10 @@ CASES: list[tuple[list[str], str]] = [
         ["tune", "rule", "--param", "shoot=20:60", "--write-level", "x", "--levels-dir", "/nonexistent"],
         "--levels-dir /nonexistent is not a directory",
     ),
+    (  # os.access passes for root everywhere: the refusal came after the whole tune
+        ["tune", "rule", "--param", "shoot=20:60", "--write-level", "x", "--levels-dir", "/proc"],
+        "--levels-dir /proc is not writable",
+    ),
     (["tune", "rule", "--param", "shoot=20:60", "--max-ms", "-1"], "--max-ms -1 is not valid"),
     (["tune", "rule", "--param", "shoot=20:60", "--max-ms", "nan"], "--max-ms nan is not valid"),
     (["tune", "rule", "--param", "shoot=20:60", "--max-ms", "0"], "--max-ms 0 is not valid"),

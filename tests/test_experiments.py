@@ -216,6 +216,15 @@ BAD_SCRIPT_INPUTS = [
     ("train_play_model.py", ["{tmp}/none.npz", "--ridge", "-1"], "--ridge -1 is not valid"),
     ("train_play_model.py", ["{tmp}/none.npz", "--dry-run"], "none.npz"),  # a traceback-free exit 1 before
     ("train_evaluation.py", ["--saved", "{tmp}/none.npz", "--dry-run"], "none.npz"),
+    # os.access passes for root everywhere: these failed after the work, at the write
+    ("train_policy.py", ["--out", "/proc/p.npz"], "--out /proc/p.npz: cannot be written"),
+    (
+        "train_shape.py",
+        ["play", "--hands", "3", "--out", "/proc/p.npz"],
+        "--out /proc/p.npz: cannot be written",
+    ),
+    ("moon_table.py", ["--out", "/proc/out.md"], "--out /proc/out.md: cannot be written"),
+    ("moon_table.py", ["--out", "{tmp}"], "name a file to write (not a folder)"),
 ]
 
 

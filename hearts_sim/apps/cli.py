@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import codecs
 import json
-import os
 import shlex
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -49,7 +48,7 @@ from hearts_sim.apps.script import EXIT_FAILURE, EXIT_USAGE, ScriptParser, repor
 from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, card_str, cards_str
 from hearts_sim.core.checks import did_you_mean
 from hearts_sim.core.errors import InputError, Stopped, Terminated, sigterm_as_interrupt
-from hearts_sim.core.files import shell_path
+from hearts_sim.core.files import shell_path, unwritable
 from hearts_sim.core.rules import (
     GAME_SWITCHES,
     MAX_POINTS,
@@ -1156,8 +1155,8 @@ def _level_target(write_level: str | None, levels_dir: str) -> Path | None:
     directory = Path(levels_dir).expanduser()  # a quoted '~/levels' too
     if not directory.is_dir():
         raise UsageError(f"--levels-dir {directory} is not a directory")
-    if not os.access(directory, os.W_OK):
-        raise UsageError(f"--levels-dir {directory} is not writable")
+    if (why := unwritable(directory)) is not None:
+        raise UsageError(f"--levels-dir {directory} is not writable ({why})")
     for folder in level_folders():  # a name is one level's across the folders: a second broke them all
         held = folder / f"{write_level}.toml"
         if folder.resolve() != directory.resolve() and held.is_file():

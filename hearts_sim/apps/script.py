@@ -41,6 +41,7 @@ from hearts_sim.core.errors import (
     sigterm_as_interrupt,
     terminations,
 )
+from hearts_sim.core.files import unwritable
 from hearts_sim.engine.rng import MAX_DEALS
 
 EXIT_FAILURE, EXIT_USAGE = 1, 2
@@ -98,11 +99,14 @@ def out_file(flag: str) -> Callable[[str], Path]:
     def parse(text: str) -> Path:
         path = Path(text).expanduser()
         if not text.strip() or path.is_dir():
-            raise UsageError(f"{flag} {text!r} is not valid: name a file to write")
+            raise UsageError(f"{flag} {text!r} is not valid: name a file to write (not a folder)")
+        if path.parent.exists() and not path.parent.is_dir():
+            raise UsageError(f"{flag} {text}: {path.parent} is a file, not a folder")
         if not path.parent.is_dir():
             raise UsageError(f"{flag} {text}: its folder {path.parent} does not exist")
-        if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-            raise UsageError(f"{flag} {text}: cannot be written")
+        why = unwritable(path.parent)
+        if why is not None or (path.exists() and not os.access(path, os.W_OK)):
+            raise UsageError(f"{flag} {text}: cannot be written ({why or 'Permission denied'})")
         return path
 
     return parse

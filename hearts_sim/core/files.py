@@ -9,6 +9,7 @@ import errno
 import json
 import os
 import shlex
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +19,19 @@ try:
     import fcntl
 except ImportError:  # Windows: no flock, so no lock (below)
     fcntl = None  # type: ignore[assignment]
+
+
+def unwritable(folder: Path) -> str | None:
+    """Why no file can be created in ``folder`` (None if one can), found by creating one: a
+    permission check (``os.access``) passes for root everywhere, ``/proc`` and a read-only mount
+    included, and the refusal came after the work whose results it lost."""
+    try:
+        descriptor, name = tempfile.mkstemp(dir=folder, prefix=".write-test.")
+        os.close(descriptor)
+        os.unlink(name)
+    except OSError as error:
+        return error.strerror or str(error)
+    return None
 
 
 def shell_path(path: Path | str) -> str:

@@ -93,7 +93,7 @@ class KeptJob:
         if self.path.exists():
             raise self.error(
                 f"{self.out} already holds a {self.what}: continue it with "
-                f"hearts-sim {self.command} --resume {self.out}"
+                f"hearts-sim {self.command} --resume {shell_path(self.out)}"
             )
         if self.out.exists() and (not self.out.is_dir() or any(self.out.iterdir())):
             raise self.error(f"--out {self.out} exists and is not an empty directory")
@@ -142,7 +142,7 @@ class KeptJob:
             except (KeyError, IndexError, TypeError, ValueError) as error:
                 raise self.error(
                     f"{self.path} holds a result that cannot be read ({type(error).__name__}: {error}); "
-                    f"hearts-sim {self.command} --resume {self.out} gives it again"
+                    f"hearts-sim {self.command} --resume {shell_path(self.out)} gives it again"
                 ) from None
         return JobStatus(self, lock.holder, runs, lock.known, done, total, result)
 

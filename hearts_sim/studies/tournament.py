@@ -67,6 +67,7 @@ from hearts_sim.core.files import (
     look_at_lock,
     read_json_object,
     shell_path,
+    unwritable,
     write_atomically,
 )
 from hearts_sim.core.rules import Rules, RulesError, resolve_rules
@@ -280,17 +281,17 @@ def _prepare_out(out: Path) -> None:
     """Create ``out`` for a new run: it must not hold another run; it must be writable."""
     if (out / MANIFEST).exists():
         raise TournamentError(
-            f"{out} already holds a run: continue it with --resume {out}, or choose a new --out directory"
+            f"{out} already holds a run: continue it with --resume {shell_path(out)}, or choose a new "
+            "--out directory"
         )
     if not _fit_for_new_run(out):
         raise TournamentError(f"--out {out} exists and is not an empty directory")
     try:
         (out / RECORDS_DIR).mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.write_text("ok")
-        probe.unlink()
     except OSError as error:
         raise TournamentError(f"cannot write to --out {out}: {error.strerror or error}") from None
+    if (why := unwritable(out)) is not None:
+        raise TournamentError(f"cannot write to --out {out}: {why}")
 
 
 @contextmanager
