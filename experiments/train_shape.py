@@ -25,6 +25,8 @@ from __future__ import annotations
 import argparse
 import io
 import time
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -128,19 +130,21 @@ def saved_hands(files: list[str]):  # type: ignore[no-untyped-def]
     rules = resolve_rules("standard")
     for name in files:
         try:
-            saved = np.load(name)
-            missing = {"seed", "hands", "passes", "history"} - set(saved.files)
+            with np.load(name) as saved:
+                missing = {"seed", "hands", "passes", "history"} - set(saved.files)
+                arrays = {key: saved[key] for key in saved.files if not missing}
         except OSError as error:
             raise SavedHandsError(f"{name}: cannot read it ({error.strerror or error})") from None
-        except ValueError:  # numpy's advice on pickles, for a file that is no .npz at all
+        # numpy's advice on pickles (no .npz at all), an empty file, a cut one, a damaged member
+        except (ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
             raise SavedHandsError(
-                f"{name}: not a file of train_shape.py play (not an .npz of arrays)"
+                f"{name}: not a file of train_shape.py play (not a whole .npz of arrays: {error})"
             ) from None
         if missing:
             absent = ", ".join(sorted(missing))
             raise SavedHandsError(f"{name}: not a file of train_shape.py play (no {absent})")
-        for hand, passed, cards in zip(saved["hands"], saved["passes"], saved["history"], strict=True):
-            state = HandState.deal(rules, seed=int(saved["seed"]), hand=int(hand))
+        for hand, passed, cards in zip(arrays["hands"], arrays["passes"], arrays["history"], strict=True):
+            state = HandState.deal(rules, seed=int(arrays["seed"]), hand=int(hand))
             if state.phase == "pass":
                 for s in range(rules.n_players):
                     state.pass_cards(s, int(passed[s]))

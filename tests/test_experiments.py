@@ -225,6 +225,9 @@ BAD_SCRIPT_INPUTS = [
     ),
     ("moon_table.py", ["--out", "/proc/out.md"], "--out /proc/out.md: cannot be written"),
     ("moon_table.py", ["--out", "{tmp}"], "name a file to write (not a folder)"),
+    # an empty file was numpy's EOFError, a cut one zipfile's BadZipFile, as tracebacks
+    ("train_shape.py", ["fit", "/dev/null", "--dry-run"], "/dev/null: not a file of train_shape.py play"),
+    ("train_play_model.py", ["/dev/null", "--dry-run"], "not a whole .npz of arrays: No data left in file"),
 ]
 
 
