@@ -55,6 +55,7 @@ from typing import Any, Protocol
 from agents.kinds import AgentError
 from hearts_sim.core.cards import N_CARDS, card_str, cards_of, cards_str, parse_card
 from hearts_sim.core.checks import is_integer, is_real, shown
+from hearts_sim.core.files import disk_bytes
 from hearts_sim.core.rules import Rules
 from hearts_sim.game.observation import Observation
 from hearts_sim.game.protocol import AnswerError, move_from_answer, request_for
@@ -723,7 +724,7 @@ def source_bytes(spec: ExternalSpec) -> bytes:
     mixed two programs in its records); nothing for a command or an object, or a module that
     cannot be found (``code_unseen``)."""
     sources = _agent_sources(spec) if spec.kind == PY else []
-    return b"".join(name.encode() + b"\0" + source + b"\0" for name, source in sources)
+    return b"".join(disk_bytes(name) + b"\0" + source + b"\0" for name, source in sources)
 
 
 def code_unseen(spec: ExternalSpec) -> bool:
@@ -925,7 +926,7 @@ def _agent_module(spec: ExternalSpec) -> ModuleType:
     if problem is not None:
         raise AgentError(problem)
     # one module per file and contents: a file changed since it was imported is imported anew
-    source = str(path.resolve()).encode() + b"\0" + path.read_bytes()
+    source = disk_bytes(path.resolve()) + b"\0" + path.read_bytes()
     module_name = f"hearts_sim_agent_{hashlib.sha1(source).hexdigest()[:12]}"
     module = sys.modules.get(module_name)
     if module is not None:

@@ -310,3 +310,40 @@ def test_printed_commands_quote_the_paths_they_name(
         run_tournament(config, out, progress=False, stop_after_chunks=1)
     assert main(["status", str(out)]) == 0
     assert f"resume with: hearts-sim tournament --resume '{out}'" in capsys.readouterr().out
+
+
+def test_non_ascii_names_work_under_a_locale_that_is_not_utf8(tmp_path: Path) -> None:
+    """Under ``LC_ALL=C PYTHONUTF8=0`` a file name's bytes reach Python as surrogates: report and
+    replay failed on pyarrow's ``UnicodeEncodeError``, a ``py:`` agent in such a folder on its
+    digest, a level file with a UTF-8 description could not be read (and one with Notepad's
+    byte-order mark was "Invalid statement"), and printed commands showed the folder as ``??``."""
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0"}
+    env.pop("PYTHONIOENCODING", None)
+    folder = tmp_path / "wd é"
+    folder.mkdir()
+    (folder / "mine.py").write_bytes((Path(__file__).parent / "python_agents.py").read_bytes())
+    levels = tmp_path / "levels"
+    levels.mkdir()
+    level = 'description = "café level"\nagent = "rule"\nmax_ms_per_decision = 2\n'
+    (levels / "cafe.toml").write_bytes(b"\xef\xbb\xbf" + level.encode())
+    env["HEARTS_SIM_LEVELS"] = str(levels)
+
+    def run(*arguments: str) -> bytes:
+        done = subprocess.run(
+            [sys.executable, "-m", "hearts_sim", *arguments],
+            capture_output=True,
+            cwd=folder,
+            env=env,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr.decode(errors="replace")
+        return done.stdout
+
+    out = "c é".encode()
+    printed = run(
+        "match", "py:mine.py:Lowest", "cafe", "--deals", "4", "--threads", "1", "--quiet", "--out", "c é"
+    )
+    assert b"hearts-sim replay '" + out + b"' --worst" in printed
+    assert b"wrote 10 files to " + out in run("report", "c é")
+    assert b"Records: `c \xc3\xa9`" in (folder / "c é" / "report" / "summary.md").read_bytes()
+    assert b"won by" in run("replay", "c é", "--row", "0")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.kinds import AgentError
+from hearts_sim.core.files import toml_text
 
 LEVELS_DIR = Path(__file__).resolve().parent
 LEVELS_VARIABLE = "HEARTS_SIM_LEVELS"  # more folders of level files, separated as in PATH
@@ -64,7 +65,7 @@ def read_level(path: Path) -> Level:
     if problem is not None:
         raise LevelError(f"level file {path}: {problem}")
     try:
-        values = tomllib.loads(path.read_text())
+        values = tomllib.loads(toml_text(path))
     except (OSError, UnicodeDecodeError) as error:
         raise LevelError(f"cannot read level file {path}: {error}") from None
     except tomllib.TOMLDecodeError as error:

@@ -1438,12 +1438,16 @@ def build_parser() -> argparse.ArgumentParser:
 SUIT_LETTER_ERRORS = "hearts_sim.suit_letters"
 
 
-def _suits_as_letters(error: UnicodeError) -> tuple[str, int]:
-    """An encoding error handler: the suit symbols as letters (``♠Q`` -> ``SQ``), anything else
-    the stream cannot encode as ``?``."""
+def _suits_as_letters(error: UnicodeError) -> tuple[str | bytes, int]:
+    """An encoding error handler: the suit symbols as letters (``♠Q`` -> ``SQ``), a file name's
+    bytes that a locale which is not UTF-8 decoded to surrogates as those bytes (a run's folder
+    printed as ``c ??`` under ``LC_ALL=C``, so its printed commands failed), anything else the
+    stream cannot encode as ``?``."""
     if not isinstance(error, UnicodeEncodeError):
         raise error
     text = error.object[error.start : error.end]
+    if all("\udc80" <= c <= "\udcff" for c in text):  # Python's surrogateescape, undone
+        return bytes(ord(c) - 0xDC00 for c in text), error.end
     letters = "".join(SUIT_LETTERS[SUIT_SYMBOLS.index(c)] if c in SUIT_SYMBOLS else "?" for c in text)
     return letters, error.end
 

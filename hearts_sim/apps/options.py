@@ -26,10 +26,12 @@ import math
 import sys
 import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from hearts_sim._numba import max_threads, threads_bound
 from hearts_sim.core.checks import is_integer, is_real
+from hearts_sim.core.files import toml_text
 from hearts_sim.engine.rng import MAX_DEALS, MAX_SEED
 
 COUNT, NUMBER, SEED_KIND, TEXT, FLAG, TEXTS = "count", "number", "seed", "text", "flag", "texts"
@@ -275,8 +277,7 @@ def read_config(path: str) -> dict[str, Any]:
     """A tournament config file's values, each checked against its option; unknown keys,
     wrong types and values out of range are ``UsageError``s naming the file and the key."""
     try:
-        with open(path, "rb") as handle:
-            values = tomllib.load(handle)
+        values = tomllib.loads(toml_text(Path(path)))
     except FileNotFoundError:
         raise UsageError(f"config file {path} does not exist") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:

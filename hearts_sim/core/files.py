@@ -42,11 +42,31 @@ def shell_path(path: Path | str) -> str:
     return shlex.quote(f"./{text}" if text.startswith("-") else text)
 
 
+def toml_text(path: Path) -> str:
+    """A TOML file's text: UTF-8, TOML's encoding, whatever the locale says (a level's
+    description in ``é`` failed under ``LC_ALL=C``), and a byte-order mark, which Notepad writes
+    and ``tomllib`` took for an invalid statement, dropped."""
+    return path.read_bytes().decode("utf-8-sig")
+
+
 def arrow_path(path: Path | str) -> str:
     """``path`` as pyarrow must be given it: absolute. pyarrow reads a relative path whose first
     part holds a colon (``run:1``) as a URI and refuses it, and expands a leading ``~``, so the
-    records of ``./~/runs/a`` were read from ``$HOME/runs/a``: another run's, without a word."""
-    return str(Path(path).absolute())
+    records of ``./~/runs/a`` were read from ``$HOME/runs/a``: another run's, without a word.
+    Under a locale that is not UTF-8 (``LC_ALL=C PYTHONUTF8=0``) a name's bytes come as
+    surrogates, which pyarrow cannot encode: they are given as the characters they are in UTF-8."""
+    text = str(Path(path).absolute())
+    try:
+        return disk_bytes(text).decode("utf-8")
+    except UnicodeDecodeError:  # not UTF-8 on disk either: pyarrow says what it makes of it
+        return text
+
+
+def disk_bytes(text: Path | str) -> bytes:
+    """A path, or text naming paths, as UTF-8 with every name's bytes as they are on disk (a
+    locale that is not UTF-8 decodes them to surrogates, which ``str.encode`` refuses): the same
+    bytes under any locale, for digests and files."""
+    return str(text).encode("utf-8", "surrogateescape")
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -87,7 +107,7 @@ def read_json_object(
     line: ``missing`` when there is no file, what failed when it cannot be read or parsed, and
     that it is not ``what`` when it holds something other than an object."""
     try:
-        value = json.loads(path.read_text())
+        value = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise error(missing) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as problem:

@@ -1004,7 +1004,7 @@ def _run_config(directory: Path) -> dict[str, Any] | None:
     for manifest in (directory / MANIFEST, directory.parent / MANIFEST):
         if manifest.is_file():
             try:
-                config = dict(json.loads(manifest.read_text())["config"])
+                config = dict(json.loads(manifest.read_text(encoding="utf-8"))["config"])
                 config["rules"] = Rules.from_dict(config["rules"])
                 return config
             except (OSError, ValueError, KeyError, TypeError):
@@ -1103,7 +1103,7 @@ def run_parts(directory: Path) -> list[Path]:
     if not (run / MANIFEST).is_file():
         return sorted(directory.glob("*.parquet"))  # not subfolders (a report/ inside)
     try:
-        manifest = json.loads((run / MANIFEST).read_text())
+        manifest = json.loads((run / MANIFEST).read_text(encoding="utf-8"))
         parts = verified_parts(run, manifest, directory.name if directory.name in PARTS_KEYS else RECORDS_DIR)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise AnalysisError(f"cannot read {run / MANIFEST}: {error}") from None
@@ -1127,7 +1127,7 @@ def unfinished_note(path: str | Path) -> str | None:
 
     run = run_folder(records_path(path))
     try:
-        manifest = json.loads((run / MANIFEST).read_text())
+        manifest = json.loads((run / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     return _unfinished(run, manifest)
