@@ -347,3 +347,19 @@ def test_non_ascii_names_work_under_a_locale_that_is_not_utf8(tmp_path: Path) ->
     assert b"wrote 10 files to " + out in run("report", "c é")
     assert b"Records: `c \xc3\xa9`" in (folder / "c é" / "report" / "summary.md").read_bytes()
     assert b"won by" in run("replay", "c é", "--row", "0")
+
+
+def test_an_out_that_is_a_broken_link_is_named_as_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A link to nowhere, or one that loops, was "cannot write to --out DIR: File exists" (mkdir's
+    word), and ``combine`` of a loop a traceback (``RuntimeError: Symlink loop``)."""
+    dangling, loop = tmp_path / "dangling", tmp_path / "loop"
+    dangling.symlink_to(tmp_path / "nowhere")
+    loop.symlink_to(loop)
+    for out, words in ((dangling, f"to {tmp_path / 'nowhere'}, which does not exist"), (loop, "that loops")):
+        for command in (["tournament", "random", "lowest", "--deals", "4"], ["levels", "--threads", "1"]):
+            assert main([*command, "--out", str(out)]) == 2
+            assert f"--out {out} is a symbolic link {words}: point it at a folder" in capsys.readouterr().err
+    assert main(["combine", str(loop)]) == 2
+    assert "Traceback" not in capsys.readouterr().err

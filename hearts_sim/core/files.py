@@ -34,6 +34,21 @@ def unwritable(folder: Path) -> str | None:
     return None
 
 
+def broken_link(path: Path) -> str | None:
+    """What is wrong with ``path`` when it is a symbolic link that leads nowhere (to a missing
+    file, or round in a loop); None otherwise. Creating a folder there failed with "File exists"."""
+    if not path.is_symlink() or path.exists():
+        return None
+    try:
+        path.resolve(strict=True)
+    except RuntimeError:  # Python 3.11's word for a loop (3.13: OSError ELOOP)
+        return f"{path} is a symbolic link that loops"
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return f"{path} is a symbolic link that loops"
+    return f"{path} is a symbolic link to {os.readlink(path)}, which does not exist"
+
+
 def shell_path(path: Path | str) -> str:
     """``path`` as a word of a command line printed to be pasted (``resume with: ...``): quoted
     for the shell where it must be (``stop me``), and ``./`` before a relative path that starts

@@ -25,6 +25,7 @@ from hearts_sim.core.checks import is_integer
 from hearts_sim.core.errors import InputError, Stopped, StorageError
 from hearts_sim.core.files import (
     LockHeld,
+    broken_link,
     exclusive_lock,
     look_at_lock,
     read_json_object,
@@ -97,6 +98,8 @@ class KeptJob:
             )
         if self.out.exists() and (not self.out.is_dir() or any(self.out.iterdir())):
             raise self.error(f"--out {self.out} exists and is not an empty directory")
+        if (broken := broken_link(self.out)) is not None:
+            raise self.error(f"--out {broken}: point it at a folder, or choose another --out")
         try:
             self._write({"settings": settings, "note": dict(note or {}), "progress": {}})
         except OSError as error:

@@ -63,6 +63,7 @@ from hearts_sim.core.errors import (
 from hearts_sim.core.files import (
     LockHeld,
     arrow_path,
+    broken_link,
     exclusive_lock,
     look_at_lock,
     read_json_object,
@@ -304,6 +305,8 @@ def _sole_writer(out: Path | None, resume: bool) -> Iterator[None]:
     if out is None or not ((out / MANIFEST).exists() or (not resume and _fit_for_new_run(out))):
         yield  # no run to protect: the usual checks say what is wrong with ``out``
         return
+    if (broken := broken_link(out)) is not None:  # mkdir said "File exists"
+        raise TournamentError(f"--out {broken}: point it at a folder, or choose another --out")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -1332,12 +1335,12 @@ def combine_runs(outs: Sequence[str | Path] | str | Path) -> dict[str, Any]:
     total: Tally | None = None
     given: dict[Path, Path] = {}
     for out in map(Path, outs):
+        manifest = load_manifest(out)  # first: a folder that holds no run (a link's loop) says so
         if out.resolve() in given:
             raise TournamentError(
                 f"{given[out.resolve()]} and {out} are the same run: its deals would count twice"
             )
         given[out.resolve()] = out
-        manifest = load_manifest(out)
         config = manifest_config(out, manifest)
         problem = manifest_problem(config, manifest)
         if problem is not None:
