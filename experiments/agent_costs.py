@@ -19,6 +19,8 @@ Run it on a quiet machine: every figure is wall-clock time on one thread.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from agents.registry import KINDS, parse_agent
@@ -64,9 +66,14 @@ def main(argv: list[str] | None = None) -> None:
         rate = hands_per_second(agent, args.rule_hands)
         label = f"{agent} in all seats"
         print(f"{label:<22} {rate:>12,.0f} hands/s  ({rate / reference:.1%} of the reference)")
-    plays = {
-        spec: real_choices(decision_log(spec, Rules(), args.hands)) for spec in MC_ROLLOUTS + SEARCH_AGENTS
-    }
+    plays = {}
+    for spec in MC_ROLLOUTS + SEARCH_AGENTS:  # minutes in all: say which, as bench does
+        print(
+            f"agent_costs.py: timing {spec} ({args.hands} hands; a first use compiles it)",
+            file=sys.stderr,
+            flush=True,
+        )
+        plays[spec] = real_choices(decision_log(spec, Rules(), args.hands))
     for spec in MC_ROLLOUTS:  # a decision rolls every legal card out in each of `samples` worlds
         samples = parse_agent(spec).play_policy.value("samples")
         rollouts = samples * plays[spec]["choices"].sum() / plays[spec]["seconds"].sum()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -183,12 +184,21 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     set_threads(1)
     figures: dict[str, Any] = {"envs": args.envs}
+
+    def say(what: str) -> None:  # a minute or more in all: what it measures, as bench says it
+        if not args.json:
+            print(f"env_bench.py: {what}", file=sys.stderr, flush=True)
+
     for opponents in ("random", "normal"):
+        say(f"VectorEnv, {args.envs:,} tables against {opponents} (a first use compiles its kernels)")
         stepping, total = vector_env_rates(opponents, args.envs, args.seconds, args.repeats)
         figures[f"vector_env_{opponents}"] = stepping
         figures[f"vector_env_{opponents}_with_learner"] = total
+    say("the PettingZoo environment")
     figures["aec_env"] = aec_rate(args.seconds, args.repeats)
+    say("SeatEnv")
     figures["seat_env"] = seat_env_rate(args.seconds, args.repeats)
+    say("OpenSpiel's hearts, the peer")
     peer = openspiel_rates(args.seconds, args.repeats)
     figures["openspiel"], figures["openspiel_bare"] = peer if peer else (None, None)
     if args.json:

@@ -33,6 +33,11 @@ def test_agent_costs_prints_every_figure() -> None:
     assert all(float(re.findall(r"([\d,.]+) (?:rollouts|decisions)/s", line)[0].replace(",", "")) > 0
                for line in searches)  # fmt: skip
     assert all("iterations/s" in line for line in searches[3:])  # the tree searches
+    # each search named on stderr as it starts: minutes of compiling and timing were silent
+    timing = [
+        line.split()[2] for line in run.stderr.splitlines() if line.startswith("agent_costs.py: timing ")
+    ]
+    assert timing == ["mc", "mc(rollout=random)", "mc", "pimc", "ismcts", "hard"]
 
 
 def test_pass_study_plays_and_tabulates(tmp_path: Path) -> None:

@@ -446,3 +446,10 @@ def test_env_bench_prints_every_figure() -> None:
         wall, cpu = figures[key]  # per wall-clock second, per CPU second
         assert wall > 0 and cpu > 0, key
     assert figures["openspiel"] is None or min(figures["openspiel"]) > 0
+    assert not result.stderr  # --json: the figures alone
+    shown = run("env_bench.py", "--seconds", "0.05", "--repeats", "1", "--envs", "8")
+    assert shown.returncode == 0, shown.stderr
+    # what it measures, as each phase starts: a first run compiled for a minute in silence
+    phases = [line.split(": ", 1)[1].split(" (")[0] for line in shown.stderr.splitlines()]
+    assert phases[:2] == ["VectorEnv, 8 tables against random", "VectorEnv, 8 tables against normal"]
+    assert phases[2:] == ["the PettingZoo environment", "SeatEnv", "OpenSpiel's hearts, the peer"]
