@@ -4,6 +4,7 @@ ones are rejected naming the first inconsistency, and decisions equal the batche
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import random
 import re
 import warnings
@@ -627,6 +628,9 @@ def test_every_refused_move_is_an_illegal_move_error() -> None:
         (None, "seat 0's pass: not a card set: None"),
         ([held[0], held[0], held[1]], f"seat 0's pass lists {card_str(held[0])} twice"),
         (f"ZZ {card_str(held[0])} {card_str(held[1])}", "seat 0's pass: malformed card 'ZZ'"),
+        # a generator was read by the first check, so the duplicate went unseen and 3 of 4 passed
+        ((c for c in [held[0], held[0], held[1], held[2]]), f"seat 0's pass lists {card_str(held[0])} twice"),
+        (itertools.cycle(held), "seat 0's pass: more than 52 cards listed"),  # it hung
     ):
         with pytest.raises(IllegalMoveError, match=re.escape(message)):
             state.pass_cards(0, cards)  # type: ignore[arg-type]

@@ -127,7 +127,9 @@ def parse_cards(cards: str | Iterable[str | int] | CardSet | int | np.integer) -
     if not isinstance(cards, Iterable):  # None: "'NoneType' object is not iterable"
         raise ValueError(f"not a card set: {shown(cards)}")
     mask = 0
-    for card in cards:
+    for count, card in enumerate(cards, 1):
+        if count > N_CARDS:  # an endless iterator ran for ever
+            raise ValueError(f"more than {N_CARDS} cards listed: a card set holds each card once")
         mask |= 1 << parse_card(card)
     return mask
 

@@ -16,13 +16,15 @@ Illegal input raises ``IllegalMoveError`` and leaves the state unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from collections.abc import Iterable, Iterator
 from html import escape
 from typing import Any
 
 import numpy as np
 
 from hearts_sim.core.cards import (
+    N_CARDS,
     N_RANKS,
     SUIT_SYMBOLS,
     CardSet,
@@ -292,6 +294,8 @@ class HandState:
             raise IllegalMoveError(f"no passing now: the hand is in the {self.phase} phase")
         if (int(s["passes_made"]) >> seat) & 1:
             raise IllegalMoveError(f"seat {seat} has already passed")
+        if isinstance(cards, Iterator):  # read once for both checks (a generator's duplicates passed)
+            cards = tuple(itertools.islice(cards, N_CARDS + 1))  # an endless one: refused, not hung
         try:  # a typo is a move refused too: one except clause serves a loop that asks a person
             mask = parse_cards(cards)
             twice = listed_twice(cards)
