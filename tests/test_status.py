@@ -9,7 +9,9 @@ import html
 import json
 import os
 import shutil
+import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +104,37 @@ def test_a_writer_starting_while_status_looks_is_not_refused(tmp_path: Path) -> 
     with exclusive_lock(path):  # before: LockHeld, "being written by another process"
         assert isinstance(look_at_lock(path).holder, LockHeld)
     assert look_at_lock(path) == (True, None)
+
+
+def test_a_forked_child_does_not_keep_the_run_locked(tmp_path: Path) -> None:
+    """A child forked while a run was written (a notebook's ``multiprocessing`` pool) held a copy
+    of the lock's descriptor, so the run read as "being written" by the parent's pid, which wrote
+    nothing any more, for as long as the child lived; another thread of the writer's own process
+    was "another process"."""
+    pytest.importorskip("fcntl")
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork here")
+    path = tmp_path / LOCK
+    with exclusive_lock(path):
+        held = look_at_lock(path).holder
+        if held is None:
+            pytest.skip("this filesystem has no flock")
+        assert held.who == f"this process (pid {os.getpid()}), in another thread"
+        ready, running = os.pipe()
+        child = os.fork()
+        if child == 0:  # the child lives on past the writer's lock
+            os.write(running, b"x")  # once it runs: the fork's callbacks have run
+            time.sleep(30)
+            os._exit(0)
+    os.read(ready, 1)
+    try:
+        assert look_at_lock(path) == (True, None)
+    finally:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+        os.close(ready)
+        os.close(running)
+    assert LockHeld("4242").who == "another process (pid 4242)"
 
 
 def test_a_finished_run_and_a_kept_tune(

@@ -146,8 +146,29 @@ class LockHeld(Exception):
 
     @property
     def who(self) -> str:
-        """The holder, for a message: ``another process (pid 4242)``."""
+        """The holder, for a message: ``another process (pid 4242)``, or this one's other thread."""
+        if self.pid == os.getpid():  # forked children let go of the lock (``_let_go_in_child``)
+            return f"this process (pid {self.pid}), in another thread"
         return f"another process (pid {self.holder})" if self.holder else "another process"
+
+
+# the descriptors of the locks this process holds: a forked child closes its copies at once
+_held_locks: set[int] = set()
+
+
+def _let_go_in_child() -> None:
+    """In a forked child (a notebook's ``multiprocessing`` pool, a server's worker), close the
+    copies of the parent's lock descriptors: a ``flock`` lasts while any copy is open, so the
+    child held the run's lock for as long as it lived, and a run stopped in the parent read as
+    "being written" by it, the parent's pid named, until the child ended."""
+    for descriptor in _held_locks:
+        with contextlib.suppress(OSError):
+            os.close(descriptor)
+    _held_locks.clear()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork (nor flock)
+    os.register_at_fork(after_in_child=_let_go_in_child)
 
 
 @contextlib.contextmanager
@@ -165,13 +186,16 @@ def exclusive_lock(path: Path) -> Iterator[None]:
     except OSError:
         yield
         return
+    _held_locks.add(descriptor)
     try:
         if fcntl is not None and _locked(descriptor):
             os.ftruncate(descriptor, 0)
             os.write(descriptor, f"{os.getpid()}\n".encode())
         yield
     finally:
-        os.close(descriptor)  # releases the flock
+        if descriptor in _held_locks:  # a forked child closed its copy already: its number is free
+            _held_locks.discard(descriptor)
+            os.close(descriptor)  # releases the flock
 
 
 # A writer that finds the lock taken tries again this many times, this far apart: ``look_at_lock``
