@@ -80,7 +80,7 @@ def test_a_run_being_written_names_its_writer_and_the_time_left(
         reported = json.loads(capsys.readouterr().out)
     assert status.line().startswith(
         f"{stopped}: {DONE * CONFIG.chunk_deals} of {CONFIG.deals} deals (50%), being written by "
-        f"another process (pid {os.getpid()}), about "
+        f"this process (pid {os.getpid()}), in another call, about "
     )
     assert [(r["state"], r["writer_pid"], r["done"], r["chunks_done"]) for r in reported] == [
         ("running", os.getpid(), DONE * CONFIG.chunk_deals, DONE)
@@ -119,7 +119,7 @@ def test_a_forked_child_does_not_keep_the_run_locked(tmp_path: Path) -> None:
         held = look_at_lock(path).holder
         if held is None:
             pytest.skip("this filesystem has no flock")
-        assert held.who == f"this process (pid {os.getpid()}), in another thread"
+        assert held.who == f"this process (pid {os.getpid()}), in another call"
         ready, running = os.pipe()
         child = os.fork()
         if child == 0:  # the child lives on past the writer's lock
@@ -154,7 +154,7 @@ def test_a_finished_run_and_a_kept_tune(
     with kept_tune(out).running():
         status = kept_tune(out).status()
     assert status.lines()[0] == (
-        f"{out}: a tune, being run by another process (pid {os.getpid()}), 2 of 7 matches done"
+        f"{out}: a tune, being run by this process (pid {os.getpid()}), in another call, 2 of 7 matches done"
     )
     assert (
         status.as_dict()["runs"][0]["summary"]

@@ -349,7 +349,7 @@ def test_a_run_being_written_is_refused_to_a_second_writer(tmp_path: Path) -> No
     whole = run_tournament(config, out, progress=False, on_chunk=second_writer)
     assert len(refusals) == 6  # both refused after each of the three chunks
     assert set(refusals) == {
-        f"{out} is being written by another process (pid {os.getpid()}): wait for it to end, "
+        f"{out} is being written by this process (pid {os.getpid()}), in another call: wait for it to end, "
         f"or stop it and then resume with hearts-sim tournament --resume {out}"
     }
     manifest = json.loads((out / "manifest.json").read_text())
@@ -362,7 +362,7 @@ def test_a_run_being_written_is_refused_to_a_second_writer(tmp_path: Path) -> No
         str(pytest.raises(TournamentError, resume_tournament, match, progress=False).value)
     ))  # fmt: skip
     assert set(refusals) == {
-        f"{match} is being written by another process (pid {os.getpid()}): wait for it to end, "
+        f"{match} is being written by this process (pid {os.getpid()}), in another call: wait for it to end, "
         f"or stop it and then resume with hearts-sim match --resume {match}"
     }
 

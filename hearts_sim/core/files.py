@@ -148,7 +148,7 @@ class LockHeld(Exception):
     def who(self) -> str:
         """The holder, for a message: ``another process (pid 4242)``, or this one's other thread."""
         if self.pid == os.getpid():  # forked children let go of the lock (``_let_go_in_child``)
-            return f"this process (pid {self.pid}), in another thread"
+            return f"this process (pid {self.pid}), in another call"  # a thread's, a callback's
         return f"another process (pid {self.holder})" if self.holder else "another process"
 
 
