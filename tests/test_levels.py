@@ -471,8 +471,8 @@ def test_a_tune_kept_in_a_folder_resumes_to_the_uninterrupted_result(tmp_path: P
     with kept_tune(out).running(), pytest.raises(TuneError) as refused:  # one process at a time
         resume_tune(out)
     assert str(refused.value) == (
-        f"{out} is being run by this process (pid {os.getpid()}), in another call: wait for it to end, or stop it "
-        f"and then resume with hearts-sim tune --resume {out}"
+        f"{out} is being run by this process (pid {os.getpid()}), in another call: wait for it to end, "
+        f"or stop it and then resume with hearts-sim tune --resume {out}"
     )
     assert kept_tune(out).read()["settings"]["reference"] == "rule(shoot=40)"
     with pytest.raises(

@@ -319,7 +319,11 @@ def test_games_keep_their_hands_only_for_a_run_that_writes_them(tmp_path: Path) 
 
 def test_a_different_run_cannot_be_resumed_into(tmp_path: Path) -> None:
     run_tournament(TournamentConfig(("lowest", "random"), deals=10), tmp_path / "run", progress=False)
-    with pytest.raises(TournamentError, match="already holds a run"):
+    # a finished run: "continue it with --resume" went on with that run, which had nothing left
+    finished = (
+        f"already holds a finished run .hearts-sim status {tmp_path / 'run'} shows it.: choose a new --out"
+    )
+    with pytest.raises(TournamentError, match=finished):
         run_tournament(TournamentConfig(("lowest", "random"), deals=10), tmp_path / "run", progress=False)
     with pytest.raises(TournamentError, match="different tournament"):
         run_tournament(
@@ -348,10 +352,11 @@ def test_a_run_being_written_is_refused_to_a_second_writer(tmp_path: Path) -> No
 
     whole = run_tournament(config, out, progress=False, on_chunk=second_writer)
     assert len(refusals) == 6  # both refused after each of the three chunks
-    assert set(refusals) == {
-        f"{out} is being written by this process (pid {os.getpid()}), in another call: wait for it to end, "
-        f"or stop it and then resume with hearts-sim tournament --resume {out}"
-    }
+    writer = f"{out} is being written by this process (pid {os.getpid()}), in another call"
+    resume = f"hearts-sim tournament --resume {out}"
+    assert refusals[0::2] == [f"{writer}: wait for it to end, or stop it and then resume with {resume}"] * 3
+    # a new run lost the folder: resuming it would go on with the other run (two runs begun at once)
+    assert refusals[1::2] == [f"{writer}: choose another --out"] * 3
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["chunks_done"] == 3 and manifest["summary"] == whole.summary
     assert resume_tournament(out, progress=False).summary == whole.summary  # free again
@@ -791,8 +796,16 @@ def test_existing_output_directory_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert _cli("match", "lowest", "random", "--deals", "10", "--out", str(out), "--quiet").returncode == 0
     again = _cli("match", "lowest", "random", "--deals", "10", "--out", str(out))
-    assert again.returncode == 2 and "already holds a run" in again.stderr
+    assert again.returncode == 2 and "already holds a finished run" in again.stderr
     assert len(list((out / "records").iterdir())) == 1  # nothing lost
+    stopped = tmp_path / "stopped"
+    with pytest.raises(Interrupted):
+        run_tournament(replace(make_config(["lowest", "random"], deals=8), chunk_deals=2), stopped,
+                       progress=False, stop_after_chunks=1)  # fmt: skip
+    with pytest.raises(
+        TournamentError, match="already holds a run: continue it with hearts-sim tournament --resume"
+    ):
+        run_tournament(make_config(["lowest", "random"], deals=8), stopped, progress=False)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
@@ -1078,3 +1091,20 @@ def test_simulate_refuses_a_progress_that_is_no_flag() -> None:
     for run in (simulate, simulate_games):
         with pytest.raises(InputError, match="^progress='no' is not valid: True, False or None"):
             run(progress="no")  # type: ignore[operator]
+
+
+def test_combine_of_a_run_being_written_says_to_wait(tmp_path: Path) -> None:
+    """It said "finish it with --resume", which the writer's lock refuses."""
+    config = TournamentConfig(("lowest", "random"), deals=40, seed=4, chunk_deals=20)
+    out = tmp_path / "run"
+    seen: list[str] = []
+
+    def combine_now(chunk: int) -> None:
+        if chunk == 0:
+            seen.append(str(pytest.raises(TournamentError, combine_runs, [out]).value))
+
+    run_tournament(config, out, progress=False, on_chunk=combine_now)
+    assert seen == [
+        f"{out} is unfinished (1 of 2 chunks): it is being written by this process (pid {os.getpid()}), "
+        "in another call: combine it once done"
+    ]

@@ -281,10 +281,19 @@ class TournamentConfig:
 def _prepare_out(out: Path) -> None:
     """Create ``out`` for a new run: it must not hold another run; it must be writable."""
     if (out / MANIFEST).exists():
-        raise TournamentError(
-            f"{out} already holds a run: continue it with --resume {shell_path(out)}, or choose a new "
-            "--out directory"
+        try:
+            manifest = load_manifest(out)
+            done, total = manifest.get("chunks_done"), manifest.get("chunks_total")
+            finished = is_integer(done) and is_integer(total) and done >= total
+            again = manifest_resume(out, manifest)
+        except TournamentError:  # a manifest that cannot be read: resuming says why
+            finished, again = False, resume_command(out)
+        what = (  # a finished run has nothing to continue: the advice went on with it, not this one
+            f"a finished run (hearts-sim status {shell_path(out)} shows it): choose"
+            if finished
+            else f"a run: continue it with {again}, or choose"
         )
+        raise TournamentError(f"{out} already holds {what} a new --out directory")
     if not _fit_for_new_run(out):
         raise TournamentError(f"--out {out} exists and is not an empty directory")
     try:
@@ -315,6 +324,8 @@ def _sole_writer(out: Path | None, resume: bool) -> Iterator[None]:
         with exclusive_lock(out / LOCK):
             yield
     except LockHeld as held:
+        if not resume:  # a new run that lost the folder to another: resuming would go on with that one
+            raise TournamentError(f"{out} is being written by {held.who}: choose another --out") from None
         try:  # a match resumes as a match
             again = manifest_resume(out, load_manifest(out))
         except TournamentError:  # the other process's run has no manifest yet
@@ -1348,9 +1359,11 @@ def combine_runs(outs: Sequence[str | Path] | str | Path) -> dict[str, Any]:
         for directory in _directories(config):  # damaged records: a RecordsError that says how to repair them
             verified_parts(out, manifest, directory)
         if manifest["chunks_done"] < config.n_chunks:
+            holder = look_at_lock(out / LOCK).holder
+            finish = f"finish it with {manifest_resume(out, manifest)}"
             raise TournamentError(
                 f"{out} is unfinished ({manifest['chunks_done']} of {config.n_chunks} chunks): "
-                f"finish it with {manifest_resume(out, manifest)}"
+                + (finish if holder is None else f"it is being written by {holder.who}: combine it once done")
             )
         if config.games:
             raise TournamentError(
