@@ -1,7 +1,7 @@
 """``agents.load``: any agent as a Python object that decides from an ``Observation``.
 
 For a game site, a notebook or a server: ``load(spec)`` takes a level name or any agent spec
-(``rule``, ``pass=lowest,play=mc(worlds=8)``; names resolve through ``parse_agent``, which
+(``rule``, ``pass=lowest,play=mc(samples=8)``; names resolve through ``parse_agent``, which
 also looks up the stored levels) and returns an ``Agent``::
 
     >>> import agents

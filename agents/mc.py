@@ -18,11 +18,12 @@ weighted by how likely the other seats' plays are in each (``agents.belief``).
 
 Rollouts: the playout policies of ``agents.search`` (shared with ``pimc`` and ``ismcts``):
 ``rule`` (the heuristic player, the default: far more realistic), ``greedy`` (a cheap
-heuristic) or ``random``. A random rollout of a card is played by ``lean_random_value``,
+heuristic), ``guard`` and ``race`` (greedy playouts that defend against a moon, or race for
+one) or ``random``. A random rollout of a card is played by ``lean_random_value``,
 which tracks only hands, points and tricks (several times cheaper than the engine) and
 draws the same stream as the shared playout, hence scores the same. In the pass phase the
-other seats pass by the rule agent (``rule``), their highest cards (``greedy``) or at
-random (``random``).
+other seats pass by the rule agent (``rule``), their highest cards (``greedy``, ``guard``,
+``race``) or at random (``random``).
 """
 
 from __future__ import annotations

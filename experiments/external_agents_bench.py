@@ -3,9 +3,10 @@
 Prints, one thread:
 - a Python random agent in one seat of a table of random agents: its decisions per second,
   with ``act_batch`` and one call per position (the whole table's time, per decision it made);
-- ``exec:hearts-sim serve --agent random`` in one seat: the protocol's cost per decision
-  (median and p99 of the time the engine took to answer, from the server's own ``ms``, and the
-  round trip seen by the table), and decisions per second with 1 and 2 engine processes;
+- ``exec:hearts-sim serve --agent random`` in one seat: decisions per second with 1 and 2
+  engine processes; and the protocol's cost per decision, in process (median and p99 of a
+  ``MoveServer``'s own ``ms`` for each request: parsing, checking and answering it, without the
+  pipe);
 - the compiled seats of a mixed table: the time of three rule (then mc) seats beside a Python
   agent, that is the table's time minus the time spent asking the Python agent (observations,
   the calls, checking its moves), against the same three seats beside the built-in agent in

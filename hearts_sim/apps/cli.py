@@ -381,8 +381,8 @@ def _where_the_records_are(result: Any) -> None:
 SPRT = Option(
     "sprt",
     NUMBER,
-    "stop as soon as a sequential test (SPRT) decides between H0, no gain, and H1, a gain of GAIN "
-    "points per hand for the first agent; --deals is then the most it plays",
+    "stop once a sequential test (SPRT) decides between H0, no gain, and H1, a gain of GAIN "
+    "points per hand for the first agent (read at each chunk's end); --deals is then the most it plays",
     None,
     0,
     MAX_POINTS,  # no agent gains more points per hand than any rules deal out
