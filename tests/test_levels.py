@@ -10,7 +10,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -25,6 +27,7 @@ from hearts_sim.game.hand_state import HandState
 from hearts_sim.studies import tournament
 from hearts_sim.studies.calibrate import (
     Budget,
+    CalibrationError,
     calibrate,
     decision_log,
     decision_times,
@@ -182,6 +185,31 @@ def test_a_calibration_under_house_rules_plays_and_says_them() -> None:
     (step,) = result["steps"]
     assert step["upper"] == "random" and step["ci95"][1] < 0  # the ladder's upper step is the weaker
     assert "(INVERTED: random is significantly weaker)" in text and "NOT significant" not in text
+
+
+def test_a_level_file_edited_during_a_calibration_stops_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each step built its table anew from the level files: an edit between steps made them compare
+    two versions of the level, and the table printed as usual (an "inverted" step, exit code 0)."""
+    import hearts_sim.studies.calibrate as calibrate_module
+
+    _levels_dir(monkeypatch, tmp_path, {"mine": "rule(careless=0.2)"})
+    played = calibrate_module.play_kept
+
+    def then_edit(*args: Any, **options: Any) -> Any:
+        result = played(*args, **options)
+        level, edited = tmp_path / "mine.toml", tmp_path / "mine.toml.new"
+        edited.write_text(level.read_text().replace("careless=0.2", "careless=0.9"))
+        os.replace(edited, level)  # as an editor saves it (sed -i too)
+        os.utime(tmp_path, ns=(time.time_ns() + 10**9,) * 2)  # a new stamp whatever the clock's grain
+        return result
+
+    monkeypatch.setattr(calibrate_module, "play_kept", then_edit)
+    budgets = dict(deals=Budget(2, 2), games=Budget(1, 1), table_deals=Budget(1, 1), timing_hands=1)
+    changed = r"the level mine changed during the calibration .its file was edited: it played "
+    with pytest.raises(CalibrationError, match=changed + r"rule\(careless=0.2\), now rule\(careless=0.9\)"):
+        calibrate(["random", "mine"], threads=1, progress=False, **budgets)
 
 
 def test_a_level_slower_than_its_file_promises_is_marked(

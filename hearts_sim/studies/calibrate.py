@@ -280,8 +280,21 @@ def _calibrate(
             job.count_step(measured, measurements)
 
     count(0)
+    held = _ladder_plays(ladder)
+
+    def unchanged() -> None:
+        """Each level as it was when the calibration began: a step builds its table anew, and a
+        level file edited meanwhile made the steps compare two versions of it, without a word."""
+        for level, was, plays in zip(ladder, held, _ladder_plays(ladder), strict=True):
+            if plays != was:
+                raise CalibrationError(
+                    f"the level {level} changed during the calibration (its file was edited: it played "
+                    f"{was[1]}, now {plays[1]}): its steps would compare two versions of it; put the "
+                    "file back and resume, or start again in a new folder"
+                )
 
     def match(config: TournamentConfig, folder: str) -> dict[str, Any]:
+        unchanged()
         where = job.out / folder if job is not None else None
         options = {"threads": threads, "progress": progress, "engines": engines, "report": report}
         summary = play_kept(config, where, **options).summary
@@ -329,6 +342,7 @@ def _calibrate(
         for other in ladder:
             name = f"{level} with three {other}"
             if name not in cells:
+                unchanged()
                 now[0] = f"one against {copies}, {name}"
                 cell_deals = table_deals.for_agents(level, other)
                 cells[name] = round(one_against_three(level, other, rules, cell_deals, seed, engines), 3)
@@ -339,6 +353,7 @@ def _calibrate(
     timing = kept.setdefault("decision_ms", {})
     for level in ladder:
         if level not in timing:
+            unchanged()
             now[0] = f"the timing of {level}"
             timing[level] = decision_timing(level, rules, timing_hands, seed, engines)
             keep("decision_ms")
@@ -357,6 +372,12 @@ def _calibrate(
         "decision_ms": {level: timing[level] for level in ladder},
         "budget_ms": _budgets(ladder),
     }
+
+
+def _ladder_plays(ladder: Sequence[str]) -> list[tuple[str, str]]:
+    """What each level of ``ladder`` plays now: its pass and play policies, as its level file
+    (read again) says."""
+    return [(str(agent.pass_policy), str(agent.play_policy)) for agent in map(parse_agent, ladder)]
 
 
 RESTART = "start the calibration again in a new folder"  # a kept file it cannot read back
