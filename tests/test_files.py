@@ -363,3 +363,16 @@ def test_an_out_that_is_a_broken_link_is_named_as_one(
             assert f"--out {out} is a symbolic link {words}: point it at a folder" in capsys.readouterr().err
     assert main(["combine", str(loop)]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_level_with_quotes_and_backslashes_in_its_strings_reads_back_as_written(tmp_path: Path) -> None:
+    """The agent and reference were pasted into the TOML raw: ``exec:python "engine.py"`` made a file
+    that did not read back, a traceback after the whole tune with the level lost, and a
+    backslash would have read back as another string."""
+    spec, reference = 'exec:python "engine.py" --x \\t', "py:mine.py:Mine(tag='a\"b')"
+    result = TuneResult("rule", reference, Candidate({}, spec), 0.1, [0.0, 0.2], [], 100)
+    path = tmp_path / "quoted.toml"
+    write_level(path, result, "café 😀, a \\ in it", 100, 'hearts-sim tune "x"')
+    level = read_level(path)
+    assert (level.agent, level.provenance["reference"]) == (spec, reference)
+    assert level.description == "café 😀, a \\ in it" and level.provenance["command"] == 'hearts-sim tune "x"'

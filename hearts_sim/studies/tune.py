@@ -20,6 +20,7 @@ import math
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from agents.registry import check_level_name, parse_agent
 from agents.search import MAX_MS
 from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.errors import InputError
-from hearts_sim.core.files import write_atomically
+from hearts_sim.core.files import disk_bytes, write_atomically
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED, check_seed
 from hearts_sim.studies.kept import JobStopped, KeptJob, kept_job
@@ -440,15 +441,19 @@ def write_level(
         check_level_name(path.stem)
     except LevelError as error:
         raise TuneError(str(error)) from None
+    # every string as TOML writes one (a JSON string, its characters as they are: TOML has no
+    # surrogate pairs): a spec with a quote (exec:python "engine.py") was pasted in raw, and the
+    # file failed to read back after the whole tune, in a traceback
+    quoted = partial(json.dumps, ensure_ascii=False)
     lines = [
-        f"description = {json.dumps(description)}",
-        f'agent = "{result.best.spec}"',
+        f"description = {quoted(description)}",
+        f"agent = {quoted(result.best.spec)}",
         f"max_ms_per_decision = {max_ms:g}",
         "",
         "[provenance]",
-        f"command = {json.dumps(command)}",  # a TOML basic string is a JSON string
-        f'reference = "{result.reference}"',
-        f"rules = {json.dumps(result.rules)}",  # a level tuned under house rules (it said so nowhere)
+        f"command = {quoted(command)}",
+        f"reference = {quoted(result.reference)}",
+        f"rules = {quoted(result.rules)}",  # a level tuned under house rules (it said so nowhere)
         f"gain_points_per_hand = {result.gain}",
         f"ci95 = [{result.ci95[0]}, {result.ci95[1]}]",
         f"deals_played = {result.deals_played}",
@@ -456,9 +461,12 @@ def write_level(
         "",
     ]
     text = "\n".join(lines)
-    tomllib.loads(text)  # what we write must read back
     try:
-        write_atomically(path, text.encode())  # the level it replaces survives a failed write
+        tomllib.loads(text)  # what we write must read back
+    except tomllib.TOMLDecodeError as error:
+        raise TuneError(f"the level file {path} would not read back ({error}): not written") from None
+    try:
+        write_atomically(path, disk_bytes(text))  # the level it replaces survives a failed write
     except OSError as error:
         raise TuneError(f"cannot write level file {path}: {error.strerror or error}") from None
 
