@@ -663,6 +663,29 @@ def test_a_resume_sees_the_helper_a_python_agent_imports(
     assert resumed.summary["pairs"] == whole.summary["pairs"]
 
 
+def test_an_agent_fixed_after_failing_in_the_first_chunk_labels_the_run_with_the_fixed_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run kept the digest of the file that failed before any chunk was played: the resume
+    played every deal with the fixed file, and every later resume of the finished run was refused
+    as "played by other code" (putting the failing file back was accepted)."""
+    from hearts_sim.studies.tournament import check_same_play, load_manifest
+
+    monkeypatch.chdir(tmp_path)
+    failing = FIRST_BY_HELPER.replace(
+        "from resume_check_helper import pick", "def pick(legal):\n    raise KeyError"
+    )
+    (tmp_path / "mine.py").write_text(failing)
+    config = TournamentConfig(("py:mine.py:First", "random"), deals=4, seed=2, chunk_deals=2)
+    with pytest.raises(ExternalAgentError, match="raised KeyError"):
+        run_tournament(config, tmp_path / "run", progress=False)
+    assert load_manifest(tmp_path / "run")["chunks_done"] == 0
+    (tmp_path / "mine.py").write_text(failing.replace("raise KeyError", "return legal[0]"))
+    run_tournament(config, tmp_path / "run", resume=True, progress=False)
+    assert load_manifest(tmp_path / "run")["plays"] == config.table().plays_digest()
+    assert check_same_play(tmp_path / "run")  # checked, and found the same code
+
+
 def test_a_resume_of_an_engine_warns_that_its_code_goes_unchecked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

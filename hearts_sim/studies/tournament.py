@@ -616,6 +616,10 @@ def _play_run(
                 config, out_path, repair, runner, table, report or (lambda _: None)
             )
             manifest["engine_timeout"] = (engines or EngineOptions()).timeout  # one given now lasts
+            if not manifest["chunks_done"]:  # nothing played yet: this code plays all of it
+                # (a py: agent fixed after it failed in the first chunk kept the failing file's
+                # digest, so the finished run read as played by other code on every later resume)
+                manifest.update(version=__version__, plays=table.plays_digest())
         else:
             _prepare_out(out_path)
             manifest = {
