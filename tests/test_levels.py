@@ -1016,3 +1016,28 @@ def test_a_written_level_keeps_how_fast_it_decides_and_a_tie_with_the_reference_
     assert timing["timed_decisions"] > 100 and 0 < timing["median_ms"] <= timing["p99_ms"]
     assert f"takes {timing['p99_ms']:g} ms a decision at the 99th percentile" in err
     assert "more than the --max-ms 0.001 the level promises" in err
+
+
+def test_a_run_of_a_level_resumed_without_its_folder_says_the_run_is_intact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It said the manifest "holds no readable tournament configuration ...: start a new run",
+    advice that threw away a good run whose level was only not found from here."""
+    from dataclasses import replace
+
+    from hearts_sim.studies.tournament import Interrupted, resume_tournament
+
+    levels = tmp_path / "levels"
+    levels.mkdir()
+    _levels_dir(monkeypatch, levels, {"mine": "rule(careless=0.2)"})
+    config = replace(TournamentConfig(("mine", "random"), deals=8, seed=1), chunk_deals=2)
+    with pytest.raises(Interrupted):
+        run_tournament(config, tmp_path / "run", progress=False, stop_after_chunks=1)
+    monkeypatch.delenv("HEARTS_SIM_LEVELS")
+    with pytest.raises(
+        TournamentError, match=r"run's agents cannot be set up here \(unknown agent 'mine'"
+    ) as refused:
+        resume_tournament(tmp_path / "run", progress=False)
+    assert "HEARTS_SIM_LEVELS names" in str(refused.value) and "the run is intact" in str(refused.value)
+    monkeypatch.setenv("HEARTS_SIM_LEVELS", str(levels))
+    assert resume_tournament(tmp_path / "run", progress=False).summary["deals"] == 8

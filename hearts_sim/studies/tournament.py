@@ -51,6 +51,7 @@ from agents.external import (
     is_object_label,
 )
 from agents.kinds import AgentError
+from agents.levels import LEVELS_VARIABLE
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.checks import counted, is_integer, shown, store_plain
 from hearts_sim.core.errors import (
@@ -408,6 +409,11 @@ def manifest_config(
                 for mine, recorded in zip(given.agents, values["agents"], strict=True)
             ]
         return TournamentConfig.from_dict(values)
+    except AgentError as error:  # the run is whole: its agents are not found from here
+        raise TournamentError(
+            f"{out}'s agents cannot be set up here ({error}): a level is found in the folders "
+            f"{LEVELS_VARIABLE} names, so name the one it was in when the run began; the run is intact"
+        ) from None
     except (KeyError, TypeError, ValueError) as error:
         reason = f"{error} is missing" if isinstance(error, KeyError) else str(error)
         raise TournamentError(
