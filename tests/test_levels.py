@@ -212,6 +212,15 @@ def test_a_level_file_edited_during_a_calibration_stops_it(
         calibrate(["random", "mine"], threads=1, progress=False, **budgets)
 
 
+def test_an_inverted_step_says_so_in_its_data_too() -> None:
+    """The table said "INVERTED: random is significantly weaker"; the JSON only "significant":
+    false, which a reader takes for a tie."""
+    budgets = dict(deals=Budget(40, 40), games=Budget(1, 1), table_deals=Budget(1, 1), timing_hands=1)
+    (step,) = calibrate(["easy", "random"], threads=1, progress=False, **budgets)["steps"]
+    assert step["upper"] == "random" and step["inverted"] and not step["significant"]
+    assert step["ci95"][1] < 0  # the gap: random takes significantly more points than easy
+
+
 def test_a_level_slower_than_its_file_promises_is_marked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

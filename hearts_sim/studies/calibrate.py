@@ -330,6 +330,8 @@ def _calibrate(
                 "ci95": [None if high is None else -high, None if low is None else -low],
                 "p_value": difference["p_value"],
                 "significant": high is not None and high < 0,
+                # the other way round: the upper level significantly weaker (JSON read it as a tie)
+                "inverted": low is not None and low > 0,
                 "upper_game_win_rate": whole["agents"][0]["win_rate"],
                 "lower_game_win_rate": whole["agents"][1]["win_rate"],
                 "deals": pair_deals,
@@ -442,7 +444,7 @@ def format_calibration(result: dict[str, Any]) -> str:
     target = result.get("game_target", 100)  # a calibration kept before 2026-12-06 played to 100
     for s in result["steps"]:
         mark = "significant" if s["significant"] else "NOT significant"
-        if s["ci95"][1] is not None and s["ci95"][1] < 0:  # it read "NOT significant", as if a tie
+        if s["ci95"][1] is not None and s["ci95"][1] < 0:  # "inverted", from the CI (as kept before it)
             mark = f"INVERTED: {s['upper']} is significantly weaker"
         lines.append(
             f"  {s['upper']:>{name}} over {s['lower']:<{name}} {_signed(s['gap_points_per_hand'])} "
