@@ -20,6 +20,7 @@ import pytest
 from agents.kinds import AgentError
 from agents.levels import LEVELS_DIR, LevelError, levels, read_level
 from agents.registry import parse_agent
+from hearts_sim.apps.cli import main
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import card_points
@@ -1050,3 +1051,33 @@ def test_a_run_of_a_level_resumed_without_its_folder_says_the_run_is_intact(
     assert "HEARTS_SIM_LEVELS names" in str(refused.value) and "the run is intact" in str(refused.value)
     monkeypatch.setenv("HEARTS_SIM_LEVELS", str(levels))
     assert resume_tournament(tmp_path / "run", progress=False).summary["deals"] == 8
+
+
+def test_agents_names_a_level_that_cannot_be_played(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A level whose spec is refused (a parameter misspelt or out of range, a loop of levels) was
+    shown and listed as any other, exit code 0, and failed in every match."""
+    _levels_dir(
+        monkeypatch,
+        tmp_path,
+        {"typo": "rule(shooot=5)", "far": "rule(shoot=500)", "one": "two", "two": "one"},
+    )
+    for name, words in (
+        ("typo", "has no parameter 'shooot'"),
+        ("far", "shoot='500' is not valid"),
+        ("one", "refers to itself"),
+    ):
+        assert main(["agents", name]) == 2
+        said = capsys.readouterr().err
+        assert said.startswith(f"hearts-sim: error: level file {tmp_path / name}.toml: ") and words in said
+    assert main(["agents"]) == 0
+    listed = {
+        line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.startswith("    ")
+    }
+    assert "CANNOT BE PLAYED" in listed["typo"] and "CANNOT BE PLAYED" not in listed["easy"]
+    assert main(["agents", "--json"]) == 0
+    problems = {
+        name: level["problem"] for name, level in json.loads(capsys.readouterr().out)["levels"].items()
+    }
+    assert problems["normal"] is None and "refers to itself" in problems["two"] and "500" in problems["far"]

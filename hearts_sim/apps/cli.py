@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from agents.external import MAX_ENGINE_TIMEOUT
+from agents.kinds import AgentError
 from agents.levels import LADDER, LEVELS_DIR, LEVELS_VARIABLE, level_folders
 from agents.registry import KINDS, parse_agent
 from hearts_sim.apps.options import (
@@ -522,6 +523,15 @@ def _parameter_json(parameter: Any) -> dict[str, Any]:
     }
 
 
+def _level_problem(name: str) -> str | None:
+    """Why the level ``name`` cannot be played (its spec refused), None if it can."""
+    try:
+        parse_agent(name)
+    except AgentError as error:
+        return str(error)
+    return None
+
+
 def cmd_agents(args: argparse.Namespace) -> int:
     from agents.registry import stored_levels
 
@@ -535,6 +545,12 @@ def cmd_agents(args: argparse.Namespace) -> int:
     chosen = set(args.names or known)
     kinds = [kind for kind in KINDS if kind.name in chosen]
     shown_levels = {name: level for name, level in levels.items() if name in chosen}
+    # a level whose spec does not parse (a parameter misspelt or out of range, a loop of levels)
+    # was listed as any other, exit code 0, and failed in every match
+    problems = {name: _level_problem(name) for name in shown_levels}
+    for name in args.names:
+        if problems.get(name) is not None:
+            raise UsageError(str(problems[name]))
     if args.json:
         print(
             json.dumps(
@@ -553,6 +569,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
                             "description": level.description,
                             "max_ms_per_decision": level.max_ms_per_decision,
                             "provenance": level.provenance,
+                            "problem": problems[name],  # None: it plays
                         }
                         for name, level in shown_levels.items()
                     },
@@ -568,7 +585,8 @@ def cmd_agents(args: argparse.Namespace) -> int:
     if not args.names:
         print("\nlevels (usable wherever an agent is):")
         for name, level in levels.items():
-            print(f"    {name:<8} {level.agent}: {level.description}")
+            broken = f" (CANNOT BE PLAYED: {problems[name]})" if problems[name] else ""
+            print(f"    {name:<8} {level.agent}: {level.description}{broken}")
         print("\nset parameters as NAME(k=v,...); combine policies per seat as pass=NAME,play=NAME")
         print("hearts-sim agents NAME shows one agent, or one level with how it was tuned")
         return 0
