@@ -82,8 +82,17 @@ def test_shipped_levels_see_only_their_own_information_and_play_legally(level: s
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('agent = "rule"\nmax_ms_per_decision = 1\n', "lacks 'description'"),
-        ('description = "x"\nagent = 3\nmax_ms_per_decision = 1\n', "'agent' has the wrong type"),
+        ('agent = "rule"\nmax_ms_per_decision = 1\n', "lacks description .a string."),
+        # each missing key was named alone, one fix at a time, and none said what it holds
+        ('agent = "rule"\n', "lacks description .a string.; max_ms_per_decision .a number of ms above 0."),
+        (
+            'description = "x"\nagent = 3\nmax_ms_per_decision = 1\n',
+            "'agent' = 3 is not an agent spec, a string",
+        ),
+        (
+            'description = "x"\nagent = "rule"\nmax_ms_per_decision = "2"\n',
+            "= '2' is not a number of ms above 0",
+        ),
         (
             'description = "x"\nagent = "rule"\nmax_ms_per_decision = 1\ncolour = "red"\n',
             "unknown key 'colour'",

@@ -33,6 +33,12 @@ REQUIRED: dict[str, type | tuple[type, ...]] = {
     "agent": str,
     "max_ms_per_decision": (int, float),
 }
+# what each required key holds, for a message
+REQUIRED_WHAT = {
+    "description": "a string",
+    "agent": "an agent spec, a string",
+    "max_ms_per_decision": "a number of ms above 0",
+}
 
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")  # a level's name: a plain identifier, never a path
@@ -70,11 +76,13 @@ def read_level(path: Path) -> Level:
         raise LevelError(f"cannot read level file {path}: {error}") from None
     except tomllib.TOMLDecodeError as error:
         raise LevelError(f"level file {path} is not valid TOML: {error}") from None
+    missing = [key for key in REQUIRED if key not in values]  # all of them at once, with what they hold
+    if missing:
+        wanted = "; ".join(f"{key} ({REQUIRED_WHAT[key]})" for key in missing)
+        raise LevelError(f"level file {path} lacks {wanted}")
     for key, kind in REQUIRED.items():
-        if key not in values:
-            raise LevelError(f"level file {path} lacks {key!r}")
         if not isinstance(values[key], kind) or isinstance(values[key], bool):
-            raise LevelError(f"level file {path}: {key!r} has the wrong type")
+            raise LevelError(f"level file {path}: {key!r} = {values[key]!r} is not {REQUIRED_WHAT[key]}")
     unknown = sorted(set(values) - set(REQUIRED) - {"provenance"})
     if unknown:
         raise LevelError(f"level file {path}: unknown key {unknown[0]!r}")
