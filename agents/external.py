@@ -75,6 +75,7 @@ class ExternalAgentError(AgentError):
     ``position``: the index in its batch of the position it failed on, where one is known."""
 
     position: int | None = None
+    failure: str | None = None  # in a run: the failure alone, without how to resume the run
 
     def at(self, position: int) -> ExternalAgentError:
         self.position = position

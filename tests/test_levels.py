@@ -1090,3 +1090,32 @@ def test_agents_names_a_level_that_cannot_be_played(
         name: level["problem"] for name, level in json.loads(capsys.readouterr().out)["levels"].items()
     }
     assert problems["normal"] is None and "refers to itself" in problems["two"] and "500" in problems["far"]
+
+
+def test_an_agent_failing_in_a_kept_job_is_resumed_as_the_job(tmp_path: Path) -> None:
+    """The line named the match it failed in: "resume with hearts-sim tournament --resume
+    DIR/round-1/candidate-00", a resume of that match alone, outside the tune (levels likewise)."""
+    from agents.external import ExternalAgentError
+
+    flag = tmp_path / "fail"
+    flag.write_text("on")
+    failing = f"py:{Path(__file__).parent / 'python_agents.py'}:FailsWhile(flag={str(flag)!r})"
+    out = tmp_path / "tune"
+    with pytest.raises(ExternalAgentError) as failed:
+        tune(
+            "rule",
+            parse_ranges(["shoot=20:60"]),
+            budget=8,
+            candidates=2,
+            reference=failing,
+            out=out,
+            threads=1,
+        )
+    said = str(failed.value)
+    assert "raised RuntimeError: failing on purpose" in said and "candidate-00" not in said
+    assert said.endswith(f"what was played is kept: resume with hearts-sim tune --resume {out}")
+    budgets = dict(deals=Budget(2, 2), games=Budget(1, 1), table_deals=Budget(1, 1), timing_hands=1)
+    with pytest.raises(ExternalAgentError, match=r"resume with hearts-sim levels --resume .*/levels$"):
+        calibrate(["random", failing], threads=1, progress=False, out=tmp_path / "levels", **budgets)
+    flag.unlink()
+    assert resume_tune(out, threads=1).best.spec.startswith("rule")

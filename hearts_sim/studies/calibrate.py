@@ -19,7 +19,7 @@ import numpy as np
 
 from agents.api import Agent
 from agents.dispatch import decide_pass, decide_play
-from agents.external import EngineOptions, decider
+from agents.external import EngineOptions, ExternalAgentError, decider
 from agents.levels import LADDER, LevelError, every_level
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.checks import counted, is_real
@@ -29,9 +29,15 @@ from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.rng import MAX_SEED, check_seed
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import Table, check_count, run_hands, set_threads
-from hearts_sim.studies.kept import JobStopped, KeptJob, kept_job
+from hearts_sim.studies.kept import JobStopped, KeptJob, job_failure, kept_job
 from hearts_sim.studies.stats import format_p_value
-from hearts_sim.studies.tournament import Interrupted, TournamentConfig, is_search_agent, play_kept
+from hearts_sim.studies.tournament import (
+    ChunkError,
+    Interrupted,
+    TournamentConfig,
+    is_search_agent,
+    play_kept,
+)
 
 LEVELS_FILE = "levels.json"  # in a calibration's --out: its settings and what it has measured
 
@@ -220,6 +226,8 @@ def calibrate(
         except (Interrupted, KeyboardInterrupt) as stop:  # in a match (its chunks kept), a cell, a timing
             terminated = stop.terminated if isinstance(stop, Interrupted) else isinstance(stop, Terminated)
             raise JobStopped("levels", f"during {now[0]}", job.out if job else None, terminated) from None
+        except (ExternalAgentError, ChunkError) as error:
+            raise job_failure(error, "levels", job.out if job else None) from None
         if job is not None:
             job.finish(result)
         return result

@@ -36,6 +36,18 @@ from hearts_sim.selfplay.records import LOCK, MANIFEST
 from hearts_sim.studies.tournament import RunStatus, ShownAsText, check_same_play, run_status
 
 
+def job_failure(error: Exception, command: str, out: Path | None) -> Exception:
+    """``error``, an agent's failure in one of a job's matches, with the job's resume command
+    where the match's own was (``tournament --resume DIR/round-1/candidate-00``: a resume of
+    that match alone, outside the job)."""
+    failure = getattr(error, "failure", None)
+    if out is None or failure is None:
+        return error
+    return type(error)(
+        f"{failure}; what was played is kept: resume with hearts-sim {command} --resume {shell_path(out)}"
+    )
+
+
 class JobStopped(Stopped):
     """Ctrl-C or SIGTERM during a kept job (or one that is not kept): how far it got, and how to
     go on. ``command`` is the job's subcommand (``tune``)."""

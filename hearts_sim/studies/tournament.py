@@ -137,6 +137,8 @@ class ChunkError(TournamentError):
     """A chunk that a runner could not play (a cluster's worker that runs other code than this
     process): the run stops there, keeping every chunk finished before it."""
 
+    failure: str | None = None  # the failure alone, without how to resume the run
+
 
 class SequentialRunWarning(UserWarning):
     """``combine_runs`` pools a match stopped by its sequential test: its length follows its results."""
@@ -717,9 +719,11 @@ def _play_run(
             if out_path is None:
                 raise
             done = int(manifest.get("chunks_done", chunk))
-            raise type(error)(
+            stopped = type(error)(
                 f"{error}; {done} of {config.n_chunks} chunks are done: resume with {resume_with}"
-            ) from None
+            )
+            stopped.failure = str(error)  # without the resume: a job of many runs says its own
+            raise stopped from None
     if last_chunk < config.n_chunks:
         raise Interrupted(last_chunk, config.n_chunks, out_path, resume_with)
     summary = _summary(config.to_dict(), [spec.name for spec in config.specs()], tally, deals_cap)

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.external import PY, EngineOptions, ExternalSpec
+from agents.external import PY, EngineOptions, ExternalAgentError, ExternalSpec
 from agents.levels import LevelError
 from agents.registry import check_level_name, parse_agent
 from agents.search import MAX_MS
@@ -35,8 +35,9 @@ from hearts_sim.core.errors import InputError
 from hearts_sim.core.files import disk_bytes, write_atomically
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED, check_seed
-from hearts_sim.studies.kept import JobStopped, KeptJob, kept_job
+from hearts_sim.studies.kept import JobStopped, KeptJob, job_failure, kept_job
 from hearts_sim.studies.tournament import (
+    ChunkError,
     Interrupted,
     JobProgress,
     ShownAsText,
@@ -368,6 +369,8 @@ def _successive_halving(
             result = _gap(spec, reference, rules, deals, match_seed, threads, report, engines, path, bar)
         except Interrupted as stop:  # its finished chunks are on disk with ``out``
             raise JobStopped("tune", f"after {done} of {total} matches", directory, stop.terminated) from None
+        except (ExternalAgentError, ChunkError) as error:
+            raise job_failure(error, "tune", directory) from None
         done += 1
         if job is not None:
             job.count_step(done, total)
