@@ -129,17 +129,22 @@ def saved_hands(files: list[str]):  # type: ignore[no-untyped-def]
     hand saved by ``play``; ``SavedHandsError`` for a file that is not one of ``play``'s."""
     rules = resolve_rules("standard")
     for name in files:
+        not_play = f"{name}: not a file of train_shape.py play"
         try:
-            with np.load(name) as saved:
+            loaded = np.load(name)
+            if not isinstance(loaded, np.lib.npyio.NpzFile):  # a .npy: one array
+                raise SavedHandsError(f"{not_play} (a single array, not an .npz of arrays)")
+            with loaded as saved:
                 missing = {"seed", "hands", "passes", "history"} - set(saved.files)
                 arrays = {key: saved[key] for key in saved.files if not missing}
         except OSError as error:
             raise SavedHandsError(f"{name}: cannot read it ({error.strerror or error})") from None
-        # numpy's advice on pickles (no .npz at all), an empty file, a cut one, a damaged member
-        except (ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
-            raise SavedHandsError(
-                f"{name}: not a file of train_shape.py play (not a whole .npz of arrays: {error})"
-            ) from None
+        except SavedHandsError:
+            raise
+        except ValueError:  # numpy's advice on pickles, for a file that is no .npz at all
+            raise SavedHandsError(f"{not_play} (not an .npz of arrays)") from None
+        except (EOFError, zipfile.BadZipFile, zlib.error) as error:  # empty, cut short, damaged
+            raise SavedHandsError(f"{not_play} (not a whole .npz of arrays: {error})") from None
         if missing:
             absent = ", ".join(sorted(missing))
             raise SavedHandsError(f"{name}: not a file of train_shape.py play (no {absent})")

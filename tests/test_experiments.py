@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
@@ -274,3 +275,14 @@ def test_cluster_scaling_prints_its_figures() -> None:
     result = json.loads(run.stdout)
     assert result["record_bytes_per_hand"] > 0 and result["hands_per_s"]["--cluster local:1"] > 0
     assert result["estimate"]["random_1e10_workers_s"] > 0
+
+
+def test_train_shape_refuses_a_single_array_file_in_one_line(tmp_path: Path) -> None:
+    """``np.load`` of a ``.npy`` gives an array, not an archive: a TypeError's traceback."""
+    np.save(tmp_path / "x.npy", np.arange(3))
+    fit = [sys.executable, str(EXPERIMENTS / "train_shape.py"), "fit", str(tmp_path / "x.npy"), "--dry-run"]
+    run = subprocess.run(fit, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stderr == (
+        f"train_shape.py: error: {tmp_path / 'x.npy'}: not a file of train_shape.py play (a single array, "
+        "not an .npz of arrays)\n"
+    )
