@@ -60,7 +60,7 @@ from agents.registry import parse_agent
 from hearts_sim.apps.script import ScriptParser, master_seed, out_file, run_script
 from hearts_sim.core.cards import N_CARDS
 from hearts_sim.core.errors import interrupts_deferred, signal_exit_code
-from hearts_sim.core.files import write_atomically
+from hearts_sim.core.files import shell_path, write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.encoding import OBS_SIZE
 from hearts_sim.env import PolicyAgent, VectorEnv
@@ -696,7 +696,8 @@ def stopped_note(args: argparse.Namespace, saved: int | None) -> str:
     ``saved`` decisions, None: none), and how to train on from it."""
     if saved is None:
         return f"no weights written (none before its first progress line; {args.out} is as it was)"
-    again = f"--method pg --init {args.out}" if args.method == "pg" else f"--init {args.out} --guided 0"
+    init = shell_path(args.out)
+    again = f"--method pg --init {init}" if args.method == "pg" else f"--init {init} --guided 0"
     return (
         f"{args.out} holds the weights after {saved:,} of the {args.decisions:,} decisions "
         f"(its last progress line); train on from them with {again}"

@@ -618,6 +618,27 @@ def test_more_records_than_memory_holds_are_refused_before_a_hand_is_played(
         simulate(hands=10**12)
 
 
+def test_a_containers_memory_left_counts_the_cache_it_can_drop(tmp_path: Path) -> None:
+    """cgroup v2's ``memory.current`` counts the page cache: a container that had read much Parquet
+    sat near its limit, and records or tables that fit were refused."""
+    from hearts_sim.selfplay.simulate import available_memory
+
+    gib = 2**30
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc/meminfo").write_text(
+        f"MemTotal: {64 * gib // 1024} kB\nMemAvailable: {10 * gib // 1024} kB\n"
+    )
+    cgroup = tmp_path / "sys/fs/cgroup"
+    cgroup.mkdir(parents=True)
+    (cgroup / "memory.max").write_text(f"{4 * gib}\n")
+    (cgroup / "memory.current").write_text(f"{int(3.5 * gib)}\n")
+    assert available_memory(tmp_path) == gib // 2  # the limit less what it uses
+    (cgroup / "memory.stat").write_text(f"anon 1\ninactive_file {gib}\nactive_file 5\n")
+    assert available_memory(tmp_path) == gib + gib // 2  # and the cache it can drop
+    (cgroup / "memory.max").write_text("max\n")  # no limit: what the machine has
+    assert available_memory(tmp_path) == 10 * gib
+
+
 def test_every_refused_move_is_an_illegal_move_error() -> None:
     """A loop asking a person for moves catches ``IllegalMoveError``: a typo or a card listed
     twice escaped it as a plain ``ValueError``, ``None`` as a ``TypeError``, and a pass naming a

@@ -376,3 +376,7 @@ def test_a_level_with_quotes_and_backslashes_in_its_strings_reads_back_as_writte
     level = read_level(path)
     assert (level.agent, level.provenance["reference"]) == (spec, reference)
     assert level.description == "café 😀, a \\ in it" and level.provenance["command"] == 'hearts-sim tune "x"'
+    # a folder's name whose bytes are not UTF-8 (a surrogate in Python): a file that was not UTF-8,
+    # which stopped every command that reads the levels
+    write_level(path, result, "tuned", 100, "hearts-sim tune --out runs/caf\udce9")
+    assert read_level(path).provenance["command"] == "hearts-sim tune --out runs/caf\\xe9"

@@ -22,6 +22,7 @@ from agents.levels import LEVELS_DIR, LevelError, levels, read_level
 from agents.registry import parse_agent
 from hearts_sim.apps.cli import main
 from hearts_sim.core.errors import InputError
+from hearts_sim.core.files import shell_path
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.hand import card_points
 from hearts_sim.game.hand_state import HandState
@@ -1113,7 +1114,7 @@ def test_an_agent_failing_in_a_kept_job_is_resumed_as_the_job(tmp_path: Path) ->
         )
     said = str(failed.value)
     assert "raised RuntimeError: failing on purpose" in said and "candidate-00" not in said
-    assert said.endswith(f"what was played is kept: resume with hearts-sim tune --resume {out}")
+    assert said.endswith(f"what was played is kept: resume with hearts-sim tune --resume {shell_path(out)}")
     budgets = dict(deals=Budget(2, 2), games=Budget(1, 1), table_deals=Budget(1, 1), timing_hands=1)
     with pytest.raises(ExternalAgentError, match=r"resume with hearts-sim levels --resume .*/levels$"):
         calibrate(["random", failing], threads=1, progress=False, out=tmp_path / "levels", **budgets)

@@ -1476,14 +1476,17 @@ codecs.register_error(SUIT_LETTER_ERRORS, _suits_as_letters)
 def _letters_where_symbols_cannot_print() -> None:
     """Where stdout or stderr cannot encode ``♣♦♠♥`` (``PYTHONIOENCODING=ascii``, a Windows
     console redirected to a file), print suits as letters instead of failing with a
-    ``UnicodeEncodeError`` after the work is done."""
+    ``UnicodeEncodeError`` after the work is done; on any strict stream, a file name's bytes that
+    are not UTF-8 as those bytes (``_suits_as_letters``), where printing the run's folder failed."""
     for stream in (sys.stdout, sys.stderr):
         try:
             SUIT_SYMBOLS.encode(getattr(stream, "encoding", None) or "utf-8")
+            fits = getattr(stream, "errors", "strict") != "strict"  # a UTF-8 one: a name not UTF-8 failed
         except (UnicodeEncodeError, LookupError):
-            reconfigure = getattr(stream, "reconfigure", None)
-            if reconfigure is not None:
-                reconfigure(errors=SUIT_LETTER_ERRORS)
+            fits = False
+        reconfigure = getattr(stream, "reconfigure", None)
+        if not fits and reconfigure is not None:
+            reconfigure(errors=SUIT_LETTER_ERRORS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

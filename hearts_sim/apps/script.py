@@ -141,10 +141,8 @@ def reported(prog: str, work: Callable[[], int | None]) -> int:
         return 0
     except OSError as error:  # stdout on a full disk (> results.json), or a write no one caught
         if error.errno == errno.ENAMETOOLONG:  # a path given: a part over 255 bytes, anywhere
-            print(
-                f"{prog}: error: {error.filename}: a name in it is too long for the file system",
-                file=sys.stderr,
-            )
+            where = error.filename or "a path"
+            print(f"{prog}: error: {where}: a name in it is too long for the file system", file=sys.stderr)
             return EXIT_USAGE
         if error.errno not in NO_ROOM:
             raise

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from hearts_sim.core.errors import InputError
+
 try:
     import fcntl
 except ImportError:  # Windows: no flock, so no lock (below)
@@ -68,20 +70,27 @@ def arrow_path(path: Path | str) -> str:
     """``path`` as pyarrow must be given it: absolute. pyarrow reads a relative path whose first
     part holds a colon (``run:1``) as a URI and refuses it, and expands a leading ``~``, so the
     records of ``./~/runs/a`` were read from ``$HOME/runs/a``: another run's, without a word.
-    Under a locale that is not UTF-8 (``LC_ALL=C PYTHONUTF8=0``) a name's bytes come as
-    surrogates, which pyarrow cannot encode: they are given as the characters they are in UTF-8."""
+    pyarrow takes names as UTF-8: a name's bytes on disk (``disk_bytes``) are given as the
+    characters they are in UTF-8 (under ``LC_ALL=C PYTHONUTF8=0`` they came as surrogates, which
+    pyarrow could not encode), and a name whose bytes are not UTF-8 is an ``InputError``."""
     text = str(Path(path).absolute())
     try:
         return disk_bytes(text).decode("utf-8")
-    except UnicodeDecodeError:  # not UTF-8 on disk either: pyarrow says what it makes of it
-        return text
+    except UnicodeDecodeError:
+        raise InputError(
+            f"{text}: its name's bytes are not UTF-8, which pyarrow reads only: rename it"
+        ) from None
 
 
-def disk_bytes(text: Path | str) -> bytes:
-    """A path, or text naming paths, as UTF-8 with every name's bytes as they are on disk (a
-    locale that is not UTF-8 decodes them to surrogates, which ``str.encode`` refuses): the same
-    bytes under any locale, for digests and files."""
-    return str(text).encode("utf-8", "surrogateescape")
+def disk_bytes(path: Path | str) -> bytes:
+    """A path's bytes as they are on disk, the same under any locale: for digests, and for
+    libraries that take UTF-8. A locale that is not UTF-8 decodes names to its own characters or to
+    surrogates, which ``os.fsencode`` turns back; a name it cannot (typed in, not read from disk)
+    as UTF-8."""
+    try:
+        return os.fsencode(path)
+    except UnicodeEncodeError:
+        return str(path).encode("utf-8", "surrogateescape")
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -133,11 +142,12 @@ def read_json_object(
 
 
 class LockHeld(Exception):
-    """Another process holds the lock; ``holder`` is what it wrote there (its pid), or ""."""
+    """Another holds the lock; ``holder`` is what it wrote there (its pid), or ""; ``ours``: the
+    holder is this process (another call in it: a thread, the run's own callback)."""
 
-    def __init__(self, holder: str):
+    def __init__(self, holder: str, ours: bool = False):
         super().__init__(holder)
-        self.holder = holder
+        self.holder, self.ours = holder, ours
 
     @property
     def pid(self) -> int | None:
@@ -147,13 +157,14 @@ class LockHeld(Exception):
     @property
     def who(self) -> str:
         """The holder, for a message: ``another process (pid 4242)``, or this one's other thread."""
-        if self.pid == os.getpid():  # forked children let go of the lock (``_let_go_in_child``)
-            return f"this process (pid {self.pid}), in another call"  # a thread's, a callback's
+        if self.ours:  # known by the lock file itself, not its pid: a container's pid 1 is another's too
+            return f"this process (pid {os.getpid()}), in another call"  # a thread's, a callback's
         return f"another process (pid {self.holder})" if self.holder else "another process"
 
 
-# the descriptors of the locks this process holds: a forked child closes its copies at once
-_held_locks: set[int] = set()
+# the locks this process holds: each descriptor and its file (device, inode); a forked child
+# closes its copies at once
+_held_locks: dict[int, tuple[int, int]] = {}
 
 
 def _let_go_in_child() -> None:
@@ -186,15 +197,17 @@ def exclusive_lock(path: Path) -> Iterator[None]:
     except OSError:
         yield
         return
-    _held_locks.add(descriptor)
+    status = os.fstat(descriptor)
+    _held_locks[descriptor] = (status.st_dev, status.st_ino)
     try:
         if fcntl is not None and _locked(descriptor):
             os.ftruncate(descriptor, 0)
             os.write(descriptor, f"{os.getpid()}\n".encode())
         yield
     finally:
-        if descriptor in _held_locks:  # a forked child closed its copy already: its number is free
-            _held_locks.discard(descriptor)
+        if (
+            _held_locks.pop(descriptor, None) is not None
+        ):  # a forked child closed its copy: the number is free
             os.close(descriptor)  # releases the flock
 
 
@@ -220,8 +233,11 @@ def _locked(descriptor: int) -> bool:
 
 
 def _holder(descriptor: int) -> LockHeld:
-    """The ``LockHeld`` of the process holding the lock file open on ``descriptor``: what it wrote."""
-    return LockHeld(os.pread(descriptor, 64, 0).decode(errors="replace").strip())
+    """The ``LockHeld`` of the process holding the lock file open on ``descriptor``: what it wrote,
+    and whether it is this process (a lock on the same file among those it holds)."""
+    status = os.fstat(descriptor)
+    ours = (status.st_dev, status.st_ino) in _held_locks.values()
+    return LockHeld(os.pread(descriptor, 64, 0).decode(errors="replace").strip(), ours)
 
 
 class LockLook(NamedTuple):

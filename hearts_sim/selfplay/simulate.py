@@ -397,24 +397,38 @@ def _size(size: int) -> str:
     return f"{size / 2**30:,.1f} GiB" if size >= 2**30 else f"{size / 2**20:,.1f} MiB"
 
 
-def available_memory() -> int | None:
+def _cgroup_stat(path: Path, key: str) -> int:
+    """The value of ``key`` in a cgroup's ``memory.stat`` (0 where it is not there)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in path.read_text().splitlines():
+            name, _, value = line.partition(" ")
+            if name == key:
+                return int(value)
+    return 0
+
+
+def available_memory(root: Path = Path("/")) -> int | None:
     """The bytes this process can still have: the smallest of what the system calls available
     (Linux's ``MemAvailable``) and what a container's limit leaves (cgroup v2 ``memory.max`` less
-    ``memory.current``, or v1's), else the machine's memory (the host's, where a container hides
-    its limit); None where nothing says (Windows)."""
+    ``memory.current``, or v1's, the file cache it can drop given back: a container that had read
+    much Parquet counted its cache as used, near its limit), else the machine's memory (the
+    host's, where a container hides its limit); None where nothing says (Windows). ``root``: where
+    ``/proc`` and ``/sys`` are read (a test's folder)."""
     sizes = []
     with contextlib.suppress(OSError, ValueError, IndexError):
-        for line in Path("/proc/meminfo").read_text().splitlines():
+        for line in (root / "proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"):
                 sizes.append(int(line.split()[1]) * 1024)
-    for limit, used in (
-        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-        ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"),
+    cgroup = root / "sys/fs/cgroup"
+    for folder, limit, used, cache in (
+        (cgroup, "memory.max", "memory.current", "inactive_file"),  # v2
+        (cgroup / "memory", "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"),
     ):
         with contextlib.suppress(OSError, ValueError):
-            text = Path(limit).read_text().strip()
+            text = Path(folder, limit).read_text().strip()
             if text != "max" and int(text) < 2**60:  # v1 says "no limit" with a huge number
-                sizes.append(max(0, int(text) - int(Path(used).read_text())))
+                left = int(text) - int(Path(folder, used).read_text())
+                sizes.append(max(0, left + _cgroup_stat(Path(folder, "memory.stat"), cache)))
     if not sizes:
         with contextlib.suppress(AttributeError, ValueError, OSError):
             sizes.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))

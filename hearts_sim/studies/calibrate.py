@@ -297,8 +297,8 @@ def _calibrate(
             if plays != was:
                 raise CalibrationError(
                     f"the level {level} changed during the calibration (its file was edited: it played "
-                    f"{was[1]}, now {plays[1]}): its steps would compare two versions of it; put the "
-                    "file back and resume, or start again in a new folder"
+                    f"{_shown_plays(was)}, now {_shown_plays(plays)}): its steps would compare two "
+                    "versions of it; put the file back and resume, or start again in a new folder"
                 )
 
     def match(config: TournamentConfig, folder: str) -> dict[str, Any]:
@@ -382,6 +382,12 @@ def _calibrate(
         "decision_ms": {level: timing[level] for level in ladder},
         "budget_ms": _budgets(ladder),
     }
+
+
+def _shown_plays(plays: tuple[str, str]) -> str:
+    """A level's (pass, play) policies as a spec reads: one, or ``pass=...,play=...``."""
+    passing, playing = plays
+    return playing if passing == playing else f"pass={passing},play={playing}"
 
 
 def _ladder_plays(ladder: Sequence[str]) -> list[tuple[str, str]]:

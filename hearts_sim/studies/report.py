@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from hearts_sim.core.errors import StorageError
-from hearts_sim.core.files import disk_bytes, write_atomically
+from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import PASS_DIRECTIONS, rules_label
 from hearts_sim.selfplay.records import run_folder
 from hearts_sim.studies.analysis import (
@@ -476,7 +476,8 @@ def write_report(
         files[target / name] = image.getvalue()
     notes = [note for note in map(unfinished_note, sources) if note is not None]
     markdown = summary_markdown(summary, "`, `".join(map(str, sources)), list(figures), notes)
-    files[target / SUMMARY_FILE] = disk_bytes(markdown)  # the folders' names as they are on disk
+    # UTF-8, the folders' names in it as their bytes (surrogates under a locale not UTF-8)
+    files[target / SUMMARY_FILE] = markdown.encode("utf-8", "surrogateescape")
     for path, data in files.items():
         try:
             write_atomically(path, data)

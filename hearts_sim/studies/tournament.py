@@ -414,7 +414,8 @@ def manifest_config(
     except AgentError as error:  # the run is whole: its agents are not found from here
         raise TournamentError(
             f"{out}'s agents cannot be set up here ({error}): a level is found in the folders "
-            f"{LEVELS_VARIABLE} names, so name the one it was in when the run began; the run is intact"
+            f"{LEVELS_VARIABLE} names (name the one it was in when the run began), an agent's "
+            "parameters as the version that began the run took them; the run is intact"
         ) from None
     except (KeyError, TypeError, ValueError) as error:
         reason = f"{error} is missing" if isinstance(error, KeyError) else str(error)

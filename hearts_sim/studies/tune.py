@@ -20,7 +20,6 @@ import math
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from agents.registry import check_level_name, parse_agent
 from agents.search import MAX_MS
 from hearts_sim.core.checks import is_integer, is_real, shown
 from hearts_sim.core.errors import InputError
-from hearts_sim.core.files import disk_bytes, write_atomically
+from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED, check_seed
 from hearts_sim.studies.kept import JobStopped, KeptJob, job_failure, kept_job
@@ -444,10 +443,15 @@ def write_level(
         check_level_name(path.stem)
     except LevelError as error:
         raise TuneError(str(error)) from None
+
     # every string as TOML writes one (a JSON string, its characters as they are: TOML has no
     # surrogate pairs): a spec with a quote (exec:python "engine.py") was pasted in raw, and the
-    # file failed to read back after the whole tune, in a traceback
-    quoted = partial(json.dumps, ensure_ascii=False)
+    # file failed to read back after the whole tune, in a traceback; a name's bytes that are not
+    # UTF-8 (surrogates, in the command) as \xNN, so that the file stays UTF-8
+    def quoted(text: str) -> str:
+        readable = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return json.dumps(readable, ensure_ascii=False)
+
     lines = [
         f"description = {quoted(description)}",
         f"agent = {quoted(result.best.spec)}",
@@ -465,11 +469,12 @@ def write_level(
     ]
     text = "\n".join(lines)
     try:
-        tomllib.loads(text)  # what we write must read back
-    except tomllib.TOMLDecodeError as error:
+        data = text.encode()
+        tomllib.loads(data.decode())  # what we write must read back: one unreadable level stops every command
+    except (UnicodeError, tomllib.TOMLDecodeError) as error:
         raise TuneError(f"the level file {path} would not read back ({error}): not written") from None
     try:
-        write_atomically(path, disk_bytes(text))  # the level it replaces survives a failed write
+        write_atomically(path, data)  # the level it replaces survives a failed write
     except OSError as error:
         raise TuneError(f"cannot write level file {path}: {error.strerror or error}") from None
 
