@@ -157,7 +157,7 @@ class LockHeld(Exception):
     @property
     def who(self) -> str:
         """The holder, for a message: ``another process (pid 4242)``, or this one's other thread."""
-        if self.ours:  # known by the lock file itself, not its pid: a container's pid 1 is another's too
+        if self.ours:  # known by the lock's file, not its pid: a container's pid 1 is another's too
             return f"this process (pid {os.getpid()}), in another call"  # a thread's, a callback's
         return f"another process (pid {self.holder})" if self.holder else "another process"
 
@@ -205,9 +205,8 @@ def exclusive_lock(path: Path) -> Iterator[None]:
             os.write(descriptor, f"{os.getpid()}\n".encode())
         yield
     finally:
-        if (
-            _held_locks.pop(descriptor, None) is not None
-        ):  # a forked child closed its copy: the number is free
+        # not in the map: a forked child, which closed its copy already (the number may be reused)
+        if _held_locks.pop(descriptor, None) is not None:
             os.close(descriptor)  # releases the flock
 
 
