@@ -36,6 +36,11 @@ from hearts_sim.selfplay.records import LOCK, MANIFEST
 from hearts_sim.studies.tournament import RunStatus, ShownAsText, check_same_play, run_status
 
 
+def job_resume(command: str, out: Path) -> str:
+    """The command that resumes the job kept in ``out`` (``command``: its subcommand, ``tune``)."""
+    return f"hearts-sim {command} --resume {shell_path(out)}"
+
+
 def job_failure(error: Exception, command: str, out: Path | None) -> Exception:
     """``error``, an agent's failure in one of a job's matches, with the job's resume command
     where the match's own was (``tournament --resume DIR/round-1/candidate-00``: a resume of
@@ -43,9 +48,7 @@ def job_failure(error: Exception, command: str, out: Path | None) -> Exception:
     failure = getattr(error, "failure", None)
     if out is None or failure is None:
         return error
-    return type(error)(
-        f"{failure}; what was played is kept: resume with hearts-sim {command} --resume {shell_path(out)}"
-    )
+    return type(error)(f"{failure}; what was played is kept: resume with {job_resume(command, out)}")
 
 
 class JobStopped(Stopped):
@@ -55,7 +58,7 @@ class JobStopped(Stopped):
     def __init__(self, command: str, where: str, out: Path | None, terminated: bool):
         self.out = out
         kept = (
-            f"; resume with: hearts-sim {command} --resume {shell_path(out)}"
+            f"; resume with: {job_resume(command, out)}"
             if out is not None
             else f": nothing is kept (hearts-sim {command} --out DIR keeps what it measures, and resumes)"
         )
@@ -106,7 +109,7 @@ class KeptJob:
         if self.path.exists():
             raise self.error(
                 f"{self.out} already holds a {self.what}: continue it with "
-                f"hearts-sim {self.command} --resume {shell_path(self.out)}"
+                f"{job_resume(self.command, self.out)}"
             )
         if self.out.exists() and (not self.out.is_dir() or any(self.out.iterdir())):
             raise self.error(f"--out {self.out} exists and is not an empty directory")
@@ -136,7 +139,7 @@ class KeptJob:
         except LockHeld as held:
             raise self.error(
                 f"{self.out} is being run by {held.who}: wait for it to end, or stop it "
-                f"and then resume with hearts-sim {self.command} --resume {shell_path(self.out)}"
+                f"and then resume with {job_resume(self.command, self.out)}"
             ) from None
 
     def status(self) -> JobStatus:
@@ -157,7 +160,7 @@ class KeptJob:
             except (KeyError, IndexError, TypeError, ValueError) as error:
                 raise self.error(
                     f"{self.path} holds a result that cannot be read ({type(error).__name__}: {error}); "
-                    f"hearts-sim {self.command} --resume {shell_path(self.out)} gives it again"
+                    f"{job_resume(self.command, self.out)} gives it again"
                 ) from None
         return JobStatus(self, lock.holder, runs, lock.known, done, total, result)
 
@@ -191,7 +194,7 @@ class KeptJob:
         except OSError as error:
             raise StorageError(
                 f"cannot write {self.path}: {error.strerror or error}; what it kept before is there: "
-                f"resume with: hearts-sim {self.command} --resume {shell_path(self.out)}"
+                f"resume with: {job_resume(self.command, self.out)}"
             ) from None
 
     def _write(self, stored: Mapping[str, Any]) -> None:
@@ -225,7 +228,7 @@ class JobStatus(ShownAsText):
         """The job's line; then its result once finished, else one line a match (its folder
         within the job's)."""
         job = self.job
-        resume = f"hearts-sim {job.command} --resume {shell_path(job.out)}"
+        resume = job_resume(job.command, job.out)
         counted = self.total is not None  # not in a job kept before steps were counted
         steps = f"{self.done} of {self.total} {job.steps}"
         state = self.state
