@@ -34,7 +34,7 @@ from hearts_sim.engine.rng import check_index, check_seed, derive_seed
 from hearts_sim.engine.state import new_states
 from hearts_sim.env.kernels import NO_TEACHER, REWARD_MODES, reset_tables, step_tables
 from hearts_sim.game.hand_state import HandState
-from hearts_sim.selfplay.simulate import available_memory
+from hearts_sim.selfplay.simulate import available_memory, memory_size
 
 Opponents = str | AgentSpec | Sequence[str | AgentSpec]
 # tables in one VectorEnv: 11 to 15 KB each at a step's peak, measured (table_bytes: at most 17.2)
@@ -59,8 +59,8 @@ def check_room(n_envs: int, per_table: int, advice: str) -> None:
     need, memory = n_envs * per_table, available_memory()
     if memory is not None and need > memory:
         raise ValueError(
-            f"{counted(n_envs, 'table')} need about {need / 2**30:,.1f} GiB at a step's peak, and "
-            f"{memory / 2**30:,.1f} GiB is available here: {advice}"
+            f"{counted(n_envs, 'table')} need about {memory_size(need)} at a step's peak, and "
+            f"{memory_size(memory)} is available here: {advice}"
         )
 
 

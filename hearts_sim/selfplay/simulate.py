@@ -385,15 +385,16 @@ def _records_room(total: int, dtype: np.dtype, unit: str) -> np.ndarray:
             return np.empty(total, dtype=dtype)
         except MemoryError:
             pass
-    room = "" if memory is None else f", and {_size(memory)} is available here"
+    room = "" if memory is None else f", and {memory_size(memory)} is available here"
     raise SimulationError(
-        f"{total:,} {unit}s need {_size(need)} for their records{room}: play fewer at a "
+        f"{total:,} {unit}s need {memory_size(need)} for their records{room}: play fewer at a "
         f"time (first_{unit}= says where each part starts), or a match (hearts-sim match), which "
         "keeps its records on disk"
     )
 
 
-def _size(size: int) -> str:
+def memory_size(size: int) -> str:
+    """Bytes for a message: in GiB, or MiB below one."""
     return f"{size / 2**30:,.1f} GiB" if size >= 2**30 else f"{size / 2**20:,.1f} MiB"
 
 
