@@ -104,11 +104,7 @@ class Tally:
         def ints(values: Any) -> bool:  # one whole number per agent
             return isinstance(values, list) and len(values) == k and all(map(is_integer, values))
 
-        counts = (
-            "deals",
-            "hands",
-            *(("undecided",) if self.undecided is not None else ()),
-        )  # None: not counted
+        counts = ["deals", "hands"] + (["undecided"] if self.undecided is not None else [])  # None: uncounted
         problems = [
             f"{name} is {shown(getattr(self, name))}, not a count"
             for name in counts
