@@ -1120,3 +1120,31 @@ def test_an_agent_failing_in_a_kept_job_is_resumed_as_the_job(tmp_path: Path) ->
         calibrate(["random", failing], threads=1, progress=False, out=tmp_path / "levels", **budgets)
     flag.unlink()
     assert resume_tune(out, threads=1).best.spec.startswith("rule")
+
+
+def test_a_signal_numba_wrapped_in_a_timing_stops_the_calibration_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C that arrived as a timing's kernel was called came out of numba as a
+    ``SystemError`` wrapping it, past the calibration's ``except KeyboardInterrupt``: a bare
+    "interrupted" without the resume command. It stops the calibration as any Ctrl-C does."""
+    import hearts_sim.studies.calibrate as calibrate_module
+
+    def timed_then_stopped(*arguments: Any) -> None:  # numba's wrapping of a signal in the kernel
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as signalled:
+            raise SystemError(
+                "CPUDispatcher(<function play_hands>) returned a result with an exception set"
+            ) from signalled
+
+    monkeypatch.setattr(calibrate_module, "_timed_hands", timed_then_stopped)
+    budgets = dict(deals=Budget(2, 2), games=Budget(1, 1), table_deals=Budget(1, 1), timing_hands=1)
+    out = tmp_path / "levels"
+    with pytest.raises(JobStopped) as stopped:
+        calibrate(["random", "lowest"], threads=1, progress=False, out=out, **budgets)
+    assert (
+        str(stopped.value)
+        == f"interrupted during the timing of random; resume with: hearts-sim levels --resume {out}"
+    )
+    assert stopped.value.exit_code == 130

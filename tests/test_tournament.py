@@ -1033,6 +1033,39 @@ def test_a_signal_raised_inside_numbas_cache_loading_is_one_line(capsys: pytest.
         reported("hearts-sim", broken)
 
 
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, Terminated])
+def test_a_signal_numba_wrapped_as_a_run_tallies_says_what_was_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: type[KeyboardInterrupt]
+) -> None:
+    """A Ctrl-C that arrived as a chunk's tally kernel was called came out of numba as a
+    ``SystemError`` wrapping it, which passed the run's ``except KeyboardInterrupt``: a bare
+    "hearts-sim: interrupted", without the chunks kept or the resume command (a Dask run stopped
+    in CI, now and then). It is the run's stop, as any other Ctrl-C between chunks."""
+    tallied: list[int] = []
+
+    def tally_then_stopped(*arguments: Any) -> None:  # the kernel, then numba's wrapping of a signal
+        if len(tallied) == 2:
+            try:
+                raise stop
+            except KeyboardInterrupt as signalled:
+                wrapped = "CPUDispatcher(<function _chunk_sums>) returned a result with an exception set"
+                raise SystemError(wrapped) from signalled
+        tallied.append(1)
+        tally_hands(*arguments)
+
+    monkeypatch.setattr(tournament, "tally_hands", tally_then_stopped)
+    out = tmp_path / "run"
+    config = TournamentConfig(("lowest", "random"), deals=60, chunk_deals=20)
+    with pytest.raises(Interrupted) as stopped:
+        run_tournament(config, out, progress=False)
+    said = "terminated" if stop is Terminated else "interrupted"
+    assert str(stopped.value).startswith(f"{said} after 2 of 3 chunks; resume with: hearts-sim ")
+    assert stopped.value.exit_code == (143 if stop is Terminated else 130)
+    assert json.loads((out / "manifest.json").read_text())["chunks_done"] == 2
+    monkeypatch.undo()
+    assert resume_tournament(out, progress=False).summary == run_tournament(config, progress=False).summary
+
+
 @pytest.mark.parametrize(
     ("signum", "code", "said"), [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")]
 )

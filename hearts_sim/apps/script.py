@@ -38,8 +38,8 @@ from hearts_sim.core.errors import (
     StorageError,
     Terminated,
     signal_exit_code,
+    signals_unwrapped,
     sigterm_as_interrupt,
-    terminations,
 )
 from hearts_sim.core.files import unwritable
 from hearts_sim.engine.rng import MAX_DEALS
@@ -125,10 +125,10 @@ def quiet_stdout() -> None:
 def reported(prog: str, work: Callable[[], int | None]) -> int:
     """Run ``work`` and return its exit code, its expected failures printed as one line
     prefixed with ``prog`` (see the module's note)."""
-    terminated = terminations()
     try:
-        code = work()
-        sys.stdout.flush()  # here, where a failure is reported, not at the interpreter's exit
+        with signals_unwrapped():  # numba's wrapping of a signal: Ctrl-C, not a traceback
+            code = work()
+            sys.stdout.flush()  # here, where a failure is reported, not at the interpreter's exit
         return int(code or 0)
     except StorageError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
@@ -154,43 +154,8 @@ def reported(prog: str, work: Callable[[], int | None]) -> int:
         print(f"{prog}: {stop}", file=sys.stderr)
         return stop.exit_code
     except KeyboardInterrupt as stop:  # Terminated (SIGTERM) among them
-        return _interrupted(prog, stop)
-    except (SystemError, RuntimeError) as error:  # a signal's exception wrapped, or swallowed:
-        signalled = _signal_within(error) or _numba_interrupted(error, terminated)  # numba's work
-        if signalled is None:  # a traceback where Ctrl-C was one line
-            raise
-        return _interrupted(prog, signalled)
-
-
-def _interrupted(prog: str, stop: KeyboardInterrupt) -> int:
-    print(f"{prog}: {'terminated' if isinstance(stop, Terminated) else 'interrupted'}", file=sys.stderr)
-    return signal_exit_code(stop)
-
-
-# numba's error for a compile stopped inside a callback of llvmlite's, which swallowed the
-# signal's exception there ("Exception ignored on calling ctypes callback function")
-NUMBA_STOPPED_COMPILING = "no compiled object yet for "
-
-
-def _numba_interrupted(error: BaseException, terminations_before: int) -> KeyboardInterrupt | None:
-    """The stop behind numba's ``RuntimeError`` for a compile stopped in llvmlite's callback
-    (``NUMBA_STOPPED_COMPILING``; a 140-line traceback and exit code 1, now and then): SIGTERM
-    where one was taken since the command began, else Ctrl-C; None for any other error."""
-    if not (isinstance(error, RuntimeError) and str(error).startswith(NUMBA_STOPPED_COMPILING)):
-        return None
-    return Terminated() if terminations() > terminations_before else KeyboardInterrupt()
-
-
-def _signal_within(error: BaseException) -> KeyboardInterrupt | None:
-    """The Ctrl-C (or SIGTERM) an error was raised from, through its causes; None if none."""
-    seen: set[int] = set()
-    cause: BaseException | None = error
-    while cause is not None and id(cause) not in seen:
-        if isinstance(cause, KeyboardInterrupt):
-            return cause
-        seen.add(id(cause))
-        cause = cause.__cause__ or cause.__context__
-    return None
+        print(f"{prog}: {'terminated' if isinstance(stop, Terminated) else 'interrupted'}", file=sys.stderr)
+        return signal_exit_code(stop)
 
 
 def run_script(main: Callable[[], int | None]) -> NoReturn:

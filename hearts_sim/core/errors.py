@@ -94,6 +94,50 @@ def terminations() -> int:
     return _terminations[0]
 
 
+# numba's error for a compile stopped inside a callback of llvmlite's, which swallowed the
+# signal's exception there ("Exception ignored on calling ctypes callback function")
+NUMBA_STOPPED_COMPILING = "no compiled object yet for "
+
+
+@contextmanager
+def signals_unwrapped() -> Iterator[None]:
+    """A Ctrl-C (or SIGTERM) that numba turned into another error during the block is raised as
+    the ``KeyboardInterrupt`` (``Terminated``) it was, so that ``except KeyboardInterrupt`` sees
+    it (a job then says what it kept, where it was a bare "interrupted", or a traceback):
+    - one that arrives as a kernel is called (its globals unpickled) is wrapped in a
+      ``SystemError`` ("returned a result with an exception set"), raised from it;
+    - one that falls in llvmlite's callback during a compile is swallowed there, and numba fails
+      with ``RuntimeError: no compiled object yet`` (``NUMBA_STOPPED_COMPILING``): SIGTERM if one
+      was taken during the block, else Ctrl-C.
+    Any other error passes as it is."""
+    terminations_before = terminations()
+    try:
+        yield
+    except (SystemError, RuntimeError) as error:
+        stop = _signal_within(error)
+        if (
+            stop is None
+            and str(error).startswith(NUMBA_STOPPED_COMPILING)
+            and isinstance(error, RuntimeError)
+        ):
+            stop = Terminated() if terminations() > terminations_before else KeyboardInterrupt()
+        if stop is None:
+            raise
+        raise stop from None
+
+
+def _signal_within(error: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C (or SIGTERM) an error was raised from, through its causes; None if none."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
 def sigterm_as_interrupt() -> Any:
     """A context manager: SIGTERM (a scheduler's time limit, ``docker stop``) raises
     ``Terminated`` during the block, handled as Ctrl-C is (a job keeps what it finished and says

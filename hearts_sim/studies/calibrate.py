@@ -23,7 +23,7 @@ from agents.external import EngineOptions, ExternalAgentError, decider
 from agents.levels import LADDER, LevelError, every_level
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.checks import counted, is_real
-from hearts_sim.core.errors import InputError, Terminated
+from hearts_sim.core.errors import InputError, Terminated, signals_unwrapped
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.rng import MAX_SEED, check_seed
@@ -208,21 +208,22 @@ def calibrate(
     now = ["the first match"]  # what is being measured, for the message of a stop
     with kept_job(kept_levels, out, settings, note, resume) as job:
         try:
-            result = _calibrate(
-                ladder,
-                rules,
-                deals,
-                games,
-                table_deals,
-                timing_hands,
-                seed,
-                threads,
-                report,
-                progress,
-                engines,
-                job,
-                now,
-            )
+            with signals_unwrapped():  # a Ctrl-C that numba wrapped (a cell's or a timing's kernel)
+                result = _calibrate(
+                    ladder,
+                    rules,
+                    deals,
+                    games,
+                    table_deals,
+                    timing_hands,
+                    seed,
+                    threads,
+                    report,
+                    progress,
+                    engines,
+                    job,
+                    now,
+                )
         except (Interrupted, KeyboardInterrupt) as stop:  # in a match (its chunks kept), a cell, a timing
             terminated = stop.terminated if isinstance(stop, Interrupted) else isinstance(stop, Terminated)
             raise JobStopped("levels", f"during {now[0]}", job.out if job else None, terminated) from None

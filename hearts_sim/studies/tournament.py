@@ -60,6 +60,7 @@ from hearts_sim.core.errors import (
     StorageError,
     Terminated,
     interrupts_deferred,
+    signals_unwrapped,
 )
 from hearts_sim.core.files import (
     LockHeld,
@@ -677,12 +678,14 @@ def _play_run(
             report(f"hearts-sim: compiling the kernels for these agents ({when})")
     deals_cap = int(manifest.get("deals_cap", config.deals))
     committer = _Committer(out_path, manifest, table, on_chunk) if out_path is not None else None
-    with (
-        tqdm(total=total_jobs, initial=done_jobs, unit=unit, disable=not show, smoothing=0.05) as bar,
-        closing(runner.chunks(config, range(first_chunk, last_chunk), hands=out_path is not None)) as played,
-        committer or nullcontext(),
-    ):
-        try:
+    chunks = runner.chunks(config, range(first_chunk, last_chunk), hands=out_path is not None)
+    try:
+        with (
+            tqdm(total=total_jobs, initial=done_jobs, unit=unit, disable=not show, smoothing=0.05) as bar,
+            closing(chunks) as played,
+            committer or nullcontext(),
+            signals_unwrapped(),  # a Ctrl-C that numba wrapped (in a tally's kernel) is one too
+        ):
             try:
                 for chunk, (records, hands) in played:
                     if config.games:
@@ -712,19 +715,19 @@ def _play_run(
             finally:
                 if committer is not None:  # every chunk played is kept, whatever ends the loop
                     committer.settle()
-        except KeyboardInterrupt as stop:
-            done = int(manifest.get("chunks_done", chunk)) if out_path is not None else chunk
-            terminated = isinstance(stop, Terminated)
-            raise Interrupted(done, config.n_chunks, out_path, resume_with, terminated) from None
-        except (ExternalAgentError, ChunkError) as error:  # the chunks finished before it are on disk
-            if out_path is None:
-                raise
-            done = int(manifest.get("chunks_done", chunk))
-            stopped = type(error)(
-                f"{error}; {done} of {config.n_chunks} chunks are done: resume with {resume_with}"
-            )
-            stopped.failure = str(error)  # without the resume: a job of many runs says its own
-            raise stopped from None
+    except KeyboardInterrupt as stop:
+        done = int(manifest.get("chunks_done", chunk)) if out_path is not None else chunk
+        terminated = isinstance(stop, Terminated)
+        raise Interrupted(done, config.n_chunks, out_path, resume_with, terminated) from None
+    except (ExternalAgentError, ChunkError) as error:  # the chunks finished before it are on disk
+        if out_path is None:
+            raise
+        done = int(manifest.get("chunks_done", chunk))
+        stopped = type(error)(
+            f"{error}; {done} of {config.n_chunks} chunks are done: resume with {resume_with}"
+        )
+        stopped.failure = str(error)  # without the resume: a job of many runs says its own
+        raise stopped from None
     if last_chunk < config.n_chunks:
         raise Interrupted(last_chunk, config.n_chunks, out_path, resume_with)
     summary = _summary(config.to_dict(), [spec.name for spec in config.specs()], tally, deals_cap)
