@@ -59,7 +59,7 @@ from agents.net import (
 from agents.registry import parse_agent
 from hearts_sim.apps.script import ScriptParser, master_seed, out_file, run_script
 from hearts_sim.core.cards import N_CARDS
-from hearts_sim.core.errors import interrupts_deferred, signal_exit_code
+from hearts_sim.core.errors import interrupts_deferred, signal_exit_code, signals_unwrapped
 from hearts_sim.core.files import shell_path, write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.encoding import OBS_SIZE
@@ -644,7 +644,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"warning: {warning}", file=sys.stderr)
     trainer = train_dagger if args.method == "dagger" else train_pg
     try:
-        with np.errstate(over="ignore", invalid="ignore"):  # a run that diverges is told in one line
+        # a run that diverges is told in one line; a Ctrl-C that numba wrapped is one too
+        with np.errstate(over="ignore", invalid="ignore"), signals_unwrapped():
             result = trainer(args, checkpoint=checkpoint)
     except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (Terminated, from run_script's handler)
         note = stopped_note(args, saved[-1] if saved else None)
@@ -663,7 +664,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.eval_deals:
         write(result)  # the trained weights are kept whatever becomes of the evaluation
         try:
-            result["evaluation"] = evaluate(result["weights"], args)
+            with signals_unwrapped():
+                result["evaluation"] = evaluate(result["weights"], args)
         except (KeyboardInterrupt, Interrupted) as stop:
             parser.exit(
                 signal_exit_code(stop),

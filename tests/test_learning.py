@@ -218,14 +218,23 @@ def test_ctrl_c_while_a_checkpoint_is_packed_comes_after_it_is_written(
     )
 
 
+@pytest.mark.parametrize("numba_wrapped", [False, True])
 def test_the_weights_are_written_before_the_evaluation_that_ctrl_c_may_stop(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], numba_wrapped: bool
 ) -> None:
+    """Also a Ctrl-C that numba wrapped in a ``SystemError`` (it arrived as a kernel was called):
+    it was a bare "interrupted", without what was kept."""
     train_policy = script_module("train_policy.py")
 
     def stopped(weights: Any, args: Any) -> None:
         assert train_policy.load_weights(args.out)  # written already
-        raise KeyboardInterrupt
+        if not numba_wrapped:
+            raise KeyboardInterrupt
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as signalled:
+            wrapped = "CPUDispatcher(<function _chunk_sums>) returned a result with an exception set"
+            raise SystemError(wrapped) from signalled
 
     monkeypatch.setattr(train_policy, "evaluate", stopped)
     out = tmp_path / "trained.npz"
