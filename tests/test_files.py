@@ -295,6 +295,31 @@ def test_records_are_read_from_the_folder_named_not_from_home_or_as_a_uri(
     assert "won by" in capsys.readouterr().out
 
 
+def test_a_path_option_takes_a_leading_tilde_for_home_wherever_it_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The shell makes ``$HOME/r`` of ``--out ~/r`` but not of ``--out=~/r``, a quoted ``'~/r'``
+    or a config file's ``out = "~/r"``: those wrote a folder ``./~/r``, while ``--levels-dir`` and
+    the scripts' paths took ``~`` for home. Every path option does now, in every form."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    assert main(["match", "random", "lowest", "--deals", "8", "--out=~/r", "--quiet", "--json"]) == 0
+    (work / "c.toml").write_text('agents = ["random", "lowest"]\ndeals = 8\nout = "~/c"\n')
+    assert main(["tournament", "--config=~/../work/c.toml", "--quiet", "--json"]) == 0
+    assert (home / "r" / "manifest.json").is_file() and (home / "c" / "manifest.json").is_file()
+    assert not (work / "~").exists()
+    capsys.readouterr()
+    assert main(["status", "~/r", "~/c"]) == 0  # quoted, as a script may pass them
+    said = capsys.readouterr().out
+    assert f"{home / 'r'}: " in said and f"{home / 'c'}: " in said
+    assert main(["replay", "~/r", "--row", "0"]) == 0 and "won by" in capsys.readouterr().out
+    assert main(["report", "~/r", "--out=~/report"]) == 0
+    assert (home / "report").is_dir() and not (work / "~").exists()
+
+
 def test_printed_commands_quote_the_paths_they_name(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

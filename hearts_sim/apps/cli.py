@@ -34,6 +34,8 @@ from hearts_sim.apps.options import (
     JSON,
     NUMBER,
     OUT,
+    PATH,
+    PATHS,
     RULE,
     RULES,
     SEED,
@@ -161,14 +163,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- tournament and match
-RESUME = Option("resume", TEXT, "continue an interrupted run in DIR", flags=("--resume",), metavar="DIR")
+RESUME = Option("resume", PATH, "continue an interrupted run in DIR", flags=("--resume",), metavar="DIR")
 REPAIR = Option(
     "repair",
     FLAG,
     "with --resume: re-play the chunks whose records do not match the manifest, from their seeds",
     flags=("--repair",),
 )
-CONFIG = Option("config", TEXT, "TOML file with these options", flags=("--config",), metavar="FILE")
+CONFIG = Option("config", PATH, "TOML file with these options", flags=("--config",), metavar="FILE")
 CLUSTER = Option(
     "cluster",
     TEXT,
@@ -635,7 +637,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 REPLAY_OPTIONS = (
-    Option("dir", TEXT, "a tournament --out directory (or its records/)", metavar="DIR"),
+    Option("dir", PATH, "a tournament --out directory (or its records/)", metavar="DIR"),
     Option(
         "row",
         COUNT,
@@ -1021,14 +1023,14 @@ LEVELS_OPTIONS = (
     RULE,
     SEED,
     Option(
-        "out", TEXT, "keep the calibration in DIR, so that it can be resumed", flags=("--out",), metavar="DIR"
+        "out", PATH, "keep the calibration in DIR, so that it can be resumed", flags=("--out",), metavar="DIR"
     ),
 )
 # What a calibration is started with, and ``--resume DIR`` takes from DIR/levels.json instead.
 LEVELS_SETTINGS = {option.name: option for option in LEVELS_OPTIONS}
 LEVELS_RUNTIME = (
     Option(
-        "resume", TEXT, "continue the calibration kept in DIR (--out DIR)", flags=("--resume",), metavar="DIR"
+        "resume", PATH, "continue the calibration kept in DIR (--out DIR)", flags=("--resume",), metavar="DIR"
     ),
     QUIET_PROGRESS,
     threads_option(),
@@ -1117,7 +1119,7 @@ TUNE_OPTIONS = (
     Option("write_level", TEXT, "save the winner as level NAME", flags=("--write-level",), metavar="NAME"),
     Option(
         "levels_dir",
-        TEXT,
+        PATH,
         f"where to write the level (a folder of your own plays through ${LEVELS_VARIABLE})",
         str(LEVELS_DIR),
         flags=("--levels-dir",),
@@ -1126,7 +1128,7 @@ TUNE_OPTIONS = (
     Option("max_ms", NUMBER, "the level's per-decision budget in ms", 10.0, 0.001, 60_000, ("--max-ms",)),
     Option(
         "out",
-        TEXT,
+        PATH,
         "keep the tune's matches in DIR, so that it can be resumed",
         flags=("--out",),
         metavar="DIR",
@@ -1137,7 +1139,7 @@ TUNE_SETTINGS = {option.name: option for option in TUNE_OPTIONS}
 TUNE_RUNTIME = (
     Option(
         "resume",
-        TEXT,
+        PATH,
         "continue the tune kept in DIR (started with --out DIR)",
         flags=("--resume",),
         metavar="DIR",
@@ -1157,7 +1159,7 @@ def _add_kept_options(
     positional one is optional for the same reason (``_kept_settings`` fills in the defaults)."""
     for option in settings:
         extra = {"nargs": "?"} if not option.flags else {}
-        option.add_to(command, default=None if option.kind != TEXTS else [], **extra)
+        option.add_to(command, default=None if option.kind not in (TEXTS, PATHS) else [], **extra)
     for option in runtime:
         option.add_to(command)
 
@@ -1170,7 +1172,7 @@ def _level_target(write_level: str | None, levels_dir: str) -> Path | None:
     from agents.registry import check_level_name
 
     check_level_name(write_level)
-    directory = Path(levels_dir).expanduser()  # a quoted '~/levels' too
+    directory = Path(levels_dir)
     if not directory.is_dir():
         raise UsageError(f"--levels-dir {directory} is not a directory")
     if (why := unwritable(directory)) is not None:
@@ -1399,13 +1401,13 @@ def build_parser() -> argparse.ArgumentParser:
         (
             Option(
                 "dirs",
-                TEXTS,
+                PATHS,
                 "tournament --out directories (or their records/); several are pooled",
                 metavar="DIR",
             ),
             Option(
                 "out",
-                TEXT,
+                PATH,
                 "output directory (default DIR/report; needed for several runs)",
                 flags=("--out",),
                 metavar="PATH",
@@ -1427,7 +1429,7 @@ def build_parser() -> argparse.ArgumentParser:
         "combine",
         "one summary of finished runs of the same agents on other seeds",
         cmd_combine,
-        (Option("dirs", TEXTS, "tournament or match --out directories", metavar="DIR"), JSON),
+        (Option("dirs", PATHS, "tournament or match --out directories", metavar="DIR"), JSON),
     )
 
     _command(
@@ -1436,7 +1438,7 @@ def build_parser() -> argparse.ArgumentParser:
         "where runs, tunes and calibrations kept in folders stand: progress, writer, results so far",
         cmd_status,
         (
-            Option("dirs", TEXTS, "tournament, match, tune or levels --out directories", metavar="DIR"),
+            Option("dirs", PATHS, "tournament, match, tune or levels --out directories", metavar="DIR"),
             Option("json", FLAG, "print a JSON list, one object per DIR", False, flags=("--json",)),
         ),
     )

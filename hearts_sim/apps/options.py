@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import tomllib
 from dataclasses import dataclass
@@ -35,6 +36,9 @@ from hearts_sim.core.files import toml_text
 from hearts_sim.engine.rng import MAX_DEALS, MAX_SEED
 
 COUNT, NUMBER, SEED_KIND, TEXT, FLAG, TEXTS = "count", "number", "seed", "text", "flag", "texts"
+# a file or folder (a list of them): a leading ``~`` is the home folder wherever it is written,
+# as the shell makes it of ``--out ~/r`` but not of ``--out=~/r``, a quoted one or a config's
+PATH, PATHS = "path", "paths"
 _WHAT = {
     COUNT: "a whole number",
     SEED_KIND: "a whole number",
@@ -42,6 +46,8 @@ _WHAT = {
     TEXT: "a string",
     FLAG: "true or false",
     TEXTS: "a list of strings",
+    PATH: "a path",
+    PATHS: "a list of paths",
 }
 
 
@@ -55,7 +61,7 @@ class Option:
     """One option: ``name`` is its argparse destination and its config-file key."""
 
     name: str
-    kind: str  # COUNT, NUMBER, SEED_KIND, TEXT, FLAG or TEXTS
+    kind: str  # COUNT, NUMBER, SEED_KIND, TEXT, FLAG, TEXTS, PATH or PATHS
     help: str
     default: Any = None
     low: float = -math.inf  # the range of a count or number, its ends included unless open
@@ -117,7 +123,7 @@ class Option:
             raise self._refuse(shown) from None
         if not text.strip():
             raise UsageError(f"{self.flag} needs a value")
-        return text
+        return os.path.expanduser(text) if self.kind in (PATH, PATHS) else text
 
     def check(self, value: Any, where: str) -> Any:
         """A config file's ``value`` (as TOML read it), strictly typed and in range; ``where``
@@ -135,13 +141,13 @@ class Option:
             if not isinstance(value, bool):
                 raise self._refuse(shown)
             return value
-        if self.kind == TEXTS:
+        if self.kind in (TEXTS, PATHS):
             if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
                 raise self._refuse(shown)
-            return list(value)
+            return [os.path.expanduser(v) for v in value] if self.kind == PATHS else list(value)
         if not isinstance(value, str) or not value.strip():
             raise self._refuse(shown)
-        return value
+        return os.path.expanduser(value) if self.kind == PATH else value
 
     def help_text(self) -> str:
         if self.kind == FLAG or self.default is None or self.default == []:
@@ -156,7 +162,9 @@ class Option:
             parser.add_argument(*self.flags, dest=self.name, action="store_true", help=self.help, **extra)
             return
         options: dict[str, Any] = {"help": self.help_text(), "metavar": self.metavar, **extra}
-        if self.kind == TEXTS:
+        if self.kind in (TEXTS, PATHS):
+            if self.kind == PATHS:
+                options.update(type=self.parse)
             if self.flags:
                 options.update(action="append", default=[] if stored is None else list(stored))
             else:  # a positional list without a default needs at least one value
@@ -263,7 +271,7 @@ GAMES = Option(
     False,
     flags=("--games",),
 )
-OUT = Option("out", TEXT, "directory for Parquet records and the manifest", flags=("--out",), metavar="DIR")
+OUT = Option("out", PATH, "directory for Parquet records and the manifest", flags=("--out",), metavar="DIR")
 TOURNAMENT_THREADS = threads_option()
 
 # What a tournament config file may hold: the same declarations as the command line's.
