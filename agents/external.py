@@ -702,6 +702,32 @@ def _agent_file(spec: ExternalSpec) -> Path | None:
     return agent_folder() / Path(where).expanduser()  # an absolute path stays itself
 
 
+def found_from_anywhere(text: str) -> tuple[str, str | None]:
+    """``text`` (any agent spec) as a file kept apart from the folder it was named in (a level
+    written by ``tune``) must write it to be found from any folder: a ``py:`` file named relative
+    to ``agent_folder`` by its absolute path. With what the spec still takes from that folder, in
+    words (a module found there, an ``exec:`` command run there), or None."""
+    if not is_external(text):
+        return text, None
+    spec = parse_external(text)
+    folder = agent_folder()
+    if spec.kind == EXEC:  # a word of the command that is a file here (./engine, engine.py)
+        words = [word for word in shlex.split(spec.target) if not word.startswith("-")]
+        files = [word for word in words if not Path(word).is_absolute() and (folder / word).exists()]
+        return text, f"its exec: command names {files[0]}, found in {folder} only" if files else None
+    path = _agent_file(spec)
+    if path is None:  # a module: installed, or beside the folder (found from it only)
+        module = spec.target.rpartition(":")[0]
+        if _module_file(module, [str(folder)]) is None:
+            return text, None
+        return text, f"its module {module} is found from {folder} only (elsewhere: on PYTHONPATH)"
+    body = text.strip()[len("py:") :]
+    where = _PY_TARGET.match(body)
+    assert where is not None  # parsed above
+    absolute = os.path.normpath(path.absolute())
+    return f"py:{body[: where.start('where')]}{absolute}{body[where.end('where') :]}", None
+
+
 def file_problem(spec: ExternalSpec) -> str | None:
     """Why the file of a ``py:`` spec cannot be read here, in one line (None: it can, or the spec
     names none)."""

@@ -1148,3 +1148,69 @@ def test_a_signal_numba_wrapped_in_a_timing_stops_the_calibration_in_one_line(
         == f"interrupted during the timing of random; resume with: hearts-sim levels --resume {out}"
     )
     assert stopped.value.exit_code == 130
+
+
+MY_AGENT = """
+class Mine:
+    def __init__(self, k: int = 0):
+        self.k = k
+
+    def choose_pass(self, obs):
+        return sorted(obs.hand)[-3:]
+
+    def choose_play(self, obs):
+        legal = sorted(obs.legal_moves())
+        return legal[self.k % len(legal)]
+"""
+
+
+def test_a_tune_of_an_agent_file_resumes_and_writes_a_level_that_plays_from_any_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A tune of ``py:mine.py:Mine`` resumed from another folder failed ("no such file
+    mine.py"), where a run's resume finds its agents where it began; and the level it wrote named
+    ``py:mine.py:Mine(k=2)``, played from the folder of the tune only (the line it printed to play
+    it failed anywhere else). The tune keeps its folder; the level names the file's full path,
+    and says so where it still needs the folder (a module found from it)."""
+    began, elsewhere, level_folder = tmp_path / "began", tmp_path / "elsewhere", tmp_path / "levels"
+    for folder in (began, elsewhere, level_folder):
+        folder.mkdir()
+    (began / "mine.py").write_text(MY_AGENT)
+    (began / "my_agents.py").write_text(MY_AGENT)
+    monkeypatch.chdir(began)
+    stopped = tmp_path / "stopped"
+    with pytest.raises(JobStopped):
+        tune("py:mine.py:Mine", parse_ranges(["k=0:3"]), budget=160, candidates=2, reference="random",
+             out=stopped, stop_after_matches=1, progress=False)  # fmt: skip
+    tuned = ["--param", "k=0:3", "--against", "random", "--budget", "160", "--candidates", "2", "--quiet"]
+    kept = tmp_path / "kept"
+    written = ["--levels-dir", str(level_folder), "--out", str(kept)]
+    assert main(["tune", "py:mine.py:Mine", *tuned, "--write-level", "mine", *written]) == 0
+    assert (
+        main(
+            [
+                "tune",
+                "py:my_agents:Mine",
+                *tuned,
+                "--write-level",
+                "module",
+                "--levels-dir",
+                str(level_folder),
+            ]
+        )
+        == 0
+    )
+    said = capsys.readouterr().err
+    assert f"hearts-sim: warning: level module: its module my_agents is found from {began} only" in said
+    assert "level mine:" not in said
+    level = read_level(level_folder / "mine.toml")
+    assert level.agent.startswith(f"py:{began / 'mine.py'}:Mine(k=")
+    assert read_level(level_folder / "module.toml").agent.startswith("py:my_agents:Mine(k=")
+
+    monkeypatch.chdir(elsewhere)
+    assert resume_tune(stopped, progress=False).best.spec.startswith("py:mine.py:Mine(k=")
+    (level_folder / "mine.toml").unlink()
+    assert main(["tune", "--resume", str(kept), "--quiet"]) == 0  # written again, as found from began
+    assert read_level(level_folder / "mine.toml").agent == level.agent
+    monkeypatch.setenv("HEARTS_SIM_LEVELS", str(level_folder))
+    assert main(["match", "mine", "random", "--deals", "8", "--quiet", "--json"]) == 0

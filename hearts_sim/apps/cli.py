@@ -1237,6 +1237,7 @@ def _level_timing(spec: str, rules: Rules, max_ms: float) -> dict[str, float | i
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    from agents.external import agents_found_in
     from hearts_sim.studies.tune import TuneError, kept_tune, parse_ranges, resume_tune, tune, write_level
 
     settings = _kept_settings(args, TUNE_SETTINGS, kept_tune(args.resume) if args.resume else None)
@@ -1277,22 +1278,26 @@ def cmd_tune(args: argparse.Namespace) -> int:
         unshown = error
     if target is not None:
         rules = Rules.parse(settings["rules"] or "standard").with_strings(settings["rule"] or [])
-        timing = _level_timing(result.best.spec, rules, settings["max_ms"])
-        try:
-            write_level(
-                target,
-                result,
-                settings["description"] or f"tuned {settings['agent']}",
-                settings["max_ms"],
-                settings["command"],  # the command that started the tune, also when resumed
-                timing,
-            )
-        except TuneError as error:
-            print(f"hearts-sim: error: {error}", file=sys.stderr)
-            return EXIT_FAILURE
+        # its agent timed and written as found from the folder the tune began in (py:mine.py)
+        with agents_found_in(kept_tune(args.resume).folder() if args.resume else None):
+            timing = _level_timing(result.best.spec, rules, settings["max_ms"])
+            try:
+                needs = write_level(
+                    target,
+                    result,
+                    settings["description"] or f"tuned {settings['agent']}",
+                    settings["max_ms"],
+                    settings["command"],  # the command that started the tune, also when resumed
+                    timing,
+                )
+            except TuneError as error:
+                print(f"hearts-sim: error: {error}", file=sys.stderr)
+                return EXIT_FAILURE
         shown_at = sys.stderr if args.json or unshown is not None else sys.stdout
         name = settings["write_level"]
         print(f"wrote level {name} ({target})", file=shown_at)
+        if needs is not None:
+            print(f"hearts-sim: warning: level {name}: {needs}", file=sys.stderr)
         if target.parent.resolve() not in {folder.resolve() for folder in level_folders()}:
             print(
                 f"to play it, name its folder in {LEVELS_VARIABLE}: "

@@ -4,11 +4,13 @@ stopped: ``hearts-sim tune --out DIR`` and ``hearts-sim levels --out DIR``, resu
 
 The folder holds the job's settings in one JSON file (``tune.json``, ``levels.json``), written
 before any work, with a ``note`` of what its caller needs back on resuming (the command line's
-other options, the command that started it). Each match is a tournament run in a subfolder
-(which resumes from its last chunk); results that are not runs go to ``progress`` in the same
-file as they are measured, with how many of the job's steps are done (``count_step``) and, at
-the end, the job's result (``finish``), which ``hearts-sim status`` shows. ``KeptJob`` is the
-folder; ``JobStopped`` is what a job raises when a signal stops it.
+other options, the command that started it) and the ``folder`` it was started in, where its
+outside agents named relative to it are found on resuming from anywhere (as a run's are).
+Each match is a tournament run in a subfolder (which resumes from its last chunk); results that
+are not runs go to ``progress`` in the same file as they are measured, with how many of the
+job's steps are done (``count_step``) and, at the end, the job's result (``finish``), which
+``hearts-sim status`` shows. ``KeptJob`` is the folder; ``JobStopped`` is what a job raises when
+a signal stops it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.external import agent_folder, agents_found_in
 from hearts_sim.core.checks import is_integer
 from hearts_sim.core.errors import InputError, Stopped, StorageError
 from hearts_sim.core.files import (
@@ -116,7 +119,8 @@ class KeptJob:
         if (broken := broken_link(self.out)) is not None:
             raise self.error(f"--out {broken}: point it at a folder, or choose another --out")
         try:
-            self._write({"settings": settings, "note": dict(note or {}), "progress": {}})
+            folder = str(agent_folder())  # where py:mine.py is found (``agents_found_in``)
+            self._write({"settings": settings, "note": dict(note or {}), "folder": folder, "progress": {}})
         except OSError as error:
             raise self.error(f"cannot write to --out {self.out}: {error.strerror or error}") from None
 
@@ -163,6 +167,12 @@ class KeptJob:
                     f"{job_resume(self.command, self.out)} gives it again"
                 ) from None
         return JobStatus(self, lock.holder, runs, lock.known, done, total, result)
+
+    def folder(self) -> str | None:
+        """The folder the job was started in, where its outside agents named relative to it are
+        found; None for a job kept before it was recorded."""
+        folder = self.read().get("folder")
+        return folder if isinstance(folder, str) else None
 
     def progress(self) -> dict[str, Any]:
         """What the job recorded with ``record`` so far."""
@@ -283,7 +293,7 @@ def kept_job(
         return
     job = folder(Path(out))
     job.start(settings, note, resume)
-    with job.running():
+    with job.running(), agents_found_in(job.folder() if resume else None):  # from any folder
         if resume:
             job.check_same_play()
         yield job

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.external import PY, EngineOptions, ExternalAgentError, ExternalSpec
+from agents.external import PY, EngineOptions, ExternalAgentError, ExternalSpec, found_from_anywhere
 from agents.levels import LevelError
 from agents.registry import check_level_name, parse_agent
 from agents.search import MAX_MS
@@ -433,10 +433,12 @@ def write_level(
     max_ms: float,
     command: str,
     timing: Mapping[str, float | int] | None = None,
-) -> None:
+) -> str | None:
     """Save a tuned spec as a level file (agents/levels/<name>.toml), with its provenance;
     ``timing``: its time per decision as measured where it was tuned (``median_ms``, ``p99_ms``,
-    ``decisions``), beside the budget it promises."""
+    ``decisions``), beside the budget it promises. A ``py:`` file is written by its absolute path,
+    found from any folder the level is played from; returned: what the level still needs of
+    this folder (``found_from_anywhere``), or None."""
     if not is_real(max_ms) or not 0 < max_ms <= MAX_MS:
         raise TuneError(f"--max-ms {shown(max_ms)}: a level's budget is a number of ms in (0, {MAX_MS:g}]")
     try:
@@ -452,9 +454,10 @@ def write_level(
         readable = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         return json.dumps(readable, ensure_ascii=False)
 
+    agent, needs = found_from_anywhere(result.best.spec)  # py:mine.py was found from here only
     lines = [
         f"description = {quoted(description)}",
-        f"agent = {quoted(result.best.spec)}",
+        f"agent = {quoted(agent)}",
         f"max_ms_per_decision = {max_ms:g}",
         "",
         "[provenance]",
@@ -477,6 +480,7 @@ def write_level(
         write_atomically(path, data)  # the level it replaces survives a failed write
     except OSError as error:
         raise TuneError(f"cannot write level file {path}: {error.strerror or error}") from None
+    return needs
 
 
 __all__ = [
