@@ -1214,3 +1214,33 @@ def test_a_tune_of_an_agent_file_resumes_and_writes_a_level_that_plays_from_any_
     assert read_level(level_folder / "mine.toml").agent == level.agent
     monkeypatch.setenv("HEARTS_SIM_LEVELS", str(level_folder))
     assert main(["match", "mine", "random", "--deals", "8", "--quiet", "--json"]) == 0
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_stop_as_the_tuned_level_is_timed_says_how_to_write_it_yet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], kept: bool
+) -> None:
+    """After the tune's result, ``--write-level`` times the winner (seconds for a search agent):
+    a Ctrl-C there was a bare "hearts-sim: interrupted", the level not written and not a word
+    of how to write it without tuning again."""
+    import hearts_sim.apps.cli as cli
+
+    def stopped(*arguments: Any) -> None:
+        raise KeyboardInterrupt
+
+    level_folder, out = tmp_path / "levels", tmp_path / "tune"
+    level_folder.mkdir()
+    tuned = ["tune", "rule", "--param", "defend=8:20", "--budget", "160", "--candidates", "2", "--quiet"]
+    tuned += ["--write-level", "mine", "--levels-dir", str(level_folder)]
+    tuned += ["--out", str(out)] if kept else []
+    monkeypatch.setattr(cli, "_level_timing", stopped)
+    assert main(tuned) == 130
+    said = capsys.readouterr()
+    assert said.out.startswith("best: rule(")  # the result, printed before
+    then = f"hearts-sim tune --resume {out} writes it" if kept else "the tune's result is above"
+    assert said.err == f"hearts-sim: interrupted before level mine was written: {then}\n"
+    assert not (level_folder / "mine.toml").exists()
+    if kept:
+        monkeypatch.undo()
+        assert main(["tune", "--resume", str(out), "--quiet"]) == 0
+        assert read_level(level_folder / "mine.toml").agent.startswith("rule(")

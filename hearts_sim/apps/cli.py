@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from agents.external import MAX_ENGINE_TIMEOUT
 from agents.kinds import AgentError
@@ -50,7 +50,7 @@ from hearts_sim.apps.options import (
 from hearts_sim.apps.script import EXIT_FAILURE, EXIT_USAGE, ScriptParser, reported
 from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, card_str, cards_str
 from hearts_sim.core.checks import did_you_mean
-from hearts_sim.core.errors import InputError, Stopped, Terminated, sigterm_as_interrupt
+from hearts_sim.core.errors import InputError, Stopped, Terminated, signals_unwrapped, sigterm_as_interrupt
 from hearts_sim.core.files import shell_path, unwritable
 from hearts_sim.core.rules import (
     GAME_SWITCHES,
@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from hearts_sim.studies.kept import KeptJob
     from hearts_sim.studies.stats import Sprt
     from hearts_sim.studies.tournament import TournamentConfig, TournamentResult
+    from hearts_sim.studies.tune import TuneResult
 
 # The studies (pandas, pyarrow, scipy) are imported by the commands that run them, so that
 # `--help` and a refused argument answer without loading them.
@@ -1237,8 +1238,7 @@ def _level_timing(spec: str, rules: Rules, max_ms: float) -> dict[str, float | i
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from agents.external import agents_found_in
-    from hearts_sim.studies.tune import TuneError, kept_tune, parse_ranges, resume_tune, tune, write_level
+    from hearts_sim.studies.tune import kept_tune, parse_ranges, resume_tune, tune
 
     settings = _kept_settings(args, TUNE_SETTINGS, kept_tune(args.resume) if args.resume else None)
     if settings["agent"] is None:
@@ -1277,35 +1277,54 @@ def cmd_tune(args: argparse.Namespace) -> int:
     except OSError as error:
         unshown = error
     if target is not None:
-        rules = Rules.parse(settings["rules"] or "standard").with_strings(settings["rule"] or [])
-        # its agent timed and written as found from the folder the tune began in (py:mine.py)
-        with agents_found_in(kept_tune(args.resume).folder() if args.resume else None):
-            timing = _level_timing(result.best.spec, rules, settings["max_ms"])
-            try:
-                needs = write_level(
-                    target,
-                    result,
-                    settings["description"] or f"tuned {settings['agent']}",
-                    settings["max_ms"],
-                    settings["command"],  # the command that started the tune, also when resumed
-                    timing,
-                )
-            except TuneError as error:
-                print(f"hearts-sim: error: {error}", file=sys.stderr)
-                return EXIT_FAILURE
         shown_at = sys.stderr if args.json or unshown is not None else sys.stdout
-        name = settings["write_level"]
-        print(f"wrote level {name} ({target})", file=shown_at)
-        if needs is not None:
-            print(f"hearts-sim: warning: level {name}: {needs}", file=sys.stderr)
-        if target.parent.resolve() not in {folder.resolve() for folder in level_folders()}:
-            print(
-                f"to play it, name its folder in {LEVELS_VARIABLE}: "
-                f"{LEVELS_VARIABLE}={shell_path(target.parent)} hearts-sim match {name} normal",
-                file=shown_at,
-            )
+        if _write_tuned_level(args, settings, result, target, shown_at) != 0:
+            return EXIT_FAILURE
     if unshown is not None:
         raise unshown
+    return 0
+
+
+def _write_tuned_level(
+    args: argparse.Namespace, settings: dict[str, Any], result: TuneResult, target: Path, shown_at: TextIO
+) -> int:
+    """Time the tune's best spec and write it as the level ``--write-level`` names (``target``),
+    its agent found from the folder the tune began in (``py:mine.py``); 0, or 1 where it cannot
+    be written. A stop as it is timed says how to write it yet, where it was a bare
+    "interrupted" after the tune's result."""
+    from agents.external import agents_found_in
+    from hearts_sim.studies.kept import job_resume
+    from hearts_sim.studies.tune import TuneError, kept_tune, write_level
+
+    name = settings["write_level"]
+    rules = Rules.parse(settings["rules"] or "standard").with_strings(settings["rule"] or [])
+    try:
+        with signals_unwrapped(), agents_found_in(kept_tune(args.resume).folder() if args.resume else None):
+            timing = _level_timing(result.best.spec, rules, settings["max_ms"])
+            needs = write_level(
+                target,
+                result,
+                settings["description"] or f"tuned {settings['agent']}",
+                settings["max_ms"],
+                settings["command"],  # the command that started the tune, also when resumed
+                timing,
+            )
+    except TuneError as error:
+        print(f"hearts-sim: error: {error}", file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt as stop:
+        out = args.resume or settings["out"]
+        then = f"{job_resume('tune', Path(out))} writes it" if out else "the tune's result is above"
+        raise Stopped(f"before level {name} was written: {then}", isinstance(stop, Terminated)) from None
+    print(f"wrote level {name} ({target})", file=shown_at)
+    if needs is not None:
+        print(f"hearts-sim: warning: level {name}: {needs}", file=sys.stderr)
+    if target.parent.resolve() not in {folder.resolve() for folder in level_folders()}:
+        print(
+            f"to play it, name its folder in {LEVELS_VARIABLE}: "
+            f"{LEVELS_VARIABLE}={shell_path(target.parent)} hearts-sim match {name} normal",
+            file=shown_at,
+        )
     return 0
 
 
