@@ -622,13 +622,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(error))
     if args.out.suffix != ".npz":
         parser.error("--out must name a .npz file")
-    if args.out.parent.exists() and not args.out.parent.is_dir():
-        parser.error(f"--out {args.out}: {args.out.parent} is a file, not a folder")
-    try:  # refuse an unwritable path now, not after the training
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        parser.error(f"--out {args.out}: cannot create its folder ({error.strerror})")
-    out_file("--out")(str(args.out))  # a folder of that name, or one that takes no file (/proc)
+    # refuse an unwritable path now, not after the training (its folder made, as a run's is)
+    out_file("--out", make_folder=True)(str(args.out))
 
     saved: list[int] = []  # the decisions of each checkpoint written
 

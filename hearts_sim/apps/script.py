@@ -92,9 +92,9 @@ def master_seed() -> Callable[[str], int]:
     return parse
 
 
-def out_file(flag: str) -> Callable[[str], Path]:
-    """The argparse ``type`` of a file to write at the end: its folder must exist and take it,
-    checked before the work whose results it would lose."""
+def out_file(flag: str, make_folder: bool = False) -> Callable[[str], Path]:
+    """The argparse ``type`` of a file to write at the end: its folder must exist (or, with
+    ``make_folder``, is made) and take it, checked before the work whose results it would lose."""
 
     def parse(text: str) -> Path:
         path = Path(text).expanduser()
@@ -102,6 +102,11 @@ def out_file(flag: str) -> Callable[[str], Path]:
             raise UsageError(f"{flag} {text!r} is not valid: name a file to write (not a folder)")
         if path.parent.exists() and not path.parent.is_dir():
             raise UsageError(f"{flag} {text}: {path.parent} is a file, not a folder")
+        if make_folder:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise UsageError(f"{flag} {text}: cannot create its folder ({error.strerror})") from None
         if not path.parent.is_dir():
             raise UsageError(f"{flag} {text}: its folder {path.parent} does not exist")
         why = unwritable(path.parent)
