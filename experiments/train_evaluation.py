@@ -35,6 +35,7 @@ from agents.rule import rule_pass
 from agents.search import ROLLOUTS, playout_card
 from hearts_sim._numba import njit
 from hearts_sim.apps.script import ScriptParser, master_seed, number, run_script, whole
+from hearts_sim.core.errors import MissingExtra
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.hand import (
@@ -152,7 +153,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.saved and args.rules != "standard":
         parser.error("--saved: train_shape.py play saves hands of the standard rules only; drop --rules")
-    from sklearn.linear_model import Ridge  # the optional `learn` extra
+    try:
+        from sklearn.linear_model import Ridge
+    except ModuleNotFoundError:  # the optional extra learn
+        raise MissingExtra("train_evaluation.py", "scikit-learn", "learn") from None
 
     rules = resolve_rules(args.rules)
     n = rules.n_players

@@ -59,7 +59,7 @@ from agents.net import (
 from agents.registry import parse_agent
 from hearts_sim.apps.script import ScriptParser, master_seed, out_file, run_script
 from hearts_sim.core.cards import N_CARDS
-from hearts_sim.core.errors import interrupts_deferred, signal_exit_code, signals_unwrapped
+from hearts_sim.core.errors import MissingExtra, interrupts_deferred, signal_exit_code, signals_unwrapped
 from hearts_sim.core.files import shell_path, write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.encoding import OBS_SIZE
@@ -209,7 +209,7 @@ def make_policy(
             return "torch", TorchPolicy(sizes, lr, seed, init)
         except ImportError:
             if backend == "torch":
-                sys.exit("train_policy: --backend torch needs torch: pip install -e '.[learn]'")
+                raise MissingExtra("--backend torch", "torch", "learn") from None
     return "numpy", NumpyPolicy(sizes, lr, seed, init)
 
 

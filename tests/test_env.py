@@ -694,5 +694,6 @@ def test_an_environment_without_its_library_names_the_one_to_install(
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == [
         "VectorEnv",
-        f"hearts_sim.env.{name} needs {named}: pip install -e '.[learn]' (or pip install {named})",
+        f'hearts_sim.env.{name} needs {named}: pip install "hearts-sim[learn]" (in a checkout: '
+        f'pip install -e ".[learn]"), or pip install {named}',
     ]

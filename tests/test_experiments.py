@@ -286,3 +286,57 @@ def test_train_shape_refuses_a_single_array_file_in_one_line(tmp_path: Path) -> 
         f"train_shape.py: error: {tmp_path / 'x.npy'}: not a file of train_shape.py play (a single array, "
         "not an .npz of arrays)\n"
     )
+
+
+_WITHOUT_LIBRARIES = """
+import runpy, sys
+for library in {blocked!r}:
+    sys.modules[library] = None  # as if not installed: importing it raises ModuleNotFoundError
+sys.argv = [{script!r}, *{arguments!r}]
+runpy.run_path({script!r}, run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize(
+    ("script", "arguments", "blocked", "library"),
+    [
+        ("env_bench.py", ["--seconds", "0.01", "--repeats", "1"], ("gymnasium",), "gymnasium"),
+        ("train_evaluation.py", ["--hands", "100", "--dry-run"], ("sklearn",), "scikit-learn"),
+    ],
+)
+def test_a_script_without_its_optional_library_names_the_extra_in_one_line(
+    script: str, arguments: list[str], blocked: tuple[str, ...], library: str
+) -> None:
+    """Without the ``learn`` extra, ``env_bench.py`` failed on import, even for ``--help``, and
+    ``train_evaluation.py`` after its arguments, each in a traceback ending in ``No module named
+    ...``; the environments' own message told a wheel's user to ``pip install -e``."""
+    path = str(EXPERIMENTS / script)
+
+    def run(*given: str) -> subprocess.CompletedProcess[str]:
+        code = _WITHOUT_LIBRARIES.format(blocked=blocked, script=path, arguments=list(given))
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+
+    helped = run("--help")
+    assert helped.returncode == 0 and "usage:" in helped.stdout, helped.stderr
+    refused = run(*arguments)
+    assert refused.returncode == 2, refused.stderr
+    (line,) = refused.stderr.splitlines()
+    assert line.startswith(f"{script}: error: ") and f" needs {library}: " in line
+    assert line.endswith(f'(in a checkout: pip install -e ".[learn]"), or pip install {library}')
+
+
+def test_the_learning_environments_modules_name_the_extra_when_imported_without_it() -> None:
+    """``import hearts_sim.env.gym`` (as the README's ``gymnasium.make`` id does) was a bare
+    ``No module named 'gymnasium'``: the package's names said what to install, its modules not."""
+    code = (
+        "import sys\nsys.modules['gymnasium'] = None\n"
+        "for module in ('hearts_sim.env.gym', 'hearts_sim.env.aec'):\n"
+        "    try:\n        __import__(module)\n"
+        "    except ModuleNotFoundError as error:\n        print(type(error).__name__, error.name, error)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    for module, line in zip(("gym", "aec"), run.stdout.splitlines(), strict=True):
+        assert line.startswith(
+            f"MissingExtra gymnasium hearts_sim.env.{module} needs gymnasium: pip install "
+        )

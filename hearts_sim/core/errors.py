@@ -29,6 +29,23 @@ class InputError(ValueError):
     impossible combination, a damaged run. Nothing has been computed or written because of it."""
 
 
+def install_hint(library: str, extra: str) -> str:
+    """How to install ``library``, an optional dependency: the extra of ``hearts-sim`` that
+    brings it, or the library alone."""
+    checkout = f'pip install -e ".[{extra}]"'
+    return f'pip install "hearts-sim[{extra}]" (in a checkout: {checkout}), or pip install {library}'
+
+
+class MissingExtra(InputError, ModuleNotFoundError):
+    """A feature whose optional library is not installed (``what`` needs ``library``, which the
+    extra ``extra`` installs): an ``InputError``, printed in one line by the command line and the
+    scripts, and a ``ModuleNotFoundError`` whose ``name`` is the library."""
+
+    def __init__(self, what: str, library: str, extra: str):
+        super().__init__(f"{what} needs {library}: {install_hint(library, extra)}")
+        self.name = library
+
+
 class StorageError(OSError):
     """Results that could not be written (a full disk, ...): everything saved before is kept, and
     the message says how to go on."""

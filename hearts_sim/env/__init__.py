@@ -4,14 +4,17 @@ batched numba ``VectorEnv``, all on the engine's kernels and one observation enc
 the tables (``observation_vector`` encodes a table's ``Observation`` as the environments do).
 
 ``VectorEnv`` needs nothing beyond the toolkit; the PettingZoo and Gymnasium classes need the
-optional extra ``learn`` (``pip install -e ".[learn]"``). Names are loaded on first use, so
-importing this package never imports either library.
+optional extra ``learn`` (``pip install "hearts-sim[learn]"``; without it a ``MissingExtra``
+error says so). Names are loaded on first use, so importing this package never imports either
+library.
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
+
+from hearts_sim.core.errors import MissingExtra
 
 _EXPORTS = {
     "VectorEnv": "hearts_sim.env.vector",
@@ -48,10 +51,7 @@ def __getattr__(name: str) -> Any:
         library = error.name
         if library not in _NEEDS.get(module, ()):
             raise
-        raise ModuleNotFoundError(
-            f"hearts_sim.env.{name} needs {library}: pip install -e '.[learn]' (or pip install {library})",
-            name=library,
-        ) from None
+        raise MissingExtra(f"hearts_sim.env.{name}", library, "learn") from None
 
 
 def __dir__() -> list[str]:

@@ -16,19 +16,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import gymnasium
 import numpy as np
-from gymnasium import logger, spaces
-from gymnasium.vector import AutoresetMode
-from gymnasium.vector.utils import batch_space
 
 from agents.registry import AgentSpec
 from hearts_sim.core.cards import N_CARDS
 from hearts_sim.core.checks import is_integer, shown
+from hearts_sim.core.errors import MissingExtra
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.encoding import OBS_SIZE
 from hearts_sim.engine.rng import check_seed
 from hearts_sim.env.vector import MAX_ENVS, Opponents, VectorEnv, action_card, check_room, table_bytes
+
+try:  # the optional extra learn: importing this module without it names it (MissingExtra)
+    import gymnasium
+    from gymnasium import logger, spaces
+    from gymnasium.vector import AutoresetMode
+    from gymnasium.vector.utils import batch_space
+except ModuleNotFoundError as missing:
+    raise MissingExtra("hearts_sim.env.gym", missing.name or "gymnasium", "learn") from None
 
 
 def observation_space() -> spaces.Dict:

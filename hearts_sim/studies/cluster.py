@@ -54,7 +54,7 @@ from agents.external import (
 )
 from agents.kinds import AgentError
 from hearts_sim.core.checks import is_integer, is_real, shown
-from hearts_sim.core.errors import signal_handlers
+from hearts_sim.core.errors import install_hint, signal_handlers
 from hearts_sim.selfplay.simulate import Table
 from hearts_sim.studies.tournament import (
     ChunkError,
@@ -69,7 +69,7 @@ from hearts_sim.studies.tournament import (
     run_tournament,
 )
 
-INSTALL = 'pip install "dask[distributed]>=2024.1"'
+INSTALL = install_hint('"dask[distributed]>=2024.1"', "cluster")
 PLUGIN_NAME = "hearts-sim-warm-up"
 DEFAULT_RETRIES = 3
 
