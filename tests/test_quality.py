@@ -182,3 +182,24 @@ def test_a_readme_example_runs_as_pasted(index: int, tmp_path: Path) -> None:
         timeout=600,
     )
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_hearts_sim_version_names_the_toolkit_and_what_compiles_it() -> None:
+    """There was no ``--version``, though a cluster's mismatch is told in versions; the version
+    was written twice (pyproject.toml and ``hearts_sim.__version__``), now once."""
+    import importlib.metadata
+    import platform
+
+    import numba
+
+    import hearts_sim
+
+    run = subprocess.run([sys.executable, "-m", "hearts_sim", "--version"], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    python = platform.python_version()
+    assert run.stdout == (
+        f"hearts-sim {hearts_sim.__version__} (Python {python}, numpy {np.__version__}, "
+        f"numba {numba.__version__})\n"
+    )
+    assert importlib.metadata.version("hearts-sim") == hearts_sim.__version__
+    assert "version" in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dynamic"]

@@ -1372,9 +1372,26 @@ def _command(
     return command
 
 
+def _versions() -> str:
+    """``hearts-sim 0.1.0 (Python 3.11.7, numpy 2.3.4, numba 0.62.1)``: what a bug report, or a
+    cluster's version mismatch, needs."""
+    import platform
+
+    import numba
+    import numpy as np
+
+    from hearts_sim import __version__
+
+    python = platform.python_version()
+    return f"hearts-sim {__version__} (Python {python}, numpy {np.__version__}, numba {numba.__version__})"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="hearts-sim", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--version", action="version", version=_versions(), help="what is installed, then exit"
     )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
