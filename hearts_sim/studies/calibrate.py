@@ -23,17 +23,16 @@ from agents.external import EngineOptions, ExternalAgentError, decider
 from agents.levels import LADDER, LevelError, every_level
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.checks import counted, is_real
-from hearts_sim.core.errors import InputError, Terminated, signals_unwrapped
+from hearts_sim.core.errors import InputError
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.rng import MAX_SEED, check_seed
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import Table, check_count, run_hands, set_threads
-from hearts_sim.studies.kept import JobStopped, KeptJob, job_failure, kept_job
+from hearts_sim.studies.kept import KeptJob, job_failure, job_stops, kept_job
 from hearts_sim.studies.stats import format_p_value
 from hearts_sim.studies.tournament import (
     ChunkError,
-    Interrupted,
     TournamentConfig,
     is_search_agent,
     play_kept,
@@ -208,7 +207,8 @@ def calibrate(
     now = ["the first match"]  # what is being measured, for the message of a stop
     with kept_job(kept_levels, out, settings, note, resume) as job:
         try:
-            with signals_unwrapped():  # a Ctrl-C that numba wrapped (a cell's or a timing's kernel)
+            # in a match (its chunks kept), a cell, a timing (numba's wrapping of it included)
+            with job_stops("levels", lambda: f"during {now[0]}", job.out if job else None):
                 result = _calibrate(
                     ladder,
                     rules,
@@ -224,9 +224,6 @@ def calibrate(
                     job,
                     now,
                 )
-        except (Interrupted, KeyboardInterrupt) as stop:  # in a match (its chunks kept), a cell, a timing
-            terminated = stop.terminated if isinstance(stop, Interrupted) else isinstance(stop, Terminated)
-            raise JobStopped("levels", f"during {now[0]}", job.out if job else None, terminated) from None
         except (ExternalAgentError, ChunkError) as error:
             raise job_failure(error, "levels", job.out if job else None) from None
         if job is not None:

@@ -25,7 +25,7 @@ from typing import Any
 
 from agents.external import agent_folder, agents_found_in
 from hearts_sim.core.checks import is_integer
-from hearts_sim.core.errors import InputError, Stopped, StorageError
+from hearts_sim.core.errors import InputError, Stopped, StorageError, Terminated, signals_unwrapped
 from hearts_sim.core.files import (
     LockHeld,
     broken_link,
@@ -36,7 +36,7 @@ from hearts_sim.core.files import (
     write_atomically,
 )
 from hearts_sim.selfplay.records import LOCK, MANIFEST
-from hearts_sim.studies.tournament import RunStatus, ShownAsText, check_same_play, run_status
+from hearts_sim.studies.tournament import Interrupted, RunStatus, ShownAsText, check_same_play, run_status
 
 
 def job_resume(command: str, out: Path) -> str:
@@ -52,6 +52,20 @@ def job_failure(error: Exception, command: str, out: Path | None) -> Exception:
     if out is None or failure is None:
         return error
     return type(error)(f"{failure}; what was played is kept: resume with {job_resume(command, out)}")
+
+
+@contextmanager
+def job_stops(command: str, where: Callable[[], str], out: Path | None) -> Iterator[None]:
+    """Ctrl-C or SIGTERM during the block, in a match (its ``Interrupted``: its chunks are kept)
+    or between two (numba's wrapping of it included), as the job's ``JobStopped``, which says
+    ``where()`` it stopped and how to resume: a signal that fell after a match's last chunk (its
+    summary) was a bare "interrupted"."""
+    try:
+        with signals_unwrapped():
+            yield
+    except (Interrupted, KeyboardInterrupt) as stop:
+        terminated = stop.terminated if isinstance(stop, Interrupted) else isinstance(stop, Terminated)
+        raise JobStopped(command, where(), out, terminated) from None
 
 
 class JobStopped(Stopped):
@@ -299,4 +313,4 @@ def kept_job(
         yield job
 
 
-__all__ = ["JobStatus", "JobStopped", "KeptJob", "kept_job"]
+__all__ = ["JobStatus", "JobStopped", "KeptJob", "job_stops", "kept_job"]

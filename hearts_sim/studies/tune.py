@@ -34,10 +34,9 @@ from hearts_sim.core.errors import InputError
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED, check_seed
-from hearts_sim.studies.kept import JobStopped, KeptJob, job_failure, kept_job
+from hearts_sim.studies.kept import JobStopped, KeptJob, job_failure, job_stops, kept_job
 from hearts_sim.studies.tournament import (
     ChunkError,
-    Interrupted,
     JobProgress,
     ShownAsText,
     TournamentConfig,
@@ -366,8 +365,6 @@ def _successive_halving(
         path = directory / name if directory is not None else None
         try:
             result = _gap(spec, reference, rules, deals, match_seed, threads, report, engines, path, bar)
-        except Interrupted as stop:  # its finished chunks are on disk with ``out``
-            raise JobStopped("tune", f"after {done} of {total} matches", directory, stop.terminated) from None
         except (ExternalAgentError, ChunkError) as error:
             raise job_failure(error, "tune", directory) from None
         done += 1
@@ -376,7 +373,10 @@ def _successive_halving(
         return result
 
     rounds, used, deals = [], 0, first_deals
-    with JobProgress(planned * seatings, progress, report) as bar:  # every hand of every match
+    with (
+        job_stops("tune", lambda: f"after {done} of {total} matches", directory),
+        JobProgress(planned * seatings, progress, report) as bar,  # every hand of every match
+    ):
         for round_number in range(n_rounds):
             scored = []
             for candidate in pool:
