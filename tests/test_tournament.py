@@ -535,6 +535,13 @@ def test_ctrl_c_after_the_last_chunk_says_the_run_is_whole(
     assert main(["match", "rule", "lowest", "--deals", "4", "--threads", "1"]) == 130  # nothing kept
     assert capsys.readouterr().err.splitlines()[-1] == "hearts-sim: interrupted"
 
+    def half_imported(out: Path) -> None:  # a stop inside scipy's import left it half made
+        raise NameError("name '_ndimage_api' is not defined")
+
+    monkeypatch.setattr(tournament, "run_status", half_imported)  # a 40-line traceback, exit code 1
+    assert main(["match", "rule", "lowest", "--deals", "4", "--threads", "1", "--out", str(out) + "2"]) == 130
+    assert capsys.readouterr().err.splitlines()[-1] == "hearts-sim: interrupted"
+
 
 def test_an_undecided_sprt_match_plays_every_deal() -> None:
     config = TournamentConfig(("rule", "normal"), deals=40, seed=3, chunk_deals=10, sprt=Sprt(0.1))

@@ -339,13 +339,13 @@ def _finished_run_kept(args: argparse.Namespace) -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt as stop:
-        from hearts_sim.studies.tournament import TournamentError, run_status
+        from hearts_sim.studies.tournament import run_status
 
         out = args.resume or args.out
         try:
             finished = out is not None and run_status(out).state == "finished"
-        except TournamentError:
-            finished = False
+        except Exception:  # not a run, or unreadable: the stop is what to say (one inside scipy's
+            finished = False  # import left it half made, and reading the run failed: NameError)
         if not finished:
             raise
         story = f"after the run finished: hearts-sim status {shell_path(out)} prints its results"
