@@ -29,6 +29,7 @@ from hearts_sim.core.errors import (
     Terminated,
     interrupts_deferred,
     signal_handlers,
+    signals_unwrapped,
     sigterm_as_interrupt,
 )
 from hearts_sim.core.rules import Rules
@@ -1101,6 +1102,9 @@ def test_a_signal_numbas_compiler_swallowed_is_one_line(
         assert capsys.readouterr().err == f"hearts-sim: {said}\n"
         with pytest.raises(RuntimeError, match="a bug"):
             reported("hearts-sim", broken)
+    # nothing shows a signal there: a job (a run, a tune) does not guess one, the last handler does
+    with pytest.raises(RuntimeError, match="no compiled object yet"), signals_unwrapped():
+        raise RuntimeError("no compiled object yet for <Library 'random_below' at 0x7fa423c5b890>")
 
 
 @pytest.mark.parametrize(

@@ -337,7 +337,8 @@ def _finished_run_kept(args: argparse.Namespace) -> Iterator[None]:
     """Ctrl-C (or SIGTERM) after a kept run's last chunk, before its results are printed, was a
     bare "hearts-sim: interrupted": the run is whole on disk, and ``status`` prints its results."""
     try:
-        yield
+        with signals_unwrapped():  # one that numba wrapped too
+            yield
     except KeyboardInterrupt as stop:
         from hearts_sim.studies.tournament import run_status
 
@@ -1173,7 +1174,7 @@ def _level_target(write_level: str | None, levels_dir: str) -> Path | None:
     from agents.registry import check_level_name
 
     check_level_name(write_level)
-    directory = Path(levels_dir)
+    directory = Path(levels_dir).expanduser()  # a tune kept before paths were expanded
     if not directory.is_dir():
         raise UsageError(f"--levels-dir {directory} is not a directory")
     if (why := unwritable(directory)) is not None:
@@ -1256,6 +1257,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         result = resume_tune(args.resume, **runtime)
     else:
         args.rules, args.rule = settings["rules"], settings["rule"]
+        # kept absolute: a resume from another folder writes the level where this one would
+        settings["levels_dir"] = str(Path(settings["levels_dir"]).absolute())
         command = "hearts-sim " + shlex.join(args.argv)
         result = tune(
             settings["agent"],
@@ -1278,7 +1281,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         unshown = error
     if target is not None:
         shown_at = sys.stderr if args.json or unshown is not None else sys.stdout
-        if _write_tuned_level(args, settings, result, target, shown_at) != 0:
+        if _write_tuned_level(args, settings, result, target, shown_at, unshown is None) != 0:
             return EXIT_FAILURE
     if unshown is not None:
         raise unshown
@@ -1286,7 +1289,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def _write_tuned_level(
-    args: argparse.Namespace, settings: dict[str, Any], result: TuneResult, target: Path, shown_at: TextIO
+    args: argparse.Namespace,
+    settings: dict[str, Any],
+    result: TuneResult,
+    target: Path,
+    shown_at: TextIO,
+    printed: bool,
 ) -> int:
     """Time the tune's best spec and write it as the level ``--write-level`` names (``target``),
     its agent found from the folder the tune began in (``py:mine.py``); 0, or 1 where it cannot
@@ -1314,7 +1322,8 @@ def _write_tuned_level(
         return EXIT_FAILURE
     except KeyboardInterrupt as stop:
         out = args.resume or settings["out"]
-        then = f"{job_resume('tune', Path(out))} writes it" if out else "the tune's result is above"
+        result_said = "the tune's result is above" if printed else "the tune's result could not be printed"
+        then = f"{job_resume('tune', Path(out))} writes it" if out else result_said
         raise Stopped(f"before level {name} was written: {then}", isinstance(stop, Terminated)) from None
     print(f"wrote level {name} ({target})", file=shown_at)
     if needs is not None:

@@ -131,7 +131,7 @@ def reported(prog: str, work: Callable[[], int | None]) -> int:
     """Run ``work`` and return its exit code, its expected failures printed as one line
     prefixed with ``prog`` (see the module's note)."""
     try:
-        with signals_unwrapped():  # numba's wrapping of a signal: Ctrl-C, not a traceback
+        with signals_unwrapped(compile_stops=True):  # numba's wrapping of a signal: Ctrl-C, not a traceback
             code = work()
             sys.stdout.flush()  # here, where a failure is reported, not at the interpreter's exit
         return int(code or 0)

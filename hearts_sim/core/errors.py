@@ -43,7 +43,10 @@ class MissingExtra(InputError, ModuleNotFoundError):
 
     def __init__(self, what: str, library: str, extra: str):
         super().__init__(f"{what} needs {library}: {install_hint(library, extra)}")
-        self.name = library
+        self.name, self.needed = library, (what, library, extra)
+
+    def __reduce__(self) -> tuple[type[MissingExtra], tuple[str, str, str]]:
+        return type(self), self.needed  # as raised (across a process: a Dask worker, a pool)
 
 
 class StorageError(OSError):
@@ -117,26 +120,25 @@ NUMBA_STOPPED_COMPILING = "no compiled object yet for "
 
 
 @contextmanager
-def signals_unwrapped() -> Iterator[None]:
+def signals_unwrapped(compile_stops: bool = False) -> Iterator[None]:
     """A Ctrl-C (or SIGTERM) that numba turned into another error during the block is raised as
     the ``KeyboardInterrupt`` (``Terminated``) it was, so that ``except KeyboardInterrupt`` sees
     it (a job then says what it kept, where it was a bare "interrupted", or a traceback):
     - one that arrives as a kernel is called (its globals unpickled) is wrapped in a
       ``SystemError`` ("returned a result with an exception set"), raised from it;
-    - one that falls in llvmlite's callback during a compile is swallowed there, and numba fails
-      with ``RuntimeError: no compiled object yet`` (``NUMBA_STOPPED_COMPILING``): SIGTERM if one
-      was taken during the block, else Ctrl-C.
+    - with ``compile_stops`` (the command line's last handler), one that falls in llvmlite's
+      callback during a compile is swallowed there, and numba fails with ``RuntimeError: no
+      compiled object yet`` (``NUMBA_STOPPED_COMPILING``): SIGTERM if one was taken during the
+      block, else Ctrl-C. Nothing then shows the signal, so a job does not guess it (a numba
+      failure of that text would read as a stop, "resume with").
     Any other error passes as it is."""
     terminations_before = terminations()
     try:
         yield
     except (SystemError, RuntimeError) as error:
         stop = _signal_within(error)
-        if (
-            stop is None
-            and str(error).startswith(NUMBA_STOPPED_COMPILING)
-            and isinstance(error, RuntimeError)
-        ):
+        compile_stopped = isinstance(error, RuntimeError) and str(error).startswith(NUMBA_STOPPED_COMPILING)
+        if stop is None and compile_stops and compile_stopped:
             stop = Terminated() if terminations() > terminations_before else KeyboardInterrupt()
         if stop is None:
             raise

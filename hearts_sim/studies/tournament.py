@@ -681,10 +681,10 @@ def _play_run(
     chunks = runner.chunks(config, range(first_chunk, last_chunk), hands=out_path is not None)
     try:
         with (
+            signals_unwrapped(),  # a Ctrl-C that numba wrapped (a tally's kernel, a cleanup) is one too
             tqdm(total=total_jobs, initial=done_jobs, unit=unit, disable=not show, smoothing=0.05) as bar,
             closing(chunks) as played,
             committer or nullcontext(),
-            signals_unwrapped(),  # a Ctrl-C that numba wrapped (in a tally's kernel) is one too
         ):
             try:
                 for chunk, (records, hands) in played:
