@@ -713,7 +713,7 @@ def found_from_anywhere(text: str) -> tuple[str, str | None]:
     folder = agent_folder()
     if spec.kind == EXEC:  # a word of the command that is a file here (./engine, engine.py)
         words = [word for word in shlex.split(spec.target) if not word.startswith("-")]
-        files = [word for word in words if not Path(word).is_absolute() and (folder / word).exists()]
+        files = [word for word in words if not Path(word).is_absolute() and _exists(folder / word)]
         return text, f"its exec: command names {files[0]}, found in {folder} only" if files else None
     path = _agent_file(spec)
     if path is None:  # a module: installed, or beside the folder (found from it only)
@@ -726,6 +726,15 @@ def found_from_anywhere(text: str) -> tuple[str, str | None]:
     assert where is not None  # parsed above
     absolute = os.path.normpath(path.absolute())
     return f"py:{body[: where.start('where')]}{absolute}{body[where.end('where') :]}", None
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` names a file or folder; False for a word no file can be named (a name
+    part over 255 bytes, a NUL), where ``exists`` raised."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 def file_problem(spec: ExternalSpec) -> str | None:

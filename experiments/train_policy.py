@@ -623,7 +623,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.out.suffix != ".npz":
         parser.error("--out must name a .npz file")
     # refuse an unwritable path now, not after the training (its folder made, as a run's is)
-    out_file("--out", make_folder=True)(str(args.out))
+    args.out = out_file("--out", make_folder=True)(str(args.out))  # ~ expanded, as written to
 
     saved: list[int] = []  # the decisions of each checkpoint written
 

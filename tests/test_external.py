@@ -914,3 +914,13 @@ def test_a_py_agent_file_edited_during_a_run_stops_it_not_plays_on(tmp_path: Pat
     # a later run in this process loads the file as it is now, as before
     agent.write_text(agent.read_text().replace("== 1000", "== -1"))
     assert run_tournament(replace(config, deals=2), None, progress=False).summary["deals"] == 2
+
+
+def test_a_level_spec_with_a_word_no_file_can_be_named_is_not_tied_to_the_folder() -> None:
+    """``found_from_anywhere`` asked the file system about each word of an ``exec:`` command: one
+    over 255 bytes (``python -c "<code>"``) raised ENAMETOOLONG after a whole tune, and the level
+    was never written (a review)."""
+    from agents.external import found_from_anywhere
+
+    long_code = "exec:python -c " + shlex.quote("print(1)" + " " * 300)
+    assert found_from_anywhere(long_code) == (long_code, None)

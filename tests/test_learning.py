@@ -462,3 +462,19 @@ def test_env_bench_prints_every_figure() -> None:
     phases = [line.split(": ", 1)[1].split(" (")[0] for line in shown.stderr.splitlines()]
     assert phases[:2] == ["VectorEnv, 8 tables against random", "VectorEnv, 8 tables against normal"]
     assert phases[2:] == ["the PettingZoo environment", "SeatEnv", "OpenSpiel's hearts, the peer"]
+
+
+def test_training_writes_to_the_home_folder_a_leading_tilde_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--out=~/nets/x.npz`` (which the shell leaves as it is): the folder was made under home,
+    and every checkpoint and the weights written to ``./~/nets``, which was not (a review)."""
+    train_policy = script_module("train_policy.py")
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    arguments = ["--decisions", "640", "--envs", "64", "--hidden", "8", "8", "--reports", "1"]
+    train_policy.main([*arguments, "--backend", "numpy", "--out=~/nets/x.npz"])
+    assert train_policy.load_weights(home / "nets" / "x.npz") and not (work / "~").exists()

@@ -1272,3 +1272,20 @@ def test_a_stop_after_a_matchs_last_chunk_stops_the_tune_as_any_other(
     monkeypatch.undo()
     whole = tune("rule", parse_ranges(["defend=8:20"]), **arguments, progress=False)
     assert resume_tune(out, progress=False).as_dict() == whole.as_dict()
+
+
+def test_a_tune_resumed_elsewhere_writes_its_level_in_the_relative_levels_dir_it_was_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--levels-dir levels`` was kept as written, so a resume from another folder (which a kept
+    tune allows) wrote the level into that folder's ``levels``, or refused it (a review)."""
+    began, elsewhere = tmp_path / "began", tmp_path / "elsewhere"
+    for folder in (began / "levels", elsewhere):
+        folder.mkdir(parents=True)
+    monkeypatch.chdir(began)
+    tuned = ["tune", "rule", "--param", "defend=8:20", "--budget", "160", "--candidates", "2", "--quiet"]
+    assert main([*tuned, "--write-level", "mine", "--levels-dir", "levels", "--out", "kept"]) == 0
+    (began / "levels" / "mine.toml").unlink()
+    monkeypatch.chdir(elsewhere)
+    assert main(["tune", "--resume", str(began / "kept"), "--quiet"]) == 0
+    assert (began / "levels" / "mine.toml").is_file()

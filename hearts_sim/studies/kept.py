@@ -102,7 +102,7 @@ class KeptJob:
         return self.out / self.file
 
     def read(self) -> dict[str, Any]:
-        """The kept ``settings``, ``note`` and ``progress``."""
+        """The kept ``settings``, ``note``, ``folder`` and ``progress``."""
         missing = f"{self.out} holds no {self.what} ({self.file} is missing)"
         if (self.out / MANIFEST).is_file():  # levels --resume of a match's folder
             missing += f": it holds a tournament run (hearts-sim status {shell_path(self.out)} shows it)"
