@@ -340,3 +340,15 @@ def test_the_learning_environments_modules_name_the_extra_when_imported_without_
         assert line.startswith(
             f"MissingExtra gymnasium hearts_sim.env.{module} needs gymnasium: pip install "
         )
+
+
+def test_a_missing_extra_crosses_a_process_as_raised() -> None:
+    """``MissingExtra`` took three arguments and kept one, so pickling it (a Dask worker's error,
+    a pool's) failed with a ``TypeError`` (a review)."""
+    import pickle
+
+    from hearts_sim.core.errors import MissingExtra
+
+    raised = MissingExtra("hearts_sim.env.SeatEnv", "gymnasium", "learn")
+    carried = pickle.loads(pickle.dumps(raised))
+    assert type(carried) is MissingExtra and str(carried) == str(raised) and carried.name == "gymnasium"

@@ -32,16 +32,17 @@ from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.encoding import OBS_SIZE
 from hearts_sim.engine.rng import check_seed
 from hearts_sim.engine.state import new_states
-from hearts_sim.env.gym import RENDER_MODES, check_render_mode, observation_space, rendered
-from hearts_sim.env.kernels import REWARD_MODES, seat_to_act, table_observe, table_step
-from hearts_sim.env.vector import action_card, action_text
-from hearts_sim.game.hand_state import HandState
 
 try:  # the optional extra learn: importing this module without it names it (MissingExtra)
     from gymnasium import spaces
     from pettingzoo import AECEnv
 except ModuleNotFoundError as missing:
     raise MissingExtra("hearts_sim.env.aec", missing.name or "pettingzoo", "learn") from None
+
+from hearts_sim.env.gym import RENDER_MODES, check_render_mode, observation_space, rendered
+from hearts_sim.env.kernels import REWARD_MODES, seat_to_act, table_observe, table_step
+from hearts_sim.env.vector import action_card, action_text
+from hearts_sim.game.hand_state import HandState
 
 
 class HeartsAEC(AECEnv):  # type: ignore[misc]
