@@ -19,7 +19,7 @@ import numpy as np
 
 from agents.api import Agent
 from agents.dispatch import decide_pass, decide_play
-from agents.external import EngineOptions, ExternalAgentError, decider
+from agents.external import EngineOptions, decider
 from agents.levels import LADDER, LevelError, every_level
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.checks import counted, is_real
@@ -29,14 +29,9 @@ from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.rng import MAX_SEED, check_seed
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import Table, check_count, run_hands, set_threads
-from hearts_sim.studies.kept import KeptJob, job_failure, job_stops, kept_job
+from hearts_sim.studies.kept import KeptJob, job_stops, kept_job
 from hearts_sim.studies.stats import format_p_value
-from hearts_sim.studies.tournament import (
-    ChunkError,
-    TournamentConfig,
-    is_search_agent,
-    play_kept,
-)
+from hearts_sim.studies.tournament import TournamentConfig, is_search_agent, play_kept
 
 LEVELS_FILE = "levels.json"  # in a calibration's --out: its settings and what it has measured
 
@@ -206,26 +201,23 @@ def calibrate(
     }
     now = ["the first match"]  # what is being measured, for the message of a stop
     with kept_job(kept_levels, out, settings, note, resume) as job:
-        try:
-            # in a match (its chunks kept), a cell, a timing (numba's wrapping of it included)
-            with job_stops("levels", lambda: f"during {now[0]}", job.out if job else None):
-                result = _calibrate(
-                    ladder,
-                    rules,
-                    deals,
-                    games,
-                    table_deals,
-                    timing_hands,
-                    seed,
-                    threads,
-                    report,
-                    progress,
-                    engines,
-                    job,
-                    now,
-                )
-        except (ExternalAgentError, ChunkError) as error:
-            raise job_failure(error, "levels", job.out if job else None) from None
+        # in a match (its chunks kept), a cell, a timing (numba's wrapping of a signal included)
+        with job_stops("levels", lambda: f"during {now[0]}", job.out if job else None):
+            result = _calibrate(
+                ladder,
+                rules,
+                deals,
+                games,
+                table_deals,
+                timing_hands,
+                seed,
+                threads,
+                report,
+                progress,
+                engines,
+                job,
+                now,
+            )
         if job is not None:
             job.finish(result)
         return result

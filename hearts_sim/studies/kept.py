@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.external import agent_folder, agents_found_in
+from agents.external import ExternalAgentError, agent_folder, agents_found_in
 from hearts_sim.core.checks import is_integer
 from hearts_sim.core.errors import InputError, Stopped, StorageError, Terminated, signals_unwrapped
 from hearts_sim.core.files import (
@@ -36,7 +36,14 @@ from hearts_sim.core.files import (
     write_atomically,
 )
 from hearts_sim.selfplay.records import LOCK, MANIFEST
-from hearts_sim.studies.tournament import Interrupted, RunStatus, ShownAsText, check_same_play, run_status
+from hearts_sim.studies.tournament import (
+    ChunkError,
+    Interrupted,
+    RunStatus,
+    ShownAsText,
+    check_same_play,
+    run_status,
+)
 
 
 def job_resume(command: str, out: Path) -> str:
@@ -56,16 +63,20 @@ def job_failure(error: Exception, command: str, out: Path | None) -> Exception:
 
 @contextmanager
 def job_stops(command: str, where: Callable[[], str], out: Path | None) -> Iterator[None]:
-    """Ctrl-C or SIGTERM during the block, in a match (its ``Interrupted``: its chunks are kept)
-    or between two (numba's wrapping of it included), as the job's ``JobStopped``, which says
-    ``where()`` it stopped and how to resume: a signal that fell after a match's last chunk (its
-    summary) was a bare "interrupted"."""
+    """A job ended early during the block, said as the job's, with its resume command:
+    - Ctrl-C or SIGTERM, in a match (its ``Interrupted``: its chunks are kept) or between two
+      (numba's wrapping of it included), as the job's ``JobStopped``, which says ``where()`` it
+      stopped (a signal that fell after a match's last chunk, its summary, was a bare
+      "interrupted");
+    - an agent's failure in a match, or a chunk a cluster could not play, as ``job_failure``."""
     try:
         with signals_unwrapped():
             yield
     except (Interrupted, KeyboardInterrupt) as stop:
         terminated = stop.terminated if isinstance(stop, Interrupted) else isinstance(stop, Terminated)
         raise JobStopped(command, where(), out, terminated) from None
+    except (ExternalAgentError, ChunkError) as error:
+        raise job_failure(error, command, out) from None
 
 
 class JobStopped(Stopped):

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.external import PY, EngineOptions, ExternalAgentError, ExternalSpec, found_from_anywhere
+from agents.external import PY, EngineOptions, ExternalSpec, found_from_anywhere
 from agents.levels import LevelError
 from agents.registry import check_level_name, parse_agent
 from agents.search import MAX_MS
@@ -34,9 +34,8 @@ from hearts_sim.core.errors import InputError
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED, check_seed
-from hearts_sim.studies.kept import JobStopped, KeptJob, job_failure, job_stops, kept_job
+from hearts_sim.studies.kept import JobStopped, KeptJob, job_stops, kept_job
 from hearts_sim.studies.tournament import (
-    ChunkError,
     JobProgress,
     ShownAsText,
     TournamentConfig,
@@ -363,10 +362,7 @@ def _successive_halving(
         if stop_after_matches is not None and done >= stop_after_matches:
             raise JobStopped("tune", f"after {done} of {total} matches", directory, terminated=False)
         path = directory / name if directory is not None else None
-        try:
-            result = _gap(spec, reference, rules, deals, match_seed, threads, report, engines, path, bar)
-        except (ExternalAgentError, ChunkError) as error:
-            raise job_failure(error, "tune", directory) from None
+        result = _gap(spec, reference, rules, deals, match_seed, threads, report, engines, path, bar)
         done += 1
         if job is not None:
             job.count_step(done, total)
