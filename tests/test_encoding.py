@@ -136,6 +136,18 @@ def test_the_kernel_equals_the_reference(name: str) -> None:
             assert cards == 0
 
 
+@pytest.mark.parametrize("name", ["qdan3", "standard", "qdan5"])
+def test_the_kernel_reads_only_its_arrays(name: str) -> None:
+    """Run as Python, where numpy checks every index (compiled, numba checks none), the kernel
+    equals its compiled self at every stage of a hand, the finished hand included (3 players:
+    17 tricks, and a walk of ``trick_number + 1`` leaders read one past the 17th)."""
+    for state, seat, pending in positions(CHECK_RULES[name], 30, seed=5):
+        record = state._states.view(np.recarray)[0]  # attribute access, as numba gives the kernel
+        interpreted = np.zeros(OBS_SIZE, dtype=np.float32)
+        encode_observation.py_func(record, state._rules_array, seat, np.uint64(pending), interpreted)
+        assert np.array_equal(interpreted, encode(state, seat, pending)[0])
+
+
 @pytest.mark.parametrize("name", list(CHECK_RULES))
 def test_hidden_cards_do_not_leak_and_own_cards_show(name: str) -> None:
     """Re-dealing what the seat cannot see (other hands, the kitty, the others' passes) keeps

@@ -33,7 +33,7 @@ from hearts_sim.core.rules import (
     RulesTuple,
     offset_direction,
 )
-from hearts_sim.engine.hand import hand_size, legal_moves, moon_total
+from hearts_sim.engine.hand import hand_size, legal_moves, moon_total, next_turn
 from hearts_sim.engine.state import PHASE_PASS, PHASE_PLAY
 
 # (name, length, meaning): the vector is these fields in this order
@@ -131,19 +131,11 @@ def encode_observation(state, rules: RulesTuple, seat: np.int64, pending: np.uin
         _write_cards(out, _RECEIVED, state.received[seat])
         if state.trick_number > 0 and state.trick_winners[0] == seat:
             _write_cards(out, _KITTY, state.kitty)
-        # the cards of each trick, seat by seat from its leader (no division in the loop)
-        index = np.int64(0)
-        for trick in range(state.trick_number + 1):
-            player = state.trick_leaders[trick]
-            if player < 0:
-                break
-            for _ in range(n):
-                if index >= state.n_played:
-                    break
-                slot = _relative(player, seat, n)
-                out[_PLAYED + slot * N_CARDS + state.history[index]] = 1.0
-                index += 1
-                player = player + 1 if player + 1 < n else 0
+        # every card played, by the seat that played it
+        player, position, trick = state.trick_leaders[0], 0, 0
+        for i in range(state.n_played):
+            out[_PLAYED + _relative(player, seat, n) * N_CARDS + state.history[i]] = 1.0
+            player, position, trick = next_turn(state, i, player, position, trick)
         for s in range(n):
             slot = _relative(s, seat, n)
             card = state.trick_cards[s]

@@ -14,7 +14,7 @@ import numpy as np
 
 from hearts_sim._numba import njit
 from hearts_sim.core.rules import MAX_PLAYERS, RulesTuple
-from hearts_sim.engine.hand import legal_moves
+from hearts_sim.engine.hand import legal_moves, next_turn
 from hearts_sim.engine.state import MAX_CARDS_PLAYED, PHASE_PASS, PHASE_PLAY
 
 i8, u8 = np.int64, np.uint64
@@ -43,7 +43,6 @@ OBSERVED = np.dtype(
 @njit
 def observe(state, rules: RulesTuple, seat: np.int64, out) -> None:
     """Write ``seat``'s information set in ``state`` into the ``OBSERVED`` record ``out``."""
-    n = state.n_players
     out.seat = seat
     out.phase = state.phase
     out.hand = state.hands[seat]
@@ -64,13 +63,7 @@ def observe(state, rules: RulesTuple, seat: np.int64, out) -> None:
     for i in range(state.n_played):
         out.cards[i] = state.history[i]
         out.players[i] = player
-        position += 1
-        player = player + 1 if player + 1 < n else 0
-        if position == n:  # the trick's winner leads the next
-            position = 0
-            trick += 1
-            if i + 1 < state.n_played:
-                player = state.trick_leaders[trick]
+        player, position, trick = next_turn(state, i, player, position, trick)
     for s in range(MAX_PLAYERS):
         out.points[s] = state.points[s]
         out.game_scores[s] = state.game_scores[s]
