@@ -39,12 +39,11 @@ from hearts_sim.core.errors import MissingExtra
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import resolve_rules
 from hearts_sim.engine.hand import (
-    deal_hand,
+    deal_numbered_hand,
     hand_size,
     legal_moves,
     moon_total,
     pass_cards,
-    pass_offset_for_hand,
     play_card,
 )
 from hearts_sim.engine.rng import derive_seed, random_below
@@ -73,8 +72,8 @@ def _samples(rules, rollout, epsilon, seed, hands, states, features, targets):  
     row = 0
     for hand in range(hands):
         state = states[0]
-        hand_seed = derive_seed(np.uint64(seed), hand)
-        deal_hand(state, rules, pass_offset_for_hand(rules, hand, hand_seed), hand % n, hand_seed)
+        deal_numbered_hand(state, rules, np.uint64(seed), hand)
+        hand_seed = state.hand_seed
         if state.phase == PHASE_PASS:
             for s in range(n):
                 pass_cards(state, rules, s, rule_pass(RULE_DEFAULTS, state, rules, s, hand_seed))

@@ -228,6 +228,17 @@ def deal_hand(
     start_hand(state, rules, pass_offset, dealer, hand_seed)
 
 
+@njit
+def deal_numbered_hand(state, rules: RulesTuple, seed: np.uint64, number: np.int64) -> None:
+    """Deal hand ``number`` (0-based) of the stream ``seed``: its seed ``derive_seed(seed,
+    number)``, the direction of hand ``number`` in the pass cycle and dealer ``number`` mod n.
+    The one numbering of hands that a run's deals, a game's hands, ``HandState.deal`` and the
+    environments' episodes share: hand k of a seed is the same hand everywhere."""
+    hand_seed = derive_seed(seed, number)
+    offset = pass_offset_for_hand(rules, number, hand_seed)
+    deal_hand(state, rules, offset, number % rules.n_players, hand_seed)
+
+
 @njit_inline
 def decision_stream(seat_seed: np.uint64, decision: np.int64) -> np.uint64:
     """Start of a seat's random stream for its ``decision``-th decision of the hand

@@ -33,14 +33,12 @@ from hearts_sim.core.cards import N_CARDS, card_bit, has_card, lowest_card, popc
 from hearts_sim.core.rules import KernelRules
 from hearts_sim.engine.encoding import action_cards, encode_observation, write_action_mask
 from hearts_sim.engine.hand import (
-    deal_hand,
+    deal_numbered_hand,
     decision_seed,
     legal_moves,
     pass_cards,
-    pass_offset_for_hand,
     play_card,
 )
-from hearts_sim.engine.rng import derive_seed
 from hearts_sim.engine.state import PHASE_DONE, PHASE_PASS, PHASE_PLAY
 from hearts_sim.selfplay.loops import _param_row, seating_policies  # the loops' row-to-tuple helpers
 
@@ -84,8 +82,7 @@ def start_episode(kinds, state, rules, env_seed: np.uint64, episode: np.int64, l
     learner's pass) and play up to the learner's first decision."""
     pass_codes, pass_params, _, _ = opponents
     n = rules.n_players
-    hand_seed = derive_seed(env_seed, episode)
-    deal_hand(state, rules, pass_offset_for_hand(rules, episode, hand_seed), episode % n, hand_seed)
+    deal_numbered_hand(state, rules, env_seed, episode)
     if state.phase == PHASE_PASS:
         for seat in range(n):
             if seat != learner:

@@ -43,12 +43,11 @@ from hearts_sim.core.rules import Rules, RulesError, pass_direction_name, pass_o
 from hearts_sim.engine.hand import (
     MAX_HANDS_PER_GAME,
     card_points,
-    deal_hand,
+    deal_numbered_hand,
     deck_cards,
     game_winners,
     legal_moves,
     pass_cards,
-    pass_offset_for_hand,
     play_card,
     start_hand,
     unreachable_target,
@@ -85,14 +84,7 @@ class HandState:
         seed, hand = check_seed(seed), check_index(hand, "hand")
         array = rules.to_tuple()
         states = new_states(1)
-        hand_seed = np.uint64(derive_seed(np.uint64(seed), hand))  # a Python int >= 2**63 would not fit int64
-        deal_hand(
-            states[0],
-            array,
-            pass_offset_for_hand(array, hand, hand_seed),
-            hand % rules.n_players,
-            hand_seed,
-        )
+        deal_numbered_hand(states[0], array, np.uint64(seed), hand)  # a seed >= 2**63 does not fit int64
         return cls(rules, states)
 
     @classmethod

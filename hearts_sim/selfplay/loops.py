@@ -40,7 +40,7 @@ from hearts_sim.core.rules import MAX_PLAYERS, TIE_SHARE
 from hearts_sim.engine.hand import (
     MAX_HANDS_PER_GAME,
     breaks_hearts,
-    deal_hand,
+    deal_numbered_hand,
     decision_seed,
     decision_stream,
     game_winners,
@@ -49,7 +49,6 @@ from hearts_sim.engine.hand import (
     note_hearts_broken,
     pack_trick_winners,
     pass_cards,
-    pass_offset_for_hand,
     place_card,
     play_card,
     take_trick,
@@ -347,17 +346,14 @@ def play_hand_block(
     ``records[j]`` receives job j = (deal - first_deal) * n_seatings + seating. The hand
     seed depends on the deal index only, so any chunking and any blocks give the same records.
     """
-    n = rules.n_players
     n_seatings = pass_codes.shape[0]
     state = states[block]
     start, stop = _block_bounds(n_deals * n_seatings, n_blocks, block)
     # job j is (deal j // n_seatings, seating j % n_seatings); counted, not divided, per job
     deal = first_deal + start // n_seatings
     seating = start % n_seatings
-    dealer = deal % n
     for job in range(start, stop):
-        hand_seed = derive_seed(master_seed, deal)
-        deal_hand(state, rules, pass_offset_for_hand(rules, deal, hand_seed), dealer, hand_seed)
+        deal_numbered_hand(state, rules, master_seed, deal)
         play_out_hand(
             kinds,
             state,
@@ -369,7 +365,6 @@ def play_hand_block(
         if seating == n_seatings:
             seating = 0
             deal += 1
-            dealer = dealer + 1 if dealer + 1 < n else 0
 
 
 @njit
@@ -389,7 +384,7 @@ def play_game(
     first = at
     hand_number = 0
     while True:
-        deal_game_hand(state, rules, game_seed, hand_number)
+        deal_numbered_hand(state, rules, game_seed, hand_number)
         play_out_hand(kinds, state, rules, pass_codes, pass_params, play_codes, play_params)
         if keep:
             if at == end:
@@ -412,14 +407,6 @@ def start_game(state, game_seed, record) -> None:
         record.final_score[s] = 0
         state.game_scores[s] = 0
     record.game_seed = game_seed
-
-
-@njit
-def deal_game_hand(state, rules, game_seed, hand_number) -> None:
-    """Deal hand ``hand_number`` (0-based) of a game: its seed, pass direction and dealer."""
-    hand_seed = derive_seed(game_seed, hand_number)
-    offset = pass_offset_for_hand(rules, hand_number, hand_seed)
-    deal_hand(state, rules, offset, hand_number % rules.n_players, hand_seed)
 
 
 @njit
@@ -569,9 +556,7 @@ def advance_hand_block(
             continue
         deal, seating = jobs[i] // n_seatings, jobs[i] % n_seatings
         if status[i] == SLOT_NEW:
-            hand_seed = derive_seed(master_seed, deal)
-            offset = pass_offset_for_hand(rules, deal, hand_seed)
-            deal_hand(states[i], rules, offset, deal % rules.n_players, hand_seed)
+            deal_numbered_hand(states[i], rules, master_seed, deal)
         seat = advance_hand(
             kinds,
             states[i],
@@ -654,7 +639,7 @@ def _advance_game(
         record.game = game
         record.seating = seating
         hands_played[i] = 0
-        deal_game_hand(state, rules, game_seed, 0)
+        deal_numbered_hand(state, rules, game_seed, 0)
     elif status[i] == SLOT_HAND_OVER and _next_game_hand(state, rules, game_seed, hands_played, record, i):
         status[i] = SLOT_DONE
         return
@@ -683,7 +668,7 @@ def _next_game_hand(state, rules, game_seed, hands_played, record, i) -> bool:
     hands_played[i] += 1
     if finish_game_hand(state, rules, hands_played[i], record):
         return True
-    deal_game_hand(state, rules, game_seed, hands_played[i])
+    deal_numbered_hand(state, rules, game_seed, hands_played[i])
     return False
 
 
