@@ -145,6 +145,16 @@ def pass_offset_for_hand(rules: RulesTuple, hand_number: np.int64, hand_seed: np
 
 
 # ---------------------------------------------------------------- set-up
+@njit_inline
+def seed_hand(state, hand_seed: np.uint64) -> None:
+    """Give ``state`` the hand's seed and every seat's decision stream derived from it (where
+    ``decision_seed`` starts): a decision is a function of the hand's seed, the seat and the cards
+    played, wherever it is made (a run, ``Agent.act`` on an observation, a server)."""
+    state.hand_seed = hand_seed
+    for seat in range(MAX_PLAYERS):
+        state.seat_seeds[seat] = derive_seed(hand_seed, STREAM_DECISION + seat)
+
+
 @njit
 def start_hand(
     state, rules: RulesTuple, pass_offset: np.int64, dealer: np.int64, hand_seed: np.uint64
@@ -154,7 +164,7 @@ def start_hand(
     state.n_players = n
     state.pass_offset = pass_offset
     state.dealer = dealer
-    state.hand_seed = hand_seed
+    seed_hand(state, hand_seed)
     state.played = _ZERO
     state.trick_mask = _ZERO
     state.n_in_trick = 0
@@ -184,7 +194,6 @@ def start_hand(
         state.tricks_won[seat] = 0
         state.points[seat] = 0
         state.scores[seat] = 0
-        state.seat_seeds[seat] = derive_seed(hand_seed, STREAM_DECISION + seat)
     for t in range(MAX_TRICKS):
         state.trick_leaders[t] = NO_SEAT
         state.trick_winners[t] = NO_SEAT

@@ -77,7 +77,6 @@ from hearts_sim.core.cards import (
 )
 from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.rules import (
-    MAX_PLAYERS,
     PASS_DIRECTIONS,
     Rules,
     RulesError,
@@ -95,9 +94,10 @@ from hearts_sim.engine.hand import (
     pass_cards,
     play_card,
     point_cards,
+    seed_hand,
     start_hand,
 )
-from hearts_sim.engine.rng import STREAM_DECISION, check_seed, derive_seed
+from hearts_sim.engine.rng import check_seed
 from hearts_sim.engine.sampler import sample_world, world_fits
 from hearts_sim.engine.state import NO_SEAT, NO_SUIT, PHASE_DONE, PHASE_PASS, new_states
 
@@ -364,12 +364,8 @@ _OBSERVED_SCALARS = (
 
 
 def set_hand_seed(states: np.ndarray, hand_seed: int) -> None:
-    """Give ``states[0]`` the hand seed and per-seat decision streams ``start_hand`` derives from it."""
-    record = states[0]
-    seed = np.uint64(hand_seed)
-    record["hand_seed"] = seed
-    for s in range(MAX_PLAYERS):
-        record["seat_seeds"][s] = derive_seed(seed, STREAM_DECISION + s)
+    """Give ``states[0]`` the hand seed and the per-seat decision streams derived from it."""
+    seed_hand(states[0], np.uint64(hand_seed))
 
 
 # ---------------------------------------------------------------- parsing helpers
