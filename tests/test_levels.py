@@ -468,6 +468,8 @@ def test_a_tune_shows_one_progress_bar_over_every_hand_of_its_matches(
     said.clear()
     tune("rule", parse_ranges(["defend=8:20"]), **arguments, report=said.append, progress=False)
     assert [line.split(":")[0] for line in said] == ["round 1", "round 2"]  # no bar, no progress lines
+    # a round's pick is measured on the deals that picked it: its line sends the reader on
+    assert all(line.endswith("(as picked: the confirmation measures it afresh)") for line in said)
     from hearts_sim.apps.cli import main
 
     tuned = ["tune", "rule", "--param", "defend=8:20", "--budget", "320", "--candidates", "4", "--seed", "1"]

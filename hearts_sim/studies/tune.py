@@ -392,9 +392,11 @@ def _successive_halving(
                 {"deals": deals, "results": [{"spec": c.spec, "gain": round(g, 4)} for g, _, c in scored]}
             )
             if report:
-                report(
-                    f"round {round_number + 1}: {len(pool)} candidates x {deals} deals; best "
-                    f"{scored[0][2].spec} gains {scored[0][0]:+.3f} points/hand over {reference}"
+                picked = "best" if weaker_by is None else "closest"
+                report(  # the pick of several on the same deals: its figure is biased toward it
+                    f"round {round_number + 1}: {len(pool)} candidates x {deals} deals; {picked} "
+                    f"{scored[0][2].spec} gains {scored[0][0]:+.3f} points/hand over {reference} "
+                    "(as picked: the confirmation measures it afresh)"
                 )
             pool = [c for _, _, c in scored[: max(1, len(scored) // 2)]]
             deals *= 2
