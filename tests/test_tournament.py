@@ -36,6 +36,7 @@ from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.simulate import progress_shown
 from hearts_sim.studies import stats, tournament
 from hearts_sim.studies.stats import (
+    BY_DIRECTION,
     SPRT_MIN_DEALS,
     Sprt,
     Tally,
@@ -484,7 +485,11 @@ def test_a_decided_sprt_match_is_the_match_of_the_deals_it_played(tmp_path: Path
     )
     assert combine_runs([tmp_path / "sprt"])["deals"] == deals  # a finished run
     assert resume_tournament(tmp_path / "sprt", progress=False).summary == stopped.summary
-    assert "H1 accepted after 30 of at most 2,000 deals" in format_summary(stopped.summary)
+    told = format_summary(stopped.summary).splitlines()[-1]
+    early = "(stopped early: the interval above leans toward this verdict)"
+    assert told.endswith(f"H1 accepted after 30 of at most 2,000 deals {early}")
+    at_the_cap = {**stopped.summary, "sprt": {**stopped.summary["sprt"], "deals_cap": deals}}
+    assert format_summary(at_the_cap).endswith("H1 accepted after 30 of at most 30 deals")  # no early stop
 
 
 def test_an_interrupted_sprt_match_resumes_to_the_same_verdict(tmp_path: Path) -> None:
@@ -657,7 +662,8 @@ def test_differences_by_pass_direction_match_the_records(tmp_path: Path) -> None
         assert row["a_minus_b"] == pytest.approx(mean, abs=1e-4)
         assert row["ci95"] == pytest.approx(ci, abs=1e-4)
     shown = format_summary(result.summary)
-    assert "  by pass direction: left " in shown and f"none {rows[3]['a_minus_b']:+.3f}" in shown
+    assert "  by pass direction (95% each, not adjusted for four): left " in shown
+    assert f"none {rows[3]['a_minus_b']:+.3f}" in shown
     assert match_json(result.summary)["by_pass_direction"] == rows
     # runs combined: the directions pool too
     run_tournament(make_config(["rule", "random"], deals=20, seed=8), tmp_path / "more", progress=False)
@@ -674,7 +680,7 @@ def test_counts_of_one_are_singular(tmp_path: Path) -> None:
     two = run_tournament(make_config(["rule", "random"], deals=2, seed=3), tmp_path / "two", progress=False)
     shown = format_summary(two.summary)
     assert shown.startswith("2 deals x 14 seatings = 28 hands; ")
-    one_each = r"by pass direction: left [-+][\d.]+ \(1 deal\); right [-+][\d.]+ \(1 deal\)$"
+    one_each = re.escape(BY_DIRECTION) + r": left [-+][\d.]+ \(1 deal\); right [-+][\d.]+ \(1 deal\)$"
     assert re.search(one_each, shown, re.M)
 
 

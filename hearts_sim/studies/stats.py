@@ -633,11 +633,15 @@ def format_summary(summary: dict[str, Any]) -> str:
                 else f"{p['a']} - {p['b']}: {p['a_minus_b']:+.3f} points/hand"
             )
             if len(p.get("by_pass_direction", ())) > 1:
-                out.append("  by pass direction: " + "; ".join(map(_direction_text, p["by_pass_direction"])))
+                directions = "; ".join(map(_direction_text, p["by_pass_direction"]))
+                out.append(f"  {BY_DIRECTION}: {directions}")
         out.append("(points are penalties: negative means the first agent did better)")
     if "sprt" in summary:
         out.append(sprt_text(summary["sprt"], summary["deals"]))
     return "\n".join(out)
+
+
+BY_DIRECTION = "by pass direction (95% each, not adjusted for four)"  # four looks: one may miss by chance
 
 
 def undecided_text(undecided: int, games: int) -> str:
@@ -663,7 +667,10 @@ def sprt_text(sprt: dict[str, Any], deals: int) -> str:
         return f"{test}; undecided so far, after {deals:,} of at most {counted(sprt['deals_cap'], 'deal')}"
     if verdict is None:
         return f"{test}; undecided after all {counted(deals, 'deal')} (--deals)"
-    return f"{test}; {verdict} accepted after {deals:,} of at most {counted(sprt['deals_cap'], 'deal')}"
+    told = f"{test}; {verdict} accepted after {deals:,} of at most {counted(sprt['deals_cap'], 'deal')}"
+    if deals < sprt["deals_cap"]:  # the difference's interval is a fixed-length match's
+        told += " (stopped early: the interval above leans toward this verdict)"
+    return told
 
 
 def _direction_text(row: dict[str, Any]) -> str:
