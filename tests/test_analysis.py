@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -659,3 +660,43 @@ def test_records_without_a_rules_column_are_not_taken_for_standard_ones(tmp_path
             parquet.write_table(table if keep_rules else table.drop(["rules"]), records / part.name)
         loose.append(records)
     assert pooled_rules(loose) is None  # no manifest: pooled, under the rules of the one that says
+
+
+def test_rates_of_duplicate_records_have_intervals_over_deals(tmp_path: Path) -> None:
+    """A duplicate run plays each deal in every seating, so the hands of a deal are one cluster:
+    the interval of a rate is Wilson's at the effective number of hands (Kish's design effect,
+    from the ratio estimator's variance over deals), wider than Wilson's over player-hands,
+    which covered a known moon rate 90% of the time instead of 95%. Records without deals (or
+    whose deals are single hands) keep Wilson's interval."""
+    run_tournament(TournamentConfig(("rule", "random"), deals=1500, seed=8), tmp_path / "run", progress=False)
+    records = pd.read_parquet(tmp_path / "run" / "records")
+    long = to_long(records)
+    for table, counted in (
+        (moon_rates(records), "shot_moon"),
+        (qs_capture_rates(records, "agent"), "took_qs"),
+    ):
+        for agent, row in table.iterrows():
+            mine = long[long["agent"] == agent]
+            per_deal = mine.groupby("deal")[counted].agg(["sum", "size"])
+            k, n, deals = per_deal["sum"].sum(), per_deal["size"].sum(), len(per_deal)
+            rate = k / n
+            clustered = deals / (deals - 1) * ((per_deal["sum"] - rate * per_deal["size"]) ** 2).sum() / n**2
+            deff = max(1.0, clustered / (rate * (1 - rate) / n))
+            if counted == "shot_moon":  # the same cards make the same moon in another seating
+                assert deff > 1.2
+            low, high = wilson_interval(k / deff, n / deff)
+            assert (row["low"], row["high"]) == pytest.approx((low, high), rel=1e-9)
+            assert row["rate"] == pytest.approx(rate)
+    plain = moon_rates(records.drop(columns=["deal"]))
+    low, high = wilson_interval(plain["moons"].to_numpy(), plain["hands"].to_numpy())
+    assert np.allclose(plain["low"], low) and np.allclose(plain["high"], high)
+    assert (moon_rates(records)["low"] < plain["low"]).all()
+    summary = RecordSummary.from_records(tmp_path / "run", batch_size=4000, progress=False)  # many batches
+    assert np.allclose(
+        summary.moon_rates(scale=1)[["low", "high"]], moon_rates(records)[["low", "high"]], rtol=1e-3
+    )
+    selfplay = simulate("standard", ["random", "rule", "random", "rule"], hands=4000, seed=3)
+    assert selfplay["deal"].is_unique  # one hand a deal: nothing to widen
+    alone = moon_rates(selfplay)
+    low, high = wilson_interval(alone["moons"].to_numpy(), alone["hands"].to_numpy())
+    assert np.allclose(alone["low"], low) and np.allclose(alone["high"], high)

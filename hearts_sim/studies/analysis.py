@@ -10,7 +10,8 @@ vectorised popcounts, at the deal and after the pass.
 Every statistic is a sum of counts, so it is computed the same way in memory
 (``moon_rates(df, by=...)``) and over a tournament's Parquet records too large for
 memory (``RecordSummary.from_records(path)`` reads a few columns in batches and adds
-the counts up). Rates carry Wilson 95% intervals.
+the counts up). Rates carry Wilson 95% intervals; where the records replay each deal in
+several seatings (a duplicate run's), at the effective number of hands over its deals.
 
 >>> from hearts_sim import simulate
 >>> df = simulate("standard", ["random", "lowest", "highest", "random"], hands=2000, seed=0)
@@ -82,7 +83,7 @@ from hearts_sim.studies.replay import Replay as Replay
 from hearts_sim.studies.replay import ReplayError as ReplayError
 from hearts_sim.studies.replay import Trick as Trick
 from hearts_sim.studies.replay import replay as replay
-from hearts_sim.studies.stats import Tally
+from hearts_sim.studies.stats import Z95, Tally
 
 STANDARD_TOTAL = 26  # hearts + QS: the hands where ``hearts_taken`` can be told from the points
 DEFAULT_FAILED_POINTS = 20  # a failed moon: at least this many raw points (of 26), and no moon
@@ -161,9 +162,7 @@ def _bitboards(cards: Any) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- statistics
-def wilson_interval(
-    successes: Any, trials: Any, z: float = 1.959963984540054
-) -> tuple[np.ndarray, np.ndarray]:
+def wilson_interval(successes: Any, trials: Any, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
     """The Wilson score interval for a binomial proportion (95% by default), vectorised.
 
     Unlike the normal approximation it stays inside [0, 1] and is sensible for rare
@@ -544,21 +543,32 @@ def _keys(by: str | Sequence[str] | None) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- counting
-def _group_sums(long: pd.DataFrame, by: Sequence[str], values: dict[str, Any]) -> pd.DataFrame:
+def _group_sums(
+    long: pd.DataFrame, by: Sequence[str], values: dict[str, Any], rated: str | None = None
+) -> pd.DataFrame:
     """Sums of ``values`` per group of ``by``, with plain (not categorical) index values so
     that count tables from different batches add up; an empty ``by`` gives one row ``all``.
+    ``rated``: a count of ``values`` whose rate per hand gets an interval (``_with_rate``),
+    for which the table also sums what that interval needs of the deals (``_deal_sums``).
 
     Keys that are categories or small whole numbers (an agent, a pass direction, a count of
     hearts) are summed with one ``np.bincount`` over their codes: ``DataFrame.groupby`` took
     8 of the 13 ms of a table of a 65,536-hand batch, and a report makes a dozen a batch."""
     columns = {name: np.asarray(v, dtype=np.int64) for name, v in values.items()}
+    dense = [_dense_codes(long[key]) for key in by]
+    coded = [codes for codes in dense if codes is not None]
+    counted = len(coded) == len(by) and math.prod(len(levels) for _, levels in coded) <= DENSE_GROUPS
+    if rated is not None and "deal" in long.columns and "deal" not in by and len(long):
+        group = (
+            _mixed_radix(coded, len(long))
+            if counted or not by
+            else long.groupby(list(by), observed=True).ngroup().to_numpy()
+        )
+        columns |= _deal_sums(long["deal"].to_numpy(), group, columns["hands"], columns[rated])
     if not by:
         return pd.DataFrame(columns, index=long.index).sum().to_frame("all").T.rename_axis("group")
-    dense = [_dense_codes(long[key]) for key in by]
-    if all(codes is not None for codes in dense):
-        coded = [codes for codes in dense if codes is not None]
-        if math.prod(len(levels) for _, levels in coded) <= DENSE_GROUPS:
-            return _bincount_sums(by, coded, columns)
+    if counted:
+        return _bincount_sums(by, coded, columns)
     frame = pd.DataFrame(columns, index=long.index)
     for key in by:
         frame[key] = (
@@ -569,6 +579,48 @@ def _group_sums(long: pd.DataFrame, by: Sequence[str], values: dict[str, Any]) -
 
 
 DENSE_GROUPS = 1 << 16  # the most groups a table is counted in by bincount
+DENSE_DEALS = 1 << 22  # the most (group, deal) pairs counted in arrays instead of by hashing
+DEAL_SUMS = ("deals", "rated_sq", "rated_hands", "hands_sq")  # _deal_sums' columns, additive
+
+
+def _deal_sums(
+    deal: np.ndarray, group: np.ndarray, hands: np.ndarray, rated: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Per row, what makes the sums over a group's rows the group's sums over its deals (n_d
+    hands of a deal in the group, k_d of them counted): the number of deals and the sums of
+    k_d^2, k_d n_d and n_d^2, from which ``_with_rate`` widens its interval. A row adds its
+    k_i and n_i times its deal's totals in the group (sum_i k_i K_d = sum_d k_d^2), and 1 for
+    the deal where it is the deal's first row.
+
+    A duplicate run plays each deal in every seating, so its hands are clusters, not independent
+    trials: the agent that shoots the moon with a deal's cards in one seating often does in the
+    next. Additive over batches as long as a deal's hands stay in one batch (a run's chunks are
+    whole deals); a deal split by a batch counts as two, which narrows the interval a little."""
+    deal = deal.astype(np.int64)
+    span = int(deal.max()) - int(deal.min()) + 1  # a batch's deals are a run's few thousand in a row
+    if (int(group.max()) + 1) * span <= DENSE_DEALS:
+        cluster = group * span + (deal - int(deal.min()))
+    else:  # deals of several runs, or far apart
+        cluster = pd.factorize(group * (span + 1) + pd.factorize(deal)[0])[0]
+    first = np.full(int(cluster.max()) + 1, len(cluster))
+    np.minimum.at(first, cluster, np.arange(len(cluster)))
+    deal_hands = np.bincount(cluster, weights=hands)[cluster].astype(np.int64)
+    deal_rated = np.bincount(cluster, weights=rated)[cluster].astype(np.int64)
+    return {
+        "deals": (first[cluster] == np.arange(len(cluster))).astype(np.int64),  # a deal's first row
+        "rated_sq": rated * deal_rated,
+        "rated_hands": rated * deal_hands,
+        "hands_sq": hands * deal_hands,
+    }
+
+
+def _mixed_radix(dense: list[tuple[np.ndarray, pd.Index]], rows: int) -> np.ndarray:
+    """Each of ``rows`` rows' group among keys with dense codes, numbered in mixed radix (the
+    last key's codes vary fastest; no keys: one group)."""
+    group = np.zeros(rows, dtype=np.int64)
+    for codes, levels in dense:
+        group = group * len(levels) + codes
+    return group
 
 
 def _dense_codes(column: pd.Series) -> tuple[np.ndarray, pd.Index] | None:
@@ -595,9 +647,7 @@ def _bincount_sums(
     summed by ``np.bincount``, and only the groups that occur kept, as groupby keeps them."""
     sizes = [len(levels) for _, levels in dense]
     n_groups = math.prod(sizes)
-    group = np.zeros(len(dense[0][0]), dtype=np.int64)
-    for codes, levels in dense:
-        group = group * len(levels) + codes
+    group = _mixed_radix(dense, len(dense[0][0]))
     rows = np.bincount(group, minlength=n_groups)
     seen = np.flatnonzero(rows)
     frame = {
@@ -642,12 +692,27 @@ def _with_rate(
             raise AnalysisError(f"{name} must be a number > 0, not {shown(value)}")
     out = counts.copy()
     k, n = out[successes].to_numpy(), out[trials].to_numpy()
-    low, high = wilson_interval(k, n, z)
+    deff = _design_effect(out, k, n) if set(DEAL_SUMS) <= set(out.columns) else 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
+        low, high = wilson_interval(k / deff, n / deff, z)  # the same rate, fewer effective trials
         out[f"{prefix}rate"] = k / n * scale
     out[f"{prefix}low"] = low * scale
     out[f"{prefix}high"] = high * scale
-    return out
+    return out.drop(columns=[c for c in DEAL_SUMS if c in out.columns])
+
+
+def _design_effect(sums: pd.DataFrame, k: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """How many times the variance of a rate k/n over clusters of hands (deals, ``_deal_sums``)
+    is the binomial one, at least 1: the ratio estimator's linearised variance, D/(D-1) times
+    the sum over deals of (k_d - r n_d)^2 over n^2, against r(1-r)/n (Kish's design effect).
+    Records whose deals are single hands (``simulate``) have none above 1."""
+    deals = sums["deals"].to_numpy(dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = k / n
+        spread = sums["rated_sq"] - 2 * r * sums["rated_hands"] + r * r * sums["hands_sq"]
+        clustered = deals / (deals - 1) * spread.to_numpy(dtype=np.float64) / (n * n)
+        deff = clustered / (r * (1 - r) / n)
+    return np.where(np.isfinite(deff) & (deff > 1), deff, 1.0)
 
 
 def moon_counts(
@@ -655,7 +720,7 @@ def moon_counts(
 ) -> pd.DataFrame:
     """Trials (``hands``) and ``moons`` per group; additive over batches. See ``moon_rates``."""
     keys = _keys(by)
-    long = _long(data, keys, ("seat", "shot_moon", "moon_suffered"))
+    long = _long(data, keys, ("seat", "shot_moon", "moon_suffered"), optional=("deal",))
     if per == "hand":
         per_seat = [k for k in keys if k in ("agent", "seat") or k.startswith(tuple(f"{s}_" for s in STAGES))]
         if per_seat:
@@ -666,7 +731,7 @@ def moon_counts(
         moon = long["shot_moon"].to_numpy()
     else:
         raise AnalysisError(f"per={shown(per)}: choose 'player' (one trial per seat and hand) or 'hand'")
-    return _group_sums(long, keys, {"hands": np.ones(len(long)), "moons": moon})
+    return _group_sums(long, keys, {"hands": np.ones(len(long)), "moons": moon}, rated="moons")
 
 
 def moon_rates(
@@ -675,9 +740,10 @@ def moon_rates(
     *,
     per: str = "player",
     scale: float = 1.0,
-    z: float = 1.959963984540054,
+    z: float = Z95,
 ) -> pd.DataFrame:
     """Moon rate per group with its Wilson interval: columns hands, moons, rate, low, high.
+    Records with a ``deal`` column count each deal's hands as one cluster (``_with_rate``).
 
     ``data``: wide records or ``to_long`` output. ``by``: any long-format columns (``agent``
     is the shooter's agent, ``seat``, ``pass_direction``, ``n_players``, ``rules``) or hand
@@ -741,7 +807,7 @@ def failed_moon_counts(
 ) -> pd.DataFrame:
     """Counts and score sums behind ``failed_moons``; additive over batches."""
     keys = _keys(by)
-    long = _long(data, keys, ("points", "score", "hearts_taken", "shot_moon"))
+    long = _long(data, keys, ("points", "score", "hearts_taken", "shot_moon"), optional=("deal",))
     failed = _failed(long, min_points, all_hearts)
     score = long["score"].to_numpy(dtype=np.int64)
     return _group_sums(
@@ -754,6 +820,7 @@ def failed_moon_counts(
             "score_sum": score,
             "failed_score_sum": np.where(failed, score, 0),
         },
+        rated="failed",
     )
 
 
@@ -774,7 +841,7 @@ def failed_moons(
     min_points: int = DEFAULT_FAILED_POINTS,
     all_hearts: bool = True,
     scale: float = 1.0,
-    z: float = 1.959963984540054,
+    z: float = Z95,
 ) -> pd.DataFrame:
     """Failed moon attempts (``failed_moon_mask``) per group and what they cost.
 
@@ -789,7 +856,7 @@ def failed_moons(
 def suffered_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "agent") -> pd.DataFrame:
     """Counts behind ``moons_suffered``; additive over batches."""
     keys = _keys(by)
-    long = _long(data, keys, ("moon_suffered", "score", "points"), optional=("hand",))
+    long = _long(data, keys, ("moon_suffered", "score", "points"), optional=("hand", "deal"))
     suffered = long["moon_suffered"].to_numpy()
     added = long["score"].to_numpy(dtype=np.int64) - long["points"].to_numpy(dtype=np.int64)
     if "hand" in long.columns and suffered.any():
@@ -803,6 +870,7 @@ def suffered_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "agent"
         long,
         keys,
         {"hands": np.ones(len(long)), "suffered": suffered, "points_lost": np.where(suffered, added, 0)},
+        rated="suffered",
     )
 
 
@@ -818,7 +886,7 @@ def moons_suffered(
     by: str | Sequence[str] | None = "agent",
     *,
     scale: float = 1.0,
-    z: float = 1.959963984540054,
+    z: float = Z95,
 ) -> pd.DataFrame:
     """Moons shot by other players against each group, and the points they cost it.
 
@@ -862,8 +930,9 @@ def points_distribution(
 def qs_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "pass_direction") -> pd.DataFrame:
     """Hands and QS captures per group; additive over batches."""
     keys = _keys(by)
-    long = _long(data, keys, ("took_qs",))
-    return _group_sums(long, keys, {"hands": np.ones(len(long)), "qs": long["took_qs"].to_numpy()})
+    long = _long(data, keys, ("took_qs",), optional=("deal",))
+    qs = long["took_qs"].to_numpy()
+    return _group_sums(long, keys, {"hands": np.ones(len(long)), "qs": qs}, rated="qs")
 
 
 def qs_capture_rates(
@@ -871,7 +940,7 @@ def qs_capture_rates(
     by: str | Sequence[str] | None = "pass_direction",
     *,
     scale: float = 1.0,
-    z: float = 1.959963984540054,
+    z: float = Z95,
 ) -> pd.DataFrame:
     """How often a player takes the QS, per group (default: per pass direction), with Wilson CI."""
     return _with_rate(qs_counts(data, by), "qs", "hands", scale, z)
@@ -1580,7 +1649,7 @@ class RecordSummary:
         if table not in tables:
             hint = did_you_mean(table, tables)
             raise AnalysisError(f"unknown moon table {shown(table)}: choose from {', '.join(tables)}{hint}")
-        return _with_rate(self._counts(table), "moons", "hands", scale, 1.959963984540054)
+        return _with_rate(self._counts(table), "moons", "hands", scale, Z95)
 
     def failed_moons(self, scale: float = 1000.0, table: str = "failed") -> pd.DataFrame:
         """``failed_moons`` by agent (``failed``), or by agent and place in the game
@@ -1589,16 +1658,16 @@ class RecordSummary:
             raise AnalysisError(
                 f"unknown failed-attempt table {shown(table)}: choose failed or failed_by_game_place"
             )
-        return _failed_table(self._counts(table), scale, 1.959963984540054)
+        return _failed_table(self._counts(table), scale, Z95)
 
     def moons_suffered(self, scale: float = 1000.0) -> pd.DataFrame:
-        return _suffered_table(self._counts("suffered"), scale, 1.959963984540054)
+        return _suffered_table(self._counts("suffered"), scale, Z95)
 
     def points_distribution(self) -> pd.DataFrame:
         return _distribution_table(self._counts("scores"), "score")
 
     def qs_capture_rates(self) -> pd.DataFrame:
-        return _with_rate(self._counts("qs"), "qs", "hands", 1.0, 1.959963984540054)
+        return _with_rate(self._counts("qs"), "qs", "hands", 1.0, Z95)
 
     @property
     def has_timeline(self) -> bool:

@@ -302,7 +302,8 @@ def summary_markdown(
         *(f"**Warning**: {note}." for note in notes),
         *([""] if notes else []),
         f"Records: `{source}`: {summary.hands:,} hands; rules: {rules}.",
-        "Rates are per 1,000 hands an agent played (player-hands), with Wilson 95% intervals.",
+        "Rates are per 1,000 hands an agent played (player-hands), with Wilson 95% intervals over "
+        "the deals (a deal's hands in its every seating are one sample, not 14).",
         f"A failed attempt: no moon, but at least {summary.min_points} raw points"
         + (" or all 13 hearts." if summary.all_hearts else "."),
         *(

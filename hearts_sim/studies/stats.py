@@ -24,6 +24,8 @@ from hearts_sim.core.rules import MAX_POINTS, PASS_DIRECTIONS, pass_direction_na
 from hearts_sim.engine.hand import MAX_HANDS_PER_GAME
 from hearts_sim.selfplay.records import undecided_games
 
+Z95 = 1.959963984540054  # the normal quantile of a two-sided 95% interval
+
 # ---------------------------------------------------------------------------- statistics
 # Tally's lists of one integer sum per agent
 _PER_AGENT_SUMS = (
@@ -309,7 +311,7 @@ def mean_interval(values: np.ndarray) -> tuple[float, float]:
     samples and up); NaN where there are too few values."""
     if len(values) < 2:
         return float(values.mean()) if len(values) else float("nan"), float("nan")
-    return float(values.mean()), float(1.96 * values.std(ddof=1) / np.sqrt(len(values)))
+    return float(values.mean()), float(Z95 * values.std(ddof=1) / np.sqrt(len(values)))
 
 
 def _direction_row(direction: str, tally: Tally, a: int, b: int) -> dict[str, Any]:
