@@ -44,7 +44,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -93,14 +93,6 @@ class PositionFailed(Exception):
     def __init__(self, index: int, error: BaseException):
         super().__init__(f"{type(error).__name__}: {error}")
         self.index = index
-
-
-class AgentProtocol(Protocol):
-    """What a Python agent provides (``act_batch``, ``reset`` and a ``seed`` keyword are optional)."""
-
-    def choose_pass(self, observation: Observation) -> Sequence[int | str]: ...
-
-    def choose_play(self, observation: Observation) -> int | str: ...
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import numpy as np
 
 from agents.dispatch import decide_pass, decide_play
 from agents.registry import AgentSpec, parse_agent
-from hearts_sim.core.cards import CLUBS_MASK, N_RANKS, NO_CARD, SUIT_MASKS, card_str, cards_str
+from hearts_sim.core.cards import CLUBS_MASK, NO_CARD, SUIT_MASKS, card_str, cards_str
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.hand import card_points, decision_seed, deck_cards, legal_moves
 from hearts_sim.engine.sampler import copy_state, sample_world
@@ -367,10 +367,6 @@ def play_world_out(world: np.ndarray, rules: Rules, seed: int = 0) -> HandState:
     while state.phase == "play":
         state.play(chooser.choice(list(state.legal_moves())))
     return state
-
-
-def suits_of(mask: int) -> list[int]:
-    return [c // N_RANKS for c in range(52) if mask >> c & 1]
 
 
 # ---------------------------------------------------------------- strength in duplicate

@@ -66,17 +66,6 @@ class SeededRandom:
         return random.Random(seed).choice(sorted(obs.legal_moves()))
 
 
-class Recorder(Lowest):
-    """``Lowest`` that keeps every observation it is shown."""
-
-    def __init__(self) -> None:
-        self.seen: list[Any] = []
-
-    def choose_play(self, obs: Any) -> int:
-        self.seen.append(obs)
-        return super().choose_play(obs)
-
-
 class Trailing(Lowest):
     """``Lowest``, except that in a game, alone with the highest total, it plays its highest
     legal card: its play depends on the game's totals, which a replay must show it."""

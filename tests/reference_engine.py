@@ -472,13 +472,3 @@ class ReferenceHand:
     def __repr__(self) -> str:
         hands = " | ".join(" ".join(card_name(c) for c in sorted(hand)) for hand in self.hands)
         return f"ReferenceHand(phase={self.phase}, to_play={self.current_player}, hands=[{hands}])"
-
-
-def play_out_randomly(hand: ReferenceHand, rng: random.Random) -> ReferenceHand:
-    """Finish ``hand`` in place with random passes and uniformly random legal cards."""
-    while hand.phase == "pass":
-        seat = next(s for s in range(hand.n_players) if hand.passed[s] is None)
-        hand.pass_cards(seat, rng.sample(sorted(hand.hands[seat]), hand.rules.pass_count))
-    while hand.phase == "play":
-        hand.play(rng.choice(sorted(hand.legal_moves())))
-    return hand

@@ -43,7 +43,6 @@ def card_index(suit: int, rank: int) -> int:
 
 
 TWO_CLUBS = card_index(CLUBS, TWO)
-THREE_CLUBS = card_index(CLUBS, THREE)
 TWO_DIAMONDS = card_index(DIAMONDS, TWO)
 JD = card_index(DIAMONDS, JACK)
 QS = card_index(SPADES, QUEEN)
@@ -407,12 +406,6 @@ def suit_of(card: np.int64) -> np.int64:
 @njit
 def rank_of(card: np.int64) -> np.int64:
     return card % N_RANKS
-
-
-@njit
-def suit_cards(mask: np.uint64, suit: np.int64) -> np.uint64:
-    """The cards of one suit in a bitboard (still at their deck positions)."""
-    return mask & (SUIT_BITS << np.uint64(N_RANKS * suit))
 
 
 @njit

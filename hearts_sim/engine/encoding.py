@@ -73,7 +73,6 @@ def _offsets() -> dict[str, int]:
 
 FIELD_OFFSETS = _offsets()
 OBS_SIZE = FIELD_OFFSETS["end"]
-N_ACTIONS = N_CARDS  # an action is a card index, while passing (one pick) as while playing
 __doc__ = (__doc__ or "") + "\n".join(
     f"    {name:<15}{FIELD_OFFSETS[name]:>4} +{length:>3}  {meaning}"
     for name, length, meaning in OBSERVATION_FIELDS

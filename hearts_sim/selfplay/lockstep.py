@@ -17,7 +17,6 @@ did; what was finished before (earlier chunks of a tournament) stays.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -56,15 +55,6 @@ from hearts_sim.selfplay.loops import (
 from hearts_sim.selfplay.records import GAME_HAND_RECORD
 
 BLOCK = 2048  # jobs played in lockstep: the batch an external agent decides at once
-
-
-@dataclass(frozen=True)
-class ExternalSeat:
-    """Which external agent decides a seat's passes or plays in a seating."""
-
-    seating: int
-    seat: int
-    spec: ExternalSpec
 
 
 def run_lockstep(

@@ -69,6 +69,7 @@ from hearts_sim.selfplay.records import (
     HAND_SEAT_COLUMNS,
     HANDS_DIR,
     MANIFEST,
+    PART_GLOB,
     PARTS_KEYS,
     RECORDS_DIR,
     RecordsError,
@@ -1061,7 +1062,7 @@ def records_path(path: str | Path) -> Path:
     inside = [path / name for name in (HANDS_DIR, RECORDS_DIR) if (path / name).is_dir()]
     directory = inside[0] if inside else path
     if not any(directory.glob("*.parquet")):
-        raise AnalysisError(f"{path} holds no records (no {RECORDS_DIR}/part-*.parquet files)")
+        raise AnalysisError(f"{path} holds no records (no {RECORDS_DIR}/{PART_GLOB} files)")
     return directory
 
 

@@ -64,8 +64,6 @@ from hearts_sim.studies.tournament import (
     TournamentError,
     TournamentResult,
     chunk_records,
-    load_manifest,
-    manifest_config,
     run_tournament,
 )
 
@@ -487,12 +485,3 @@ def run_on_cluster(
     """``run_tournament`` with its chunks played on ``cluster`` (see ``DaskRunner``)."""
     with DaskRunner(cluster, threads=threads, max_in_flight=max_in_flight, retries=retries) as runner:
         return run_tournament(config, out, runner=runner, **options)
-
-
-def resume_on_cluster(
-    out: str | Path, *, cluster: Any = "local", threads: int = 1, **options: Any
-) -> TournamentResult:
-    """Continue the run stored in ``out`` on ``cluster`` from its last finished chunk."""
-    config = manifest_config(Path(out), load_manifest(Path(out)))
-    with DaskRunner(cluster, threads=threads) as runner:
-        return run_tournament(config, out, resume=True, runner=runner, **options)
