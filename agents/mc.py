@@ -39,6 +39,9 @@ from agents.search import (
     ROLLOUT_RANDOM,
     ROLLOUT_RULE,
     ROLLOUTS,
+    SCRATCH_WORLDS,
+    TRIAL,
+    WORLD,
     budget_count,
     budget_deadline,
     card_count,
@@ -95,10 +98,6 @@ PARAMETERS = (
 P = param_indices(PARAMETERS)
 
 PASS_MARGIN_Z = 1.0  # standard errors a candidate pass must gain over the rule pass
-# Scratch records of a decision: the sampled world and the copy a rollout plays on. They are
-# always used as worlds[WORLD] / worlds[TRIAL]: a record taken out of the array once does not
-# keep the array alive, and numba frees an array after its variable's last use.
-WORLD, TRIAL, SCRATCH_WORLDS = 0, 1, 2
 
 
 # ---------------------------------------------------------------- rollouts

@@ -52,7 +52,16 @@ from agents.baseline import pass_extremes
 from agents.kinds import MAX_PASS_CANDIDATES, Parameter, Params, param_indices
 from agents.rule import DEFAULT_PARAMS as RULE_DEFAULTS
 from agents.rule import rule_pass
-from agents.search import MAX_ITERATIONS, ROLLOUT_RULE, budget_count, new_worlds, pass_and_play_out
+from agents.search import (
+    MAX_ITERATIONS,
+    ROLLOUT_RULE,
+    SCRATCH_WORLDS,
+    TRIAL,
+    WORLD,
+    budget_count,
+    new_worlds,
+    pass_and_play_out,
+)
 from hearts_sim._numba import njit
 from hearts_sim.core.cards import (
     AS,
@@ -94,11 +103,9 @@ HEART_EXTRA = 1.0  # a heart over another card of equal rank
 UNGUARDED_QS = 30.0  # the queen with fewer than SPADE_GUARDS low spades goes first
 UNGUARDED_HIGH_SPADE = 8.0  # AS, KS without the queen and without guards: it may be dumped on them
 KEPT_SPADE = -6.0  # guarded high spades and the low spades that guard them are worth keeping
-VOID_BONUS = 8.0  # a non-heart suit the pass empties: discards (and dumps) from the first trick on
+VOID_BONUS = float(RULE_DEFAULTS[rule.P.void_bonus])  # a non-heart suit the pass empties (rule's)
 JD_KEEP = -100.0  # Omnibus: the jack of diamonds is worth keeping
-SPADE_GUARDS = 3
-# Scratch records of a pass search: the sampled world, and the copy a candidate is played on.
-WORLD, TRIAL, SCRATCH_WORLDS = 0, 1, 2
+SPADE_GUARDS = int(RULE_DEFAULTS[rule.P.spade_guard])  # the rule agent's: its pass and these agree
 
 
 def _rule_row(**values: float) -> Params:

@@ -145,6 +145,12 @@ def card_count(mask: np.uint64) -> np.int64:
     return np.int64(popcount(mask))
 
 
+# Scratch records of a sampling search (mc's plays, the searched passes): the sampled world and
+# the copy a rollout plays on. Always used as worlds[WORLD] / worlds[TRIAL]: a record taken out
+# of the array once does not keep the array alive, and numba frees an array after its last use.
+WORLD, TRIAL, SCRATCH_WORLDS = 0, 1, 2
+
+
 @njit
 def new_worlds(count: np.int64):
     """``count`` scratch ``HAND_STATE`` records (worlds and working copies) for one decision."""

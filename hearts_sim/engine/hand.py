@@ -57,6 +57,7 @@ from hearts_sim.core.rules import (
     direction_offset,
 )
 from hearts_sim.engine.rng import (
+    GOLDEN_GAMMA,
     STREAM_DEAL,
     STREAM_DECISION,
     STREAM_PASS_DIRECTION,
@@ -78,7 +79,6 @@ from hearts_sim.engine.state import (
 _ZERO = np.uint64(0)
 _BIT = np.uint64(1)
 _QS, _KS, _AS = np.uint64(QS), np.uint64(KS), np.uint64(AS)
-_DECISION_STEP = np.uint64(0x9E3779B97F4A7C15)
 
 
 # ---------------------------------------------------------------- what the rules imply
@@ -252,7 +252,7 @@ def deal_numbered_hand(state, rules: RulesTuple, seed: np.uint64, number: np.int
 def decision_stream(seat_seed: np.uint64, decision: np.int64) -> np.uint64:
     """Start of a seat's random stream for its ``decision``-th decision of the hand
     (0: its pass, k + 1: its play after k cards of the hand)."""
-    return mix64(seat_seed + np.uint64(decision) * _DECISION_STEP)
+    return mix64(seat_seed + np.uint64(decision) * GOLDEN_GAMMA)  # streams a Weyl step apart
 
 
 @njit

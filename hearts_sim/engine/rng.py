@@ -14,7 +14,7 @@ from hearts_sim._numba import njit
 from hearts_sim.core.checks import is_integer, shown
 from hearts_sim.core.errors import InputError
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+GOLDEN_GAMMA = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / the golden ratio: SplitMix64's odd step
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 
@@ -61,13 +61,13 @@ def mix64(x: np.uint64) -> np.uint64:
 @njit
 def derive_seed(seed: np.uint64, counter: np.int64) -> np.uint64:
     """The seed of child ``counter`` of ``seed`` (hand of a run, hand of a game, stream of a hand)."""
-    return mix64(seed ^ mix64(np.uint64(counter) * _GOLDEN + _GOLDEN))
+    return mix64(seed ^ mix64(np.uint64(counter) * GOLDEN_GAMMA + GOLDEN_GAMMA))
 
 
 @njit
 def next_u64(state: np.uint64) -> tuple[np.uint64, np.uint64]:
     """One splitmix64 step: returns (new state, 64 random bits)."""
-    state += _GOLDEN
+    state += GOLDEN_GAMMA
     return state, mix64(state)
 
 

@@ -60,6 +60,7 @@ from hearts_sim.core.files import arrow_path, shell_path
 from hearts_sim.core.rules import (
     MAX_POINTS,
     PASS_DIRECTIONS,
+    POINTS_TOTAL,
     Rules,
     check_n_players,
     pass_offset,
@@ -86,7 +87,6 @@ from hearts_sim.studies.replay import Trick as Trick
 from hearts_sim.studies.replay import replay as replay
 from hearts_sim.studies.stats import Z95, Tally
 
-STANDARD_TOTAL = 26  # hearts + QS: the hands where ``hearts_taken`` can be told from the points
 DEFAULT_FAILED_POINTS = 20  # a failed moon: at least this many raw points (of 26), and no moon
 DEFAULT_BATCH = 1 << 17
 MAX_BATCH = 2**31 - 1  # pyarrow takes a batch size as a C int
@@ -412,7 +412,8 @@ def to_long(
     if want("took_jd"):
         out["took_jd"] = (seat_grid == records["jd_taker"].to_numpy(dtype=np.int64)[:, None]).ravel()
     if want("hearts_taken"):
-        standard = points.astype(np.int64).sum(axis=1, keepdims=True) == STANDARD_TOTAL
+        # hearts and the queen alone: the hands whose hearts_taken the points tell
+        standard = points.astype(np.int64).sum(axis=1, keepdims=True) == POINTS_TOTAL
         out["hearts_taken"] = np.where(standard, points - POINTS_QS * took_qs, -1).astype(np.int8).ravel()
     if all(name in records.columns for name in TIMELINE_FIELDS) and want(*TIMELINE_COLUMNS):
         point_tricks = records["point_tricks"].to_numpy(dtype=np.int64)[:, None]
@@ -769,7 +770,11 @@ def check_min_points(min_points: Any, rules: Rules | None = None, name: str = "m
 def failed_points(rules: Rules | None) -> int:
     """The default raw points of a failed moon attempt under ``rules``: 20 of a 26-point deck's,
     the same share of another (33 of Black Maria's 43); 20 when the rules are not known."""
-    return DEFAULT_FAILED_POINTS if rules is None else round(DEFAULT_FAILED_POINTS * rules.moon_total / 26)
+    return (
+        DEFAULT_FAILED_POINTS
+        if rules is None
+        else round(DEFAULT_FAILED_POINTS * rules.moon_total / POINTS_TOTAL)
+    )
 
 
 def failed_moon_mask(

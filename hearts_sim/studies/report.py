@@ -20,7 +20,7 @@ import pandas as pd
 
 from hearts_sim.core.errors import StorageError
 from hearts_sim.core.files import write_atomically
-from hearts_sim.core.rules import PASS_DIRECTIONS, rules_label
+from hearts_sim.core.rules import PASS_DIRECTIONS, POINTS_TOTAL, rules_label
 from hearts_sim.selfplay.records import run_folder
 from hearts_sim.studies.analysis import (
     DEFAULT_BATCH,
@@ -456,7 +456,7 @@ def write_report(
         if min_points is None:  # Black Maria's 43 points were held to 26's 20, its hearts to 13
             min_points = failed_points(rules)
         check_min_points(min_points, rules, name="--min-points")  # 0 and 27 said other ranges
-        all_hearts = rules is None or rules.moon_total == 26
+        all_hearts = rules is None or rules.moon_total == POINTS_TOTAL
         summary = RecordSummary.from_records(
             sources, batch_size=batch_size, progress=progress, min_points=min_points, all_hearts=all_hearts
         )
