@@ -161,6 +161,22 @@ def reset_tables(kinds, rule_values, learner, policies, tables, outputs) -> None
 
 
 @njit_inline
+def may_pick(state, rules, seat: np.int64, card: np.int64, pending: np.uint64) -> bool:
+    """Whether ``seat`` may pick ``card`` now: a card it may play, or a card of its hand toward its
+    pass (``pending``: the cards already picked)."""
+    return 0 <= card < N_CARDS and has_card(action_cards(state, rules, seat, pending), card)
+
+
+@njit_inline
+def return_so_far(state, seat: np.int64, reward_mode: np.int64) -> np.int64:
+    """``seat``'s return so far: minus its score once the hand is over; with per-trick rewards,
+    minus the points it took so far before that (the final step settles the moon and bonuses)."""
+    if state.phase == PHASE_DONE:
+        return -state.scores[seat]
+    return -state.points[seat] if reward_mode == REWARD_TRICK else 0
+
+
+@njit_inline
 def _step_one(kinds, rules, learner, opponents, teacher, reward_mode, autoreset, i, actions, tables, outputs):
     _, episodes, states, pending, rewarded = tables
     _, _, rewards, terminated, scores, final_observations, _ = outputs
@@ -168,14 +184,7 @@ def _step_one(kinds, rules, learner, opponents, teacher, reward_mode, autoreset,
     pending[i] = apply_action(state, rules, learner, actions[i], pending[i])
     advance_opponents(kinds, state, rules, learner, opponents)
     done = state.phase == PHASE_DONE
-    # the return so far: minus the score once the hand is over; with per-trick rewards, minus
-    # the points taken so far before that (the final step settles the moon and the bonuses)
-    if done:
-        target = -state.scores[learner]
-    elif reward_mode == REWARD_TRICK:
-        target = -state.points[learner]
-    else:
-        target = 0
+    target = return_so_far(state, learner, reward_mode)
     rewards[i] = target - rewarded[i]
     rewarded[i] = target
     terminated[i] = done
@@ -196,12 +205,7 @@ def first_illegal(rules, learner, actions, tables) -> np.int64:
     """The first table whose action is not a card the learner may pick now, or -1."""
     _, _, states, pending, _ = tables
     for i in range(states.shape[0]):
-        card = actions[i]
-        if (
-            card < 0
-            or card >= N_CARDS
-            or not has_card(action_cards(states[i], rules, learner, pending[i]), card)
-        ):
+        if not may_pick(states[i], rules, learner, actions[i], pending[i]):
             return i
     return -1
 
@@ -250,17 +254,11 @@ def table_step(
     Returns (legal, the seat to act next or -1)."""
     rules = KernelRules(*rule_values)
     state = states[0]
-    if card < 0 or card >= N_CARDS or not has_card(action_cards(state, rules, seat, pending[seat]), card):
+    if not may_pick(state, rules, seat, card, pending[seat]):
         return False, seat
     pending[seat] = apply_action(state, rules, seat, card, pending[seat])
-    done = state.phase == PHASE_DONE
     for s in range(state.n_players):
-        if done:
-            target = -state.scores[s]
-        elif reward_mode == REWARD_TRICK:
-            target = -state.points[s]
-        else:
-            target = 0
+        target = return_so_far(state, s, reward_mode)
         rewards[s] = target - rewarded[s]
         rewarded[s] = target
     return True, seat_to_act(state)
