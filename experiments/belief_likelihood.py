@@ -53,10 +53,10 @@ from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.inference import new_pool
 from hearts_sim.engine.sampler import unseen_cards
 from hearts_sim.game.hand_state import HandState
+from hearts_sim.studies.positions import real_positions
 from hearts_sim.studies.stats import mean_interval
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from agent_checks import real_positions  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # train_shape.py beside it, also when imported
 from train_shape import HELD_OUT_EVERY, saved_hands  # noqa: E402
 
 SMOOTHING = 0.5  # worlds added to every possible place of a card before taking the log

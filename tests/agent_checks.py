@@ -15,20 +15,20 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from agents.dispatch import decide_pass, decide_play
 from agents.registry import AgentSpec, parse_agent
 from hearts_sim.core.cards import CLUBS_MASK, NO_CARD, SUIT_MASKS, card_str, cards_str
 from hearts_sim.core.rules import Rules, resolve_rules
-from hearts_sim.engine.hand import card_points, decision_seed, deck_cards, legal_moves
+from hearts_sim.engine.hand import card_points, deck_cards
 from hearts_sim.engine.sampler import copy_state, sample_world
 from hearts_sim.engine.state import PHASE_PASS, new_states
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.invariants import check_hand_records
 from hearts_sim.selfplay.simulate import simulate
+from hearts_sim.studies.positions import Decide, decision_seed_of, real_positions, spec_decider
 
 # Every table size, both deck modes and the scoring variants an agent must cope with.
 CHECK_RULES: dict[str, Rules] = {
@@ -43,72 +43,6 @@ CHECK_RULES: dict[str, Rules] = {
     "kitty3_maria": Rules.preset("black_maria", deck_mode="kitty", moon="self_minus"),
     "any_lead": Rules(first_lead="any", must_break_hearts=False, pass_cycle="across"),
 }
-
-Decide = Callable[[np.void, tuple[int, ...], int, np.uint64], int]  # (record, rules, seat, seed) -> move
-
-
-# ---------------------------------------------------------------- deciding through the dispatcher
-def spec_decider(spec: str | AgentSpec) -> Decide:
-    """The agent's decision on a raw record: a card while playing, a pass mask while passing."""
-    agent = parse_agent(spec)
-    passer, player = agent.pass_policy, agent.play_policy
-
-    def decide(record: np.void, rules: tuple[int, ...], seat: int, seed: np.uint64) -> int:
-        if record["phase"] == PHASE_PASS:
-            return int(decide_pass(passer.code, passer.row, record, rules, seat, seed))
-        legal = _legal(record, rules)
-        return int(decide_play(player.code, player.row, record, rules, seat, legal, seed))
-
-    return decide
-
-
-def _legal(record: np.void, rules: tuple[int, ...]) -> np.uint64:
-    return np.uint64(legal_moves(record, rules))
-
-
-def _seed(record: np.void, seat: int) -> np.uint64:
-    return np.uint64(decision_seed(record, seat))
-
-
-# ---------------------------------------------------------------- positions from self-play
-def real_positions(
-    rules: Rules | str,
-    count: int,
-    seed: int = 0,
-    spec: str | AgentSpec = "random",
-    pass_probability: float = 0.15,
-    stage: tuple[float, float] = (0.0, 1.0),
-) -> list[tuple[HandState, int]]:
-    """``count`` (state, seat to decide) pairs from hands played by ``spec`` in every seat.
-
-    One position per hand: a pass decision with ``pass_probability`` (where the hand has
-    a pass), else a play decision after a uniformly drawn fraction ``stage`` of the cards."""
-    rules = resolve_rules(rules)
-    decide = spec_decider(spec)
-    chooser = random.Random(seed)
-    out: list[tuple[HandState, int]] = []
-    hand = 0
-    while len(out) < count:
-        state = HandState.deal(rules, seed=seed, hand=hand)
-        hand += 1
-        array = state._rules_array
-        if state.phase == "pass":
-            if chooser.random() < pass_probability:
-                seat = chooser.randrange(rules.n_players)
-                for s in range(seat):  # earlier seats have passed (their cards stay hidden)
-                    state.pass_cards(s, decide(state.record, array, s, _seed(state.record, s)))
-                out.append((state, seat))
-                continue
-            for s in range(rules.n_players):
-                state.pass_cards(s, decide(state.record, array, s, _seed(state.record, s)))
-        total = rules.hand_size * rules.n_players
-        stop = min(total - 1, int(total * chooser.uniform(*stage)))
-        for _ in range(stop):
-            seat = state.current_player
-            assert seat is not None
-            state.play(decide(state.record, array, seat, _seed(state.record, seat)))
-        out.append((state, int(state.current_player)))  # type: ignore[arg-type]
-    return out
 
 
 # ---------------------------------------------------------------- legality
@@ -139,14 +73,14 @@ def assert_plays_legally(
             state = HandState.deal(rules, seed=seed + 1, hand=hand)
             if state.phase == "pass":
                 for s in range(n):
-                    cards = decide(state.record, array, s, _seed(state.record, s))
+                    cards = decide(state.record, array, s, decision_seed_of(state.record, s))
                     assert cards.bit_count() == rules.pass_count, f"{agent}: passed {cards:#x}"
                     assert cards & ~int(state.record["dealt"][s]) == 0, f"{agent}: passed unheld cards"
                     state.pass_cards(s, cards)
             while state.phase == "play":
                 seat = state.current_player
                 assert seat is not None
-                card = decide(state.record, array, seat, _seed(state.record, seat))
+                card = decide(state.record, array, seat, decision_seed_of(state.record, seat))
                 legal = state.legal_moves()
                 assert card in legal, f"{agent} played {card_str(card)}, legal {legal} ({rules.describe()})"
                 state.play(card)
@@ -213,7 +147,7 @@ def assert_no_peeking(
     compared = differing = 0
     for index, (state, seat) in enumerate(positions):
         array = state._rules_array
-        decision_seed_ = _seed(state.record, seat)
+        decision_seed_ = decision_seed_of(state.record, seat)
         original = decide(state.record, array, seat, decision_seed_)
         for alternative in hidden_alternatives(state, seat, alternatives, seed=seed + index):
             record = alternative[0]

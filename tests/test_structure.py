@@ -119,6 +119,24 @@ def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
     assert layer_of("hearts_sim.studies.tournament") > layer_of("hearts_sim.engine.probe")
 
 
+def test_experiments_import_nothing_from_the_tests() -> None:
+    """experiments/ is the toolkit used as its users use it: a script that imported a helper of
+    tests/ (belief_likelihood.py's real_positions, through a sys.path insert, until 2026-12-07)
+    ran only in a checkout with the suite beside it; what both need lives in the package."""
+    helpers = {"tests", *(path.stem for path in (ROOT / "tests").glob("*.py"))}
+    found = []
+    for path in sorted((ROOT / "experiments").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            found += [f"{path.name}:{node.lineno}: {n}" for n in names if n.split(".")[0] in helpers]
+    assert not found, "experiments import test helpers:\n" + "\n".join(found)
+
+
 @pytest.mark.parametrize(
     "first", ["import agents", "from agents.registry import parse_agent", "from hearts_sim.core import cards"]
 )
