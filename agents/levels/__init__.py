@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.kinds import AgentError
+from agents.search import MAX_MS
 from hearts_sim.core.files import toml_text
 
 LEVELS_DIR = Path(__file__).resolve().parent
@@ -37,7 +38,7 @@ REQUIRED: dict[str, type | tuple[type, ...]] = {
 REQUIRED_WHAT = {
     "description": "a string",
     "agent": "an agent spec, a string",
-    "max_ms_per_decision": "a number of ms above 0",
+    "max_ms_per_decision": f"a number of ms above 0, at most {MAX_MS:g}",
 }
 
 
@@ -87,8 +88,9 @@ def read_level(path: Path) -> Level:
     if unknown:
         raise LevelError(f"level file {path}: unknown key {unknown[0]!r}")
     budget = values["max_ms_per_decision"]
-    if not (math.isfinite(budget) and budget > 0):  # NaN went out as JSON no parser reads
-        raise LevelError(f"level file {path}: 'max_ms_per_decision' = {budget} is not a number of ms above 0")
+    if not (math.isfinite(budget) and 0 < budget <= MAX_MS):  # NaN went out as JSON no parser reads
+        what = REQUIRED_WHAT["max_ms_per_decision"]  # the bound tune --max-ms writes within
+        raise LevelError(f"level file {path}: 'max_ms_per_decision' = {budget} is not {what}")
     if not isinstance(values.get("provenance", {}), dict):  # a traceback in `hearts-sim agents`
         raise LevelError(f"level file {path}: 'provenance' is a table ([provenance]), not a single value")
     return Level(
