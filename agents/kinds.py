@@ -1,8 +1,8 @@
 """What every agent module declares: its policy kind, with typed, defaulted parameters and kernels.
 
-Design note. An agent is one module that declares one ``PolicyKind`` (``KIND``) and is listed
-once in ``agents.registry.KINDS``; nothing else names it. The kind carries everything the rest
-of the toolkit needs to know:
+Design note. An agent is a module that declares its ``PolicyKind`` (``KIND``; ``baseline``
+declares three small ones) and is listed once in ``agents.registry.KINDS``; nothing else names
+it. The kind carries everything the rest of the toolkit needs to know:
 
 * its parameters (``Parameter``: name, default and with it the type, meaning, choices or
   allowed range), which spec strings set by name, ``Parameter.check`` validates wherever a

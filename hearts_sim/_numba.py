@@ -106,8 +106,9 @@ IMPORT_WALK_STOPS = frozenset({"agents.registry"})
 
 @cache
 def _module_file(module: str) -> Path | None:
-    """The source file of project module ``module`` (a package's ``__init__``: None, since it only
-    re-exports), found on disk: what a stamp covers never depends on what a process imported."""
+    """The source file of project module ``module`` (a package's ``__init__``: None, so that no
+    kernel may live in one: an edit there is in no stamp), found on disk: what a stamp covers
+    never depends on what a process imported."""
     parts = module.split(".")
     if parts[0] not in PROJECT_PACKAGES:
         return None

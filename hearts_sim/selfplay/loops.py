@@ -73,6 +73,7 @@ def _seat_codes(codes, seating: np.int64):
 
 
 assert MAX_PARAMS == 16, "_param_row spells out one entry per parameter slot"
+assert MAX_PLAYERS == 5, "_seat_codes spells out one entry per seat"
 
 
 @njit_inline
