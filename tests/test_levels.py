@@ -35,6 +35,7 @@ from hearts_sim.studies.calibrate import (
     decision_times,
     format_calibration,
     kept_levels,
+    one_against_three,
 )
 from hearts_sim.studies.kept import JobStopped
 from hearts_sim.studies.tournament import TournamentConfig, TournamentError, run_tournament
@@ -1291,3 +1292,28 @@ def test_a_tune_resumed_elsewhere_writes_its_level_in_the_relative_levels_dir_it
     monkeypatch.chdir(elsewhere)
     assert main(["tune", "--resume", str(began / "kept"), "--quiet"]) == 0
     assert (began / "levels" / "mine.toml").is_file()
+
+
+def test_a_one_against_three_cell_says_how_sure_it_is() -> None:
+    """A cell of the one-against-three table is a mean over its deals, and at the 20 deals where
+    `hard` plays it is sure to about 2 points a hand: the table printed two decimals and nothing
+    else. Its half-width is the spread of the cell over other seeds (an interval over the deals,
+    each deal's mean over the seats: the seats of one deal share its cards)."""
+    rules = Rules()
+    cells = [one_against_three("easy", "random", rules, 60, seed) for seed in range(40)]
+    means, margins = np.array([m for m, _ in cells]), np.array([h for _, h in cells])
+    spread = means.std(ddof=1) * 1.96  # what the half-width should be, from the seeds
+    assert 0.7 < np.median(margins) / spread < 1.4, (np.median(margins), spread)
+    covered = np.mean(np.abs(means - means.mean()) <= margins)
+    assert covered >= 0.85
+    result = {
+        "rules": "standard",
+        "ladder": ["random", "easy"],
+        "steps": [],
+        "one_vs_three": {"random": {"random": 6.5, "easy": 12.0}, "easy": {"random": 3.0, "easy": 7.0}},
+        "one_vs_three_ci95": {"random": {"random": 0.2, "easy": None}, "easy": {"random": 0.31, "easy": 0.4}},
+        "one_vs_three_deals": {"fast": 500},
+        "decision_ms": {},
+    }
+    text = format_calibration(result)
+    assert "+-0.31" in text and "(500 deals per cell, with the half-width of its 95% interval under" in text

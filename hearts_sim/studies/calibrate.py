@@ -9,6 +9,7 @@ level in every other seat (three at four players), which is what a person meets 
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -30,7 +31,7 @@ from hearts_sim.engine.rng import MAX_SEED, check_seed
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import Table, check_count, run_hands, set_threads
 from hearts_sim.studies.kept import KeptJob, job_stops, kept_job
-from hearts_sim.studies.stats import format_p_value
+from hearts_sim.studies.stats import format_p_value, mean_interval
 from hearts_sim.studies.tournament import TournamentConfig, is_search_agent, play_kept
 
 LEVELS_FILE = "levels.json"  # in a calibration's --out: its settings and what it has measured
@@ -131,13 +132,15 @@ def _timed_external_hands(
 
 def one_against_three(
     level: str, others: str, rules: Rules, deals: int, seed: int, engines: EngineOptions | None = None
-) -> float:
-    """``level``'s points per hand with ``others`` in every other seat (each seat in turn)."""
+) -> tuple[float, float]:
+    """``level``'s points per hand with ``others`` in every other seat (each seat in turn), and
+    the half-width of its 95% interval over the deals (each deal's mean over the seats)."""
     n = rules.n_players
     seatings = [[level if s == seat else others for s in range(n)] for seat in range(n)]
     records = run_hands(Table.build(rules, seatings), seed, 0, deals, engines=engines)
     mine = records["score"][np.arange(len(records)), records["seating"]]  # seating i: level in seat i
-    return float(mine.mean())
+    per_deal = np.bincount(records["deal"], weights=mine) / np.bincount(records["deal"])
+    return float(mine.mean()), mean_interval(per_deal)[1]
 
 
 @dataclass(frozen=True)
@@ -338,6 +341,7 @@ def _calibrate(
         )
     say(f"one against {copies}: every level against {copies} copies of every level")
     cells = kept.setdefault("one_vs_three", {})  # each cell as it is measured: "hard with three normal"
+    margins = kept.setdefault("one_vs_three_ci95", {})  # each cell's half-width (none kept before 2026-12-07)
     for level in ladder:
         for other in ladder:
             name = f"{level} with three {other}"
@@ -345,10 +349,13 @@ def _calibrate(
                 unchanged()
                 now[0] = f"one against {copies}, {name}"
                 cell_deals = table_deals.for_agents(level, other)
-                cells[name] = round(one_against_three(level, other, rules, cell_deals, seed, engines), 3)
-                keep("one_vs_three")
+                mean, margin = one_against_three(level, other, rules, cell_deals, seed, engines)
+                cells[name], margins[name] = round(mean, 3), _round_margin(margin)
+                keep("one_vs_three_ci95")
+                keep("one_vs_three")  # last: a cell kept is a cell whose margin is kept
             count(1)
     table = {level: {other: cells[f"{level} with three {other}"] for other in ladder} for level in ladder}
+    table_ci = {level: {o: margins.get(f"{level} with three {o}") for o in ladder} for level in ladder}
     say(f"timing {timing_hands} hands per level, one decision at a time")
     timing = kept.setdefault("decision_ms", {})
     for level in ladder:
@@ -365,6 +372,7 @@ def _calibrate(
         "ladder": list(ladder),
         "steps": steps,
         "one_vs_three": table,
+        "one_vs_three_ci95": table_ci,  # each cell's half-width, points per hand (None: kept without)
         "one_vs_three_deals": {
             "fast": table_deals.fast,
             "search": table_deals.search if any(map(is_search_agent, ladder)) else None,  # none plays
@@ -372,6 +380,15 @@ def _calibrate(
         "decision_ms": {level: timing[level] for level in ladder},
         "budget_ms": _budgets(ladder),
     }
+
+
+def _round_margin(margin: float) -> float | None:
+    """A cell's half-width as kept (JSON has no NaN: one deal gives none)."""
+    return None if math.isnan(margin) else round(margin, 3)
+
+
+def _margin_text(margin: float | None) -> str:
+    return "" if margin is None else f"+-{margin:.2f}"
 
 
 def _shown_plays(plays: tuple[str, str]) -> str:
@@ -395,7 +412,10 @@ def _read_back(job: KeptJob) -> dict[str, Any]:
     figure, and a timing of the wrong kind was a ``TypeError``)."""
     kept = job.progress()
     cells, timings = kept.get("one_vs_three", {}), kept.get("decision_ms", {})
-    if not (isinstance(cells, dict) and all(is_real(value) for value in cells.values())):
+    margins = kept.get("one_vs_three_ci95", {})
+    if not (isinstance(cells, dict) and all(is_real(value) for value in cells.values())) or not (
+        isinstance(margins, dict) and all(m is None or is_real(m) for m in margins.values())
+    ):
         raise job.error(f"{job.path}: its one_vs_three measurements are not numbers (edited?): {RESTART}")
     if not (
         isinstance(timings, dict)
@@ -463,12 +483,16 @@ def format_calibration(result: dict[str, Any]) -> str:
         "column level:",
         " " * width + "".join(f"{c:>{width}}" for c in ladder),
     ]
+    margins = result.get("one_vs_three_ci95", {})  # a calibration kept before 2026-12-07 has none
     for level in ladder:
-        row = result["one_vs_three"][level]
+        row, margin = result["one_vs_three"][level], margins.get(level, {})
         lines.append(f"{level:<{width}}" + "".join(f"{row[c]:>{width}.2f}" for c in ladder))
+        if any(margin.get(c) is not None for c in ladder):  # under the row: its 95% half-widths
+            lines.append(" " * width + "".join(f"{_margin_text(margin.get(c)):>{width}}" for c in ladder))
     deals = result["one_vs_three_deals"]
     searched = f", {deals['search']} where a search agent plays" if deals.get("search") is not None else ""
-    lines.append(f"({counted(deals['fast'], 'deal')} per cell{searched})")
+    shown = ", with the half-width of its 95% interval under it" if margins else ""
+    lines.append(f"({counted(deals['fast'], 'deal')} per cell{searched}{shown})")
     lines += ["", "per-decision time (one thread; wall clock, and CPU time of the deciding thread):"]
     budgets = result.get("budget_ms", {})  # a calibration kept before 2026-12-06 has none
     for level, t in result["decision_ms"].items():
