@@ -666,8 +666,9 @@ def test_rates_of_duplicate_records_have_intervals_over_deals(tmp_path: Path) ->
     """A duplicate run plays each deal in every seating, so the hands of a deal are one cluster:
     the interval of a rate is Wilson's at the effective number of hands (Kish's design effect,
     from the ratio estimator's variance over deals), wider than Wilson's over player-hands,
-    which covered a known moon rate 90% of the time instead of 95%. Records without deals (or
-    whose deals are single hands) keep Wilson's interval."""
+    which covered a known moon rate 90% of the time instead of 95%. Records without deals keep
+    Wilson's interval; the hands of games are told apart by their seeds; in self-play every hand
+    is its own deal, whose seats suffer one moon together."""
     run_tournament(TournamentConfig(("rule", "random"), deals=1500, seed=8), tmp_path / "run", progress=False)
     records = pd.read_parquet(tmp_path / "run" / "records")
     long = to_long(records)
@@ -687,7 +688,7 @@ def test_rates_of_duplicate_records_have_intervals_over_deals(tmp_path: Path) ->
             low, high = wilson_interval(k / deff, n / deff)
             assert (row["low"], row["high"]) == pytest.approx((low, high), rel=1e-9)
             assert row["rate"] == pytest.approx(rate)
-    plain = moon_rates(records.drop(columns=["deal"]))
+    plain = moon_rates(records.drop(columns=["deal", "seed"]))  # nothing tells a deal: Wilson over hands
     low, high = wilson_interval(plain["moons"].to_numpy(), plain["hands"].to_numpy())
     assert np.allclose(plain["low"], low) and np.allclose(plain["high"], high)
     assert (moon_rates(records)["low"] < plain["low"]).all()
@@ -696,7 +697,20 @@ def test_rates_of_duplicate_records_have_intervals_over_deals(tmp_path: Path) ->
         summary.moon_rates(scale=1)[["low", "high"]], moon_rates(records)[["low", "high"]], rtol=1e-3
     )
     selfplay = simulate("standard", ["random", "rule", "random", "rule"], hands=4000, seed=3)
-    assert selfplay["deal"].is_unique  # one hand a deal: nothing to widen
+    assert selfplay["deal"].is_unique  # one hand a deal: a moon shot by one seat of it alone
     alone = moon_rates(selfplay)
     low, high = wilson_interval(alone["moons"].to_numpy(), alone["hands"].to_numpy())
     assert np.allclose(alone["low"], low) and np.allclose(alone["high"], high)
+    suffered = moons_suffered(selfplay, None)  # but suffered by the other three together: wider
+    low, high = wilson_interval(suffered["suffered"].to_numpy(), suffered["hands"].to_numpy())
+    assert (suffered["low"] < low).all() and (suffered["high"] > high).all()
+    # the hands of duplicate games have no deal number: their seeds tell a deal's hands
+    games = tmp_path / "games"
+    run_tournament(TournamentConfig(("rule", "random"), deals=40, seed=8, games=True), games, progress=False)
+    hands = pd.read_parquet(games / "hands")
+    assert "deal" not in hands.columns
+    widened, plain = moon_rates(hands), moon_rates(hands.drop(columns=["seed"]))
+    assert (widened["low"] < plain["low"]).all() and (widened["high"] > plain["high"]).all()
+    # a row whose group key is missing is in no group, as without the deals (it raised)
+    keyed = to_long(records).assign(x=lambda frame: np.where(frame["seat"] == 0, np.nan, frame["seat"] * 1.5))
+    assert list(moon_rates(keyed, "x").index) == [1.5, 3.0, 4.5]

@@ -1317,3 +1317,8 @@ def test_a_one_against_three_cell_says_how_sure_it_is() -> None:
     }
     text = format_calibration(result)
     assert "+-0.31" in text and "(500 deals per cell, with the half-width of its 95% interval under" in text
+    kept_before = {
+        **result,
+        "one_vs_three_ci95": {a: dict.fromkeys(row) for a, row in result["one_vs_three"].items()},
+    }
+    assert "(500 deals per cell)" in format_calibration(kept_before)  # a resumed old calibration: none

@@ -216,3 +216,21 @@ def test_the_thread_count_is_a_setting_of_the_calling_thread() -> None:
         other.join()
         assert thread_count() == 1
     assert seen == [max_threads()]  # a thread that never set it: every core
+
+
+def test_hand_k_of_a_seed_is_one_hand_whatever_type_the_seed_arrives_as() -> None:
+    """``deal_numbered_hand`` and ``seed_hand`` are the one numbering of hands and of the seats'
+    streams: a Python int seed arrives as int64, which derive_seed mixed otherwise than the
+    uint64 every caller passes, and dealt another hand."""
+    from hearts_sim.engine.hand import deal_numbered_hand, seed_hand
+    from hearts_sim.engine.state import new_states
+    from hearts_sim.game.hand_state import HandState
+
+    rules = Rules.preset("qdan3").to_tuple()
+    as_int, as_uint = new_states(1), new_states(1)
+    deal_numbered_hand(as_int[0], rules, 12345, 3)
+    deal_numbered_hand(as_uint[0], rules, np.uint64(12345), 3)
+    assert (as_int == as_uint).all() and (as_int == HandState.deal("qdan3", seed=12345, hand=3)._states).all()
+    seed_hand(as_int[0], 99)
+    seed_hand(as_uint[0], np.uint64(99))
+    assert (as_int == as_uint).all()

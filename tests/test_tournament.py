@@ -662,7 +662,7 @@ def test_differences_by_pass_direction_match_the_records(tmp_path: Path) -> None
         assert row["a_minus_b"] == pytest.approx(mean, abs=1e-4)
         assert row["ci95"] == pytest.approx(ci, abs=1e-4)
     shown = format_summary(result.summary)
-    assert "  by pass direction (95% each, not adjusted for four): left " in shown
+    assert "  by pass direction (95% each, unadjusted): left " in shown
     assert f"none {rows[3]['a_minus_b']:+.3f}" in shown
     assert match_json(result.summary)["by_pass_direction"] == rows
     # runs combined: the directions pool too

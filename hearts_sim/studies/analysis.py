@@ -10,8 +10,9 @@ vectorised popcounts, at the deal and after the pass.
 Every statistic is a sum of counts, so it is computed the same way in memory
 (``moon_rates(df, by=...)``) and over a tournament's Parquet records too large for
 memory (``RecordSummary.from_records(path)`` reads a few columns in batches and adds
-the counts up). Rates carry Wilson 95% intervals; where the records replay each deal in
-several seatings (a duplicate run's), at the effective number of hands over its deals.
+the counts up). Rates carry Wilson 95% intervals at the effective number of hands over the
+records' deals (a duplicate run replays each deal in every seating; the seats of one hand
+share its cards).
 
 >>> from hearts_sim import simulate
 >>> df = simulate("standard", ["random", "lowest", "highest", "random"], hands=2000, seed=0)
@@ -90,7 +91,7 @@ from hearts_sim.studies.stats import Z95, Tally
 DEFAULT_FAILED_POINTS = 20  # a failed moon: at least this many raw points (of 26), and no moon
 DEFAULT_BATCH = 1 << 17
 MAX_BATCH = 2**31 - 1  # pyarrow takes a batch size as a C int
-HAND_FIELDS = ("deal", "seating", "pass_direction", "rules", "moon_shooter", "qs_taker", "jd_taker")
+HAND_FIELDS = ("deal", "seed", "seating", "pass_direction", "rules", "moon_shooter", "qs_taker", "jd_taker")
 TIMELINE_FIELDS = ("trick_winners", "point_tricks", "qs_trick")  # when: records since 2026-12-05
 TIMELINE_TABLES = ("stopping_tricks", "qs_tricks")  # RecordSummary's tables that need them
 GAME_FIELDS = ("game", "game_hand")  # hands of games (``simulate_games(hands=True)``, ``hands/``)
@@ -314,7 +315,7 @@ TIMELINE_COLUMNS = ("first_points_trick", "moon_stopped_trick", "qs_trick")
 GAME_STANDING_COLUMNS = ("game_score", "game_place", "game_behind", "game_won")
 # every column ``to_long`` can make (those of hands of games and of when only from such records)
 LONG_COLUMNS = (
-    "hand", "deal", *GAME_FIELDS, "seating", "seat", "n_players", "pass_direction", "rules", "agent",
+    "hand", "deal", "seed", *GAME_FIELDS, "seating", "seat", "n_players", "pass_direction", "rules", "agent",
     "dealt", "passed", "received", "held", "points", "score", "tricks", "shot_moon", "moon_suffered",
     "took_qs", "took_jd", "hearts_taken", *TIMELINE_COLUMNS, *GAME_STANDING_COLUMNS,
 )  # fmt: skip
@@ -381,7 +382,7 @@ def to_long(
         )
     seat_grid = np.broadcast_to(np.arange(n, dtype=np.int8), (rows, n))
     out: dict[str, Any] = {"hand": np.repeat(np.arange(rows, dtype=np.int64), n)}
-    for name in ("deal", *GAME_FIELDS, "seating"):
+    for name in ("deal", "seed", *GAME_FIELDS, "seating"):
         if name in records.columns and want(name):
             out[name] = _repeat(records[name], n)
     out["seat"] = seat_grid.ravel()
@@ -560,13 +561,15 @@ def _group_sums(
     dense = [_dense_codes(long[key]) for key in by]
     coded = [codes for codes in dense if codes is not None]
     counted = len(coded) == len(by) and math.prod(len(levels) for _, levels in coded) <= DENSE_GROUPS
-    if rated is not None and "deal" in long.columns and "deal" not in by and len(long):
-        group = (
-            _mixed_radix(coded, len(long))
-            if counted or not by
-            else long.groupby(list(by), observed=True).ngroup().to_numpy()
-        )
-        columns |= _deal_sums(long["deal"].to_numpy(), group, columns["hands"], columns[rated])
+    cards = next((key for key in ("deal", "seed") if key in long.columns), None)  # what a deal shares
+    if rated is not None and cards is not None and cards not in by and len(long):
+        if counted or not by:
+            group = _mixed_radix(coded, len(long))
+        else:  # a row whose key is missing is in no group: a group of its own here, left out below
+            numbered = long.groupby(list(by), observed=True).ngroup().to_numpy(dtype=np.float64)
+            missing = np.isnan(numbered)
+            group = np.where(missing, np.nanmax(numbered, initial=-1) + 1, numbered).astype(np.int64)
+        columns |= _deal_sums(long[cards].to_numpy(), group, columns["hands"], columns[rated])
     if not by:
         return pd.DataFrame(columns, index=long.index).sum().to_frame("all").T.rename_axis("group")
     if counted:
@@ -596,14 +599,17 @@ def _deal_sums(
 
     A duplicate run plays each deal in every seating, so its hands are clusters, not independent
     trials: the agent that shoots the moon with a deal's cards in one seating often does in the
-    next. Additive over batches as long as a deal's hands stay in one batch (a run's chunks are
-    whole deals); a deal split by a batch counts as two, which narrows the interval a little."""
+    next; and the seats that suffer one moon suffer it together. ``deal`` tells each row's deal:
+    its number, or its hand seed where the records have no deal number (the hands of games).
+    Additive over batches as long as a deal's hands stay in one batch (a run's chunks are whole
+    deals); a deal split by a batch counts as two, which narrows the interval a little."""
     deal = deal.astype(np.int64)
     span = int(deal.max()) - int(deal.min()) + 1  # a batch's deals are a run's few thousand in a row
     if (int(group.max()) + 1) * span <= DENSE_DEALS:
         cluster = group * span + (deal - int(deal.min()))
-    else:  # deals of several runs, or far apart
-        cluster = pd.factorize(group * (span + 1) + pd.factorize(deal)[0])[0]
+    else:  # deals of several runs, far apart, or told by their seeds
+        codes, distinct = pd.factorize(deal)
+        cluster = pd.factorize(group * len(distinct) + codes)[0]
     first = np.full(int(cluster.max()) + 1, len(cluster))
     np.minimum.at(first, cluster, np.arange(len(cluster)))
     deal_hands = np.bincount(cluster, weights=hands)[cluster].astype(np.int64)
@@ -720,9 +726,11 @@ def _design_effect(sums: pd.DataFrame, k: np.ndarray, n: np.ndarray) -> np.ndarr
 def moon_counts(
     data: pd.DataFrame, by: str | Sequence[str] | None = "agent", per: str = "player"
 ) -> pd.DataFrame:
-    """Trials (``hands``) and ``moons`` per group; additive over batches. See ``moon_rates``."""
+    """Trials (``hands``) and ``moons`` per group; additive over batches. See ``moon_rates``. With
+    the records' deals (a ``deal`` or ``seed`` column) also ``deals``, ``rated_sq``,
+    ``rated_hands`` and ``hands_sq``, the sums over deals the interval needs (``_deal_sums``)."""
     keys = _keys(by)
-    long = _long(data, keys, ("seat", "shot_moon", "moon_suffered"), optional=("deal",))
+    long = _long(data, keys, ("seat", "shot_moon", "moon_suffered"), optional=("deal", "seed"))
     if per == "hand":
         per_seat = [k for k in keys if k in ("agent", "seat") or k.startswith(tuple(f"{s}_" for s in STAGES))]
         if per_seat:
@@ -745,7 +753,8 @@ def moon_rates(
     z: float = Z95,
 ) -> pd.DataFrame:
     """Moon rate per group with its Wilson interval: columns hands, moons, rate, low, high.
-    Records with a ``deal`` column count each deal's hands as one cluster (``_with_rate``).
+    The interval counts each deal's hands as one cluster (``_with_rate``; records with a ``deal``
+    or ``seed`` column).
 
     ``data``: wide records or ``to_long`` output. ``by``: any long-format columns (``agent``
     is the shooter's agent, ``seat``, ``pass_direction``, ``n_players``, ``rules``) or hand
@@ -813,7 +822,7 @@ def failed_moon_counts(
 ) -> pd.DataFrame:
     """Counts and score sums behind ``failed_moons``; additive over batches."""
     keys = _keys(by)
-    long = _long(data, keys, ("points", "score", "hearts_taken", "shot_moon"), optional=("deal",))
+    long = _long(data, keys, ("points", "score", "hearts_taken", "shot_moon"), optional=("deal", "seed"))
     failed = _failed(long, min_points, all_hearts)
     score = long["score"].to_numpy(dtype=np.int64)
     return _group_sums(
@@ -862,7 +871,7 @@ def failed_moons(
 def suffered_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "agent") -> pd.DataFrame:
     """Counts behind ``moons_suffered``; additive over batches."""
     keys = _keys(by)
-    long = _long(data, keys, ("moon_suffered", "score", "points"), optional=("hand", "deal"))
+    long = _long(data, keys, ("moon_suffered", "score", "points"), optional=("hand", "deal", "seed"))
     suffered = long["moon_suffered"].to_numpy()
     added = long["score"].to_numpy(dtype=np.int64) - long["points"].to_numpy(dtype=np.int64)
     if "hand" in long.columns and suffered.any():
@@ -936,7 +945,7 @@ def points_distribution(
 def qs_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "pass_direction") -> pd.DataFrame:
     """Hands and QS captures per group; additive over batches."""
     keys = _keys(by)
-    long = _long(data, keys, ("took_qs",), optional=("deal",))
+    long = _long(data, keys, ("took_qs",), optional=("deal", "seed"))
     qs = long["took_qs"].to_numpy()
     return _group_sums(long, keys, {"hands": np.ones(len(long)), "qs": qs}, rated="qs")
 

@@ -491,7 +491,8 @@ def format_calibration(result: dict[str, Any]) -> str:
             lines.append(" " * width + "".join(f"{_margin_text(margin.get(c)):>{width}}" for c in ladder))
     deals = result["one_vs_three_deals"]
     searched = f", {deals['search']} where a search agent plays" if deals.get("search") is not None else ""
-    shown = ", with the half-width of its 95% interval under it" if margins else ""
+    measured = any(m is not None for row in margins.values() for m in row.values())  # none kept before
+    shown = ", with the half-width of its 95% interval under it" if measured else ""
     lines.append(f"({counted(deals['fast'], 'deal')} per cell{searched}{shown})")
     lines += ["", "per-decision time (one thread; wall clock, and CPU time of the deciding thread):"]
     budgets = result.get("budget_ms", {})  # a calibration kept before 2026-12-06 has none

@@ -303,7 +303,7 @@ def summary_markdown(
         *([""] if notes else []),
         f"Records: `{source}`: {summary.hands:,} hands; rules: {rules}.",
         "Rates are per 1,000 hands an agent played (player-hands), with Wilson 95% intervals over "
-        "the deals (a deal's hands in its every seating are one sample, not 14).",
+        "the deals (the hands of a deal, in its every seating, are one sample).",
         f"A failed attempt: no moon, but at least {summary.min_points} raw points"
         + (" or all 13 hearts." if summary.all_hearts else "."),
         *(

@@ -643,7 +643,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-BY_DIRECTION = "by pass direction (95% each, not adjusted for four)"  # four looks: one may miss by chance
+BY_DIRECTION = "by pass direction (95% each, unadjusted)"  # one look a direction: one may miss by chance
 
 
 def undecided_text(undecided: int, games: int) -> str:
