@@ -294,8 +294,8 @@ def test_a_damaged_cache_entry_is_compiled_again_and_written_anew(tmp_path: Path
         return warned
 
     assert deal() == []  # compiled into the fresh cache
-    index = next(tmp_path.rglob("hand.deal_hand-*.nbi"))
-    data = next(tmp_path.rglob("hand.deal_hand-*.nbc"))
+    index = next(tmp_path.rglob("hand.deal_numbered_hand-*.nbi"))
+    data = next(tmp_path.rglob("hand.deal_numbered_hand-*.nbc"))
     if damage == "truncate the index":
         index.write_bytes(index.read_bytes()[:10])
     elif damage == "empty the data":

@@ -148,7 +148,7 @@ def test_a_calibration_draws_a_bar_for_each_match(capsys: pytest.CaptureFixture[
     assert any(" 42/42 [" in bar and "game/s]" in bar for bar in bars), bars
     result = calibrate(["random", "lowest"], threads=1, progress=False, **budgets)
     assert capsys.readouterr().err == ""
-    assert "(5 deals per cell)\n" in format_calibration(result)  # no search agent: no word of its deals
+    assert "(5 deals per cell, with the half-width" in format_calibration(result)  # no search agent there
 
 
 def test_a_calibration_of_twins_reads_no_gap_and_long_names_stay_aligned() -> None:
