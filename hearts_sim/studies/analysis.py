@@ -713,7 +713,9 @@ def _design_effect(sums: pd.DataFrame, k: np.ndarray, n: np.ndarray) -> np.ndarr
     """How many times the variance of a rate k/n over clusters of hands (deals, ``_deal_sums``)
     is the binomial one, at least 1: the ratio estimator's linearised variance, D/(D-1) times
     the sum over deals of (k_d - r n_d)^2 over n^2, against r(1-r)/n (Kish's design effect).
-    Records whose deals are single hands (``simulate``) have none above 1."""
+    In ``simulate``'s records a deal is one hand: a moon shot by one seat of it has none above 1,
+    a moon suffered by the other seats together has one. A group of one deal, or whose rate is 0
+    or 1, shows no spread: 1."""
     deals = sums["deals"].to_numpy(dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = k / n
@@ -723,6 +725,14 @@ def _design_effect(sums: pd.DataFrame, k: np.ndarray, n: np.ndarray) -> np.ndarr
     return np.where(np.isfinite(deff) & (deff > 1), deff, 1.0)
 
 
+def _deal_column(data: pd.DataFrame) -> tuple[str, ...]:
+    """The column that tells a row's deal, for the rate intervals (``_deal_sums``): ``deal``, or the
+    hand ``seed`` of records that have no deal number (the hands of games); read alone, since
+    each is 8 bytes a row of a long frame."""
+    columns = _frame(data).columns
+    return next(((name,) for name in ("deal", "seed") if name in columns), ())
+
+
 def moon_counts(
     data: pd.DataFrame, by: str | Sequence[str] | None = "agent", per: str = "player"
 ) -> pd.DataFrame:
@@ -730,7 +740,7 @@ def moon_counts(
     the records' deals (a ``deal`` or ``seed`` column) also ``deals``, ``rated_sq``,
     ``rated_hands`` and ``hands_sq``, the sums over deals the interval needs (``_deal_sums``)."""
     keys = _keys(by)
-    long = _long(data, keys, ("seat", "shot_moon", "moon_suffered"), optional=("deal", "seed"))
+    long = _long(data, keys, ("seat", "shot_moon", "moon_suffered"), optional=_deal_column(data))
     if per == "hand":
         per_seat = [k for k in keys if k in ("agent", "seat") or k.startswith(tuple(f"{s}_" for s in STAGES))]
         if per_seat:
@@ -822,7 +832,7 @@ def failed_moon_counts(
 ) -> pd.DataFrame:
     """Counts and score sums behind ``failed_moons``; additive over batches."""
     keys = _keys(by)
-    long = _long(data, keys, ("points", "score", "hearts_taken", "shot_moon"), optional=("deal", "seed"))
+    long = _long(data, keys, ("points", "score", "hearts_taken", "shot_moon"), optional=_deal_column(data))
     failed = _failed(long, min_points, all_hearts)
     score = long["score"].to_numpy(dtype=np.int64)
     return _group_sums(
@@ -871,7 +881,7 @@ def failed_moons(
 def suffered_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "agent") -> pd.DataFrame:
     """Counts behind ``moons_suffered``; additive over batches."""
     keys = _keys(by)
-    long = _long(data, keys, ("moon_suffered", "score", "points"), optional=("hand", "deal", "seed"))
+    long = _long(data, keys, ("moon_suffered", "score", "points"), optional=("hand", *_deal_column(data)))
     suffered = long["moon_suffered"].to_numpy()
     added = long["score"].to_numpy(dtype=np.int64) - long["points"].to_numpy(dtype=np.int64)
     if "hand" in long.columns and suffered.any():
@@ -945,7 +955,7 @@ def points_distribution(
 def qs_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "pass_direction") -> pd.DataFrame:
     """Hands and QS captures per group; additive over batches."""
     keys = _keys(by)
-    long = _long(data, keys, ("took_qs",), optional=("deal", "seed"))
+    long = _long(data, keys, ("took_qs",), optional=_deal_column(data))
     qs = long["took_qs"].to_numpy()
     return _group_sums(long, keys, {"hands": np.ones(len(long)), "qs": qs}, rated="qs")
 
