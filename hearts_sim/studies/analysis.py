@@ -561,19 +561,15 @@ def _group_sums(
     dense = [_dense_codes(long[key]) for key in by]
     coded = [codes for codes in dense if codes is not None]
     counted = len(coded) == len(by) and math.prod(len(levels) for _, levels in coded) <= DENSE_GROUPS
+    group = _mixed_radix(coded, len(long)) if counted or not by else None  # each row's, numbered once
     cards = next((key for key in ("deal", "seed") if key in long.columns), None)  # what a deal shares
     if rated is not None and cards is not None and cards not in by and len(long):
-        if counted or not by:
-            group = _mixed_radix(coded, len(long))
-        else:  # a row whose key is missing is in no group: a group of its own here, left out below
-            numbered = long.groupby(list(by), observed=True).ngroup().to_numpy(dtype=np.float64)
-            missing = np.isnan(numbered)
-            group = np.where(missing, np.nanmax(numbered, initial=-1) + 1, numbered).astype(np.int64)
-        columns |= _deal_sums(long[cards].to_numpy(), group, columns["hands"], columns[rated])
+        rows = group if group is not None else _numbered_groups(long, by)
+        columns |= _deal_sums(long[cards].to_numpy(), rows, columns["hands"], columns[rated])
     if not by:
         return pd.DataFrame(columns, index=long.index).sum().to_frame("all").T.rename_axis("group")
-    if counted:
-        return _bincount_sums(by, coded, columns)
+    if group is not None:  # keys counted densely
+        return _bincount_sums(by, coded, columns, group)
     frame = pd.DataFrame(columns, index=long.index)
     for key in by:
         frame[key] = (
@@ -622,6 +618,14 @@ def _deal_sums(
     }
 
 
+def _numbered_groups(long: pd.DataFrame, by: Sequence[str]) -> np.ndarray:
+    """Each row's group among keys groupby counts (``_group_sums``' other path), numbered; a row
+    whose key is missing is in no group: one of its own here, which the sums leave out."""
+    numbered = long.groupby(list(by), observed=True).ngroup().to_numpy(dtype=np.float64)
+    missing = np.isnan(numbered)
+    return np.where(missing, np.nanmax(numbered, initial=-1) + 1, numbered).astype(np.int64)
+
+
 def _mixed_radix(dense: list[tuple[np.ndarray, pd.Index]], rows: int) -> np.ndarray:
     """Each of ``rows`` rows' group among keys with dense codes, numbered in mixed radix (the
     last key's codes vary fastest; no keys: one group)."""
@@ -649,13 +653,16 @@ def _dense_codes(column: pd.Series) -> tuple[np.ndarray, pd.Index] | None:
 
 
 def _bincount_sums(
-    by: Sequence[str], dense: list[tuple[np.ndarray, pd.Index]], columns: dict[str, np.ndarray]
+    by: Sequence[str],
+    dense: list[tuple[np.ndarray, pd.Index]],
+    columns: dict[str, np.ndarray],
+    group: np.ndarray,
 ) -> pd.DataFrame:
-    """``_group_sums`` of keys with dense codes: each group numbered in mixed radix, every value
-    summed by ``np.bincount``, and only the groups that occur kept, as groupby keeps them."""
+    """``_group_sums`` of keys with dense codes: each row's group numbered in mixed radix
+    (``group``, ``_mixed_radix``), every value summed by ``np.bincount``, and only the groups that
+    occur kept, as groupby keeps them."""
     sizes = [len(levels) for _, levels in dense]
     n_groups = math.prod(sizes)
-    group = _mixed_radix(dense, len(dense[0][0]))
     rows = np.bincount(group, minlength=n_groups)
     seen = np.flatnonzero(rows)
     frame = {
