@@ -302,9 +302,9 @@ def _calibrate(
         count(1)
         return summary
 
-    def keep(key: str) -> None:
+    def keep(*keys: str) -> None:
         if job is not None:
-            job.record(key, kept[key])
+            job.record(**{key: kept[key] for key in keys})
 
     steps = []
     for step, (lower, upper) in enumerate(zip(ladder, ladder[1:], strict=False), start=1):
@@ -351,8 +351,7 @@ def _calibrate(
                 cell_deals = table_deals.for_agents(level, other)
                 mean, margin = one_against_three(level, other, rules, cell_deals, seed, engines)
                 cells[name], margins[name] = round(mean, 3), _round_margin(margin)
-                keep("one_vs_three_ci95")
-                keep("one_vs_three")  # last: a cell kept is a cell whose margin is kept
+                keep("one_vs_three", "one_vs_three_ci95")  # one write: a cell is kept with its margin
             count(1)
     table = {level: {other: cells[f"{level} with three {other}"] for other in ladder} for level in ladder}
     table_ci = {level: {o: margins.get(f"{level} with three {o}") for o in ladder} for level in ladder}

@@ -210,20 +210,20 @@ class KeptJob:
         steps = kept if isinstance(kept, dict) else {}  # none yet, or of the wrong kind: written anew
         known = steps.get("done")
         if not is_integer(known) or done > known or total != steps.get("total"):
-            self.record("steps", {"done": done, "total": total})
+            self.record(steps={"done": done, "total": total})
 
     def finish(self, result: Mapping[str, Any]) -> None:
         """Keep the job's result (JSON), which ``status`` shows as the command prints it. A write
         that fails (a full disk) loses nothing: the job still returns its result, and a resume
         reads its matches back and gives it again."""
         with suppress(StorageError):
-            self.record("result", result)
+            self.record(result=result)
 
-    def record(self, key: str, value: Any) -> None:
-        """Keep one measured result (JSON) under ``key``, the file whole or as it was; a failed
-        write (a full disk) is a ``StorageError`` that says how to go on."""
+    def record(self, **values: Any) -> None:
+        """Keep measured results (JSON) under their keys, in one write: the file whole or as it
+        was; a failed write (a full disk) is a ``StorageError`` that says how to go on."""
         stored = self.read()
-        stored.setdefault("progress", {})[key] = value
+        stored.setdefault("progress", {}).update(values)
         try:
             self._write(stored)
         except OSError as error:
