@@ -24,6 +24,7 @@ from agents.external import MAX_ENGINE_TIMEOUT
 from agents.kinds import AgentError
 from agents.levels import LADDER, LEVELS_DIR, LEVELS_VARIABLE, level_folders
 from agents.registry import KINDS, parse_agent
+from agents.search import MAX_MS
 from hearts_sim.apps.options import (
     AGENTS,
     CONFIG_OPTIONS,
@@ -1127,7 +1128,7 @@ TUNE_OPTIONS = (
         flags=("--levels-dir",),
     ),
     Option("description", TEXT, "the level's one-line description", flags=("--description",)),
-    Option("max_ms", NUMBER, "the level's per-decision budget in ms", 10.0, 0.001, 60_000, ("--max-ms",)),
+    Option("max_ms", NUMBER, "the level's per-decision budget in ms", 10.0, 0.001, MAX_MS, ("--max-ms",)),
     Option(
         "out",
         PATH,
