@@ -11,16 +11,19 @@ Design note: one world builder. This module deals no card and derives no public 
 the rules it knows are those validation needs to name an inconsistency (who can have opened
 the hand, why a play was illegal). ``_rebuild`` works in three steps:
 
-1. *What the seat knows*, checked in Python: the deal, the passes, the kitty, and every play
-   against the seat's own cards, cards played twice, suits shown void and the cards it passed
-   (``_scan``); which club can have opened the hand, and by whom (``_first_lead``).
-2. *The public history, replayed by the engine* (``_replay``): ``start_hand``, ``pass_cards``
-   and ``play_card`` on a record in which every other seat holds only the cards it is known to
-   hold (those it plays later in the history; the receiver, the cards this seat passed; the
-   first leader, the club that opened the hand), each play checked with ``legal_moves`` on
-   those cards. Turn order, trick leaders and winners, voids, points, hearts broken, the
-   first-lead card and the phase are therefore the engine's. (A phantom bit keeps a known
-   hand from running empty, which would end the hand, before the seat's last card.)
+1. *What the seat knows*, checked in Python: the deal, the passes, the kitty
+   (``_checked_setup``, ``_checked_passes``), and every play against the seat's own cards, cards
+   played twice, suits shown void and the cards it passed (``_scan``); which club can have
+   opened the hand, and by whom (``_first_lead``).
+2. *The public history, replayed by the engine* (``_replayed_history``, ``_replay``):
+   ``start_hand``, ``pass_cards`` and ``play_card`` on a record in which every other seat holds
+   only the cards it is known to hold (those it plays later in the history; the receiver, the
+   cards this seat passed; the first leader, the club that opened the hand), each play checked
+   with ``legal_moves`` on those cards. Turn order, trick leaders and winners, voids, points,
+   hearts broken, the first-lead card and the phase are therefore the engine's. (A phantom bit
+   keeps a known hand from running empty, which would end the hand, before the seat's last
+   card.) The points given are checked against the engine's, which learns those of a kitty
+   another seat took only from them (``_public_points``).
 3. *The unseen cards*, dealt by the engine's determinization sampler (``sample_world``, the
    one the search agents use) consistently with that record; ``world_fits`` checks the deal,
    because the sampler cannot report an impossible information set (voids that leave the
@@ -428,17 +431,95 @@ def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -
     """Validate ``obs`` against everything its seat can know and build one consistent full state
     (the module's design note: checks in Python, the history through the engine's kernels, the
     unseen cards from its sampler)."""
+    rules, seat = obs.rules, obs.seat
+    setup = _checked_setup(obs, kitty_given)
+    states = _replayed_history(obs, setup)
+    record = states[0]
+    kitty_points = _public_points(obs, record, kitty_given)
+    for s in range(rules.n_players):
+        record["game_scores"][s] = obs.game_scores[s] if len(obs.game_scores) == rules.n_players else 0
+
+    # --- the unseen cards, from the engine's sampler
+    if not _deal_unseen(states, setup.array, seat, _WORLD_STREAM):
+        kitty_part = f"gives the kitty {kitty_points} points and " if kitty_points >= 0 else ""
+        raise HistoryError(f"no deal of the unseen cards {kitty_part}fits the hand sizes and the voids shown")
+    if int(record["phase"]) == PHASE_PASS:
+        to_move = not obs.passed
+    else:
+        to_move = int(record["phase"]) != PHASE_DONE and int(record["to_play"]) == seat
+    points = tuple(int(p) for p in record["points"][: rules.n_players])
+    hand, hearts_broken = int(record["hands"][seat]), bool(record["hearts_broken"])
+    world = _World(states[1:], hand, points, hearts_broken, to_move, setup.dealer)
+    if check_derived:
+        for name, value in (
+            ("hand", world.hand),
+            ("hearts_broken", world.hearts_broken),
+            ("dealer", world.dealer),
+        ):
+            given = getattr(obs, name)
+            if (given.mask if isinstance(given, CardSet) else given) != value:
+                raise HistoryError(f"{name} is {given}, but the history gives {value}")
+    return world
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """The hand before its first trick as the seat knows it, checked (``_checked_setup``)."""
+
+    array: tuple[Any, ...]  # the rules as the kernels read them
+    deck: int  # the cards in play
+    offset: int  # passes go to seat + offset (0: no passing)
+    start: int  # the seat's hand once the passes are exchanged
+    receiver: int  # the seat this seat passes to (NO_SEAT: none)
+    kitty: int  # the kitty's cards, when this seat took it (else 0)
+    exchanged: bool  # the passes are made and received (or there are none)
+    dealer: int
+
+
+def _checked_setup(obs: Observation, kitty_given: bool) -> _Setup:
+    """The deal, the passes and the kitty of ``obs``, checked against the rules and each other;
+    the dealer, where the observation leaves it to be derived (-1), from the first play."""
     rules, seat, n = obs.rules, obs.seat, obs.rules.n_players
     if not 0 <= seat < n:
         raise HistoryError(f"seat {seat} does not exist with {n} players")
     array = rules.to_tuple()
-    deck, pc = int(deck_cards(array)), rules.pass_count
+    deck = int(deck_cards(array))
     dealt, passed, received = obs.dealt.mask, obs.passed.mask, obs.received.mask
-    # --- the deal and the passes
     if dealt & ~deck:
         raise HistoryError(f"hand: {card_str(_lowest(dealt & ~deck))} is not in play under these rules")
     if dealt.bit_count() != rules.hand_size:
         raise HistoryError(f"hand: {_cards_given(dealt)}; these rules deal {rules.hand_size}")
+    offset = _checked_passes(obs, deck)
+    passing = offset != 0
+    exchanged = not passing or bool(received)
+    start = (dealt & ~passed) | received  # the seat's hand once the passes are exchanged
+    kitty = obs.kitty.mask if kitty_given else 0
+    if kitty_given:
+        if rules.kitty_size == 0:
+            raise HistoryError("kitty given, but these rules have no kitty")
+        if kitty.bit_count() != rules.kitty_size or kitty & ~deck or kitty & start:
+            raise HistoryError(f"kitty: {cards_str(kitty) or 'nothing'} cannot be the kitty of this deal")
+    if obs.plays and not exchanged:
+        raise HistoryError("cards were played before the pass was complete: give the received cards")
+    if kitty_given and not exchanged:
+        raise HistoryError("kitty given, but nobody has taken the kitty before the first trick")
+    if len(obs.plays) > rules.hand_size * n:
+        raise HistoryError(f"{len(obs.plays)} plays: a hand has only {rules.hand_size * n}")
+    dealer = obs.dealer
+    if dealer >= n:
+        raise HistoryError(f"dealer {dealer} does not exist with {n} players")
+    if dealer < 0:
+        first = obs.plays[0][0] if obs.plays else seat
+        dealer = (first - 1) % n if rules.first_lead == "any" else 0
+    receiver = (seat + offset) % n if passing else NO_SEAT
+    return _Setup(array, deck, offset, start, receiver, kitty, exchanged, dealer)
+
+
+def _checked_passes(obs: Observation, deck: int) -> int:
+    """The pass direction and the cards passed and received of ``obs``, checked against the rules
+    and the deal; returns the pass offset (passes go to seat + offset, 0: no passing)."""
+    rules, n, pc = obs.rules, obs.rules.n_players, obs.rules.pass_count
+    dealt, passed, received = obs.dealt.mask, obs.passed.mask, obs.received.mask
     if obs.pass_direction not in PASS_DIRECTIONS:
         raise HistoryError(
             f"unknown pass direction {shown(obs.pass_direction)}: choose {', '.join(PASS_DIRECTIONS)}"
@@ -470,43 +551,28 @@ def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -
             raise HistoryError(f"received: {card_str(_lowest(received & ~deck))} is not in play")
         if received & dealt:
             raise HistoryError(f"received: {card_str(_lowest(received & dealt))} is in the seat's own hand")
-    exchanged = not passing or bool(received)
-    start = (dealt & ~passed) | received  # the seat's hand once the passes are exchanged
-    receiver = (seat + offset) % n if passing else NO_SEAT
-    kitty = obs.kitty.mask if kitty_given else 0
-    if kitty_given:
-        if rules.kitty_size == 0:
-            raise HistoryError("kitty given, but these rules have no kitty")
-        if kitty.bit_count() != rules.kitty_size or kitty & ~deck or kitty & start:
-            raise HistoryError(f"kitty: {cards_str(kitty) or 'nothing'} cannot be the kitty of this deal")
-    if obs.plays and not exchanged:
-        raise HistoryError("cards were played before the pass was complete: give the received cards")
-    if kitty_given and not exchanged:
-        raise HistoryError("kitty given, but nobody has taken the kitty before the first trick")
-    if len(obs.plays) > rules.hand_size * n:
-        raise HistoryError(f"{len(obs.plays)} plays: a hand has only {rules.hand_size * n}")
-    dealer = obs.dealer
-    if dealer >= n:
-        raise HistoryError(f"dealer {dealer} does not exist with {n} players")
-    if dealer < 0:
-        first = obs.plays[0][0] if obs.plays else seat
-        dealer = (first - 1) % n if rules.first_lead == "any" else 0
+    return offset
 
-    # --- the history, card by card: everything checkable without the engine
-    voids, error = _scan(obs, deck, start, receiver, kitty)
+
+def _replayed_history(obs: Observation, setup: _Setup) -> np.ndarray:
+    """Two records: the history of ``obs`` replayed by the engine, each seat holding the cards it
+    is known to hold, and room for the world dealt from it. Everything checkable without the
+    engine is checked first (``_scan``); the first error of either kind raises."""
+    rules, seat = obs.rules, obs.seat
+    voids, error = _scan(obs, setup.deck, setup.start, setup.receiver, setup.kitty)
     plays = obs.plays[: error[0]] if error else obs.plays
     turns = plays  # plus the failing play, whose turn is checked first unless it opens the hand
     if error and error[2] and (error[0] or rules.first_lead == "any"):
         turns = obs.plays[: error[0] + 1]
-
-    # --- the history through the engine, each seat holding the cards it is known to hold
     states = new_states(2)  # the replayed record, then the world dealt from it
     record = states[0]
     through = True  # first through illegal plays to the first play out of turn, if any
     while True:
-        cards, passers = _known_cards(obs, plays, deck, start, kitty, voids, exchanged)
+        cards, passers = _known_cards(
+            obs, plays, setup.deck, setup.start, setup.kitty, voids, setup.exchanged
+        )
         history = np.array(turns, dtype=np.int64).reshape(-1, 2)
-        start_args = (states, array, offset, dealer, cards, np.uint64(kitty), passers)
+        start_args = (states, setup.array, setup.offset, setup.dealer, cards, np.uint64(setup.kitty), passers)
         status, index = _replay(*start_args, history, len(plays), seat, through)
         if status == _OK or not through:
             break
@@ -519,21 +585,28 @@ def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -
         raise HistoryError(f"play {index + 1}: seat {turns[index][0]} played out of turn; seat {who} {what}")
     if status == _ILLEGAL:
         who, card = plays[index]
-        reason = _why_illegal(record, rules, card, int(record["hands"][who]), who == seat, passed)
+        held = int(record["hands"][who])
+        reason = _why_illegal(record, rules, card, held, who == seat, obs.passed.mask)
         raise HistoryError(f"play {index + 1}: seat {who} may not play {card_str(card)} ({reason})")
     if error:
         raise HistoryError(error[1])
-    played = [0] * n
+    played = [0] * rules.n_players
     for who, _ in plays:
         played[who] += 1
-    for s in range(n):  # the cards a seat is still known to hold (this seat's pass) must fit
+    for s in range(rules.n_players):  # the cards a seat is still known to hold (this seat's pass) must fit
         known, left = int(record["hands"][s]), rules.hand_size - played[s]
         if known.bit_count() > left:
             raise HistoryError(
                 f"seat {s} is known to hold {cards_str(known)}, more than the {left} cards it has left"
             )
+    return states
 
-    # --- the points: the engine's, but a kitty taken by another seat is public only as points
+
+def _public_points(obs: Observation, record: np.ndarray, kitty_given: bool) -> int:
+    """Check the points ``obs`` gives against the engine's in ``record``, which takes the kitty's
+    points where another seat took the kitty: public only as points. Returns the kitty's points
+    (-1: not known from the points)."""
+    rules, seat, n = obs.rules, obs.seat, obs.rules.n_players
     points = [int(p) for p in record["points"][:n]]
     winner = int(record["trick_winners"][0]) if int(record["trick_number"]) else NO_SEAT
     if kitty_given and winner != seat:
@@ -564,29 +637,7 @@ def _rebuild(obs: Observation, kitty_given: bool, check_derived: bool = False) -
         raise HistoryError(
             f"points: seat {bad} has taken {points[bad]} points in its tricks, not {obs.points[bad]}"
         )
-    for s in range(n):
-        record["game_scores"][s] = obs.game_scores[s] if len(obs.game_scores) == n else 0
-
-    # --- the unseen cards, from the engine's sampler
-    if not _deal_unseen(states, array, seat, _WORLD_STREAM):
-        kitty_part = f"gives the kitty {kitty_points} points and " if kitty_points >= 0 else ""
-        raise HistoryError(f"no deal of the unseen cards {kitty_part}fits the hand sizes and the voids shown")
-    if int(record["phase"]) == PHASE_PASS:
-        to_move = not passed
-    else:
-        to_move = int(record["phase"]) != PHASE_DONE and int(record["to_play"]) == seat
-    hand, hearts_broken = int(record["hands"][seat]), bool(record["hearts_broken"])
-    world = _World(states[1:], hand, tuple(points), hearts_broken, to_move, dealer)
-    if check_derived:
-        for name, value in (
-            ("hand", world.hand),
-            ("hearts_broken", world.hearts_broken),
-            ("dealer", world.dealer),
-        ):
-            given = getattr(obs, name)
-            if (given.mask if isinstance(given, CardSet) else given) != value:
-                raise HistoryError(f"{name} is {given}, but the history gives {value}")
-    return world
+    return kitty_points
 
 
 def _known_cards(
