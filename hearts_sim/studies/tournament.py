@@ -613,38 +613,18 @@ def _play_run(
     report: Callable[[str], None] | None,
 ) -> TournamentResult:
     """``run_tournament``'s work, with the run in ``out_path`` (if any) this process's alone."""
-    from hearts_sim import __version__
-
     if resume and engines is None and out_path is not None:  # the time limit it was started with
         engines = recorded_engines(out_path)
     runner = runner or LocalRunner(engines)
     table = config.table()
     manifest: dict[str, Any] = {}
     if out_path is not None:
-        if resume:
-            manifest = _checked_for_resume(
-                config, out_path, repair, runner, table, report or (lambda _: None)
-            )
-            manifest["engine_timeout"] = (engines or EngineOptions()).timeout  # one given now lasts
-            if not manifest["chunks_done"]:  # nothing played yet: this code plays all of it
-                # (a py: agent fixed after it failed in the first chunk kept the failing file's
-                # digest, so the finished run read as played by other code on every later resume)
-                manifest.update(version=__version__, plays=table.plays_digest())
-        else:
-            _prepare_out(out_path)
-            manifest = {
-                "command": shlex.join(command) if command else None,
-                "config": config.to_dict(),
-                "agent_specs": [s.name for s in config.specs()],
-                "seatings": [list(s) for s in config.seatings()],
-                "version": __version__,
-                "folder": str(agent_folder()),  # where its outside agents are found (``recorded_folder``)
-                "plays": table.plays_digest(),  # what a resume compares first (``_check_same_play``)
-                # what an outside agent may take a decision, which a resume keeps (it fell back to 30 s)
-                "engine_timeout": (engines or EngineOptions()).timeout,
-            }
-            _reset_progress(config, manifest)
-            _save_manifest(out_path, manifest, 0, config.n_chunks)
+        timeout = (engines or EngineOptions()).timeout
+        manifest = (
+            _resumed_manifest(config, out_path, repair, runner, table, report, timeout)
+            if resume
+            else _new_manifest(config, out_path, table, command, timeout)
+        )
     tally = (
         Tally(**manifest["tally"])
         if manifest
@@ -667,15 +647,7 @@ def _play_run(
         last_chunk = min(last_chunk, first_chunk + stop_after_chunks)
     chunk = first_chunk
     if report is not None and isinstance(runner, LocalRunner) and first_chunk < last_chunk:
-        seconds = compile_seconds(table, games=config.games)
-        if seconds is not None:
-            uncached = table.uncached()
-            when = (
-                f"about {seconds:.0f} s, in every process: {uncached}"
-                if uncached
-                else f"one time, about {seconds:.0f} s"
-            )
-            report(f"hearts-sim: compiling the kernels for these agents ({when})")
+        _report_compiling(report, table, config.games)
     deals_cap = int(manifest.get("deals_cap", config.deals))
     committer = _Committer(out_path, manifest, table, on_chunk) if out_path is not None else None
     chunks = runner.chunks(config, range(first_chunk, last_chunk), hands=out_path is not None)
@@ -735,6 +707,68 @@ def _play_run(
         manifest["summary"] = summary
         _save_manifest(out_path, manifest, config.n_chunks, config.n_chunks)
     return TournamentResult(config, summary, out_path)
+
+
+def _new_manifest(
+    config: TournamentConfig,
+    out_path: Path,
+    table: Table,
+    command: Sequence[str] | None,
+    timeout: float | None,
+) -> dict[str, Any]:
+    """The manifest of a run begun in ``out_path`` (emptied first), saved before its first chunk."""
+    from hearts_sim import __version__
+
+    _prepare_out(out_path)
+    manifest = {
+        "command": shlex.join(command) if command else None,
+        "config": config.to_dict(),
+        "agent_specs": [s.name for s in config.specs()],
+        "seatings": [list(s) for s in config.seatings()],
+        "version": __version__,
+        "folder": str(agent_folder()),  # where its outside agents are found (``recorded_folder``)
+        "plays": table.plays_digest(),  # what a resume compares first (``_check_same_play``)
+        # what an outside agent may take a decision, which a resume keeps (it fell back to 30 s)
+        "engine_timeout": timeout,
+    }
+    _reset_progress(config, manifest)
+    _save_manifest(out_path, manifest, 0, config.n_chunks)
+    return manifest
+
+
+def _resumed_manifest(
+    config: TournamentConfig,
+    out_path: Path,
+    repair: bool,
+    runner: ChunkRunner,
+    table: Table,
+    report: Callable[[str], None] | None,
+    timeout: float | None,
+) -> dict[str, Any]:
+    """The manifest of the run in ``out_path``, checked to go on with ``config`` (``_checked_for_resume``)."""
+    from hearts_sim import __version__
+
+    manifest = _checked_for_resume(config, out_path, repair, runner, table, report or (lambda _: None))
+    manifest["engine_timeout"] = timeout  # one given now lasts
+    if not manifest["chunks_done"]:  # nothing played yet: this code plays all of it
+        # (a py: agent fixed after it failed in the first chunk kept the failing file's
+        # digest, so the finished run read as played by other code on every later resume)
+        manifest.update(version=__version__, plays=table.plays_digest())
+    return manifest
+
+
+def _report_compiling(report: Callable[[str], None], table: Table, games: bool) -> None:
+    """Say, before the first chunk, that its agents' kernels are compiled and for about how long
+    (nothing when they are cached)."""
+    seconds = compile_seconds(table, games=games)
+    if seconds is not None:
+        uncached = table.uncached()
+        when = (
+            f"about {seconds:.0f} s, in every process: {uncached}"
+            if uncached
+            else f"one time, about {seconds:.0f} s"
+        )
+        report(f"hearts-sim: compiling the kernels for these agents ({when})")
 
 
 def _summary(config: dict[str, Any], names: list[str], tally: Tally, deals_cap: int) -> dict[str, Any]:
