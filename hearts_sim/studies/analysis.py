@@ -380,12 +380,11 @@ def to_long(
             "with them, pd.concat?): their game columns would be made up for the others; "
             "analyse the two apart"
         )
-    seat_grid = np.broadcast_to(np.arange(n, dtype=np.int8), (rows, n))
     out: dict[str, Any] = {"hand": np.repeat(np.arange(rows, dtype=np.int64), n)}
     for name in ("deal", "seed", *GAME_FIELDS, "seating"):
         if name in records.columns and want(name):
             out[name] = _repeat(records[name], n)
-    out["seat"] = seat_grid.ravel()
+    out["seat"] = np.tile(np.arange(n, dtype=np.int8), rows)
     if want("n_players"):
         out["n_players"] = np.full(rows * n, n, dtype=np.int8)
     for name in ("pass_direction", "rules"):
@@ -395,6 +394,27 @@ def to_long(
         out["agent"] = _agents(records, n)
     if want(*STAGES, "passed"):
         _add_cards(out, records, n, want)
+    _add_outcomes(out, records, n, want)
+    if all(name in records.columns for name in TIMELINE_FIELDS) and want(*TIMELINE_COLUMNS):
+        point_tricks = records["point_tricks"].to_numpy(dtype=np.int64)[:, None]
+        won = point_tricks & tricks_won_masks(unpack_trick_winners(records["trick_winners"].to_numpy()), n)
+        out["first_points_trick"] = _first_trick(won).ravel()
+        out["moon_stopped_trick"] = _first_trick(point_tricks & ~won).ravel()
+        out["qs_trick"] = _repeat(records["qs_trick"], n)
+    if "game_score_0" in records.columns and want(*GAME_STANDING_COLUMNS):
+        _add_game_standing(out, records, n)
+    long = pd.DataFrame({name: value for name, value in out.items() if want(name)})
+    return add_features(long, stages) if stages else long
+
+
+def _add_outcomes(out: dict[str, Any], records: pd.DataFrame, n: int, want: Callable[..., bool]) -> None:
+    """What each seat took into ``out``: ``points``, ``score``, ``tricks``, ``shot_moon``,
+    ``moon_suffered``, ``took_qs``, ``took_jd`` and ``hearts_taken``."""
+    seat_grid = np.arange(n, dtype=np.int8)[None, :]  # against a (hands, 1) column: [h, s]
+
+    def taker(column: str) -> np.ndarray:
+        return records[column].to_numpy(dtype=np.int64)[:, None]
+
     points = _seat_matrix(records, "points", n, np.int16)
     if want("points"):
         out["points"] = points.ravel()
@@ -402,36 +422,32 @@ def to_long(
         out["score"] = _seat_matrix(records, "score", n, np.int16).ravel()
     if want("tricks"):
         out["tricks"] = _seat_matrix(records, "tricks", n, np.int8).ravel()
-    shooter = records["moon_shooter"].to_numpy(dtype=np.int64)[:, None]
+    shooter = taker("moon_shooter")
     if want("shot_moon"):
         out["shot_moon"] = (seat_grid == shooter).ravel()
     if want("moon_suffered"):
         out["moon_suffered"] = ((seat_grid != shooter) & (shooter >= 0)).ravel()
-    took_qs = seat_grid == records["qs_taker"].to_numpy(dtype=np.int64)[:, None]
+    took_qs = seat_grid == taker("qs_taker")
     if want("took_qs"):
         out["took_qs"] = took_qs.ravel()
     if want("took_jd"):
-        out["took_jd"] = (seat_grid == records["jd_taker"].to_numpy(dtype=np.int64)[:, None]).ravel()
+        out["took_jd"] = (seat_grid == taker("jd_taker")).ravel()
     if want("hearts_taken"):
         # hearts and the queen alone: the hands whose hearts_taken the points tell
         standard = points.astype(np.int64).sum(axis=1, keepdims=True) == POINTS_TOTAL
         out["hearts_taken"] = np.where(standard, points - POINTS_QS * took_qs, -1).astype(np.int8).ravel()
-    if all(name in records.columns for name in TIMELINE_FIELDS) and want(*TIMELINE_COLUMNS):
-        point_tricks = records["point_tricks"].to_numpy(dtype=np.int64)[:, None]
-        won = point_tricks & tricks_won_masks(unpack_trick_winners(records["trick_winners"].to_numpy()), n)
-        out["first_points_trick"] = _first_trick(won).ravel()
-        out["moon_stopped_trick"] = _first_trick(point_tricks & ~won).ravel()
-        out["qs_trick"] = _repeat(records["qs_trick"], n)
-    if "game_score_0" in records.columns and want(*GAME_STANDING_COLUMNS):  # where the seat stood
-        totals = _seat_matrix(records, "game_score", n, np.int64)
-        out["game_score"] = totals.ravel()
-        lower = (totals[:, None, :] < totals[:, :, None]).sum(axis=2)  # [h, s]: the seats below s
-        out["game_place"] = (1 + lower).astype(np.int8).ravel()
-        out["game_behind"] = (totals - totals.min(axis=1, keepdims=True)).ravel()
-        if "game_won_0" in records.columns:
-            out["game_won"] = _seat_matrix(records, "game_won", n, bool).ravel()
-    long = pd.DataFrame({name: value for name, value in out.items() if want(name)})
-    return add_features(long, stages) if stages else long
+
+
+def _add_game_standing(out: dict[str, Any], records: pd.DataFrame, n: int) -> None:
+    """Where each seat stood in its game before the hand into ``out``: ``game_score``,
+    ``game_place``, ``game_behind`` and (when recorded) ``game_won``."""
+    totals = _seat_matrix(records, "game_score", n, np.int64)
+    out["game_score"] = totals.ravel()
+    lower = (totals[:, None, :] < totals[:, :, None]).sum(axis=2)  # [h, s]: the seats below s
+    out["game_place"] = (1 + lower).astype(np.int8).ravel()
+    out["game_behind"] = (totals - totals.min(axis=1, keepdims=True)).ravel()
+    if "game_won_0" in records.columns:
+        out["game_won"] = _seat_matrix(records, "game_won", n, bool).ravel()
 
 
 def _add_cards(out: dict[str, Any], records: pd.DataFrame, n: int, want: Callable[..., bool]) -> None:
