@@ -95,10 +95,9 @@ def _samples(rules, rollout, epsilon, seed, hands, states, features, targets):  
 
 
 @njit
-def _saved_hand_rows(states, rules, cards, out):  # type: ignore[no-untyped-def]
-    """Play a saved hand's ``cards`` on ``states[0]`` (its passes made), writing every seat's
+def _saved_hand_rows(state, rules, cards, out):  # type: ignore[no-untyped-def]
+    """Play a saved hand's ``cards`` on the record ``state`` (its passes made), writing every seat's
     features at each trick start after the first into the rows of ``out``; returns how many."""
-    state = states[0]
     n = state.n_players
     row = 0
     for card in cards:
@@ -117,7 +116,7 @@ def saved_samples(files: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     for hand, state, cards in saved_hands(files):
         n = state.rules.n_players
         rows = np.zeros((len(cards), N_FEATURES))  # at most a row per seat and trick: fewer than cards
-        count = _saved_hand_rows(state._states, state._rules_array, cards.astype(np.int64), rows)
+        count = _saved_hand_rows(state.record, state.rules.to_tuple(), cards.astype(np.int64), rows)
         final = state.scores() / state.rules.moon_total
         features.append(rows[:count])
         targets.append(np.tile(final, count // n))

@@ -42,7 +42,7 @@ def saved_decisions(files: list[str]) -> dict[str, np.ndarray]:
     ``MAX_LEGAL`` rows), how many there are, the chosen card's row, greedy's row and the hand."""
     features, counts, chosen, greedy, hand_of = [], [], [], [], []
     for hand, state, cards in saved_hands(files):
-        record, rules = state.record, state._rules_array
+        record, rules = state.record, state.rules.to_tuple()
         for card in cards:
             legal = int(state.legal_moves())
             options = [c for c in range(64) if legal >> c & 1]

@@ -65,7 +65,7 @@ def play(args: argparse.Namespace) -> None:
     out = str(args.out) if args.out.suffix == ".npz" else f"{args.out}.npz"  # as np.savez names it
     for hand in range(args.first_hand, last + 1):
         state = HandState.deal(rules, seed=args.seed, hand=hand)
-        record, array = state._states[0], state._rules_array
+        record, array = state.record, state.rules.to_tuple()
         passed = np.zeros(rules.n_players, dtype=np.uint64)
         if state.phase == "pass":
             for s in range(rules.n_players):
@@ -162,7 +162,7 @@ def training_rows(files: list[str], per_hand: int, pool: int, seed: int):  # typ
     rng = np.uint64(seed)
     terms, counts, held = [], [], []
     for hand, state, cards in saved_hands(files):
-        record, array = state._states[0], state._rules_array
+        record, array = state.record, state.rules.to_tuple()
         last_trick = len(cards) - state.n_players
         picks = set(chooser.choice(np.arange(1, last_trick), size=per_hand, replace=False).tolist())
         for i, card in enumerate(cards):

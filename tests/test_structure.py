@@ -210,3 +210,53 @@ def test_the_helper_import_check_sees_an_unguarded_import() -> None:
     assert unguarded_helper_imports("import os\nfrom tests.signals import started\n") == [2]
     assert unguarded_helper_imports("def f():\n    from tests import signals\n") == [2]
     assert unguarded_helper_imports("try:\n    import tests.signals\nexcept KeyError:\n    pass\n") == [2]
+
+
+def private_imports(path: Path, module: str) -> list[str]:
+    """``from <project module> import _name`` lines of ``path`` that reach into another module."""
+    found = []
+    for line, imported, name in _imported_names(path, module):
+        if name.startswith("_") and not name.startswith("__") and imported != module:
+            found.append(
+                f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{line}: {imported}.{name}"
+            )
+    return found
+
+
+def _imported_names(path: Path, module: str) -> list[tuple[int, str, str]]:
+    """(line, module, name) of every ``from <project module> import name`` in ``path``."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            if base.split(".")[0] in ("hearts_sim", "agents"):
+                names += [(node.lineno, base, alias.name) for alias in node.names]
+    return names
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    """A name with a leading underscore is its module's own: one that another module needs is
+    public (``selfplay.loops.param_row``, imported by the environment's kernels as ``_param_row``
+    until 2026-12-07). The scripts of experiments/ are held to it too."""
+    found = []
+    for module, path in project_modules().items():
+        found += private_imports(path, module)
+    for path in sorted((ROOT / "experiments").glob("*.py")):
+        found += private_imports(path, f"experiments.{path.stem}")
+    assert not found, "private names imported from another module:\n" + "\n".join(found)
+
+
+def test_the_private_import_check_sees_one(tmp_path: Path) -> None:
+    source = tmp_path / "probe.py"
+    source.write_text(
+        "from hearts_sim.selfplay.loops import _seat_codes, seating_policies\nfrom . import _x\n"
+    )
+    found = private_imports(source, "hearts_sim.env.probe")
+    assert [line.split(": ")[1] for line in found] == [
+        "hearts_sim.selfplay.loops._seat_codes",
+        "hearts_sim.env._x",
+    ]

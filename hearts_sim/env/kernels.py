@@ -40,7 +40,7 @@ from hearts_sim.engine.hand import (
     play_card,
 )
 from hearts_sim.engine.state import PHASE_DONE, PHASE_PASS, PHASE_PLAY
-from hearts_sim.selfplay.loops import _param_row, seating_policies  # the loops' row-to-tuple helpers
+from hearts_sim.selfplay.loops import param_row, seating_policies  # the loops' row-to-tuple helpers
 
 REWARD_HAND, REWARD_TRICK = 0, 1  # the final score only; or points as they are taken, then the rest
 REWARD_MODES = ("hand", "trick")
@@ -119,9 +119,9 @@ def _teacher(policies, learner):
     pass_codes, pass_params, play_codes, play_params = policies
     return (
         pass_codes[1, learner],
-        _param_row(pass_params, 1, learner),
+        param_row(pass_params, 1, learner),
         play_codes[1, learner],
-        _param_row(play_params, 1, learner),
+        param_row(play_params, 1, learner),
     )
 
 

@@ -72,12 +72,12 @@ def _seat_codes(codes, seating: np.int64):
     )
 
 
-assert MAX_PARAMS == 16, "_param_row spells out one entry per parameter slot"
+assert MAX_PARAMS == 16, "param_row spells out one entry per parameter slot"
 assert MAX_PLAYERS == 5, "_seat_codes spells out one entry per seat"
 
 
 @njit_inline
-def _param_row(params, seating: np.int64, seat: np.int64):
+def param_row(params, seating: np.int64, seat: np.int64):
     """One seat's parameter row as a tuple of ``MAX_PARAMS`` floats (numba needs the length spelt out)."""
     p = params[seating, seat]
     return (
@@ -89,11 +89,11 @@ def _param_row(params, seating: np.int64, seat: np.int64):
 def _seat_params(params, seating: np.int64):
     """Parameter rows of every seat of a seating, as a tuple of tuples."""
     return (
-        _param_row(params, seating, 0),
-        _param_row(params, seating, 1),
-        _param_row(params, seating, 2),
-        _param_row(params, seating, 3),
-        _param_row(params, seating, 4),
+        param_row(params, seating, 0),
+        param_row(params, seating, 1),
+        param_row(params, seating, 2),
+        param_row(params, seating, 3),
+        param_row(params, seating, 4),
     )
 
 

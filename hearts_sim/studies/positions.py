@@ -68,7 +68,7 @@ def real_positions(
     while len(out) < count:
         state = HandState.deal(rules, seed=seed, hand=hand)
         hand += 1
-        array = state._rules_array
+        array = state.rules.to_tuple()
         if state.phase == "pass":
             if chooser.random() < pass_probability:
                 seat = chooser.randrange(rules.n_players)
