@@ -490,7 +490,9 @@ class TournamentResult(ShownAsText):
     def table(self) -> pd.DataFrame:
         """One row per agent (index: its name): points per hand with the 95% interval over deals
         (``low``, ``high``), moons made and suffered per 1,000 hands, the queen's rate, tricks per
-        hand and hands played; with ``games``, the win rate, final score and rating too."""
+        hand, and ``hands``: the hands the agent played, one per seat it held (two seats of a
+        table, two hands), so the agents' ``hands`` add up to the run's hands times the players;
+        with ``games``, the win rate, final score and rating too."""
         rows = []
         for agent in self.summary["agents"]:
             row = {k: v for k, v in agent.items() if k not in ("ci95", "rating")}
