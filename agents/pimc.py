@@ -31,7 +31,6 @@ from agents.passing import PASS_ROLLOUTS, searched_pass_kernel
 from agents.search import (
     MAX_EXPLORATION,
     MAX_ITERATIONS,
-    MAX_MS,
     MAX_SAMPLES,
     NO_NODE,
     NS_PER_MS,
@@ -44,6 +43,7 @@ from agents.search import (
     add_child,
     backup,
     budget_count,
+    budget_ms,
     card_count,
     init_node,
     lowest_mean_card,
@@ -186,7 +186,7 @@ def pimc_play(
     c = np.float64(params[P.c])
     rollout = np.int64(params[P.rollout])
     epsilon = np.float64(params[P.epsilon])
-    ms = min(np.float64(params[P.ms]), MAX_MS) if params[P.ms] > 0.0 else 0.0  # NaN: no time budget
+    ms = budget_ms(np.float64(params[P.ms]))  # 0: no time budget, each world's share of it else
     start = monotonic_ns() if ms > 0.0 else np.int64(0)
     per_world = max(iterations // n_worlds, np.int64(1))
     capacity = TIMED_NODE_CAPACITY if ms > 0.0 else per_world + 2

@@ -65,7 +65,7 @@ NS_PER_MS = 1_000_000.0
 TIME_CHECK_EVERY = 8  # iterations between clock reads in timed searches (a read costs ~25 ns)
 TIMED_NODE_CAPACITY = 1 << 18  # node pool of a timed search (np.empty: untouched pages cost nothing)
 # The budgets a search parameter may ask for. The parameters declare them as their ranges, and
-# the kernels clamp to them again (``budget_count``, ``budget_deadline``), so no node pool is
+# the kernels clamp to them again (``budget_count``, ``budget_ms``), so no node pool is
 # sized and no loop is bounded by an unchecked value.
 MAX_ITERATIONS = 2_000_000  # a tree of this many nodes takes 176 MB (TREE_NODE: 88 bytes)
 MAX_SAMPLES = 1_000_000  # sampled worlds or deals per decision
@@ -119,12 +119,19 @@ def monotonic_ns() -> np.int64:
 
 
 @njit
+def budget_ms(ms: np.float64) -> float:
+    """A time budget of ``ms`` milliseconds, at most ``MAX_MS`` (0: none, NaN too)."""
+    if not ms > 0.0:
+        return 0.0
+    return min(float(ms), MAX_MS)
+
+
+@njit
 def budget_deadline(ms: np.float64) -> np.int64:
-    """The clock reading at which a search of ``ms`` milliseconds stops (0: no time budget;
-    at most ``MAX_MS``)."""
-    if not ms > 0.0:  # NaN too
-        return np.int64(0)
-    return monotonic_ns() + np.int64(min(ms, MAX_MS) * NS_PER_MS)
+    """The clock reading at which a search of ``ms`` milliseconds stops (``budget_ms``; 0: no
+    time budget)."""
+    budget = budget_ms(ms)
+    return monotonic_ns() + np.int64(budget * NS_PER_MS) if budget > 0.0 else np.int64(0)
 
 
 @njit

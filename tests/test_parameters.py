@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from agents.kinds import AgentError, Parameter
 from agents.registry import KINDS, Policy, parse_agent
-from agents.search import MAX_ITERATIONS, MAX_MS, budget_count, budget_deadline, monotonic_ns
+from agents.search import MAX_ITERATIONS, MAX_MS, budget_count, budget_deadline, budget_ms, monotonic_ns
 from hearts_sim import simulate
 
 # A hand with a search agent stays cheap: its budget parameters at small values; the one fuzzed
@@ -138,6 +138,14 @@ def test_kernels_clamp_counts_before_sizing_anything(value: float, expected: int
 
 
 def test_kernels_clamp_time_budgets() -> None:
+    assert [budget_ms(ms) for ms in (math.nan, -1.0, 0.0, 2.5, 1e30, math.inf)] == [
+        0,
+        0,
+        0,
+        2.5,
+        MAX_MS,
+        MAX_MS,
+    ]
     assert budget_deadline(math.nan) == 0 and budget_deadline(-1.0) == 0 and budget_deadline(0.0) == 0
     start = monotonic_ns()
     assert start < budget_deadline(1e30) <= monotonic_ns() + int(MAX_MS * 1e6)
