@@ -105,16 +105,34 @@ def read_level(path: Path) -> Level:
 
 def levels(directory: Path = LEVELS_DIR) -> dict[str, Level]:
     """Every level in ``directory``, by name (easy, normal, hard, ...): read again once a file is
-    added, removed or replaced there (``tune --write-level`` in this process)."""
+    added, removed, replaced or written in place there (``tune --write-level`` in this process, an
+    editor beside a notebook)."""
     try:
-        stamp = directory.stat().st_mtime_ns  # a file written in place (renamed in) changes it
+        stamp = _folder_stamp(directory)
     except OSError:
         return {}
     return _levels_read(directory, stamp)
 
 
+def _folder_stamp(directory: Path) -> tuple[tuple[str, int, int], ...]:
+    """(name, mtime, size) of each level file in ``directory``: what changes with any of them. The
+    folder's own mtime missed a file written in place (an editor's save, ``write_text``), so a
+    process that had read the level played it as it was."""
+    stamps = []
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.name.endswith(".toml"):
+                try:
+                    status = entry.stat()
+                except OSError:  # a broken link: read_level names it
+                    stamps.append((entry.name, -1, -1))
+                else:
+                    stamps.append((entry.name, status.st_mtime_ns, status.st_size))
+    return tuple(sorted(stamps))
+
+
 @cache
-def _levels_read(directory: Path, stamp: int) -> dict[str, Level]:
+def _levels_read(directory: Path, stamp: tuple[tuple[str, int, int], ...]) -> dict[str, Level]:
     return {path.stem: read_level(path) for path in sorted(directory.glob("*.toml"))}
 
 
