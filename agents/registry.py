@@ -15,7 +15,7 @@ parameter values in declaration order. A new built-in agent is its module (which
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -131,6 +131,12 @@ class AgentSpec:
         if self.pass_policy == self.play_policy:
             return str(self.play_policy)
         return f"pass={self.pass_policy},play={self.play_policy}"
+
+    @property
+    def plays(self) -> str:
+        """What it plays, spelled out: ``name``, but a level's spec in place of the level's name
+        (``normal`` plays ``rule(void_bonus=...)``, as its file says now)."""
+        return replace(self, label="").name if self.label else self.name
 
     def __str__(self) -> str:
         return self.name

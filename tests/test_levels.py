@@ -1322,3 +1322,71 @@ def test_a_one_against_three_cell_says_how_sure_it_is() -> None:
         "one_vs_three_ci95": {a: dict.fromkeys(row) for a, row in result["one_vs_three"].items()},
     }
     assert "(500 deals per cell)" in format_calibration(kept_before)  # a resumed old calibration: none
+
+
+def _figures(result: Any) -> list[tuple[Any, ...]]:
+    """A run's figures per agent, without the agents' names."""
+    keys = ("points_per_hand", "moon_rate", "qs_rate", "tricks_per_hand")
+    return [tuple(agent[key] for key in keys) for agent in result.summary["agents"]]
+
+
+def _run_stopped_after_one_chunk(run: Path, agents: list[str]) -> TournamentConfig:
+    config = TournamentConfig(tuple(agents), deals=8, seed=0, chunk_deals=4)
+    with pytest.raises(tournament.Interrupted):
+        run_tournament(config, run, stop_after_chunks=1, threads=1, progress=False)
+    return config
+
+
+def test_a_run_resumed_after_its_level_file_was_edited_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resume by other code plays deal 0 again; an edit of a level that plays that deal as before
+    (rule's moon threshold) passed, and the run's later chunks were played by the new settings
+    beside the old ones, without a word. The manifest keeps what each agent played as."""
+    levels = tmp_path / "levels"
+    levels.mkdir()
+    _levels_dir(monkeypatch, levels, {"mine": "rule(shoot=47.39)"})
+    run = tmp_path / "run"
+    config = _run_stopped_after_one_chunk(run, ["mine", "random"])
+    _levels_dir(monkeypatch, levels, {"mine": "rule(shoot=30)"})
+    edited = TournamentConfig(("rule(shoot=30)", "random"), deals=1, seed=0)
+    before = TournamentConfig(("rule(shoot=47.39)", "random"), deals=1, seed=0)
+    assert _figures(run_tournament(edited, progress=False)) == _figures(
+        run_tournament(before, progress=False)
+    )
+    with pytest.raises(TournamentError) as refused:  # deal 0 alike: the old check let it go on
+        run_tournament(config, run, resume=True, threads=1, progress=False)
+    assert str(refused.value) == (
+        f"{run} was played with mine as rule(shoot=47.39), and it is rule(shoot=30) now (its level file "
+        "edited since?): finish it with the level as it was, or play it again in a new folder"
+    )
+    _levels_dir(monkeypatch, levels, {"mine": "rule(shoot=47.39)"})  # put back: it goes on
+    finished = run_tournament(config, run, resume=True, threads=1, progress=False)
+    assert finished.summary == run_tournament(config, threads=1, progress=False).summary
+
+
+def test_a_run_resumed_by_other_sources_that_play_it_alike_says_so(tmp_path: Path) -> None:
+    """Other sources of the same version (an edit elsewhere) that play deal 0 as recorded go on, and
+    said so only when the version differed."""
+    run = tmp_path / "run"
+    config = _run_stopped_after_one_chunk(run, ["rule", "random"])
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["played_as"] == ["rule", "random"]
+    manifest["plays"] = "0123456789abcdef"  # another digest: other kernel sources
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    said: list[str] = []
+    run_tournament(config, run, resume=True, threads=1, progress=False, report=said.append)
+    assert said == [
+        f"hearts-sim: {run} was started by other sources than these, which play deal 0 as recorded"
+    ]
+
+
+def test_a_level_file_written_in_place_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The levels were read again when their folder's mtime changed, which a file written in place
+    (an editor's save, ``write_text``) leaves as it was: a notebook went on playing the old level."""
+    _levels_dir(monkeypatch, tmp_path, {"mine": "rule(careless=0.2)"})
+    folder_time = tmp_path.stat().st_mtime_ns
+    assert parse_agent("mine").plays == "rule(careless=0.2)"
+    _levels_dir(monkeypatch, tmp_path, {"mine": "rule(careless=0.25)"})
+    assert tmp_path.stat().st_mtime_ns == folder_time  # written in place: the folder is as it was
+    assert parse_agent("mine").plays == "rule(careless=0.25)"

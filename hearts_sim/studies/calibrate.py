@@ -290,7 +290,7 @@ def _calibrate(
             if plays != was:
                 raise CalibrationError(
                     f"the level {level} changed during the calibration (its file was edited: it played "
-                    f"{_shown_plays(was)}, now {_shown_plays(plays)}): its steps would compare two "
+                    f"{was}, now {plays}): its steps would compare two "
                     "versions of it; put the file back and resume, or start again in a new folder"
                 )
 
@@ -390,16 +390,9 @@ def _margin_text(margin: float | None) -> str:
     return "" if margin is None else f"+-{margin:.2f}"
 
 
-def _shown_plays(plays: tuple[str, str]) -> str:
-    """A level's (pass, play) policies as a spec reads: one, or ``pass=...,play=...``."""
-    passing, playing = plays
-    return playing if passing == playing else f"pass={passing},play={playing}"
-
-
-def _ladder_plays(ladder: Sequence[str]) -> list[tuple[str, str]]:
-    """What each level of ``ladder`` plays now: its pass and play policies, as its level file
-    (read again) says."""
-    return [(str(agent.pass_policy), str(agent.play_policy)) for agent in map(parse_agent, ladder)]
+def _ladder_plays(ladder: Sequence[str]) -> list[str]:
+    """What each level of ``ladder`` plays now, as its level file (read again) says."""
+    return [parse_agent(level).plays for level in ladder]
 
 
 RESTART = "start the calibration again in a new folder"  # a kept file it cannot read back

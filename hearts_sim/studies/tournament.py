@@ -726,6 +726,7 @@ def _new_manifest(
         "command": shlex.join(command) if command else None,
         "config": config.to_dict(),
         "agent_specs": [s.name for s in config.specs()],
+        "played_as": [s.plays for s in config.specs()],  # levels by their specs (``_check_same_play``)
         "seatings": [list(s) for s in config.seatings()],
         "version": __version__,
         "folder": str(agent_folder()),  # where its outside agents are found (``recorded_folder``)
@@ -1209,6 +1210,7 @@ def _check_same_play(
     if manifest.get("plays") == table.plays_digest():
         _warn_unchecked(out, unseen)
         return  # played by this code, as far as it can be seen
+    _check_same_levels(config, out, manifest.get("played_as"))
     if not all(spec.reproducible for spec in config.specs()):
         if "plays" in manifest or started not in (None, __version__):
             versions = (
@@ -1244,6 +1246,24 @@ def _check_same_play(
         )
     if started not in (None, __version__):
         report(f"hearts-sim: {out} was started by version {started}, and {__version__} plays it as recorded")
+    else:
+        report(f"hearts-sim: {out} was started by other sources than these, which play {first} as recorded")
+
+
+def _check_same_levels(config: TournamentConfig, out: Path, played_as: Any) -> None:
+    """Refuse to go on where an agent plays other settings than those the run was played with (a
+    level file edited since): the first deal, played again, need not show it (a level's new
+    ``shoot=30`` played deal 0 as before, and its later deals went into the run beside the old
+    ones). A run begun before the manifest kept them (2026-12-07) has no ``played_as``."""
+    if not isinstance(played_as, list):
+        return
+    for spec, was in zip(config.specs(), played_as, strict=False):
+        if spec.plays != was:
+            played = was if isinstance(was, str) else shown(was)
+            raise TournamentError(
+                f"{out} was played with {spec.name} as {played}, and it is {spec.plays} now (its level "
+                "file edited since?): finish it with the level as it was, or play it again in a new folder"
+            )
 
 
 def _warn_unchecked(out: Path, unseen: list[str]) -> None:
