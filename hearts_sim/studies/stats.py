@@ -190,15 +190,14 @@ class Tally:
         mean, variance = self._moments(total, square, scale)
         if n < 2:
             return mean, [float("nan"), float("nan")], float("nan")
-        from scipy import stats  # imported when needed: it is most of the command line's start-up
+        # Student's t from scipy.special, imported when needed: scipy.stats, whose t.ppf and t.sf
+        # call these two, took 0.4 s more to import, and its dispatch 0.1 ms a call (a tournament
+        # of 256 agents spent 44 s in 163,000 of them, for 33,000 pairs in 5 directions)
+        from scipy.special import stdtr, stdtrit
 
         se = math.sqrt(variance / n)
-        half = float(stats.t.ppf(0.975, n - 1)) * se
-        p = (
-            1.0
-            if se == 0 and mean == 0
-            else (0.0 if se == 0 else float(2 * stats.t.sf(abs(mean) / se, n - 1)))
-        )
+        half = float(stdtrit(n - 1, 0.975)) * se
+        p = 1.0 if se == 0 and mean == 0 else (0.0 if se == 0 else float(2 * stdtr(n - 1, -abs(mean) / se)))
         return mean, [mean - half, mean + half], p
 
     def points_per_hand(self, a: int) -> tuple[float, list[float]]:
