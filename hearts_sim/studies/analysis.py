@@ -702,10 +702,17 @@ def _plain_keys(sums: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
 
 def add_counts(total: pd.DataFrame | None, part: pd.DataFrame) -> pd.DataFrame:
     """The sum of two count tables over the union of their groups (for batch aggregation)."""
-    if total is None:
-        return part
-    levels = list(range(part.index.nlevels))
-    return pd.concat([total, part]).groupby(level=levels).sum().sort_index(key=_natural_order)
+    return part if total is None else sum_counts([total, part])
+
+
+def sum_counts(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """The sum of count tables over the union of their groups, in one grouping: for tables whose
+    groups grow with the records (one per deal), where adding each batch's to the total so far
+    costs the batches times the deals."""
+    if len(tables) == 1:
+        return tables[0]
+    levels = list(range(tables[0].index.nlevels))
+    return pd.concat(tables).groupby(level=levels).sum().sort_index(key=_natural_order)
 
 
 def _natural_order(values: pd.Index) -> pd.Index:
@@ -1498,10 +1505,7 @@ def worst_deal(
     passes over the records' batches: the sums per deal, then that deal's rows."""
     if not is_integer(nth) or nth < 1:
         raise AnalysisError(f"nth must be a whole number >= 1, not {shown(nth)}")
-    counts: pd.DataFrame | None = None
-    for batch in iter_records(path, batch_size=batch_size):
-        counts = add_counts(counts, deal_counts(batch))
-    assert counts is not None  # iter_records refuses a run without records
+    counts = sum_counts([deal_counts(batch) for batch in iter_records(path, batch_size=batch_size)])
     pair = _pair_by_deal(counts, a, b, str(path))
     b = str(pair.columns[1])
     order = pair["diff"].sort_values(ascending=False, kind="stable")
