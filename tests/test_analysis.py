@@ -323,20 +323,39 @@ def test_records_are_read_a_part_at_a_time_however_slow_the_reader(tmp_path) -> 
     """pyarrow's threaded scanner reads ahead without bound while its reader is busy: a report of
     9.6 million hands peaked at 1.8 GB, all its parts decoded and waiting (0.77 GB at 2.4 million:
     memory grew with the run). Read a part at a time, a slow reader holds what one part takes
-    in arrow (2.7 times its DataFrame here), however many parts the run has (24 here)."""
+    in arrow (2.7 times its DataFrame here), however many parts the run has (24 here, a frame
+    each)."""
     df = simulate("standard", "random", hands=48_000, seed=8)
-    for i in range(24):
-        part = pyarrow.Table.from_pandas(df.iloc[i * 2000 : (i + 1) * 2000], preserve_index=False)
-        parquet.write_table(part, tmp_path / f"part-{i:02d}.parquet")
-    del part
+    _write_parts(df, tmp_path, 24)
     before = pyarrow.total_allocated_bytes()
     held, largest = [], 0
-    for batch in iter_records(tmp_path):
+    for batch in iter_records(tmp_path, batch_size=2000):
         largest = max(largest, int(batch.memory_usage(deep=True).sum()))
         time.sleep(0.02)  # the reader's work (to_long and the counts: 0.25 s a part in a report)
         held.append(pyarrow.total_allocated_bytes() - before)
     assert len(held) == 24
     assert max(held) < 4 * largest, (held, largest)  # all of them waiting: 26 times
+
+
+def _write_parts(df: pd.DataFrame, folder: Path, parts: int) -> None:
+    size = len(df) // parts
+    for i in range(parts):
+        part = pyarrow.Table.from_pandas(df.iloc[i * size : (i + 1) * size], preserve_index=False)
+        parquet.write_table(part, folder / f"part-{i:02d}.parquet")
+
+
+def test_small_parts_are_read_together_up_to_the_batch_size(tmp_path: Path) -> None:
+    """A search agent's run is parts of 56 hands, and each frame costs an analysis a fixed time: a
+    report of 250 such parts took 20 s, five times one of 10,000 hands in one part. Parts are
+    gathered into frames of up to ``batch_size`` rows, in order, the same records."""
+    df = simulate("standard", ["random", "rule", "lowest", "random"], hands=2400, seed=8)
+    _write_parts(df, tmp_path, 24)  # 100 hands a part
+    frames = list(iter_records(tmp_path, batch_size=250, every_column=True))
+    assert [len(frame) for frame in frames] == [200] * 12  # a third part would pass 250
+    whole = pd.concat(frames, ignore_index=True)
+    assert whole.equals(load_records(tmp_path))
+    assert (whole["seed"].to_numpy() == df["seed"].to_numpy()).all()
+    assert [len(frame) for frame in iter_records(tmp_path, batch_size=60)] == [60, 40] * 24  # within a part
 
 
 @pytest.mark.parametrize("preset", ["qdan3", "qdan5", "black_maria"])

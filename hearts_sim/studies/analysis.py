@@ -1339,15 +1339,33 @@ def _frames(
     The parts are read one after the other, in order, each by this thread as its batches are
     asked for. pyarrow's scanner over the whole dataset reads ahead without bound while its
     reader is busy: a report of 9.6 million hands held all 147 parts decoded at once (1.8 GB at
-    its peak, against 0.48 GB read a part at a time, in the same 36 s)."""
+    its peak, against 0.48 GB read a part at a time, in the same 36 s).
+
+    Small parts are gathered into frames of up to ``batch_size`` rows: a search agent's run is
+    parts of 56 hands, and every analysis pays a fixed cost a frame (a report of 250 such parts,
+    14,000 hands, took 20 s, five times one of 10,000 hands in one part)."""
+    import pyarrow as pa
+
     known = run_rules(directory) if rules and "rules" not in dataset.schema.names else None
+
+    def frame_of(batches: list[pa.RecordBatch]) -> pd.DataFrame:
+        frame = (pa.Table.from_batches(batches) if len(batches) > 1 else batches[0]).to_pandas()
+        if known is not None:
+            frame["rules"] = pd.Categorical([known.describe()] * len(frame))
+        return frame
+
+    pending: list[pa.RecordBatch] = []
+    rows = 0
     for part in dataset.get_fragments(filter=where):
         batches = part.to_batches(schema=dataset.schema, columns=read, batch_size=batch_size, filter=where)
         for batch in batches:
-            frame = batch.to_pandas()
-            if known is not None:
-                frame["rules"] = pd.Categorical([known.describe()] * len(frame))
-            yield frame
+            if pending and rows + batch.num_rows > batch_size:
+                yield frame_of(pending)
+                pending, rows = [], 0
+            pending.append(batch)
+            rows += batch.num_rows
+    if pending:
+        yield frame_of(pending)
 
 
 def load_records(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
