@@ -455,3 +455,51 @@ def test_ctrl_c_while_the_toolkit_loads_is_one_line(
     monkeypatch.setitem(sys.modules, "hearts_sim.apps.cli", Loading("hearts_sim.apps.cli"))
     assert run() == 130
     assert capsys.readouterr().err == "hearts-sim: interrupted\n"
+
+
+def _parsed_imports(path: Path) -> frozenset[str]:
+    """The project modules ``path`` imports, as Python's parser reads them (the stamps' reference)."""
+    import ast
+
+    from hearts_sim._numba import _module_file
+
+    imports: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes())):
+        if isinstance(node, ast.Import):
+            imports.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imports.add(node.module)
+            imports.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return frozenset(name for name in imports if _module_file(name) is not None)
+
+
+def test_the_source_stamps_read_every_import_the_parser_sees() -> None:
+    """The stamps read a module's imports from its text (a pattern, not ``ast``: a quarter of a
+    second of every command); one it missed would leave a kernel cached against a module edited
+    since. Every module of the packages and every script: the same imports as the parser's."""
+    from hearts_sim._numba import _source_and_imports
+
+    root = Path(__file__).resolve().parent.parent
+    files = [*root.glob("hearts_sim/**/*.py"), *root.glob("agents/**/*.py"), *root.glob("experiments/*.py")]
+    differ = {
+        str(path.relative_to(root)): (_parsed_imports(path), _source_and_imports(path)[1])
+        for path in files
+        if _parsed_imports(path) != _source_and_imports(path)[1]
+    }
+    assert len(files) > 80 and not differ, differ
+
+
+def test_the_import_pattern_reads_every_form(tmp_path: Path) -> None:
+    from hearts_sim._numba import _source_and_imports
+
+    source = tmp_path / "probe.py"
+    source.write_text(
+        "import hearts_sim.core.cards as c, hearts_sim.engine.hand  # two\n"
+        "from hearts_sim.engine import (\n    sampler,  # the worlds\n    rng as r,\n)\n"
+        "def f():\n    from agents import mc, pimc  # lazily\n"
+        "from . import ignored\n"
+    )
+    assert _source_and_imports(source)[1] == _parsed_imports(source)
+    assert {"hearts_sim.engine.sampler", "hearts_sim.engine.rng", "agents.pimc"} <= _source_and_imports(
+        source
+    )[1]
