@@ -115,6 +115,20 @@ def test_aec_refuses_an_illegal_card_and_changes_nothing() -> None:
     assert np.array_equal(before["observation"], after["observation"])
 
 
+def test_derive_seed_takes_a_python_int_as_the_seed_it_is() -> None:
+    """The README's seeding formula, ``derive_seed(seed, i)``, called with a plain int: numba typed
+    9 as int64 and mixed it signed, so table 0's seed came out 1321829707580529426, not
+    5683797231007435960. In a fresh process: the first call decides the specialisation."""
+    script = (
+        "import numpy as np\n"
+        "from hearts_sim.engine.rng import derive_seed\n"
+        "plain = [int(derive_seed(9, i)) for i in range(3)]\n"
+        "print(plain == [int(derive_seed(np.uint64(9), i)) for i in range(3)], plain[0])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.stdout.split() == ["True", "5683797231007435960"], done.stderr
+
+
 # ---------------------------------------------------------------- VectorEnv against HandState
 class Replica:
     """One table of a VectorEnv, replayed in ``HandState`` with the dispatcher's decisions."""
