@@ -1390,3 +1390,44 @@ def test_a_level_file_written_in_place_is_read_again(tmp_path: Path, monkeypatch
     _levels_dir(monkeypatch, tmp_path, {"mine": "rule(careless=0.25)"})
     assert tmp_path.stat().st_mtime_ns == folder_time  # written in place: the folder is as it was
     assert parse_agent("mine").plays == "rule(careless=0.25)"
+
+
+def test_a_run_resumed_before_its_first_chunk_keeps_what_it_plays_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run with no chunk played is played from its resume on: its manifest took the resuming
+    code's digest but kept the level's old settings, so putting the old file back was accepted and
+    mixed the two (the review of 2026-12-07)."""
+    levels = tmp_path / "levels"
+    levels.mkdir()
+    _levels_dir(monkeypatch, levels, {"mine": "rule(shoot=47.39)"})
+    run = tmp_path / "run"
+    config = TournamentConfig(("mine", "random"), deals=8, seed=0, chunk_deals=4)
+    with pytest.raises(tournament.Interrupted):
+        run_tournament(config, run, stop_after_chunks=0, threads=1, progress=False)
+    _levels_dir(monkeypatch, levels, {"mine": "rule(shoot=30)"})
+    with pytest.raises(tournament.Interrupted):
+        run_tournament(config, run, resume=True, stop_after_chunks=1, threads=1, progress=False)
+    assert json.loads((run / "manifest.json").read_text())["played_as"] == ["rule(shoot=30)", "random"]
+    _levels_dir(monkeypatch, levels, {"mine": "rule(shoot=47.39)"})
+    with pytest.raises(
+        TournamentError, match=r"played with mine as rule\(shoot=30\), and it is rule\(shoot=47.39\)"
+    ):
+        run_tournament(config, run, resume=True, threads=1, progress=False)
+
+
+def test_a_level_spelled_otherwise_by_another_version_is_not_an_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a level played is compared by its settings, not its text: a version that wrote a
+    parameter otherwise (``shoot=47.390``) plays the same, and the resume goes on."""
+    levels = tmp_path / "levels"
+    levels.mkdir()
+    _levels_dir(monkeypatch, levels, {"mine": "rule(shoot=47.39)"})
+    run = tmp_path / "run"
+    config = _run_stopped_after_one_chunk(run, ["mine", "random"])
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest.update(played_as=["rule(shoot=47.390)", "random"], plays="0123456789abcdef")
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    finished = run_tournament(config, run, resume=True, threads=1, progress=False)
+    assert finished.summary == run_tournament(config, threads=1, progress=False).summary

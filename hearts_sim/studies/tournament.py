@@ -755,8 +755,11 @@ def _resumed_manifest(
     manifest["engine_timeout"] = timeout  # one given now lasts
     if not manifest["chunks_done"]:  # nothing played yet: this code plays all of it
         # (a py: agent fixed after it failed in the first chunk kept the failing file's
-        # digest, so the finished run read as played by other code on every later resume)
-        manifest.update(version=__version__, plays=table.plays_digest())
+        # digest, so the finished run read as played by other code on every later resume; a level
+        # edited before it kept the old settings as what the run was played with)
+        manifest.update(
+            version=__version__, plays=table.plays_digest(), played_as=[s.plays for s in config.specs()]
+        )
     return manifest
 
 
@@ -1251,19 +1254,29 @@ def _check_same_play(
 
 
 def _check_same_levels(config: TournamentConfig, out: Path, played_as: Any) -> None:
-    """Refuse to go on where an agent plays other settings than those the run was played with (a
-    level file edited since): the first deal, played again, need not show it (a level's new
-    ``shoot=30`` played deal 0 as before, and its later deals went into the run beside the old
-    ones). A run begun before the manifest kept them (2026-12-07) has no ``played_as``."""
+    """Refuse to go on where a level plays other settings than those the run was played with (its
+    file edited since): the first deal, played again, need not show it (a level's new ``shoot=30``
+    played deal 0 as before, and its later deals went into the run beside the old ones). The
+    settings are compared as this version reads them, not as text (a version that spells a
+    parameter otherwise plays the same). A run begun before the manifest kept them (2026-12-07)
+    has no ``played_as``."""
     if not isinstance(played_as, list):
         return
     for spec, was in zip(config.specs(), played_as, strict=False):
-        if spec.plays != was:
+        if spec.label and not _plays_as(spec, was):
             played = was if isinstance(was, str) else shown(was)
             raise TournamentError(
                 f"{out} was played with {spec.name} as {played}, and it is {spec.plays} now (its level "
                 "file edited since?): finish it with the level as it was, or play it again in a new folder"
             )
+
+
+def _plays_as(spec: AgentSpec, text: Any) -> bool:
+    """Whether ``spec`` plays what the spec ``text`` says (its policies and parameters)."""
+    try:
+        return isinstance(text, str) and parse_agent(text) == spec
+    except AgentError:  # a parameter this version does not know: other settings
+        return False
 
 
 def _warn_unchecked(out: Path, unseen: list[str]) -> None:
