@@ -125,20 +125,24 @@ def module_source(module: str) -> tuple[str, frozenset[str]]:
     return _source_and_imports(path)
 
 
-# An import statement, read from the source text: ``import a.b as c, d`` (group 3) or ``from a.b
-# import c, d`` (group 1, the names in group 2, parenthesised over lines or not). Parsing every
-# module (``ast``) took a quarter of a second of every command, ``--help`` too; the text is read
-# in a millisecond. Where the pattern sees an import that does not run (in a docstring), a stamp
-# covers one module more; tests/test_dispatch.py checks that it misses none the parser sees.
+# An import statement, read from the source text (its backslash continuations joined): ``import
+# a.b as c, d`` (group 3) or ``from a.b import c, d`` (group 1, the names in group 2, parenthesised
+# over lines, comments and all, or not), at the start of a line or after ``;`` or ``:`` (``if c:
+# import x``). Parsing every module (``ast``) took a quarter of a second of every command,
+# ``--help`` too; the text is read in a millisecond. Where the pattern sees an import that does
+# not run (in a string), a stamp covers one module more; tests/test_dispatch.py checks that it
+# misses none the parser sees.
 _IMPORT = re.compile(
-    r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)|import[ \t]+([^\n]*))", re.MULTILINE
+    r"(?:^|[;:])[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\((?:[^)#]|#[^\n]*\n)*\)|[^\n;]*)"
+    r"|import[ \t]+([^\n;]*))",
+    re.MULTILINE,
 )
 
 
 def _source_and_imports(path: Path) -> tuple[str, frozenset[str]]:
     source = path.read_bytes()
     imports: set[str] = set()
-    for found in _IMPORT.finditer(source.decode("utf-8", "replace")):
+    for found in _IMPORT.finditer(source.decode("utf-8", "replace").replace("\\\n", " ")):
         module, names, plain = found.groups()
         if plain is not None:
             imports.update(_imported_names(plain))

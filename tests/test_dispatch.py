@@ -476,7 +476,8 @@ def _parsed_imports(path: Path) -> frozenset[str]:
 def test_the_source_stamps_read_every_import_the_parser_sees() -> None:
     """The stamps read a module's imports from its text (a pattern, not ``ast``: a quarter of a
     second of every command); one it missed would leave a kernel cached against a module edited
-    since. Every module of the packages and every script: the same imports as the parser's."""
+    since. Every module of the packages and every script: the same imports as the parser's; the
+    tests (whose kernels a stamp covers too): none missed (their scripts in strings add some)."""
     from hearts_sim._numba import _source_and_imports
 
     root = Path(__file__).resolve().parent.parent
@@ -487,6 +488,9 @@ def test_the_source_stamps_read_every_import_the_parser_sees() -> None:
         if _parsed_imports(path) != _source_and_imports(path)[1]
     }
     assert len(files) > 80 and not differ, differ
+    tests = sorted(root.glob("tests/*.py"))
+    missed = {path.name: _parsed_imports(path) - _source_and_imports(path)[1] for path in tests}
+    assert len(tests) > 40 and not any(missed.values()), missed
 
 
 def test_the_import_pattern_reads_every_form(tmp_path: Path) -> None:
@@ -498,8 +502,22 @@ def test_the_import_pattern_reads_every_form(tmp_path: Path) -> None:
         "from hearts_sim.engine import (\n    sampler,  # the worlds\n    rng as r,\n)\n"
         "def f():\n    from agents import mc, pimc  # lazily\n"
         "from . import ignored\n"
+        "from hearts_sim.studies import stats, \\\n    replay\n"  # a backslash continuation
+        "import os; import hearts_sim.studies.tune; from agents import belief; from agents import ismcts\n"
+        "if os: import hearts_sim.studies.cluster\n"
+        "from hearts_sim.engine import (  # a) note\n    observe,\n)\n"
     )
-    assert _source_and_imports(source)[1] == _parsed_imports(source)
-    assert {"hearts_sim.engine.sampler", "hearts_sim.engine.rng", "agents.pimc"} <= _source_and_imports(
-        source
-    )[1]
+    found = _source_and_imports(source)[1]
+    assert found == _parsed_imports(source)
+    assert {
+        "hearts_sim.engine.sampler",
+        "hearts_sim.engine.rng",
+        "agents.pimc",
+        "hearts_sim.studies.replay",
+    } <= found
+    assert {
+        "hearts_sim.studies.tune",
+        "agents.ismcts",
+        "hearts_sim.studies.cluster",
+        "hearts_sim.engine.observe",
+    } <= found
