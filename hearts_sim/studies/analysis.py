@@ -578,7 +578,7 @@ def _group_sums(
     coded = [codes for codes in dense if codes is not None]
     counted = len(coded) == len(by) and math.prod(len(levels) for _, levels in coded) <= DENSE_GROUPS
     group = _mixed_radix(coded, len(long)) if counted or not by else None  # each row's, numbered once
-    cards = next((key for key in ("deal", "seed") if key in long.columns), None)  # what a deal shares
+    cards = _deal_key(long.columns)  # what the hands of a deal share
     if rated is not None and cards is not None and cards not in by and len(long):
         rows = group if group is not None else _numbered_groups(long, by)
         columns |= _deal_sums(long[cards].to_numpy(), rows, columns["hands"], columns[rated])
@@ -755,12 +755,17 @@ def _design_effect(sums: pd.DataFrame, k: np.ndarray, n: np.ndarray) -> np.ndarr
     return np.where(np.isfinite(deff) & (deff > 1), deff, 1.0)
 
 
-def _deal_column(data: pd.DataFrame) -> tuple[str, ...]:
+def _deal_key(columns: Iterable[str]) -> str | None:
     """The column that tells a row's deal, for the rate intervals (``_deal_sums``): ``deal``, or the
-    hand ``seed`` of records that have no deal number (the hands of games); read alone, since
-    each is 8 bytes a row of a long frame."""
-    columns = _frame(data).columns
-    return next(((name,) for name in ("deal", "seed") if name in columns), ())
+    hand ``seed`` of records that have no deal number (the hands of games); None: neither."""
+    return next((name for name in ("deal", "seed") if name in columns), None)
+
+
+def _deal_column(data: pd.DataFrame) -> tuple[str, ...]:
+    """``_deal_key`` of ``data`` as the optional columns to read: that one alone, since each is 8
+    bytes a row of a long frame."""
+    key = _deal_key(_frame(data).columns)
+    return () if key is None else (key,)
 
 
 def moon_counts(
