@@ -150,8 +150,7 @@ def seed_hand(state, hand_seed: np.uint64) -> None:
     """Give ``state`` the hand's seed and every seat's decision stream derived from it (where
     ``decision_seed`` starts): a decision is a function of the hand's seed, the seat and the cards
     played, wherever it is made (a run, ``Agent.act`` on an observation, a server)."""
-    hand_seed = np.uint64(hand_seed)  # a Python int arrives as int64, whose mixing differs
-    state.hand_seed = hand_seed
+    state.hand_seed = hand_seed  # stored, and mixed by derive_seed, as uint64 whatever its type
     for seat in range(MAX_PLAYERS):
         state.seat_seeds[seat] = derive_seed(hand_seed, STREAM_DECISION + seat)
 
@@ -244,7 +243,7 @@ def deal_numbered_hand(state, rules: RulesTuple, seed: np.uint64, number: np.int
     number)``, the direction of hand ``number`` in the pass cycle and dealer ``number`` mod n.
     The one numbering of hands that a run's deals, a game's hands, ``HandState.deal`` and the
     environments' episodes share: hand k of a seed is the same hand everywhere."""
-    hand_seed = derive_seed(np.uint64(seed), number)  # a Python int arrives as int64, mixed otherwise
+    hand_seed = derive_seed(seed, number)  # derive_seed takes a Python int's int64 as unsigned
     offset = pass_offset_for_hand(rules, number, hand_seed)
     deal_hand(state, rules, offset, number % rules.n_players, hand_seed)
 
