@@ -520,6 +520,27 @@ def test_a_stopped_match_is_resumed_as_a_match(tmp_path: Path) -> None:
         run_tournament(config, tmp_path / "python", progress=False, stop_after_chunks=1)
 
 
+def test_match_resume_refuses_a_tournament_before_playing_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``match --resume`` of a stopped tournament of three agents played the rest of it, then
+    said it was not a match (the run finished on disk, exit code 2): refused before a deal."""
+    from hearts_sim.apps.cli import main
+
+    out = tmp_path / "three"
+    config = TournamentConfig(("rule", "random", "lowest"), deals=40, seed=3, chunk_deals=4)
+    with pytest.raises(Interrupted):
+        run_tournament(config, out, progress=False, stop_after_chunks=1)
+    assert main(["match", "--resume", str(out), "--quiet"]) == 2
+    said = capsys.readouterr().err.strip()
+    assert said == (
+        f"hearts-sim: error: {out} holds a tournament of 3 agents, not a match: "
+        f"resume it with hearts-sim tournament --resume {out}"
+    )
+    status = tournament.run_status(out)
+    assert (status.state, status.done) == ("stopped", 4)
+
+
 def test_ctrl_c_after_the_last_chunk_says_the_run_is_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -461,16 +461,28 @@ def cmd_match(args: argparse.Namespace) -> int:
     _check_resume(args)
     sprt = _sprt(args)
     config = None if args.resume else _tournament_config(args, n_agents=2, sprt=sprt)
+    if args.resume:
+        _check_resumed_match(args.resume)
     with _finished_run_kept(args):
         result = _run(args, config)
-        if len(result.summary["agents"]) != 2:
-            raise UsageError(
-                f"{args.resume} holds a tournament of {len(result.summary['agents'])} agents, not a match"
-            )
         print(json.dumps(match_json(result.summary)) if args.json else format_summary(result.summary))
         if not args.json:
             _where_the_records_are(result)
     return 0
+
+
+def _check_resumed_match(out: str) -> None:
+    """``match --resume`` of a run of more than two agents is refused before a deal is played (it
+    finished the whole tournament, then said it was not a match)."""
+    from hearts_sim.studies.tournament import load_manifest
+
+    config = load_manifest(Path(out)).get("config")
+    agents = config.get("agents") if isinstance(config, dict) else None
+    if isinstance(agents, list) and len(agents) != 2:  # a malformed manifest: the resume says so
+        raise UsageError(
+            f"{out} holds a tournament of {len(agents)} agents, not a match: resume it with "
+            f"hearts-sim tournament --resume {shell_path(out)}"
+        )
 
 
 def _add_tournament_options(command: argparse.ArgumentParser, agents_help: str) -> None:
