@@ -112,11 +112,22 @@ class _Parser(ScriptParser):
             raise argparse.ArgumentError(action, f"{error.message}{hint}") from None
 
 
-def _say(quiet: bool) -> Callable[[str], None] | None:
-    """Progress lines on stderr, unless ``quiet``; above a progress bar, where one is drawn."""
+def _quiet(args: argparse.Namespace) -> bool:
+    """No progress bar nor progress lines: ``--quiet``, or ``--json`` (whose reader wants the data
+    alone; ``levels --json`` drew its bar and lines)."""
+    return bool(args.quiet or getattr(args, "json", False))
+
+
+def _say(args: argparse.Namespace) -> Callable[[str], None] | None:
+    """Progress lines on stderr, unless ``_quiet``; above a progress bar, where one is drawn."""
     from tqdm import tqdm
 
-    return None if quiet else (lambda line: tqdm.write(line, file=sys.stderr))
+    return None if _quiet(args) else (lambda line: tqdm.write(line, file=sys.stderr))
+
+
+def _progress(args: argparse.Namespace) -> bool | None:
+    """A long run's ``progress``: off when ``_quiet``, else as the terminal allows (None)."""
+    return False if _quiet(args) else None
 
 
 def _rules(args: argparse.Namespace) -> Rules:
@@ -158,7 +169,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         rules=args.rules,
         repeats=args.repeats,
         startup=args.startup,
-        report=_say(args.quiet or args.json),
+        report=_say(args),
     )
     print(json.dumps(result) if args.json else format_bench(result))
     return 0
@@ -314,13 +325,12 @@ def _runner(args: argparse.Namespace) -> Any:
 def _run(args: argparse.Namespace, config: TournamentConfig | None) -> TournamentResult:
     from hearts_sim.studies.tournament import resume_tournament, run_tournament
 
-    progress = False if args.quiet or args.json else None
     runner = _runner(args)
     options: dict[str, Any] = {
         "threads": None if runner is not None else args.threads,
-        "progress": progress,
+        "progress": _progress(args),
         "runner": runner,
-        "report": _say(args.quiet or args.json),
+        "report": _say(args),
         "engines": _engines(args),
     }
     try:
@@ -1078,8 +1088,8 @@ def cmd_levels(args: argparse.Namespace) -> int:
     settings = _kept_settings(args, LEVELS_SETTINGS, kept_levels(args.resume) if args.resume else None)
     runtime = {
         "threads": args.threads,
-        "report": _say(args.quiet),
-        "progress": False if args.quiet else None,
+        "report": _say(args),
+        "progress": _progress(args),
         "engines": _engines(args),
     }
     if args.resume:
@@ -1262,8 +1272,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     target = _level_target(settings["write_level"], settings["levels_dir"])
     runtime = {
         "threads": args.threads,
-        "report": _say(args.quiet or args.json),
-        "progress": False if args.quiet or args.json else None,
+        "report": _say(args),
+        "progress": _progress(args),
         "engines": _engines(args),
     }
     if args.resume:
