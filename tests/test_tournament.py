@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from IPython.lib.pretty import pretty
 
 from hearts_sim.core.errors import (
     InputError,
@@ -34,7 +35,7 @@ from hearts_sim.core.errors import (
 )
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.simulate import progress_shown
-from hearts_sim.studies import stats, tournament
+from hearts_sim.studies import kept, stats, tournament, tune
 from hearts_sim.studies.stats import (
     BY_DIRECTION,
     SPRT_MIN_DEALS,
@@ -1017,6 +1018,11 @@ def test_a_result_shows_its_table_in_print_and_in_a_notebook() -> None:
     result = run_tournament(make_config(["lowest", "random"], deals=100, seed=2), progress=False)
     assert str(result) == format_summary(result.summary) and "lowest - random: " in str(result)
     assert result._repr_html_() == "<pre>" + str(result).replace("<", "&lt;").replace(">", "&gt;") + "</pre>"
+    # IPython's text display (a terminal, jupyter console, a notebook's text/plain) and repr: the
+    # table too, not the dataclass's fields (its __repr__ came before _repr_pretty_ in the MRO)
+    assert pretty(result) == repr(result) == str(result)
+    for shown in (tournament.TournamentResult, tournament.RunStatus, kept.JobStatus, tune.TuneResult):
+        assert issubclass(shown, tournament.ShownAsText) and "__repr__" not in vars(shown), shown
     table = result.table()
     assert table.index.tolist() == ["lowest", "random"]
     assert list(table.columns[:3]) == ["points_per_hand", "low", "high"]

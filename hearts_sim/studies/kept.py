@@ -236,7 +236,7 @@ class KeptJob:
         write_atomically(self.path, (json.dumps(stored, indent=2) + "\n").encode())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class JobStatus(ShownAsText):
     """``KeptJob.status``: the process running the job (None: none), ``done`` of its ``total``
     steps (None: a job kept before they were counted), its matches' ``RunStatus`` and its

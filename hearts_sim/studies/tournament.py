@@ -465,7 +465,13 @@ def manifest_problem(config: TournamentConfig, manifest: dict[str, Any]) -> str 
 
 class ShownAsText:
     """A notebook shows it as ``print`` does: its ``__str__``, the text a command prints
-    (``TournamentResult``, ``RunStatus``, ``kept.JobStatus``)."""
+    (``TournamentResult``, ``RunStatus``, ``kept.JobStatus``, ``tune.TuneResult``). A dataclass
+    among them is declared with ``repr=False``: IPython takes the first ``__repr__`` or
+    ``_repr_pretty_`` up the class's MRO, and the dataclass's own came first (1,500 characters of
+    fields in a terminal or a notebook's text output, never the table)."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's plain-text display
         printer.text(str(self))
@@ -474,7 +480,7 @@ class ShownAsText:
         return f"<pre>{html.escape(str(self))}</pre>"
 
 
-@dataclass
+@dataclass(repr=False)
 class TournamentResult(ShownAsText):
     """A finished run: its configuration, its ``summary`` (the JSON of ``--json``) and where its
     records are. ``print(result)`` and a notebook show the table ``hearts-sim tournament`` prints;
@@ -794,7 +800,7 @@ def _summary(config: dict[str, Any], names: list[str], tally: Tally, deals_cap: 
     return summary
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RunStatus(ShownAsText):
     """Where the run in ``out`` stands, from its manifest alone (its records are not read: a
     resume checks those): ``summary`` the results of the deals played so far, computed as the

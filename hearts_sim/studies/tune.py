@@ -85,7 +85,7 @@ class Candidate:
     spec: str
 
 
-@dataclass
+@dataclass(repr=False)
 class TuneResult(ShownAsText):
     """A tune's winner and its gain over the reference on fresh deals; ``print(result)`` and a
     notebook show what ``hearts-sim tune`` prints."""
