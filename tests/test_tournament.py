@@ -35,7 +35,8 @@ from hearts_sim.core.errors import (
 )
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.simulate import progress_shown
-from hearts_sim.studies import kept, stats, tournament, tune
+from hearts_sim.studies import stats, tournament
+from hearts_sim.studies.kept import JobStatus
 from hearts_sim.studies.stats import (
     BY_DIRECTION,
     SPRT_MIN_DEALS,
@@ -57,6 +58,7 @@ from hearts_sim.studies.tournament import (
     run_tournament,
     seatings,
 )
+from hearts_sim.studies.tune import TuneResult
 
 try:
     from tests.signals import started, wait_for_a_chunk
@@ -1021,7 +1023,7 @@ def test_a_result_shows_its_table_in_print_and_in_a_notebook() -> None:
     # IPython's text display (a terminal, jupyter console, a notebook's text/plain) and repr: the
     # table too, not the dataclass's fields (its __repr__ came before _repr_pretty_ in the MRO)
     assert pretty(result) == repr(result) == str(result)
-    for shown in (tournament.TournamentResult, tournament.RunStatus, kept.JobStatus, tune.TuneResult):
+    for shown in (tournament.TournamentResult, tournament.RunStatus, JobStatus, TuneResult):
         assert issubclass(shown, tournament.ShownAsText) and "__repr__" not in vars(shown), shown
     table = result.table()
     assert table.index.tolist() == ["lowest", "random"]
