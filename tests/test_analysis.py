@@ -35,11 +35,13 @@ from hearts_sim.studies.analysis import (
     qs_capture_rates,
     qs_tricks,
     source_offset,
+    stopping_trick_counts,
     stopping_tricks,
     to_long,
     unfinished_note,
     wilson_interval,
 )
+from hearts_sim.studies.replay import replay
 from hearts_sim.studies.tournament import Interrupted, TournamentConfig, run_tournament
 
 CLUBS, DIAMONDS, SPADES, HEARTS = (int(m) for m in SUIT_MASKS)
@@ -509,6 +511,23 @@ def test_the_failed_moon_mask_is_a_series_on_the_long_index() -> None:
     assert mask.index.equals(long.index) and mask.dtype == bool and mask.name == "failed_moon"
     assert sorted(long[mask][["hand", "seat"]].itertuples(index=False)) == [(1, 1), (2, 3)]
     assert mask.groupby(long["agent"], observed=True).sum().to_dict() == {"A": 0, "B": 2}
+
+
+def test_with_the_moon_off_a_seat_that_takes_every_point_failed_at_nothing() -> None:
+    """``moon=off``: a seat that took all 26 shot no moon, and nothing stopped it; it was counted
+    a failed attempt (96 of 881 among four ``highest``), which ``stopping_tricks`` left out and
+    on which the README's replay of an attempt failed (``moon_stopped`` None, ``mark(None)``)."""
+    df = simulate("standard, moon=off", ["highest"] * 4, hands=3000, seed=1)
+    long = to_long(df)
+    took_all = (long["points"] == 26).to_numpy()
+    mask = failed_moon_mask(long).to_numpy()
+    assert took_all.sum() > 20 and mask.sum() > 200  # both kinds are there
+    assert not (mask & took_all).any()
+    assert mask.sum() == failed_moons(df, "agent")["failed"].sum() == stopping_trick_counts(df)["hands"].sum()
+    attempt = long[mask].iloc[0]  # the README's steps
+    hand = replay(df.iloc[attempt["hand"]])
+    stopped = hand.moon_stopped(attempt["seat"])
+    assert stopped is not None and hand.mark(stopped, "moon stopped").state_at(stopped).phase == "play"
 
 
 def test_records_of_an_unfinished_run_come_with_a_warning(tmp_path) -> None:

@@ -841,6 +841,9 @@ def failed_moon_mask(
     cards escaped), or, with ``all_hearts``, took all 13 hearts while someone else took
     the QS (the classic failed moon, only 13 points). For Black Maria's 43 points pass a
     larger ``min_points`` (33 is the same share); ``all_hearts`` applies to 26-point hands.
+    An attempt failed because another seat took points: with ``moon=off`` a seat that took them
+    all shot no moon and failed at nothing (where the records say when each trick was won, as
+    all made since 2026-12-05 do: ``moon_stopped_trick``), as ``stopping_tricks`` counts them.
     ``long``: records in long format (``to_long``); the mask is a boolean Series on its index.
     """
     long = _frame(long)
@@ -856,6 +859,8 @@ def _failed(long: pd.DataFrame, min_points: Any, all_hearts: bool) -> np.ndarray
     failed = long["points"].to_numpy() >= min_points
     if all_hearts:
         failed = failed | (long["hearts_taken"].to_numpy() == N_RANKS)
+    if "moon_stopped_trick" in long.columns:  # -1: no other seat took points (moon=off), nothing stopped it
+        failed = failed & (long["moon_stopped_trick"].to_numpy() >= 0)
     return failed & ~long["shot_moon"].to_numpy()
 
 
@@ -867,7 +872,8 @@ def failed_moon_counts(
 ) -> pd.DataFrame:
     """Counts and score sums behind ``failed_moons``; additive over batches."""
     keys = _keys(by)
-    long = _long(data, keys, ("points", "score", "hearts_taken", "shot_moon"), optional=_deal_column(data))
+    optional = ("moon_stopped_trick", *_deal_column(data))  # where recorded: ``_failed`` reads it
+    long = _long(data, keys, ("points", "score", "hearts_taken", "shot_moon"), optional=optional)
     failed = _failed(long, min_points, all_hearts)
     score = long["score"].to_numpy(dtype=np.int64)
     return _group_sums(
@@ -1028,11 +1034,7 @@ def stopping_trick_counts(
     """Failed moon attempts per (group, trick that stopped them); additive over batches."""
     keys = _keys(by)
     long = _timeline(data, keys, "moon_stopped_trick", ("points", "hearts_taken", "shot_moon"))
-    # -1: no other seat took points, no moon all the same (moon=off): nothing stopped it
-    stopped = long["moon_stopped_trick"].to_numpy() >= 0
-    return distribution_counts(
-        long[_failed(long, min_points, all_hearts) & stopped], keys, "moon_stopped_trick"
-    )
+    return distribution_counts(long[_failed(long, min_points, all_hearts)], keys, "moon_stopped_trick")
 
 
 def stopping_tricks(
