@@ -140,6 +140,28 @@ def test_observation_html_shows_what_the_seat_sees_and_nothing_else(name: str) -
             assert mask(Counter(set(cards_in(root)))) & ~known == 0, "shows a card the seat cannot see"
 
 
+@pytest.mark.parametrize("name", ["standard", "qdan5", "kitty3", "any_lead"])
+def test_an_observation_shows_as_one_line_whose_hand_pastes_back(name: str) -> None:
+    """``repr(obs)`` (``print`` of a list of them, a notebook's text output): the seat, the rules'
+    label, where the hand is, whether it is to move and its cards as ``CardSet.parse`` reads them;
+    the dataclass's was 700 to 1,100 characters, its cards as integers."""
+    rules = CHECK_RULES[name]
+    state = HandState.deal(rules, seed=5, hand=0)
+    n = rules.n_players
+    for played in (0, 2 * n + 1, rules.hand_size * n):
+        current = state.copy()
+        play_to(current, played)
+        for seat in range(n):
+            obs = current.observation(seat)
+            shown, cards = repr(obs).removesuffix(">").split(": hand ")
+            assert shown.startswith(f"<Observation seat {seat}, {rules.label()}, ")
+            assert shown.endswith(", to move") == obs.to_move
+            assert CardSet.parse("" if cards == "-" else cards) == obs.hand
+            where = shown.split(", ")[-2 if obs.to_move else -1]
+            trick = f"trick {len(obs.plays) // n + 1}"
+            assert where == {"pass": f"pass {obs.pass_direction}", "done": "hand over"}.get(obs.phase, trick)
+
+
 # ---------------------------------------------------------------- Replay
 def test_replay_html_deal_and_tricks_each_show_every_card_once() -> None:
     df = simulate(CHECK_RULES["kitty3"], ["rule", "highest", "random"], hands=5, seed=6)

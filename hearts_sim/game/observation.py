@@ -115,7 +115,7 @@ class HistoryError(ValueError):
     """An observation no real hand can produce; the message names the first inconsistency."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Observation:
     """What one seat may know (docs/rules.md, information set): never another player's hand.
 
@@ -250,6 +250,16 @@ class Observation:
         return states
 
     # ------------------------------------------------------------------ display
+    def __repr__(self) -> str:
+        """One line, as ``HandState``'s: the seat, the rules by their label, where the hand is and
+        the seat's cards (the dataclass's was 700 to 1,100 characters, its cards as integers)."""
+        phase, n = self.phase, self.rules.n_players
+        where = {"pass": f"pass {self.pass_direction}", "done": "hand over"}.get(
+            phase, f"trick {len(self.plays) // n + 1}"
+        )
+        turn = ", to move" if self.to_move else ""
+        return f"<Observation seat {self.seat}, {self.rules.label()}, {where}{turn}: hand {self.hand or '-'}>"
+
     def _repr_html_(self) -> str:
         """Jupyter's rich display: what this seat sees (its hand, its pass, the kitty it took, every
         trick so far, the points), and nothing it cannot see."""
