@@ -170,7 +170,8 @@ CASES: list[tuple[list[str], str]] = [
     (["tournament", "--repair"], "--repair works with --resume"),
     (["tournament", "--config", "/nonexistent.toml"], "config file /nonexistent.toml does not exist"),
     (["tournament", "--config", "{config:not_toml}"], "cannot read config file"),
-    (["tournament", "--config", "{config:unknown_key}"], "unknown key 'agent'"),
+    (["tournament", "--config", "{config:unknown_key}"], "unknown key 'agent' (known: agents, deals, "),
+    (["match", "--config", "{config:unknown_key}"], "threads); did you mean 'agents'?"),
     (["tournament", "--config", "{config:hands_text}"], "hands = 'abc' is not valid"),
     (["tournament", "--config", "{config:hands_float}"], "hands = 2.7 is not valid"),
     (["tournament", "--config", "{config:hands_bool}"], "hands = True is not valid"),
@@ -240,6 +241,21 @@ CASES: list[tuple[list[str], str]] = [
         ["tournament", "lowest", "random", "--sprt", "0.5"],
         "unrecognized arguments: --sprt 0.5 (--sprt is an option of match)",
     ),
+    # a near miss of the command's own option first: these were pointed at replay's --hand and
+    # --game, and at tournament's --games, alone, or given no hint
+    (["bench", "--hand", "10"], "--hand 10; did you mean '--hands'? (--hand is an option of replay)"),
+    (
+        ["tournament", "rule", "random", "--game"],
+        "--game; did you mean '--games'? (--game is an option of replay)",
+    ),
+    (
+        ["replay", "{run:good}", "--games"],
+        "did you mean '--game'? (--games is an option of tournament and match and levels)",
+    ),
+    (
+        ["match", "rule", "random", "--seeds", "3"],
+        "unrecognized arguments: --seeds 3; did you mean '--seed'?",
+    ),
     # ---- bench
     (["bench", "--hands", "0"], "--hands 0 is not valid"),
     (["bench", "--hands", HUGE], f"--hands {HUGE} is not valid"),
@@ -247,7 +263,10 @@ CASES: list[tuple[list[str], str]] = [
     (["bench", "--threads", "0"], "--threads 0 is not valid"),
     (["bench", "--openspiel-hands", "-1"], "--openspiel-hands -1 is not valid"),
     # no abbreviations: it was taken for --rules and refused as a preset 'n_players=3'
-    (["bench", "--rule", "n_players=3"], "unrecognized arguments: --rule n_players=3 (--rule is an option"),
+    (
+        ["bench", "--rule", "n_players=3"],
+        "--rule n_players=3; did you mean '--rules'? (--rule is an option of",
+    ),
     (["tournament", "rule", "random", "--deal", "5"], "unrecognized arguments: --deal 5"),
     (["bench", "--repeats", "0"], "--repeats 0 is not valid"),
     (["bench", "--repeats", "1000"], "--repeats 1000 is not valid"),

@@ -91,17 +91,29 @@ DEFAULT_AGENTS = ("normal", "easy", "random")  # the CPU levels fast enough for 
 
 
 class _Parser(ScriptParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message + self._owners(message))
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._words = list(sys.argv[1:] if args is None else args)  # the command, for ``_hint``
+        return super().parse_args(args, namespace)
 
-    def _owners(self, message: str) -> str:
-        """For an option another command takes (``tournament --sprt``): which commands take it."""
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message + self._hint(message))
+
+    def _hint(self, message: str) -> str:
+        """For an option the command does not take: its own option that is a near miss of it
+        (``bench --hand``: ``--hands``; until 2026-12-07 only replay's ``--hand`` was named), then
+        the commands that take it (``tournament --sprt``: match)."""
         if not message.startswith("unrecognized arguments: "):
             return ""
         flag = next((word for word in message.split()[2:] if word.startswith("--")), "").split("=")[0]
+        if not flag:
+            return ""
         commands = next((a.choices for a in self._actions if isinstance(a, argparse._SubParsersAction)), {})
-        owners = [name for name, parser in commands.items() if flag and flag in parser._option_string_actions]
-        return f" ({flag} is an option of {' and '.join(owners)})" if owners else ""
+        command = next((commands[word] for word in getattr(self, "_words", ()) if word in commands), None)
+        own = [name for name in command._option_string_actions if name.startswith("--")] if command else []
+        owners = [name for name, parser in commands.items() if flag in parser._option_string_actions]
+        return did_you_mean(flag, own) + (
+            f" ({flag} is an option of {' and '.join(owners)})" if owners else ""
+        )
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         """argparse's check of a choice (a subcommand), with the one most likely meant."""

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from hearts_sim._numba import max_threads, threads_bound
-from hearts_sim.core.checks import is_integer, is_real
+from hearts_sim.core.checks import did_you_mean, is_integer, is_real
 from hearts_sim.core.files import toml_text
 from hearts_sim.engine.rng import MAX_DEALS, MAX_SEED
 
@@ -295,8 +295,9 @@ def read_config(path: str) -> dict[str, Any]:
         name = CONFIG_ALIASES.get(key, key)
         option = CONFIG_OPTIONS.get(name)
         if option is None:
-            known = ", ".join(sorted([*CONFIG_OPTIONS, *CONFIG_ALIASES]))
-            raise UsageError(f"config file {path}: unknown key {key!r} (known: {known})")
+            known = sorted([*CONFIG_OPTIONS, *CONFIG_ALIASES])
+            hint = did_you_mean(key, known)
+            raise UsageError(f"config file {path}: unknown key {key!r} (known: {', '.join(known)}){hint}")
         if name in checked:
             raise UsageError(f"config file {path}: {key!r} sets {name!r} a second time")
         checked[name] = option.check(value, f"config file {path}: {key}")
