@@ -513,7 +513,8 @@ class TournamentResult(ShownAsText):
     def pairs(self) -> pd.DataFrame:
         """One row per pair of agents (``a``, ``b``, in the order the run names them): ``a`` minus
         ``b`` in points per hand (``a_minus_b``: negative, ``a`` did better) with its 95% interval
-        over deals (``low``, ``high``) and p-value, as the printed table's difference lines."""
+        over deals (``low``, ``high``) and p-value, as the printed table's difference lines (a
+        p-value below 1e-300 underflows to 0.0, printed ``p < 1e-300``)."""
         rows = [
             {
                 "a": pair["a"],
