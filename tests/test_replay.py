@@ -23,7 +23,7 @@ from hearts_sim.core.cards import card_str, cards_str, parse_card
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.records import hand_frame, unpack_trick_winners
 from hearts_sim.selfplay.simulate import Table, run_hands, simulate, simulate_games
-from hearts_sim.studies.tournament import make_config, run_tournament
+from hearts_sim.studies.tournament import TournamentConfig, make_config, run_tournament
 
 try:
     from tests.agent_checks import CHECK_RULES
@@ -306,6 +306,28 @@ def test_the_replay_command_finds_a_hand_and_shows_it(tmp_path, capsys) -> None:
 
     assert main(["replay", str(run), "--row", "7"]) == 0
     assert capsys.readouterr().out.splitlines()[1:] == str(an.replay(records.iloc[7])).splitlines()
+
+
+def test_a_row_is_found_in_the_part_that_holds_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``find_hand(row=N)`` reads the one part that holds row N (the parts' footers count their
+    rows), where it read every part before it whole: the same row as ``load_records``, every
+    column alike, at each part's edges; a row past the end names the run's rows."""
+    run = tmp_path / "run"
+    run_tournament(TournamentConfig(("rule", "random"), deals=12, seed=3, chunk_deals=4), run, progress=False)
+    records = an.load_records(run)
+    parts = sorted((run / "records").glob("*.parquet"))
+    sizes = [len(pd.read_parquet(part)) for part in parts]
+    assert len(parts) == 3 and sum(sizes) == len(records)
+    edges = [0, sizes[0] - 1, sizes[0], sizes[0] + sizes[1], len(records) - 1]
+    for row in edges:
+        found = an.find_hand(run, row=row)
+        assert (found.index, found.seat) == (row, None)
+        pd.testing.assert_series_equal(found.row, records.iloc[row], check_names=False, check_dtype=False)
+        assert str(an.replay(found.row)) == str(an.replay(records.iloc[row]))
+    with pytest.raises(
+        an.AnalysisError, match=f"holds {len(records)} hands .*: there is no row {len(records)}$"
+    ):
+        an.find_hand(run, row=len(records))
 
 
 def test_the_replay_command_shows_a_hand_of_a_game_with_the_totals_before_it(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
