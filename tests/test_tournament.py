@@ -614,6 +614,12 @@ def test_match_json_has_the_documented_keys() -> None:
     assert data["agents"] == ["lowest", "highest"] and data["deals"] == 200
     assert data["ci95"][0] < data["a_minus_b"] < data["ci95"][1] < 0
     assert data["sprt"] is None
+    # each agent's figures, as the table prints them and a tournament's JSON gives them
+    assert [agent["name"] for agent in data["per_agent"]] == data["agents"]
+    for agent in data["per_agent"]:
+        assert agent["points_per_hand"] == data["points_per_hand"][agent["name"]]
+        assert agent["ci95"][0] < agent["points_per_hand"] < agent["ci95"][1]
+        assert {"moon_rate", "qs_rate", "tricks_per_hand"} <= set(agent)
 
 
 def test_match_sprt_on_the_command_line_stops_before_deals() -> None:

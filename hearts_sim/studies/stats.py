@@ -689,11 +689,15 @@ def _seeds(seed: int | list[int]) -> str:
 
 
 def match_json(summary: dict[str, Any]) -> dict[str, Any]:
-    """``hearts-sim match --json``: the two-agent view of a summary."""
+    """``hearts-sim match --json``: the two-agent view of a summary, with ``per_agent`` each
+    agent's figures as a tournament's ``agents`` gives them (its interval, moons, queen rate,
+    tricks; with games the win rate, final score and rating), which the table printed and the
+    JSON left out until 2026-12-07."""
     a, b = summary["agents"]
     pair = summary["pairs"][0]
     return {
         "agents": [a["name"], b["name"]],
+        "per_agent": [a, b],
         "deals": summary["deals"],
         "hands": summary["hands"],
         "points_per_hand": {a["name"]: a["points_per_hand"], b["name"]: b["points_per_hand"]},
