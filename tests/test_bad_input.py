@@ -152,7 +152,11 @@ CASES: list[tuple[list[str], str]] = [
     (["tournament", "1rule"], "malformed agent spec"),
     # ---- tournament: output, resume, repair, config, cluster
     (["tournament", "lowest", "--deals", "5", "--out", "/proc/hearts-sim-cannot-write"], "cannot write"),
-    (["tournament", "lowest", "--deals", "5", "--out", "{file}"], "is not an empty directory"),
+    (
+        ["tournament", "lowest", "--deals", "5", "--out", "{file}"],
+        "is a file, not a folder: choose a new or empty",
+    ),
+    (["tournament", "lowest", "--deals", "5", "--out", "{tmp}/.."], "exists and is not an empty directory"),
     (["tournament", "lowest", "--out", ""], "--out needs a value"),
     (["tournament", "--resume", "/nonexistent-run"], "holds no tournament run"),
     (["tournament", "--resume", "{tmp}"], "holds no tournament run"),
@@ -394,6 +398,9 @@ CASES: list[tuple[list[str], str]] = [
     (["replay", "{run:good}", "--moon", "--failed"], "--moon and --failed pick different hands"),
     (["replay", "{run:good}", "--row", "1", "--moon"], "--row and --moon pick different hands"),
     (["replay", "{run:good}", "--row", "1", "--agent", "rule"], "add --moon or --failed"),
+    (["replay", "{run:good}", "--row", "1", "--nth", "2"], "error: --nth picks among the moon shots or"),
+    (["replay", "{run:good}", "--row", "1", "--min-points", "5"], "a failed attempt: add --failed"),
+    (["replay", "{run:good}", "--moon", "--min-points", "5"], "--min-points is the size of a failed attempt"),
     (["replay", "{run:good}", "--moon", "--nth", "0"], "--nth 0 is not valid"),
     (["replay", "{run:good}", "--failed", "--min-points", "0"], "--min-points 0 is not valid"),
     (

@@ -793,10 +793,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError("say which hand: --row N, --moon, --failed, --worst NAME or --game G")
     if len(picked) > 1:
         raise UsageError(f"{' and '.join(picked)} pick different hands: give one")
-    if args.row is not None and (args.agent is not None or args.nth != 1):
+    among = [flag for flag, given in (("--agent", args.agent is not None), ("--nth", args.nth != 1)) if given]
+    if args.row is not None and among:  # named as given: --nth alone was told "--agent and --nth"
         raise UsageError(
-            "--agent and --nth pick among the moon shots or the failed attempts: add --moon or --failed"
+            f"{' and '.join(among)} pick{'' if len(among) > 1 else 's'} among the moon shots or the "
+            "failed attempts: add --moon or --failed"
         )
+    if args.min_points is not None and not args.failed:  # it was ignored in silence
+        raise UsageError("--min-points is the size of a failed attempt: add --failed")
     if args.worst is not None and args.agent is not None:
         raise UsageError("--worst names the agent itself: drop --agent")
     if args.against is not None and args.worst is None:

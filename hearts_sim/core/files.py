@@ -36,6 +36,14 @@ def unwritable(folder: Path) -> str | None:
     return None
 
 
+def taken_out(out: Path) -> str:
+    """Why ``--out`` ``out``, which exists, is no folder for a new run: a file (it was called "not
+    an empty directory", as if a folder) or a folder with something in it."""
+    if not out.is_dir():
+        return f"--out {out} is a file, not a folder: choose a new or empty folder"
+    return f"--out {out} exists and is not an empty directory"
+
+
 def broken_link(path: Path) -> str | None:
     """What is wrong with ``path`` when it is a symbolic link that leads nowhere (to a missing
     file, or round in a loop); None otherwise. Creating a folder there failed with "File exists"."""

@@ -33,6 +33,7 @@ from hearts_sim.core.files import (
     look_at_lock,
     read_json_object,
     shell_path,
+    taken_out,
     write_atomically,
 )
 from hearts_sim.selfplay.records import LOCK, MANIFEST
@@ -140,7 +141,7 @@ class KeptJob:
                 f"{job_resume(self.command, self.out)}"
             )
         if self.out.exists() and (not self.out.is_dir() or any(self.out.iterdir())):
-            raise self.error(f"--out {self.out} exists and is not an empty directory")
+            raise self.error(taken_out(self.out))
         if (broken := broken_link(self.out)) is not None:
             raise self.error(f"--out {broken}: point it at a folder, or choose another --out")
         try:

@@ -70,6 +70,7 @@ from hearts_sim.core.files import (
     look_at_lock,
     read_json_object,
     shell_path,
+    taken_out,
     unwritable,
     write_atomically,
 )
@@ -299,7 +300,7 @@ def _prepare_out(out: Path) -> None:
         )
         raise TournamentError(f"{out} already holds {what} a new --out directory")
     if not _fit_for_new_run(out):
-        raise TournamentError(f"--out {out} exists and is not an empty directory")
+        raise TournamentError(taken_out(out))
     try:
         (out / RECORDS_DIR).mkdir(parents=True, exist_ok=True)
     except OSError as error:
