@@ -335,7 +335,7 @@ CASES: list[tuple[list[str], str]] = [
     ),
     (  # os.access passes for root everywhere: the refusal came after the whole tune
         ["tune", "rule", "--param", "shoot=20:60", "--write-level", "x", "--levels-dir", "/proc"],
-        "--levels-dir /proc is not writable",
+        "--levels-dir /proc is not writable (no file can be created in it)",
     ),
     (["tune", "rule", "--param", "shoot=20:60", "--max-ms", "-1"], "--max-ms -1 is not valid"),
     (["tune", "rule", "--param", "shoot=20:60", "--max-ms", "nan"], "--max-ms nan is not valid"),

@@ -32,6 +32,8 @@ def unwritable(folder: Path) -> str | None:
         os.close(descriptor)
         os.unlink(name)
     except OSError as error:
+        if error.errno == errno.ENOENT and folder.is_dir():  # /proc: "No such file or directory"
+            return "no file can be created in it"
         return error.strerror or str(error)
     return None
 
