@@ -324,6 +324,8 @@ CASES: list[tuple[list[str], str]] = [
     (["tune", "rule", "--param", "shoot=20:60", "--write-level", "lowest"], "built-in agent 'lowest'"),
     (["tune", "rule", "--param", "spade_guard=0.5:2.5"], "spade_guard is a whole number, so give whole"),
     (["tune", "rule", "--param", "shoot=20:60", "--description", "x"], "give that too"),  # it was ignored
+    (["tune", "rule", "--max-ms", "5"], "--max-ms is the budget of the level that --write-level NAME writes"),
+    (["tune", "rule", "--levels-dir", "{tmp}"], "--levels-dir is the folder of the level that --write-level"),
     (["tune", "rule", "--param", "shoot=20:60", "--write-level", "ismcts"], "built-in agent 'ismcts'"),
     (  # written beside its namesake, it broke every command that read that folder
         ["tune", "rule", "--param", "shoot=20:60", "--write-level", "normal", "--levels-dir", "{tmp}"],

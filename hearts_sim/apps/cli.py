@@ -1177,6 +1177,7 @@ TUNE_OPTIONS = (
 )
 # What a tune is started with, and ``--resume DIR`` takes from DIR/tune.json instead.
 TUNE_SETTINGS = {option.name: option for option in TUNE_OPTIONS}
+LEVEL_SETTINGS = {"description": "describes", "levels_dir": "is the folder of", "max_ms": "is the budget of"}
 TUNE_RUNTIME = (
     Option(
         "resume",
@@ -1283,8 +1284,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
     settings = _kept_settings(args, TUNE_SETTINGS, kept_tune(args.resume) if args.resume else None)
     if settings["agent"] is None:
         raise UsageError("tune needs AGENT, the policy kind to tune (e.g. rule), or --resume DIR")
-    if settings["description"] is not None and settings["write_level"] is None:
-        raise UsageError("--description describes the level that --write-level NAME writes: give that too")
+    if settings["write_level"] is None:  # the level's own settings: --levels-dir and --max-ms were ignored
+        given = next((name for name in LEVEL_SETTINGS if getattr(args, name) is not None), None)
+        if given is not None:
+            raise UsageError(
+                f"{TUNE_SETTINGS[given].flag} {LEVEL_SETTINGS[given]} the level that --write-level NAME "
+                "writes: give that too"
+            )
     target = _level_target(settings["write_level"], settings["levels_dir"])
     runtime = {
         "threads": args.threads,
