@@ -247,6 +247,7 @@ CASES: list[tuple[list[str], str]] = [
     ),
     # a near miss of the command's own option first: these were pointed at replay's --hand and
     # --game, and at tournament's --games, alone, or given no hint
+    (["match", "rule", "random", "--deals", "10", "--hands", "50"], "--deals and --hands are one option"),
     (["bench", "--hand", "10"], "--hand 10; did you mean '--hands'? (--hand is an option of replay)"),
     (
         ["tournament", "rule", "random", "--game"],

@@ -183,12 +183,17 @@ class Option:
 
 class _OldNames(argparse.Action):
     """Stores the value, and says so on stderr when an option was written by an old name (kept
-    as a deprecated alias: ``--hands`` counts deals, each played in every seating)."""
+    as a deprecated alias: ``--hands`` counts deals, each played in every seating); both names
+    are refused (``--deals 10 --hands 50`` played 50 deals, the last one given)."""
 
     def __call__(
         self, parser: argparse.ArgumentParser, namespace: Any, values: Any, flag: Any = None
     ) -> None:
         name = self.option_strings[0]
+        written = namespace.__dict__.setdefault("_written_as", {})
+        before = written.setdefault(self.dest, flag)
+        if flag is not None and before != flag:
+            raise UsageError(f"{before} and {flag} are one option ({name}): give it once")
         if flag is not None and flag != name:
             what = (self.help or "").split(";")[0].split(" (")[0]
             print(

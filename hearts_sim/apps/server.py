@@ -601,7 +601,13 @@ class TCPServer(socketserver.ThreadingTCPServer):
 
 # ---------------------------------------------------------------- command line
 SERVE_OPTIONS = (
-    Option("agent", TEXT, "agent spec or level name (e.g. rule, hard)", flags=("--agent",)),
+    Option(
+        "agent",
+        TEXT,
+        "the agent that answers, required: a spec or level name (e.g. rule, hard)",
+        flags=("--agent",),
+        metavar="SPEC",
+    ),
     replace(RULES, help="rules preset when a request names none"),
     RULE,
     Option(
