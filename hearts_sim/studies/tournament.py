@@ -156,7 +156,8 @@ class Interrupted(Stopped):
 
     def __init__(self, done: int, total: int, out: Path | None, resume: str = "", terminated: bool = False):
         self.done, self.total, self.out = done, total, out
-        where = f"; resume with: {resume}" if out else ""
+        # without --out it said how far it got alone, as if it could go on (tune and levels said)
+        where = f"; resume with: {resume}" if out else ": nothing is kept (--out DIR keeps a run, to resume)"
         super().__init__(f"after {done} of {total} chunks{where}", terminated)
 
 
