@@ -262,8 +262,8 @@ AGENTS = Option("agents", TEXTS, "agent specs", [], metavar="AGENT")
 DEALS = Option(
     "deals",
     COUNT,
-    "deals, each played in every seating (14 with two agents at 4 seats); --hands is the old "
-    "name of this option, deprecated: it always counted deals, not hands",
+    "deals, each played in every seating (14 with two agents at 4 seats; with --games, whole "
+    "games); --hands is the old name of this option, deprecated: it always counted deals, not hands",
     20_000,
     1,
     MAX_DEALS,
@@ -272,7 +272,8 @@ DEALS = Option(
 GAMES = Option(
     "games",
     FLAG,
-    "whole games to the target score (with --out, every hand of them in DIR/hands)",
+    "whole games to the target score, --deals of them in every seating (with --out, every hand of "
+    "them in DIR/hands)",
     False,
     flags=("--games",),
 )
