@@ -39,7 +39,8 @@ CASES: list[tuple[list[str], str]] = [
     (["--nosuch"], "required: COMMAND"),
     (["rules", "extra"], "unrecognized arguments: extra"),
     (["agents", "--nosuch"], "unrecognized arguments: --nosuch"),
-    (["agents", "nrmal"], "unknown agent or level 'nrmal'; did you mean 'normal'?"),
+    (["agents", "nrmal"], "unknown agent or level 'nrmal': valid agents are random, "),  # as match says it
+    (["agents", "rule", "nrmal"], "easy, hard, normal; did you mean 'normal'?"),
     # ---- tournament: counts, seeds, threads
     (["tournament", "lowest", "--deals", "0"], "--deals 0 is not valid"),
     (["tournament", "lowest", "--deals", "-5"], "--deals -5 is not valid"),

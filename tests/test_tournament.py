@@ -521,7 +521,9 @@ def test_a_stopped_match_is_resumed_as_a_match(tmp_path: Path) -> None:
         assert tournament.run_status(out).resume == f"hearts-sim {subcommand} --resume {out}"
     with pytest.raises(Interrupted, match="resume with: hearts-sim tournament --resume"):  # none recorded
         run_tournament(config, tmp_path / "python", progress=False, stop_after_chunks=1)
-    with pytest.raises(Interrupted, match=r"^interrupted after 1 of 10 chunks: nothing is kept \(--out DIR keeps a run"):
+    with pytest.raises(
+        Interrupted, match=r"^interrupted after 1 of 10 chunks: nothing is kept \(--out DIR keeps a run"
+    ):
         run_tournament(config, None, progress=False, stop_after_chunks=1)  # it said how far it got alone
 
 

@@ -578,9 +578,8 @@ def cmd_agents(args: argparse.Namespace) -> int:
     known = [kind.name for kind in KINDS] + list(levels)
     for name in args.names:
         if name not in known:
-            raise UsageError(
-                f"unknown agent or level {name!r}{did_you_mean(name, known)} (known: {', '.join(known)})"
-            )
+            hint = did_you_mean(name, known)
+            raise UsageError(f"unknown agent or level {name!r}: valid agents are {', '.join(known)}{hint}")
     chosen = set(args.names or known)
     kinds = [kind for kind in KINDS if kind.name in chosen]
     shown_levels = {name: level for name, level in levels.items() if name in chosen}
