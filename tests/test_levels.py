@@ -697,6 +697,22 @@ def test_tune_refuses_a_resume_it_cannot_continue(tmp_path: Path) -> None:
         f"hearts-sim: error: {run} holds no tune (tune.json is missing): it holds a tournament run "
         f"(hearts-sim status {run} shows it)\n"
     )
+    tuned = tmp_path / "tuned"  # a tune's folder given to match or levels --resume: said only "no run"
+    tuned.mkdir()
+    (tuned / "tune.json").write_text("{}")
+    for command, lacks in (
+        ("match", "tournament run (manifest.json"),
+        ("levels", "calibration (levels.json"),
+    ):
+        refused = subprocess.run(
+            [sys.executable, "-m", "hearts_sim", command, "--resume", str(tuned)],
+            capture_output=True,
+            text=True,
+        )
+        assert refused.stderr == (
+            f"hearts-sim: error: {tuned} holds no {lacks} is missing): it holds a tune "
+            f"(hearts-sim status {tuned} shows it)\n"
+        )
     (tmp_path / "tune.json").write_text("{not json")
     refused = cli("--resume", str(tmp_path))
     assert refused.returncode == 2 and refused.stderr.startswith(

@@ -102,6 +102,21 @@ HANDS_DIR = "hands"
 MANIFEST = "manifest.json"
 LOCK = ".lock"  # flock-ed by the process writing the run (``tournament._sole_writer``)
 PART_GLOB = "part-*.parquet"
+# The file that says what a kept job's folder holds: a run (its manifest), a tune or a calibration
+# (its settings and what it has measured; each of its matches a run in a folder inside).
+TUNE_FILE = "tune.json"
+LEVELS_FILE = "levels.json"
+HELD_BY = {MANIFEST: "a tournament run", TUNE_FILE: "a tune", LEVELS_FILE: "a calibration"}
+
+
+def held_job(out: str | Path, looked_for: str) -> str:
+    """``: it holds a tune (hearts-sim status DIR shows it)`` where ``out`` holds another job than
+    the one whose file ``looked_for`` it lacks (``match --resume`` of a tune's folder said only
+    that it held no run), else ``""``."""
+    held = next(
+        (what for file, what in HELD_BY.items() if file != looked_for and (Path(out) / file).is_file()), None
+    )
+    return "" if held is None else f": it holds {held} (hearts-sim status {shell_path(out)} shows it)"
 
 
 def run_folder(path: str | Path) -> Path:

@@ -29,12 +29,11 @@ from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.hand import decision_seed
 from hearts_sim.engine.rng import MAX_SEED, check_seed
 from hearts_sim.game.hand_state import HandState
+from hearts_sim.selfplay.records import LEVELS_FILE
 from hearts_sim.selfplay.simulate import Table, check_count, run_hands, set_threads
 from hearts_sim.studies.kept import KeptJob, job_stops, kept_job
 from hearts_sim.studies.stats import format_p_value, mean_interval
 from hearts_sim.studies.tournament import TournamentConfig, is_search_agent, play_kept
-
-LEVELS_FILE = "levels.json"  # in a calibration's --out: its settings and what it has measured
 
 # seconds: wall clock; cpu_seconds: this thread's CPU time, what the decision costs on one core
 # however loaded the machine is (another process on the core stretches the wall clock only)

@@ -36,7 +36,7 @@ from hearts_sim.core.files import (
     taken_out,
     write_atomically,
 )
-from hearts_sim.selfplay.records import LOCK, MANIFEST
+from hearts_sim.selfplay.records import LOCK, MANIFEST, held_job
 from hearts_sim.studies.tournament import (
     ChunkError,
     Interrupted,
@@ -115,9 +115,7 @@ class KeptJob:
 
     def read(self) -> dict[str, Any]:
         """The kept ``settings``, ``note``, ``folder`` and ``progress``."""
-        missing = f"{self.out} holds no {self.what} ({self.file} is missing)"
-        if (self.out / MANIFEST).is_file():  # levels --resume of a match's folder
-            missing += f": it holds a tournament run (hearts-sim status {shell_path(self.out)} shows it)"
+        missing = f"{self.out} holds no {self.what} ({self.file} is missing){held_job(self.out, self.file)}"
         stored = read_json_object(self.path, self.error, missing, f"a {self.what}'s file")
         if not isinstance(stored.get("settings"), dict) or not isinstance(stored.get("progress", {}), dict):
             raise self.error(f"{self.path} is not a {self.what}'s file (no settings)")

@@ -86,6 +86,7 @@ from hearts_sim.selfplay.records import (
     entries_problem,
     game_columns,
     hand_columns,
+    held_job,
     part_entry,
     part_path,
     part_problem,
@@ -381,7 +382,7 @@ def _part_bytes(columns: dict[str, Any]) -> bytes:
 
 def load_manifest(out: Path) -> dict[str, Any]:
     """The manifest of the run in ``out``: a JSON object, or a one-line ``TournamentError``."""
-    missing = f"{out} holds no tournament run ({MANIFEST} is missing)"
+    missing = f"{out} holds no tournament run ({MANIFEST} is missing){held_job(out, MANIFEST)}"
     return read_json_object(Path(out) / MANIFEST, TournamentError, missing, "a tournament manifest")
 
 

@@ -34,6 +34,7 @@ from hearts_sim.core.errors import InputError
 from hearts_sim.core.files import write_atomically
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED, check_seed
+from hearts_sim.selfplay.records import TUNE_FILE
 from hearts_sim.studies.kept import JobStopped, KeptJob, job_stops, kept_job
 from hearts_sim.studies.tournament import (
     JobProgress,
@@ -43,7 +44,6 @@ from hearts_sim.studies.tournament import (
 )
 
 FRESH_SEED_OFFSET = 1_000_003  # the confirmation match uses deals no round has seen
-TUNE_FILE = "tune.json"  # in a tune's --out: its settings, then each match's run in a folder
 
 
 class TuneError(InputError):
