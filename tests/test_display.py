@@ -194,6 +194,24 @@ def test_replay_html_deal_and_tricks_each_show_every_card_once() -> None:
     assert text[1 + len(replay.agents) + 1 + 4].endswith("<- look here & <there>")
 
 
+@pytest.mark.parametrize("name", ["standard", "qdan3", "qdan5"])
+def test_the_text_table_aligns_its_seats_and_shows_the_chosen_passes(name: str) -> None:
+    """``print(state)``: every seat's figures in one column (a fixed width ran over with three
+    players' 17 cards), the cards a seat has chosen to pass (nothing said which had), and "-" for
+    a hand played out (each suit's "-" before)."""
+    rules = CHECK_RULES[name]
+    state = HandState.deal(rules, seed=3, hand=0)
+    n = rules.n_players
+    chosen = list(state.hand(1))[: rules.pass_count]
+    state.pass_cards(1, chosen)
+    rows = str(state).splitlines()[1 : 1 + n]
+    assert len({row.index("  points ") for row in rows}) == 1, rows
+    assert rows[1].endswith(f"  passes {CardSet(chosen)}") and "passes" not in rows[0] + rows[2]
+    play_to(state, rules.hand_size * n)
+    rows = str(state).splitlines()[1 : 1 + n]
+    assert all(row.startswith(f"  seat {seat}: -  points ") for seat, row in enumerate(rows)), rows
+
+
 def test_the_text_views_show_the_kitty_until_the_first_trick_takes_it() -> None:
     """``print(state)`` said ``kitty: (taken)`` from the first card of trick 1 on, while no one
     had taken it (the HTML showed it); ``print(replay)`` left the kitty out, so trick 1 showed

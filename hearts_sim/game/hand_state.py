@@ -347,11 +347,17 @@ class HandState:
             f"trick {self.trick_number + 1 if self.phase != 'done' else '-'} | "
             f"hearts {'broken' if self.hearts_broken else 'unbroken'}{self._game_totals()}"
         ]
+        # each hand padded to the widest (a fixed 44 ran over with 3 players' 17 cards), "-" once
+        # played out (every suit's "-" before), and in the pass phase the cards a seat has chosen
+        hands = [self.hand(seat).by_suit() if self.hand(seat) else "-" for seat in range(n)]
+        width = max(map(len, hands))
         for seat in range(n):
             marker = ">" if self.current_player == seat else " "
+            chosen = int(s["passed"][seat]) if self.phase == "pass" else 0
             lines.append(
-                f"{marker} seat {seat}: {self.hand(seat).by_suit():<44} "
+                f"{marker} seat {seat}: {hands[seat]:<{width}}  "
                 f"points {int(s['points'][seat]):>2}  tricks {int(s['tricks_won'][seat])}"
+                + (f"  passes {CardSet(chosen)}" if chosen else "")
             )
         if self.rules.kitty_size:
             # the first trick's winner takes it: until that trick is won it lies there (the HTML's too)
