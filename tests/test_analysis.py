@@ -22,6 +22,7 @@ from hearts_sim.studies.analysis import (
     RecordSummary,
     UnfinishedRunWarning,
     add_features,
+    deal_counts,
     deal_differences,
     failed_moon_mask,
     failed_moons,
@@ -528,6 +529,58 @@ def test_with_the_moon_off_a_seat_that_takes_every_point_failed_at_nothing() -> 
     hand = replay(df.iloc[attempt["hand"]])
     stopped = hand.moon_stopped(attempt["seat"])
     assert stopped is not None and hand.mark(stopped, "moon stopped").state_at(stopped).phase == "play"
+
+
+def test_the_failed_threshold_follows_each_rows_rules() -> None:
+    """A failed attempt is ``failed_points`` of the records' rules: 33 of Black Maria's 43, as
+    ``find_hand`` and the report count it, where these tables held every deck to 26's 20 (580
+    attempts where the report saw 160); a threshold no hand of those rules reaches is refused."""
+    maria = simulate(Rules(black_maria=True), ["highest", "random", "lowest", "rule"], hands=400, seed=2)
+    standard = simulate("standard", ["highest", "random", "lowest", "rule"], hands=400, seed=2)
+    for records, points in ((maria, 33), (standard, 20)):
+        long = to_long(records)
+        mask = failed_moon_mask(long)
+        assert mask.sum() == failed_moon_mask(long, points).sum() > 0
+        assert failed_moons(records)["failed"].sum() == mask.sum()
+        assert RecordSummary.from_frame(records).failed_moons()["failed"].sum() == mask.sum()
+        assert stopping_trick_counts(records)["hands"].sum() == mask.sum()
+    assert failed_moon_mask(to_long(maria), 20).sum() > failed_moon_mask(to_long(maria)).sum()
+    unnamed = to_long(maria).drop(columns="rules")  # records without the column: 20, as before
+    assert failed_moon_mask(unnamed).sum() == failed_moon_mask(unnamed, 20).sum()
+    with pytest.raises(AnalysisError, match="min_points 27 is not valid"):
+        failed_moons(standard, min_points=27)
+    both = failed_moons(pd.concat([maria, standard], ignore_index=True), ["agent", "rules"])
+    assert (
+        both["failed"].sum()
+        == failed_moon_mask(to_long(maria)).sum() + failed_moon_mask(to_long(standard)).sum()
+    )
+
+
+def test_hand_features_keep_the_rows_of_a_frames_column() -> None:
+    """``hand_features(df["dealt_0"])`` of a filtered frame was numbered from 0: joined back on its
+    rows it put each hand's features on another hand."""
+    records = simulate("standard", "random", hands=8, seed=1)
+    odd = records[records["deal"] % 2 == 1]
+    features = hand_features(odd["dealt_0"])
+    assert features.index.equals(odd.index)
+    pd.testing.assert_frame_equal(features.reset_index(drop=True), hand_features(odd["dealt_0"].to_numpy()))
+
+
+def test_tables_that_said_nothing_or_took_seat_0s_value_are_refused_or_fixed() -> None:
+    """``qs_capture_rates`` by default grouped by pass direction alone, where some seat takes the
+    queen every hand (1/n in every row): per agent now, as its siblings; ``per="hand"`` grouped
+    by a seat's column took seat 0's value; ``deal_counts`` of a list raised AttributeError."""
+    records = simulate("standard", ["rule", "random", "rule", "random"], hands=40, seed=3)
+    assert qs_capture_rates(records).index.tolist() == ["random", "rule"]
+    assert qs_capture_rates(records)["rate"].nunique() > 1
+    for column in ("shot_moon", "took_qs", "points", "score"):
+        with pytest.raises(
+            AnalysisError, match=f"per='hand' counts hands, not players: it cannot group by '{column}'"
+        ):
+            moon_rates(records, column, per="hand")
+    assert moon_rates(records, "pass_direction", per="hand")["hands"].sum() == 40
+    with pytest.raises(AnalysisError, match="expected a DataFrame of hand records, not list"):
+        deal_counts([1, 2])  # type: ignore[arg-type]
 
 
 def test_records_of_an_unfinished_run_come_with_a_warning(tmp_path) -> None:

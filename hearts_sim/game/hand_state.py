@@ -11,7 +11,8 @@ For notebooks, tests, a human player and agents prototyped in Python::
     >>> state.phase, state.legal_moves()
     ('play', CardSet('♣2'))
 
-Illegal input raises ``IllegalMoveError`` and leaves the state unchanged.
+An illegal move raises ``IllegalMoveError`` and leaves the state unchanged; a seat that does not
+exist is a ``ValueError`` (of which ``IllegalMoveError`` is one).
 """
 
 from __future__ import annotations

@@ -163,7 +163,8 @@ class Observation:
         ``points`` is needed only in kitty mode once another seat has taken the kitty (its
         points are public, its cards are not); ``kitty`` (its cards) only when this seat took
         it. ``dealer`` matters with ``first_lead="any"`` (default: the seat before the first
-        leader). Raises ``HistoryError`` naming the first inconsistency."""
+        leader there, seat 0 under the other rules). Raises ``HistoryError`` naming the first
+        inconsistency."""
         try:
             rules = resolve_rules(rules)
         except RulesError as error:

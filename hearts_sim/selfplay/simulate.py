@@ -496,7 +496,8 @@ def simulate_games(
 
     ``hands=True`` returns ``(games, hands)``: also every hand of the games, one row each with
     ``simulate``'s columns, ``game`` and ``game_hand`` (0-based) in place of ``deal``, and
-    ``game_score_<s>``, the game's totals before the hand. Hand h of game g is dealt the same
+    ``game_score_<s>``, the game's totals before the hand, and ``game_won_<s>``, whether the seat
+    won that game (alone or sharing first place). Hand h of game g is dealt the same
     cards in every seating, and can be replayed (``replay``)."""
     rules = resolve_rules(rules)
     games = check_count("games", games)

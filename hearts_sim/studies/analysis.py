@@ -25,6 +25,7 @@ share its cards).
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -63,6 +64,7 @@ from hearts_sim.core.rules import (
     PASS_DIRECTIONS,
     POINTS_TOTAL,
     Rules,
+    RulesError,
     check_n_players,
     pass_offset,
     rules_label,
@@ -214,6 +216,7 @@ def hand_features(cards: Any, prefix: str = "") -> pd.DataFrame:
     >>> int(f.hearts), int(f.high_hearts), int(f.heart_run), int(f.voids), bool(f.has_qs)
     (5, 3, 3, 1, True)
     """
+    index = cards.index if isinstance(cards, pd.Series) else None  # a frame's column joins back on its rows
     bits = _bitboards(cards)
     if bits.ndim != 1:  # a column of a frame: one hand a row
         raise AnalysisError(
@@ -242,7 +245,7 @@ def hand_features(cards: Any, prefix: str = "") -> pd.DataFrame:
         "has_as": (bits & AS_BIT) != 0,
         "has_jd": (bits & JD_BIT) != 0,
     }
-    return pd.DataFrame({f"{prefix}{name}": values for name, values in columns.items()})
+    return pd.DataFrame({f"{prefix}{name}": values for name, values in columns.items()}, index=index)
 
 
 # ---------------------------------------------------------------------------- wide -> long
@@ -314,11 +317,25 @@ def source_offset(direction: str, n_players: int) -> int:
 TIMELINE_COLUMNS = ("first_points_trick", "moon_stopped_trick", "qs_trick")
 GAME_STANDING_COLUMNS = ("game_score", "game_place", "game_behind", "game_won")
 # every column ``to_long`` can make (those of hands of games and of when only from such records)
+HAND_COLUMNS = (
+    "hand",
+    "deal",
+    "seed",
+    *GAME_FIELDS,
+    "seating",
+    "n_players",
+    "pass_direction",
+    "rules",
+    "qs_trick",
+)
 LONG_COLUMNS = (
     "hand", "deal", "seed", *GAME_FIELDS, "seating", "seat", "n_players", "pass_direction", "rules", "agent",
     "dealt", "passed", "received", "held", "points", "score", "tricks", "shot_moon", "moon_suffered",
     "took_qs", "took_jd", "hearts_taken", *TIMELINE_COLUMNS, *GAME_STANDING_COLUMNS,
 )  # fmt: skip
+# the long columns that differ from seat to seat: per="hand" tables cannot group by them (they took
+# seat 0's value: moon_rates(per="hand") by shot_moon said every hand's moon was seat 0's)
+SEAT_COLUMNS = tuple(name for name in LONG_COLUMNS if name not in HAND_COLUMNS)
 
 
 def is_long(frame: pd.DataFrame) -> bool:
@@ -332,8 +349,8 @@ def to_long(
 ) -> pd.DataFrame:
     """One row per (hand, seat) from wide per-hand records, since most questions are per player.
 
-    Columns: ``hand`` (row position in ``records``), ``deal``, ``seating``, ``seat``,
-    ``n_players``, ``pass_direction``, ``rules`` (when recorded), ``agent``; the seat's
+    Columns: ``hand`` (row position in ``records``), ``deal`` and ``seed`` (as recorded),
+    ``seating``, ``seat``, ``n_players``, ``pass_direction``, ``rules`` (when recorded), ``agent``; the seat's
     bitboards ``dealt``, ``passed``, ``received`` (the cards passed to it) and ``held`` (its
     hand after the pass); ``points`` (raw), ``score`` (after moon and bonus adjustments),
     ``tricks``; flags ``shot_moon``, ``moon_suffered`` (another player shot),
@@ -777,7 +794,7 @@ def moon_counts(
     keys = _keys(by)
     long = _long(data, keys, ("seat", "shot_moon", "moon_suffered"), optional=_deal_column(data))
     if per == "hand":
-        per_seat = [k for k in keys if k in ("agent", "seat") or k.startswith(tuple(f"{s}_" for s in STAGES))]
+        per_seat = [k for k in keys if k in SEAT_COLUMNS or k.startswith(tuple(f"{s}_" for s in STAGES))]
         if per_seat:
             raise AnalysisError(f"per='hand' counts hands, not players: it cannot group by {per_seat[0]!r}")
         long = long[long["seat"] == 0]
@@ -831,16 +848,40 @@ def failed_points(rules: Rules | None) -> int:
     )
 
 
-def failed_moon_mask(
-    long: pd.DataFrame, min_points: int = DEFAULT_FAILED_POINTS, all_hearts: bool = True
-) -> Any:
+def _failed_points(long: pd.DataFrame, min_points: Any) -> int | np.ndarray:
+    """``min_points`` checked against the rules of the records (their ``rules`` column: 27 is
+    no threshold of a 26-point deck); where it is None, each row's ``failed_points`` of its rules
+    (20 of 26, 33 of Black Maria's 43; 20 without the column)."""
+    if "rules" not in long.columns:
+        check_min_points(failed_points(None) if min_points is None else min_points)
+        return failed_points(None) if min_points is None else int(min_points)
+    codes, named = pd.factorize(long["rules"])
+    rules = [_parsed_rules(str(name)) for name in named]
+    if min_points is not None:
+        for each in rules or [None]:
+            check_min_points(min_points, each)
+        return int(min_points)
+    return np.array([failed_points(each) for each in rules], dtype=np.int64)[codes]
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_rules(described: str) -> Rules | None:
+    """The rules a ``rules`` column names (``Rules.describe()``); None for one edited by hand."""
+    try:
+        return Rules.parse(described)
+    except RulesError:
+        return None
+
+
+def failed_moon_mask(long: pd.DataFrame, min_points: int | None = None, all_hearts: bool = True) -> Any:
     """Which (hand, seat) rows are failed moon attempts.
 
     A player failed a moon when it did not shoot but took at least ``min_points`` raw
-    points (default 20 of the 26: QS and 7+ hearts, the hands where only a few point
-    cards escaped), or, with ``all_hearts``, took all 13 hearts while someone else took
-    the QS (the classic failed moon, only 13 points). For Black Maria's 43 points pass a
-    larger ``min_points`` (33 is the same share); ``all_hearts`` applies to 26-point hands.
+    points (default ``failed_points`` of the records' rules, their ``rules`` column: 20 of the
+    26, QS and 7+ hearts, the hands where only a few point cards escaped; 33 of Black Maria's
+    43, the same share, as ``find_hand`` and the report count them, where until 2026-12-07 these
+    functions held every deck to 20), or, with ``all_hearts``, took all 13 hearts while someone
+    else took the QS (the classic failed moon, only 13 points; 26-point hands only).
     An attempt failed because another seat took points: with ``moon=off`` a seat that took them
     all shot no moon and failed at nothing (where the records say when each trick was won, as
     all made since 2026-12-05 do: ``moon_stopped_trick``), as ``stopping_tricks`` counts them.
@@ -855,8 +896,7 @@ def failed_moon_mask(
 
 def _failed(long: pd.DataFrame, min_points: Any, all_hearts: bool) -> np.ndarray:
     """``failed_moon_mask`` as an array (the count tables' columns)."""
-    check_min_points(min_points)
-    failed = long["points"].to_numpy() >= min_points
+    failed = long["points"].to_numpy() >= _failed_points(long, min_points)
     if all_hearts:
         failed = failed | (long["hearts_taken"].to_numpy() == N_RANKS)
     if "moon_stopped_trick" in long.columns:  # -1: no other seat took points (moon=off), nothing stopped it
@@ -867,12 +907,12 @@ def _failed(long: pd.DataFrame, min_points: Any, all_hearts: bool) -> np.ndarray
 def failed_moon_counts(
     data: pd.DataFrame,
     by: str | Sequence[str] | None = "agent",
-    min_points: int = DEFAULT_FAILED_POINTS,
+    min_points: int | None = None,
     all_hearts: bool = True,
 ) -> pd.DataFrame:
     """Counts and score sums behind ``failed_moons``; additive over batches."""
     keys = _keys(by)
-    optional = ("moon_stopped_trick", *_deal_column(data))  # where recorded: ``_failed`` reads it
+    optional = ("moon_stopped_trick", "rules", *_deal_column(data))  # where recorded: ``_failed`` reads them
     long = _long(data, keys, ("points", "score", "hearts_taken", "shot_moon"), optional=optional)
     failed = _failed(long, min_points, all_hearts)
     score = long["score"].to_numpy(dtype=np.int64)
@@ -904,7 +944,7 @@ def failed_moons(
     data: pd.DataFrame,
     by: str | Sequence[str] | None = "agent",
     *,
-    min_points: int = DEFAULT_FAILED_POINTS,
+    min_points: int | None = None,
     all_hearts: bool = True,
     scale: float = 1.0,
     z: float = Z95,
@@ -993,7 +1033,7 @@ def points_distribution(
     return _distribution_table(distribution_counts(data, by, column), column)
 
 
-def qs_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "pass_direction") -> pd.DataFrame:
+def qs_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "agent") -> pd.DataFrame:
     """Hands and QS captures per group; additive over batches."""
     keys = _keys(by)
     long = _long(data, keys, ("took_qs",), optional=_deal_column(data))
@@ -1003,20 +1043,24 @@ def qs_counts(data: pd.DataFrame, by: str | Sequence[str] | None = "pass_directi
 
 def qs_capture_rates(
     data: pd.DataFrame,
-    by: str | Sequence[str] | None = "pass_direction",
+    by: str | Sequence[str] | None = "agent",
     *,
     scale: float = 1.0,
     z: float = Z95,
 ) -> pd.DataFrame:
-    """How often a player takes the QS, per group (default: per pass direction), with Wilson CI."""
+    """How often a player takes the QS, per group (default: per agent, as the other rate tables;
+    ``["agent", "pass_direction"]`` as the report), with Wilson CI. Until 2026-12-07 the default
+    was per pass direction alone, where some seat takes it every hand: 1/n in every row."""
     return _with_rate(qs_counts(data, by), "qs", "hands", scale, z)
 
 
-def _timeline(data: pd.DataFrame, keys: Sequence[str], column: str, reads: Sequence[str]) -> pd.DataFrame:
+def _timeline(
+    data: pd.DataFrame, keys: Sequence[str], column: str, reads: Sequence[str], optional: Sequence[str] = ()
+) -> pd.DataFrame:
     """``data`` in long format with its ``column`` of when things happened and the columns the
     table ``reads``; records made before the tricks' winners were recorded (2026-12-05) are
     refused saying so."""
-    long = _long(data, keys, reads, optional=(column,))
+    long = _long(data, keys, reads, optional=(column, *optional))
     if column not in long.columns:
         raise AnalysisError(
             f"these records do not say when each trick was won (no {column} column): records "
@@ -1028,19 +1072,19 @@ def _timeline(data: pd.DataFrame, keys: Sequence[str], column: str, reads: Seque
 def stopping_trick_counts(
     data: pd.DataFrame,
     by: str | Sequence[str] | None = "agent",
-    min_points: int = DEFAULT_FAILED_POINTS,
+    min_points: int | None = None,
     all_hearts: bool = True,
 ) -> pd.DataFrame:
     """Failed moon attempts per (group, trick that stopped them); additive over batches."""
     keys = _keys(by)
-    long = _timeline(data, keys, "moon_stopped_trick", ("points", "hearts_taken", "shot_moon"))
+    long = _timeline(data, keys, "moon_stopped_trick", ("points", "hearts_taken", "shot_moon"), ("rules",))
     return distribution_counts(long[_failed(long, min_points, all_hearts)], keys, "moon_stopped_trick")
 
 
 def stopping_tricks(
     data: pd.DataFrame,
     by: str | Sequence[str] | None = "agent",
-    min_points: int = DEFAULT_FAILED_POINTS,
+    min_points: int | None = None,
     all_hearts: bool = True,
 ) -> pd.DataFrame:
     """When failed moon attempts (``failed_moon_mask``) were stopped: the share of a group's
@@ -1065,6 +1109,7 @@ def qs_tricks(data: pd.DataFrame, by: str | Sequence[str] | None = "agent") -> p
 
 def deal_counts(data: pd.DataFrame, column: str = "score") -> pd.DataFrame:
     """The sum and count of ``column`` per (deal, agent); additive over batches."""
+    data = _frame(data)  # a list raised AttributeError on its .columns
     if not isinstance(column, str):
         raise AnalysisError(f"column must be a column name such as 'score' or 'points', not {shown(column)}")
     if "game_hand" in data.columns and "deal" not in data.columns:
@@ -1610,7 +1655,7 @@ class RecordSummary:
     methods turn the counts into the tables of the functions above.
     """
 
-    min_points: int = DEFAULT_FAILED_POINTS
+    min_points: int | None = None  # None: ``failed_points`` of the records' rules (``failed_moon_mask``)
     all_hearts: bool = True
     hands: int = 0
     timeline_hands: int = 0  # of ``hands``, those whose records say when each trick was won
@@ -1620,7 +1665,8 @@ class RecordSummary:
     n_players: int = 0  # of the hands added (0: none yet)
 
     def __post_init__(self) -> None:
-        check_min_points(self.min_points)
+        if self.min_points is not None:
+            check_min_points(self.min_points)
         if not isinstance(self.all_hearts, bool):
             raise AnalysisError(f"all_hearts must be True or False, not {shown(self.all_hearts)}")
 

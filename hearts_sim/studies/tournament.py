@@ -1532,7 +1532,8 @@ def make_config(
 ) -> TournamentConfig:
     """A config from command-line style values (a preset name or ``Rules``; overrides as
     ``key=value`` strings, or a dict of switches); ``sprt``: a match that stops once the
-    sequential test decides (``--deals``: the most it plays)."""
+    sequential test decides, checked after each chunk (``TournamentConfig.chunk_deals``, set by
+    the agents' speed: thousands of deals for fast ones; ``--deals``: the most it plays)."""
     resolved = resolve_rules(rules)
     if isinstance(rule_overrides, Mapping):
         resolved = resolved.replace(**rule_overrides)
