@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections import Counter
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
-from hearts_sim import CardSet, HandState, simulate
+from hearts_sim import CardSet, HandState, Observation, Rules, simulate
 from hearts_sim import analysis as an
 from hearts_sim.core.cards import RED, parse_card
 from hearts_sim.engine.hand import deck_cards
@@ -115,29 +116,32 @@ def test_hand_state_html_marks_the_pass_being_chosen_and_the_trick() -> None:
 
 
 # ---------------------------------------------------------------- Observation
-@pytest.mark.parametrize("name", ["standard", "kitty3", "qdan5", "any_lead"])
-def test_observation_html_shows_what_the_seat_sees_and_nothing_else(name: str) -> None:
-    rules = CHECK_RULES[name]
+def observations_along_a_hand(rules: Rules) -> Iterator[Observation]:
+    """Every seat's observation before the first card, in the third trick and at the end."""
     state = HandState.deal(rules, seed=5, hand=0)
     n = rules.n_players
     for played in (0, 2 * n + 1, rules.hand_size * n):
         current = state.copy()
         play_to(current, played)
-        for seat in range(n):
-            obs = current.observation(seat)
-            root = parse(obs._repr_html_())
-            rows = labelled_rows(table(root, "hs-observation"))
-            assert mask(cards_in(rows["hand"])) == obs.hand.mask
-            passed = [row for label, row in rows.items() if label.startswith("passed to")]
-            received = [row for label, row in rows.items() if label.startswith("received from")]
-            assert sum(mask(cards_in(r)) for r in passed) == obs.passed.mask
-            assert sum(mask(cards_in(r)) for r in received) == obs.received.mask
-            assert (mask(cards_in(rows["kitty"])) if "kitty" in rows else 0) == obs.kitty.mask
-            tricks = [t for t in root.iter("table") if "hs-tricks" in t.attrib["class"]]
-            played_cards = sum(1 << card for _, card in obs.plays)
-            assert (mask(cards_in(tricks[0])) if tricks else 0) == played_cards
-            known = obs.hand.mask | obs.passed.mask | obs.received.mask | obs.kitty.mask | played_cards
-            assert mask(Counter(set(cards_in(root)))) & ~known == 0, "shows a card the seat cannot see"
+        yield from (current.observation(seat) for seat in range(n))
+
+
+@pytest.mark.parametrize("name", ["standard", "kitty3", "qdan5", "any_lead"])
+def test_observation_html_shows_what_the_seat_sees_and_nothing_else(name: str) -> None:
+    for obs in observations_along_a_hand(CHECK_RULES[name]):
+        root = parse(obs._repr_html_())
+        rows = labelled_rows(table(root, "hs-observation"))
+        assert mask(cards_in(rows["hand"])) == obs.hand.mask
+        passed = [row for label, row in rows.items() if label.startswith("passed to")]
+        received = [row for label, row in rows.items() if label.startswith("received from")]
+        assert sum(mask(cards_in(r)) for r in passed) == obs.passed.mask
+        assert sum(mask(cards_in(r)) for r in received) == obs.received.mask
+        assert (mask(cards_in(rows["kitty"])) if "kitty" in rows else 0) == obs.kitty.mask
+        tricks = [t for t in root.iter("table") if "hs-tricks" in t.attrib["class"]]
+        played_cards = sum(1 << card for _, card in obs.plays)
+        assert (mask(cards_in(tricks[0])) if tricks else 0) == played_cards
+        known = obs.hand.mask | obs.passed.mask | obs.received.mask | obs.kitty.mask | played_cards
+        assert mask(Counter(set(cards_in(root)))) & ~known == 0, "shows a card the seat cannot see"
 
 
 @pytest.mark.parametrize("name", ["standard", "qdan5", "kitty3", "any_lead"])
@@ -146,20 +150,14 @@ def test_an_observation_shows_as_one_line_whose_hand_pastes_back(name: str) -> N
     label, where the hand is, whether it is to move and its cards as ``CardSet.parse`` reads them;
     the dataclass's was 700 to 1,100 characters, its cards as integers."""
     rules = CHECK_RULES[name]
-    state = HandState.deal(rules, seed=5, hand=0)
-    n = rules.n_players
-    for played in (0, 2 * n + 1, rules.hand_size * n):
-        current = state.copy()
-        play_to(current, played)
-        for seat in range(n):
-            obs = current.observation(seat)
-            shown, cards = repr(obs).removesuffix(">").split(": hand ")
-            assert shown.startswith(f"<Observation seat {seat}, {rules.label()}, ")
-            assert shown.endswith(", to move") == obs.to_move
-            assert CardSet.parse("" if cards == "-" else cards) == obs.hand
-            where = shown.split(", ")[-2 if obs.to_move else -1]
-            trick = f"trick {len(obs.plays) // n + 1}"
-            assert where == {"pass": f"pass {obs.pass_direction}", "done": "hand over"}.get(obs.phase, trick)
+    for obs in observations_along_a_hand(rules):
+        shown, cards = repr(obs).removesuffix(">").split(": hand ")
+        assert shown.startswith(f"<Observation seat {obs.seat}, {rules.label()}, ")
+        assert shown.endswith(", to move") == obs.to_move
+        assert CardSet.parse("" if cards == "-" else cards) == obs.hand
+        where = shown.split(", ")[-2 if obs.to_move else -1]
+        trick = f"trick {len(obs.plays) // rules.n_players + 1}"
+        assert where == {"pass": f"pass {obs.pass_direction}", "done": "hand over"}.get(obs.phase, trick)
 
 
 # ---------------------------------------------------------------- Replay
