@@ -1007,6 +1007,22 @@ def test_quit_leaves_the_terminal_game_with_the_totals_so_far() -> None:
         text=True,
     )
     assert left.returncode == 0 and "You left after 0 hands" in left.stdout and not left.stderr
+    # a new game each time (seed 0 dealt every game alike), and --seed with its seed deals it again
+    again = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", "play", "--level", "easy"],
+        input="quit\n",
+        capture_output=True,
+        text=True,
+    )
+    seeds = [re.search(r", seed (\d+)\. ", run.stdout.splitlines()[0]) for run in (left, again)]
+    assert all(seeds) and seeds[0][1] != seeds[1][1]  # type: ignore[index]
+    replayed = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", "play", "--level", "easy", "--seed", seeds[0][1]],  # type: ignore[index]
+        input="quit\n",
+        capture_output=True,
+        text=True,
+    )
+    assert replayed.stdout == left.stdout
     ended = subprocess.run(
         [sys.executable, "-m", "hearts_sim", "play", "--level", "easy"],
         input="",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import json
+import secrets
 import shlex
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -1386,7 +1387,16 @@ PLAY_OPTIONS = (
     Option("level", TEXT, "the opponents: a level or any agent spec", "normal", flags=("--level",)),
     RULES,
     RULE,
-    Option("seed", SEED.kind, "replays the same game", 0, 0, SEED.high, ("--seed",), high_text="2**64-1"),
+    Option(
+        "seed",
+        SEED.kind,
+        "replays the game of that seed (default: a new game each time, its seed in the first line)",
+        None,
+        0,
+        SEED.high,
+        ("--seed",),
+        high_text="2**64-1",
+    ),
     # any whole number here; cmd_play checks it against the rules' players (it said 0 .. 4 for 4)
     Option("seat", COUNT, "your seat (0 .. players - 1)", 0, -(10**9), 10**9, ("--seat",)),
 )
@@ -1407,7 +1417,9 @@ def cmd_play(args: argparse.Namespace) -> int:
         if policy.external is not None:  # a py: file or engine that cannot load: before the banner
             decider(policy.external, EngineOptions())
     try:
-        play_in_terminal(rules, args.level, seed=args.seed, seat=args.seat)
+        # a new deal each time by default (seed 0 dealt every game alike); the banner names the seed
+        seed = secrets.randbits(63) if args.seed is None else args.seed
+        play_in_terminal(rules, args.level, seed=seed, seat=args.seat)
     except InputEnded as error:
         print(flush=True)  # off the prompt's line
         raise UsageError(str(error)) from None
