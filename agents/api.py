@@ -109,11 +109,16 @@ class Agent:
 
     @property
     def scores_passes(self) -> bool:
-        """Whether its pass scores candidate passes (a search agent: ``mc``, and ``pimc`` or
-        ``ismcts`` with ``pass_rollouts``, without which they pass as ``rule`` does):
-        ``pass_values`` explains it."""
+        """Whether its pass scores candidate passes (a search agent): ``pass_values`` explains it."""
+        return self.spec.pass_policy.kind.scored_pass is not None
+
+    @property
+    def searches_passes(self) -> bool:
+        """Whether its passes are searched: ``scores_passes``, and ``pimc`` and ``ismcts`` with
+        ``pass_rollouts`` (without, they pass as ``rule`` does: ``pass_values`` is one row, no
+        playouts behind it)."""
         policy = self.spec.pass_policy
-        return policy.kind.scored_pass is not None and dict(policy.values).get(PASS_ROLLOUTS.name, 1) > 0
+        return self.scores_passes and dict(policy.values).get(PASS_ROLLOUTS.name, 1) > 0
 
     def card_values(self, observation: Observation, hand_seed: int | None = None) -> pd.DataFrame:
         """What a search agent's play weighs: one row per legal card, best first, with ``points``
@@ -157,15 +162,14 @@ class Agent:
         seed and kernel). The searched pass (``pimc``, ``ismcts``) halves its candidates round by
         round and chooses the last one left, so a candidate dropped early, on fewer playouts, may
         show a lower mean than the chosen one; ``mc`` keeps the rule agent's pass unless another
-        candidate beats it by a margin. A pass made without a search (across: the rule agent's)
-        is one row, ``points`` NaN. Raises ``AgentError`` for an agent that passes without scoring
-        passes (``pimc`` and ``ismcts`` without ``pass_rollouts`` among them), ``IllegalMoveError``
-        unless the seat is to pass."""
+        candidate beats it by a margin. A pass made without a search (across, or
+        ``pass_rollouts=0``: the rule agent's) is one row, ``points`` NaN. Raises ``AgentError``
+        for an agent that passes without scoring passes, ``IllegalMoveError`` unless the seat is
+        to pass."""
         policy = self.spec.pass_policy
         if not self.scores_passes:
-            decider = "rule (pass_rollouts=0)" if policy.kind.scored_pass else _decider(policy)
             raise AgentError(
-                f"{self.name} passes by {decider}, which scores no passes: pass_values explains "
+                f"{self.name} passes by {_decider(policy)}, which scores no passes: pass_values explains "
                 "the search agents' passes (mc, and pimc or ismcts with pass_rollouts, such as hard)"
             )
         record, rules, seat, seed = self._search_inputs(observation, hand_seed, want_pass=True)

@@ -432,7 +432,7 @@ CASES: list[tuple[list[str], str]] = [
     ),
     (
         ["replay", "{run:good}", "--row", "0", "--why-pass", "--ask", "normal"],
-        "--ask normal: it passes without scoring",
+        "--ask normal: it passes without a search; ask a search agent",
     ),
     (
         ["replay", "{run:good}", "--row", "0", "--why", "1", "--ask", "rule"],

@@ -172,6 +172,14 @@ def test_explain_adds_what_a_search_weighed_to_its_play() -> None:
             points = [v["points"] for v in values if v["playouts"]]
             assert points == sorted(points) and sum(v["playouts"] for v in values) >= 120
     assert explained >= 10
+    # a pass made without a search (pass_rollouts=0: rule's) is explained as one row of no
+    # playouts, as across is (a change of 2026-12-07 refused it for a while: an error every pass)
+    plain = MoveServer("ismcts(iterations=120)", time_limit=None)
+    _, plain_seed, plain_decisions = loop_hand(Rules(), ["ismcts(iterations=120)"] * 4, seed=6, deal=0)
+    obs, move = plain_decisions[0]
+    answer = without_ms(_ask_local(plain, {**request(obs, 0, plain_seed), "explain": True}))
+    assert answer.pop("values") == [{"pass": answer["pass"], "points": None, "playouts": 0}]
+    assert answer == {"id": 0, **expected(move)}
 
 
 def _valid(state_seed: int = 2) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -815,9 +815,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--ask {args.ask}: it plays without scoring its cards; ask a search agent (hard, mc, ...)"
             )
-        if args.why_pass and not asked.scores_passes:
+        if args.why_pass and not asked.searches_passes:  # rule, or ismcts without pass_rollouts
             raise UsageError(
-                f"--ask {args.ask}: it passes without scoring passes; ask a search agent (hard, mc, ...)"
+                f"--ask {args.ask}: it passes without a search; ask a search agent (hard, mc, ...)"
             )
     with agents_found_in(recorded_folder(run_folder(args.dir))):  # py: files named from where it began
         return _replay_picked(args)

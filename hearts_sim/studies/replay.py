@@ -210,10 +210,11 @@ class Replay:
         return agent is not None and agent.scores_cards
 
     def searches_passes(self, seat: int) -> bool:
-        """Whether ``seat``'s agent scores its passes, so that ``pass_values`` explains its pass."""
+        """Whether ``seat``'s agent searches its passes (``Agent.searches_passes``: ``pimc`` and
+        ``ismcts`` only with ``pass_rollouts``), so that ``pass_values`` explains its pass."""
         self._check_seat(seat)
         agent = self._agent(seat, self.agents[seat])
-        return agent is not None and agent.scores_passes
+        return agent is not None and agent.searches_passes
 
     @staticmethod
     def _agent(seat: int, name: str) -> Agent | None:
