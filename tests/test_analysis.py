@@ -542,11 +542,17 @@ def test_the_failed_threshold_follows_each_rows_rules() -> None:
         mask = failed_moon_mask(long)
         assert mask.sum() == failed_moon_mask(long, points).sum() > 0
         assert failed_moons(records)["failed"].sum() == mask.sum()
-        assert RecordSummary.from_frame(records).failed_moons()["failed"].sum() == mask.sum()
+        summary = RecordSummary.from_frame(records)
+        assert summary.failed_moons()["failed"].sum() == mask.sum() and summary.failed_min_points == points
         assert stopping_trick_counts(records)["hands"].sum() == mask.sum()
     assert failed_moon_mask(to_long(maria), 20).sum() > failed_moon_mask(to_long(maria)).sum()
     unnamed = to_long(maria).drop(columns="rules")  # records without the column: 20, as before
     assert failed_moon_mask(unnamed).sum() == failed_moon_mask(unnamed, 20).sum()
+    blank = to_long(maria).assign(rules=None)  # a row naming no rules: 20 (it raised IndexError)
+    assert failed_moon_mask(blank).sum() == failed_moon_mask(unnamed, 20).sum()
+    pooled = pd.concat([to_long(standard).assign(rules=None), to_long(maria)], ignore_index=True)
+    expected = failed_moon_mask(to_long(standard), 20).sum() + failed_moon_mask(to_long(maria)).sum()
+    assert failed_moon_mask(pooled).sum() == expected  # the rows without were held to the last rules'
     with pytest.raises(AnalysisError, match="min_points 27 is not valid"):
         failed_moons(standard, min_points=27)
     both = failed_moons(pd.concat([maria, standard], ignore_index=True), ["agent", "rules"])

@@ -308,6 +308,9 @@ def test_the_rules_are_named_by_their_preset() -> None:
     assert "rules: qdan5 (n_players=5)." in summary_markdown(five, "x", [])
     edited = RecordSummary.from_frame(simulate(Rules(moon="off"), ["random"] * 4, hands=20, seed=1))
     assert "rules: moon=off." in summary_markdown(edited, "x", [])
+    # a summary of the records' own threshold names it (it said "at least None raw points")
+    maria = RecordSummary.from_frame(simulate("black_maria", ["random"] * 3, hands=20, seed=1))
+    assert "A failed attempt: no moon, but at least 33 raw points" in summary_markdown(maria, "x", [])
 
 
 def test_the_report_reads_failed_attempts_by_the_rules_of_its_runs(tmp_path: Path) -> None:

@@ -317,7 +317,16 @@ def source_offset(direction: str, n_players: int) -> int:
 TIMELINE_COLUMNS = ("first_points_trick", "moon_stopped_trick", "qs_trick")
 GAME_STANDING_COLUMNS = ("game_score", "game_place", "game_behind", "game_won")
 # every column ``to_long`` can make (those of hands of games and of when only from such records)
-HAND_COLUMNS = (
+LONG_COLUMNS = (
+    "hand", "deal", "seed", *GAME_FIELDS, "seating", "seat", "n_players", "pass_direction", "rules", "agent",
+    "dealt", "passed", "received", "held", "points", "score", "tricks", "shot_moon", "moon_suffered",
+    "took_qs", "took_jd", "hearts_taken", *TIMELINE_COLUMNS, *GAME_STANDING_COLUMNS,
+)  # fmt: skip
+# the long columns one value a hand, the same in every seat's row; the others differ from seat to
+# seat, and a per="hand" table cannot group by them (it took seat 0's: moon_rates(per="hand") by
+# shot_moon said every hand's moon was seat 0's); a column added to LONG_COLUMNS is per seat
+# unless named here
+PER_HAND_COLUMNS = (
     "hand",
     "deal",
     "seed",
@@ -328,14 +337,7 @@ HAND_COLUMNS = (
     "rules",
     "qs_trick",
 )
-LONG_COLUMNS = (
-    "hand", "deal", "seed", *GAME_FIELDS, "seating", "seat", "n_players", "pass_direction", "rules", "agent",
-    "dealt", "passed", "received", "held", "points", "score", "tricks", "shot_moon", "moon_suffered",
-    "took_qs", "took_jd", "hearts_taken", *TIMELINE_COLUMNS, *GAME_STANDING_COLUMNS,
-)  # fmt: skip
-# the long columns that differ from seat to seat: per="hand" tables cannot group by them (they took
-# seat 0's value: moon_rates(per="hand") by shot_moon said every hand's moon was seat 0's)
-SEAT_COLUMNS = tuple(name for name in LONG_COLUMNS if name not in HAND_COLUMNS)
+PER_SEAT_COLUMNS = tuple(name for name in LONG_COLUMNS if name not in PER_HAND_COLUMNS)
 
 
 def is_long(frame: pd.DataFrame) -> bool:
@@ -794,7 +796,7 @@ def moon_counts(
     keys = _keys(by)
     long = _long(data, keys, ("seat", "shot_moon", "moon_suffered"), optional=_deal_column(data))
     if per == "hand":
-        per_seat = [k for k in keys if k in SEAT_COLUMNS or k.startswith(tuple(f"{s}_" for s in STAGES))]
+        per_seat = [k for k in keys if k in PER_SEAT_COLUMNS or k.startswith(tuple(f"{s}_" for s in STAGES))]
         if per_seat:
             raise AnalysisError(f"per='hand' counts hands, not players: it cannot group by {per_seat[0]!r}")
         long = long[long["seat"] == 0]
@@ -851,17 +853,16 @@ def failed_points(rules: Rules | None) -> int:
 def _failed_points(long: pd.DataFrame, min_points: Any) -> int | np.ndarray:
     """``min_points`` checked against the rules of the records (their ``rules`` column: 27 is
     no threshold of a 26-point deck); where it is None, each row's ``failed_points`` of its rules
-    (20 of 26, 33 of Black Maria's 43; 20 without the column)."""
-    if "rules" not in long.columns:
-        check_min_points(failed_points(None) if min_points is None else min_points)
-        return failed_points(None) if min_points is None else int(min_points)
-    codes, named = pd.factorize(long["rules"])
-    rules = [_parsed_rules(str(name)) for name in named]
+    (20 of 26, 33 of Black Maria's 43; 20 without the column, or for a row that names none)."""
+    codes, named = pd.factorize(long["rules"]) if "rules" in long.columns else (None, [])
+    # the rules named, then None for the rows that name none (factorize's code -1 picks the last)
+    rules = [*(_parsed_rules(str(name)) for name in named), None]
     if min_points is not None:
-        for each in rules or [None]:
+        for each in rules:
             check_min_points(min_points, each)
         return int(min_points)
-    return np.array([failed_points(each) for each in rules], dtype=np.int64)[codes]
+    points = np.array([failed_points(each) for each in rules], dtype=np.int64)
+    return points[-1] if codes is None else points[codes]
 
 
 @functools.lru_cache(maxsize=64)
@@ -1809,6 +1810,15 @@ class RecordSummary:
 
     def qs_capture_rates(self) -> pd.DataFrame:
         return _with_rate(self._counts("qs"), "qs", "hands", 1.0, Z95)
+
+    @property
+    def failed_min_points(self) -> int:
+        """The raw points of a failed attempt its tables count: ``min_points``, or where that is
+        None ``failed_points`` of the rules of the records added (20 before any, or of several)."""
+        if self.min_points is not None:
+            return self.min_points
+        named = [_parsed_rules(name) for name in self.rules]
+        return failed_points(named[0] if len(named) == 1 else None)
 
     @property
     def has_timeline(self) -> bool:

@@ -249,7 +249,7 @@ def _figures(summary: RecordSummary) -> dict[str, Any]:
     plot_failed_cost(
         summary.failed_moons(),
         ax,
-        title=f"Failed moon attempts (>= {summary.min_points} points or all hearts, no moon)",
+        title=f"Failed moon attempts (>= {summary.failed_min_points} points or all hearts, no moon)",
     )
     ax = figures["score_distribution.png"] = new_axes()
     plot_distribution(summary.points_distribution(), ax, title="Final score per hand")
@@ -304,7 +304,7 @@ def summary_markdown(
         f"Records: `{source}`: {summary.hands:,} hands; rules: {rules}.",
         "Rates are per 1,000 hands an agent played (player-hands), with Wilson 95% intervals over "
         "the deals (the hands of a deal, in its every seating, are one sample).",
-        f"A failed attempt: no moon, but at least {summary.min_points} raw points"
+        f"A failed attempt: no moon, but at least {summary.failed_min_points} raw points"
         + (" or all 13 hearts." if summary.all_hearts else "."),
         *(
             [
