@@ -248,7 +248,14 @@ CASES: list[tuple[list[str], str]] = [
     ),
     # a near miss of the command's own option first: these were pointed at replay's --hand and
     # --game, and at tournament's --games, alone, or given no hint
-    (["match", "rule", "random", "--deals", "10", "--hands", "50"], "--deals and --hands are one option"),
+    (
+        ["match", "rule", "random", "--deals", "10", "--hands", "50"],
+        "--deals 10 and --hands 50 are one option",
+    ),
+    (
+        ["match", "rule", "random", "--deals", "10", "--deals", "50"],
+        "--deals is given twice (10 and 50): give",
+    ),
     (["bench", "--hand", "10"], "--hand 10; did you mean '--hands'? (--hand is an option of replay)"),
     (
         ["tournament", "rule", "random", "--game"],

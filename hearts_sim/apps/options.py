@@ -183,17 +183,20 @@ class Option:
 
 class _OldNames(argparse.Action):
     """Stores the value, and says so on stderr when an option was written by an old name (kept
-    as a deprecated alias: ``--hands`` counts deals, each played in every seating); both names
-    are refused (``--deals 10 --hands 50`` played 50 deals, the last one given)."""
+    as a deprecated alias: ``--hands`` counts deals, each played in every seating); a second
+    value is refused, by either name (``--deals 10 --hands 50`` played 50 deals, the last one)."""
 
     def __call__(
         self, parser: argparse.ArgumentParser, namespace: Any, values: Any, flag: Any = None
     ) -> None:
         name = self.option_strings[0]
         written = namespace.__dict__.setdefault("_written_as", {})
-        before = written.setdefault(self.dest, flag)
-        if flag is not None and before != flag:
-            raise UsageError(f"{before} and {flag} are one option ({name}): give it once")
+        if self.dest in written:
+            before, value = written[self.dest]
+            if before == flag:
+                raise UsageError(f"{flag} is given twice ({value} and {values}): give it once")
+            raise UsageError(f"{before} {value} and {flag} {values} are one option ({name}): give it once")
+        written[self.dest] = (flag, values)
         if flag is not None and flag != name:
             what = (self.help or "").split(";")[0].split(" (")[0]
             print(

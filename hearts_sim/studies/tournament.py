@@ -473,6 +473,9 @@ class ShownAsText:
     ``_repr_pretty_`` up the class's MRO, and the dataclass's own came first (1,500 characters of
     fields in a terminal or a notebook's text output, never the table)."""
 
+    def __str__(self) -> str:  # each class's own text: without one, __repr__ (this) would recurse
+        raise NotImplementedError(f"{type(self).__name__} says what it shows in its own __str__")
+
     def __repr__(self) -> str:
         return str(self)
 
