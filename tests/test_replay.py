@@ -310,8 +310,9 @@ def test_the_replay_command_finds_a_hand_and_shows_it(tmp_path, capsys) -> None:
 
 def test_a_row_is_found_in_the_part_that_holds_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """``find_hand(row=N)`` reads the one part that holds row N (the parts' footers count their
-    rows), where it read every part before it whole: the same row as ``load_records``, every
-    column alike, at each part's edges; a row past the end names the run's rows."""
+    rows), where it read every part before it whole (a speed-up: this is its equivalence check,
+    which the old code passes too): the same row as ``load_records``, every column alike, at each
+    part's edges; a row past the end names the run's rows."""
     run = tmp_path / "run"
     run_tournament(TournamentConfig(("rule", "random"), deals=12, seed=3, chunk_deals=4), run, progress=False)
     records = an.load_records(run)
@@ -322,7 +323,7 @@ def test_a_row_is_found_in_the_part_that_holds_it(tmp_path) -> None:  # type: ig
     for row in edges:
         found = an.find_hand(run, row=row)
         assert (found.index, found.seat) == (row, None)
-        pd.testing.assert_series_equal(found.row, records.iloc[row], check_names=False, check_dtype=False)
+        pd.testing.assert_series_equal(found.row, records.iloc[row], check_names=False)
         assert str(an.replay(found.row)) == str(an.replay(records.iloc[row]))
     with pytest.raises(
         an.AnalysisError, match=f"holds {len(records)} hands .*: there is no row {len(records)}$"
