@@ -97,6 +97,10 @@ CASES: list[tuple[list[str], str]] = [
     (["tournament", "lowest", "--rule", "black_maria=maybe"], "choose true or false"),
     (["tournament", "lowest", "--rules", "qdan3", "--rule", "pass_cycle=across"], "pass_cycle='across'"),
     (["tournament", "lowest", "--rule", "deck_mode=kitty"], "deck_mode='kitty' needs 3 or 5 players"),
+    (  # it played as pass_count=0 alone under another label, which pooled with nothing
+        ["tournament", "lowest", "--rule", "pass_count=0", "--rule", "pass_cycle=left"],
+        "pass_cycle='left' directs no pass: pass_count=0 never passes (drop pass_cycle)",
+    ),
     # ---- tournament: agents and their parameters
     (["tournament", "nosuchagent"], "unknown agent 'nosuchagent'"),
     (["tournament", "lowest", ""], "an agent spec must be a non-empty string"),

@@ -307,6 +307,10 @@ def _check_combinations(r: Rules) -> None:
         raise RulesError("deck_mode='kitty' needs 3 or 5 players: 52 cards deal evenly to 4 players")
     if r.pass_cycle == "across" and r.n_players != 4:
         raise RulesError(f"pass_cycle='across' needs 4 players (there is no seat across with {r.n_players})")
+    if r.pass_count == 0 and r.pass_cycle != Rules.pass_cycle:  # one game as two rules, two labels
+        raise RulesError(
+            f"pass_cycle={r.pass_cycle!r} directs no pass: pass_count=0 never passes (drop pass_cycle)"
+        )
 
 
 _BOOLEAN_WORDS = {
