@@ -613,6 +613,15 @@ def test_more_records_than_memory_holds_are_refused_before_a_hand_is_played(
     ):
         simulate_games(games=20_000)
     assert len(simulate(hands=1000)) == 1000  # 0.1 MiB: fits
+    # the hands of games, whose number no one knows before the games end, were never counted:
+    # 400,000 games took 1.7 GB past 512 MiB; refused after the first chunk at its games' length
+    with pytest.raises(
+        InputError,
+        match=r"^the hands of 2,000 games need about [0-9.]+ MiB at the length of the first 100, and "
+        r"1.0 MiB is available here: play fewer games at a time \(first_game=",
+    ):
+        simulate_games(games=2000, hands=True, chunk_size=100)
+    assert len(simulate_games(games=2000, chunk_size=100)) == 2000  # the games alone: 0.15 MiB
     monkeypatch.setattr(simulate_module, "available_memory", lambda: None)  # not known: numpy's refusal
     with pytest.raises(InputError, match=r"^1,000,000,000,000 hands need 142,492.4 GiB for their records: "):
         simulate(hands=10**12)

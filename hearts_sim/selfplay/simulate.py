@@ -516,6 +516,8 @@ def simulate_games(
 
     def run(start: int, count: int, out: np.ndarray) -> None:
         kept.append(run_games(table, seed, first_game + start, count, out, engines, bool(hands))[1])
+        if hands:
+            _check_hands_room(kept, start + count, games)
 
     records = _run_chunked(run, games, chunk_size, GAME_RECORD, "game", progress)
     undecided = undecided_games(records)
@@ -529,4 +531,23 @@ def simulate_games(
     frame = game_frame(records, table.rules, table.labels())
     if not hands:
         return frame
-    return frame, hand_frame(np.concatenate(kept), table.rules, table.labels())
+    every_hand = np.concatenate(kept)
+    kept.clear()  # the chunks' pieces, copied into one array
+    return frame, hand_frame(every_hand, table.rules, table.labels())
+
+
+def _check_hands_room(kept: list[np.ndarray], played: int, games: int) -> None:
+    """After a chunk of ``simulate_games(hands=True)``: a refusal in one line where all the games'
+    hands, at the length of those played so far, would not fit in the memory this process can
+    have (``available_memory``), twice over (the chunks' pieces, then the one array they are
+    gathered into). A game's hands are not known before it ends, and the games' own records were
+    the only ones checked: 400,000 games took 1.7 GB past a limit of 512 MiB."""
+    memory = available_memory()
+    held = sum(piece.nbytes for piece in kept)
+    need = 2 * held * games // played
+    if memory is not None and need > memory:
+        raise SimulationError(
+            f"the hands of {games:,} games need about {memory_size(need)} at the length of the "
+            f"first {played:,}, and {memory_size(memory)} is available here: play fewer games at a "
+            "time (first_game= says where each part starts), or without hands=True"
+        )
