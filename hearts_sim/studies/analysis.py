@@ -1430,11 +1430,17 @@ def _frames(
 def load_records(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """All the hand records of a tournament directory in memory (for small runs): every column,
     or ``columns``. A row of it can be replayed (``replay``)."""
+    import pyarrow as pa
+
     parts = list(iter_records(path, columns, every_column=columns is None))
     frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    del parts
     for column in frame.columns:  # batches may have different category sets
         if frame[column].dtype == object and column.startswith(("agent_", "rules", "pass_direction")):
             frame[column] = frame[column].astype("category")
+    # pyarrow's allocator keeps the decoded batches' memory for reuse: 609 MB resident after
+    # reading 1.4 million hands (a 173 MB frame), 397 MB once it is handed back
+    pa.default_memory_pool().release_unused()
     return frame
 
 
