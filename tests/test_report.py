@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,18 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("tournament") / "run"
     run_tournament(make_config(AGENTS, deals=400, seed=3), out, progress=False)  # 6 seatings: 2,400 hands
     return out
+
+
+def test_report_quiet_draws_no_bar(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a terminal the report draws a bar of the hands it reads; ``--quiet`` (which it lacked,
+    as every other long command has it) draws none."""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(["report", str(run_dir), "--out", str(tmp_path / "shown")]) == 0
+    assert "reading" in capsys.readouterr().err
+    assert main(["report", str(run_dir), "--out", str(tmp_path / "quiet"), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_report_writes_figures_and_summary(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

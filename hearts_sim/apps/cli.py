@@ -668,7 +668,7 @@ MIN_POINTS = Option(
 def cmd_report(args: argparse.Namespace) -> int:
     from hearts_sim.studies.report import write_report
 
-    written = write_report(args.dirs, args.out, min_points=args.min_points)
+    written = write_report(args.dirs, args.out, min_points=args.min_points, progress=_progress(args))
     print(f"wrote {len(written)} files to {written[-1].parent} (summary: {written[-1]})")
     return 0
 
@@ -1516,9 +1516,10 @@ def build_parser() -> argparse.ArgumentParser:
                 PATH,
                 "output directory (default DIR/report; needed for several runs)",
                 flags=("--out",),
-                metavar="PATH",
+                metavar="DIR",
             ),
             MIN_POINTS,
+            QUIET_PROGRESS,
         ),
     )
 
