@@ -66,7 +66,8 @@ def test_the_manifest_reads_back_as_written_with_one_part_a_line(
     runs: dict[str, Path], tmp_path: Path
 ) -> None:
     """The manifest is rewritten after every chunk: its parts are written one compact entry a
-    line (json's indenting encoder cost 78 ms a chunk at 20,000 parts), the rest indented."""
+    line (json's indenting encoder cost 78 ms a chunk at 20,000 parts) and its tally on one line
+    (16 ms a chunk at 64 agents, whose pairs it sums), the rest indented."""
     good = manifest(runs["good"])
     text = (runs["good"] / "manifest.json").read_text()
     lines = text.splitlines()
@@ -76,10 +77,13 @@ def test_the_manifest_reads_back_as_written_with_one_part_a_line(
             or f"    {json.dumps(entry, sort_keys=True)}" in lines
         )
     assert '  "chunks_done": 4,' in lines
+    assert f'  "tally": {json.dumps(good["tally"], sort_keys=True, separators=(",", ":"))},' in lines
     for variant in (
         {**good, "parts": []},
         {**good, "hand_parts": good["parts"][:1]},
         {**good, "command": "\0parts"},
+        {**good, "command": "\0tally"},
+        {key: value for key, value in good.items() if key != "tally"},
     ):
         assert json.loads(tournament._manifest_text(variant)) == variant
 
