@@ -171,44 +171,19 @@ class Option:
                 options.update(nargs="*" if stored is not None else "+")
         else:
             options.update(type=self.parse, default=stored)
-            if len(self.flags) > 1:  # the flags after the first are old names (--hands for --deals)
-                options.update(action=_OldNames)
-            elif self.given_twice:
-                options.update(action=_Once, hint=self.given_twice)
+            if len(self.flags) > 1 or self.given_twice:  # the flags after the first: old names
+                options.update(action=_Once, hint=self.given_twice or "give it once")
         if self.flags:
             parser.add_argument(*self.flags, dest=self.name, **options)
         else:
             parser.add_argument(self.name, **options)
 
 
-class _OldNames(argparse.Action):
-    """Stores the value, and says so on stderr when an option was written by an old name (kept
-    as a deprecated alias: ``--hands`` counts deals, each played in every seating); a second
-    value is refused, by either name (``--deals 10 --hands 50`` played 50 deals, the last one)."""
-
-    def __call__(
-        self, parser: argparse.ArgumentParser, namespace: Any, values: Any, flag: Any = None
-    ) -> None:
-        name = self.option_strings[0]
-        written = namespace.__dict__.setdefault("_written_as", {})
-        if self.dest in written:
-            before, value = written[self.dest]
-            if before == flag:
-                raise UsageError(f"{flag} is given twice ({value} and {values}): give it once")
-            raise UsageError(f"{before} {value} and {flag} {values} are one option ({name}): give it once")
-        written[self.dest] = (flag, values)
-        if flag is not None and flag != name:
-            what = (self.help or "").split(";")[0].split(" (")[0]
-            print(
-                f"hearts-sim: warning: {flag} is the old name of {name} ({what}): write {name}",
-                file=sys.stderr,
-            )
-        setattr(namespace, self.dest, values)
-
-
 class _Once(argparse.Action):
-    """Stores the value, refusing a second one (``--rules qdan5 --rules quick`` played ``quick``
-    alone, where both were likely meant) with the option's hint."""
+    """Stores the value, refusing a second one by any of the option's names with its hint
+    (``--rules qdan5 --rules quick`` played ``quick`` alone, where both were likely meant;
+    ``--deals 10 --hands 50`` played 50 deals), and says so on stderr when the option was written
+    by an old name (a deprecated alias: ``--hands`` counts deals, each played in every seating)."""
 
     def __init__(self, *args: Any, hint: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -217,10 +192,20 @@ class _Once(argparse.Action):
     def __call__(
         self, parser: argparse.ArgumentParser, namespace: Any, values: Any, flag: Any = None
     ) -> None:
+        name = self.option_strings[0]
         given = namespace.__dict__.setdefault("_given_once", {})
         if self.dest in given:
-            raise UsageError(f"{flag} is given twice ({given[self.dest]} and {values}): {self.hint}")
-        given[self.dest] = values
+            before, value = given[self.dest]
+            if before == flag:
+                raise UsageError(f"{flag} is given twice ({value} and {values}): {self.hint}")
+            raise UsageError(f"{before} {value} and {flag} {values} are one option ({name}): {self.hint}")
+        given[self.dest] = (flag, values)
+        if flag is not None and flag != name:
+            what = (self.help or "").split(";")[0].split(" (")[0]
+            print(
+                f"hearts-sim: warning: {flag} is the old name of {name} ({what}): write {name}",
+                file=sys.stderr,
+            )
         setattr(namespace, self.dest, values)
 
 
