@@ -986,6 +986,7 @@ def cmd_combine(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     """Where each run, tune or calibration kept in a folder stands (its manifest or settings
     file alone: fast, and safe while a process writes it)."""
+    from hearts_sim.selfplay.records import HELD_BY
     from hearts_sim.studies.calibrate import LEVELS_FILE, kept_levels
     from hearts_sim.studies.tournament import MANIFEST, run_status
     from hearts_sim.studies.tune import TUNE_FILE, kept_tune
@@ -993,10 +994,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     kept = {TUNE_FILE: kept_tune, LEVELS_FILE: kept_levels}  # a kept job's folder, by its settings file
 
     def holds(folder: Path) -> bool:
-        return any((folder / name).exists() for name in (MANIFEST, *kept))
+        return any((folder / name).exists() for name in HELD_BY)
 
     def statuses(folder: Path) -> list[Any]:
-        if folder.name in (MANIFEST, *kept) and folder.is_file():  # the file named, not its folder
+        if folder.name in HELD_BY and folder.is_file():  # the file named, not its folder
             folder = folder.parent
         job = next((kept[name] for name in kept if (folder / name).exists()), None)
         if (folder / MANIFEST).exists():

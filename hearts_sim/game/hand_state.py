@@ -350,7 +350,7 @@ class HandState:
         ]
         # each hand padded to the widest (a fixed 44 ran over with 3 players' 17 cards), "-" once
         # played out (every suit's "-" before), and in the pass phase the cards a seat has chosen
-        hands = [self.hand(seat).by_suit() if self.hand(seat) else "-" for seat in range(n)]
+        hands = [cards.by_suit() if cards else "-" for cards in map(self.hand, range(n))]
         width = max(map(len, hands))
         for seat in range(n):
             marker = ">" if self.current_player == seat else " "
