@@ -58,6 +58,7 @@ class Agent:
 
     @property
     def name(self) -> str:
+        """The agent's name as tables and records show it: its spec, ``ismcts(iterations=800)``."""
         return self.spec.name
 
     def __repr__(self) -> str:  # the spec's name, not its kinds' kernels and declarations

@@ -39,6 +39,8 @@ NO_CARD = -1  # an empty slot (e.g. a seat that has not played to the trick yet)
 
 
 def card_index(suit: int, rank: int) -> int:
+    """A card's bit (0 to 51) from its suit and rank indexes: suits in the order clubs, diamonds,
+    spades, hearts; ranks 2 to ace."""
     return suit * N_RANKS + rank
 
 
@@ -251,6 +253,7 @@ class CardSet:
     __ror__, __rand__, __rxor__ = __or__, __and__, __xor__
 
     def to_list(self, symbols: bool = False) -> list[str]:
+        """Each card's name in deck order: ``['2C', 'QS']``, or ``['♣2', '♠Q']`` with ``symbols``."""
         return [card_str(c, symbols) for c in self]
 
     def by_suit(self) -> str:

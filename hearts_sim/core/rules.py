@@ -203,6 +203,7 @@ class Rules:
 
     @property
     def kitty_size(self) -> int:
+        """Cards laid face down (``deck_mode=kitty``: 1 for 3 players, 2 for 5); 0 otherwise."""
         return 52 - self.n_removed - self.hand_size * self.n_players
 
     @property
@@ -224,6 +225,7 @@ class Rules:
         return KernelRules(*(_kernel_value(f, getattr(self, f.name)) for f in dataclasses.fields(self)))
 
     def to_dict(self) -> dict[str, Any]:
+        """Every switch by name, as JSON takes it (``from_dict`` reads it back)."""
         return dataclasses.asdict(self)
 
     @classmethod

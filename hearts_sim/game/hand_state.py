@@ -167,6 +167,7 @@ class HandState:
 
     @property
     def n_players(self) -> int:
+        """Seats at the table: 3, 4 or 5, as the rules say."""
         return self.rules.n_players
 
     @property
@@ -176,14 +177,19 @@ class HandState:
 
     @property
     def pass_direction(self) -> str:
+        """This hand's pass: ``left``, ``right``, ``across`` or ``none`` (a hold hand)."""
         return pass_direction_name(int(self._state["pass_offset"]), self.n_players)
 
     @property
     def hearts_broken(self) -> bool:
+        """Whether a heart (or the queen, under ``qs_breaks_hearts``) has been played: hearts may
+        be led from then on."""
         return bool(self._state["hearts_broken"])
 
     @property
     def trick_number(self) -> int:
+        """Tricks completed so far: 0 while passing and during the first trick, the hand size
+        once done."""
         return int(self._state["trick_number"])
 
     @property
@@ -192,13 +198,17 @@ class HandState:
         return self._state
 
     def hand(self, seat: int) -> CardSet:
+        """The cards ``seat`` holds now (after the pass, less those it has played)."""
         return CardSet(int(self._state["hands"][self._seat(seat)]))
 
     def dealt(self, seat: int) -> CardSet:
+        """The cards ``seat`` was dealt, before the pass."""
         return CardSet(int(self._state["dealt"][self._seat(seat)]))
 
     @property
     def kitty(self) -> CardSet:
+        """The cards laid face down under ``deck_mode=kitty`` (the first trick's winner takes them
+        and their points); empty otherwise."""
         return CardSet(int(self._state["kitty"]))
 
     @property
@@ -208,13 +218,16 @@ class HandState:
         return int(self._state["dealer"])
 
     def taken(self, seat: int) -> CardSet:
+        """The cards of the tricks ``seat`` has won so far (and the kitty, once it is taken)."""
         return CardSet(int(self._state["taken"][self._seat(seat)]))
 
     def tricks_won(self) -> np.ndarray:
+        """How many tricks each seat has won so far (a copy)."""
         return self._state["tricks_won"][: self.n_players].copy()
 
     @property
     def trick_winners(self) -> list[int]:
+        """The seat that won each completed trick, in order."""
         return [int(w) for w in self._state["trick_winners"][: self.trick_number]]
 
     @property
@@ -237,6 +250,7 @@ class HandState:
 
     @property
     def moon_shooter(self) -> int:
+        """The seat that shot the moon in this hand, or -1 (none, or the hand is not over)."""
         return int(self._state["moon_shooter"])
 
     def legal_moves(self) -> CardSet:

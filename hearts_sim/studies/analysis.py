@@ -1683,6 +1683,7 @@ class RecordSummary:
         return f"RecordSummary({self.hands:,} hands; agents: {agents}; rules: {rules})"
 
     def counters(self) -> dict[str, Counter]:
+        """Each count table's name and how a batch of long records is counted into it."""
         return {
             "moons": lambda long: moon_counts(long, "agent"),
             "moons_by_direction": lambda long: moon_counts(long, ["agent", "pass_direction"]),
@@ -1809,12 +1810,15 @@ class RecordSummary:
         return _failed_table(self._counts(table), scale, Z95)
 
     def moons_suffered(self, scale: float = 1000.0) -> pd.DataFrame:
+        """``moons_suffered`` by agent: moons shot against it per ``scale`` hands, and their cost."""
         return _suffered_table(self._counts("suffered"), scale, Z95)
 
     def points_distribution(self) -> pd.DataFrame:
+        """``points_distribution`` by agent: the share of its hands at each score."""
         return _distribution_table(self._counts("scores"), "score")
 
     def qs_capture_rates(self) -> pd.DataFrame:
+        """``qs_capture_rates`` by agent and pass direction: the share of hands it took the queen in."""
         return _with_rate(self._counts("qs"), "qs", "hands", 1.0, Z95)
 
     @property
@@ -1845,13 +1849,16 @@ class RecordSummary:
         return self._counts(name)
 
     def stopping_tricks(self) -> pd.DataFrame:
+        """``stopping_tricks`` by agent: the share of its failed attempts stopped at each trick."""
         return _distribution_table(self._timeline_counts("stopping_tricks"), "moon_stopped_trick")
 
     def qs_tricks(self) -> pd.DataFrame:
+        """``qs_tricks`` by agent: the share of its captures of the queen taken at each trick."""
         return _distribution_table(self._timeline_counts("qs_tricks"), "qs_trick")
 
     @property
     def agents(self) -> list[str]:
+        """The agents the records added so far name, in the tables' order."""
         return [str(a) for a in self._counts("moons").index]
 
 

@@ -111,6 +111,7 @@ class KeptJob:
 
     @property
     def path(self) -> Path:
+        """The job's kept file in its folder (``tune.json``, ``levels.json``)."""
         return self.out / self.file
 
     def read(self) -> dict[str, Any]:
@@ -287,6 +288,7 @@ class JobStatus(ShownAsText):
         return "\n".join(self.lines())
 
     def as_dict(self) -> dict[str, Any]:
+        """The status as ``status --json`` prints it."""
         return {
             "out": str(self.job.out),
             "job": self.job.command,

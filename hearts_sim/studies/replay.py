@@ -114,6 +114,7 @@ class Replay:
 
     @property
     def trick_winners(self) -> list[int]:
+        """The seat that won each trick, in order."""
         return [trick.winner for trick in self.tricks]
 
     @property

@@ -201,6 +201,8 @@ class Tally:
         return mean, [mean - half, mean + half], p
 
     def points_per_hand(self, a: int) -> tuple[float, list[float]]:
+        """Agent ``a``'s mean score per hand and its 95% interval over deals (games: per game,
+        then divided by the hands a game lasted)."""
         mean, ci, _ = self._mean_ci(self.score_sum[a], self.score_square_sum[a], self.slots_per_deal[a])
         if self.games_hands[a]:  # games: per game -> per hand
             per_game_hands = self.games_hands[a] / (self.deals * self.slots_per_deal[a])

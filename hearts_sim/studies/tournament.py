@@ -255,17 +255,21 @@ class TournamentConfig:
         ]
 
     def seatings(self) -> list[tuple[int, ...]]:
+        """The seatings each deal is played in (``seatings``): agent indexes per seat."""
         return seatings(len(self.agents), self.rules.n_players)
 
     def table(self) -> Table:
+        """The seatings as the kernels take them: one table of agent specs per seating."""
         specs = self.specs()
         return Table.build(self.rules, [[specs[a] for a in s] for s in self.seatings()])
 
     @property
     def n_chunks(self) -> int:
+        """The chunks the run is played and saved in: ``deals / chunk_deals``, rounded up."""
         return math.ceil(self.deals / self.chunk_deals)
 
     def to_dict(self) -> dict[str, Any]:
+        """The config as the manifest records it (JSON), which ``from_dict`` reads back."""
         # field by field, not asdict(): that deep-copies an agent object, which may hold a model
         # or a lock; an object is recorded by its label (py:ClassName), as the manifest is JSON
         values = {f.name: getattr(self, f.name) for f in fields(self)}

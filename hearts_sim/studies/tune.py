@@ -106,6 +106,7 @@ class TuneResult(ShownAsText):
         return parse_agent(self.best.spec) == parse_agent(self.reference)
 
     def as_dict(self) -> dict[str, Any]:
+        """The result as ``tune --json`` prints it and the kept file records it."""
         return {
             "agent": self.agent,
             "reference": self.reference,
