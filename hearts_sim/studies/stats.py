@@ -40,6 +40,12 @@ _PER_AGENT_SUMS = (
 )
 
 
+def _added(rows: list[list[int]], delta: np.ndarray | list[list[int]]) -> list[list[int]]:
+    """A k by k list of exact (Python) integer sums plus ``delta``, element by element."""
+    added = delta.tolist() if isinstance(delta, np.ndarray) else delta
+    return [[x + y for x, y in zip(r, q, strict=True)] for r, q in zip(rows, added, strict=True)]
+
+
 @dataclass
 class Tally:
     """Exact integer sums over deals, per agent and per pair of agents (JSON-serialisable).
@@ -143,17 +149,24 @@ class Tally:
         return bool(self.by_direction) and sum(t.deals for t in self.by_direction.values()) == self.deals
 
     def add_deal_sums(self, per_deal: np.ndarray) -> None:
-        """Fold in a (deals, agents) int64 array of per-deal score sums S_a(d)."""
-        sums = per_deal.astype(np.int64)  # |S| < 2**16 per deal: a chunk's squares fit in int64
-        c = self.slots_per_deal
+        """Fold in a (deals, agents) int64 array of per-deal score sums S_a(d).
+
+        A pair's per-deal difference is D_ab = S_a c_b - S_b c_a (c: slots per deal), so its sums
+        come from each agent's sum and the Gram matrix G = S^T S: sum D_ab = c_b sum S_a -
+        c_a sum S_b and sum D_ab^2 = c_b^2 G_aa + c_a^2 G_bb - 2 c_a c_b G_ab, exact in int64
+        (|S| < 2**16 a deal). A loop over the pairs took 2.8 s a chunk of 64 deals at 256 agents."""
+        sums = per_deal.astype(np.int64)
+        c = np.asarray(self.slots_per_deal, dtype=np.int64)
         self.deals += len(per_deal)
-        for a in range(self.n_agents):
-            self.score_sum[a] += int(sums[:, a].sum())
-            self.score_square_sum[a] += int((sums[:, a] * sums[:, a]).sum())
-            for b in range(self.n_agents):
-                diff = sums[:, a] * c[b] - sums[:, b] * c[a]
-                self.pair_sum[a][b] += int(diff.sum())
-                self.pair_square_sum[a][b] += int((diff * diff).sum())
+        total = sums.sum(axis=0)
+        gram = sums.T @ sums
+        square = np.diag(gram)
+        pair = np.outer(total, c) - np.outer(c, total)
+        pair_square = np.outer(square, c * c) + np.outer(c * c, square) - 2 * np.outer(c, c) * gram
+        self.score_sum = [x + y for x, y in zip(self.score_sum, total.tolist(), strict=True)]
+        self.score_square_sum = [x + y for x, y in zip(self.score_square_sum, square.tolist(), strict=True)]
+        self.pair_sum = _added(self.pair_sum, pair)
+        self.pair_square_sum = _added(self.pair_square_sum, pair_square)
 
     def add(self, other: Tally) -> None:
         """Fold in the tally of a run of the same agents and seatings over other deals: every
@@ -170,8 +183,7 @@ class Tally:
                 self, name, [x + y for x, y in zip(getattr(self, name), getattr(other, name), strict=True)]
             )
         for name in ("pair_sum", "pair_square_sum"):
-            rows = zip(getattr(self, name), getattr(other, name), strict=True)
-            setattr(self, name, [[x + y for x, y in zip(r, q, strict=True)] for r, q in rows])
+            setattr(self, name, _added(getattr(self, name), getattr(other, name)))
         for name, tally in other.by_direction.items():
             self.direction(name).add(tally)
 
