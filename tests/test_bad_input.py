@@ -279,11 +279,10 @@ CASES: list[tuple[list[str], str]] = [
     (["bench", "--hands", "abc"], "--hands abc is not valid"),
     (["bench", "--threads", "0"], "--threads 0 is not valid"),
     (["bench", "--openspiel-hands", "-1"], "--openspiel-hands -1 is not valid"),
-    # no abbreviations: it was taken for --rules and refused as a preset 'n_players=3'
-    (
-        ["bench", "--rule", "n_players=3"],
-        "--rule n_players=3; did you mean '--rules'? (--rule is an option of",
-    ),
+    # no abbreviations: --rule was once taken for --rules and refused as a preset 'n_players=3'
+    (["bench", "--rep", "1"], "unrecognized arguments: --rep 1"),
+    (["bench", "--rule", "moon=of"], "moon='of' is not valid: choose one of"),
+    (["bench", "--rule", "n_players=3", "--rule", "n_players=5"], "n_players is set twice"),
     (["tournament", "rule", "random", "--deal", "5"], "unrecognized arguments: --deal 5"),
     (["bench", "--repeats", "0"], "--repeats 0 is not valid"),
     (["bench", "--repeats", "1000"], "--repeats 1000 is not valid"),

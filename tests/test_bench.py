@@ -52,6 +52,18 @@ def test_bench_prints_no_reference_ratio_for_other_rules() -> None:
     assert "hearts_sim kernel, 2 threads" in two and "hearts_sim kernel, 1 thread" in two
 
 
+def test_bench_takes_rule_switches_as_every_command_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--rule`` after ``--rules``, as tournament, match, levels, tune, play and serve take it (bench
+    refused it: a variant's speed needed the switches spelt into the preset's text)."""
+    from hearts_sim.apps.cli import main
+
+    argv = ["bench", "--hands", "100", "--openspiel-hands", "0", "--repeats", "1", "--threads", "1"]
+    assert main([*argv, "--rules", "qdan5", "--rule", "moon=off", "--rule", "jd_bonus=-10", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["rules"] == "n_players=5, moon=off, jd_bonus=-10"
+    assert result["invariants_checked"] == 100  # the variant's hands were played and checked
+
+
 def test_bench_gives_no_ratio_to_openspiel_for_a_game_it_does_not_play() -> None:
     """OpenSpiel plays 4-player hearts (its own rules, the openspiel preset): a 5-player preset's
     ratio to it (119.6x) compared two games."""

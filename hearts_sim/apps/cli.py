@@ -173,13 +173,12 @@ QUIET_PROGRESS = Option("quiet", FLAG, "no progress bar or progress lines", Fals
 def cmd_bench(args: argparse.Namespace) -> int:
     from hearts_sim.studies.bench import format_bench, run_bench
 
-    Rules.parse(args.rules)  # an unknown preset is one line before any work
     result = run_bench(
         hands=args.hands,
         threads=args.threads,
         openspiel_hands=args.openspiel_hands,
         seed=args.seed,
-        rules=args.rules,
+        rules=_rules(args),  # a bad preset or switch is one line before any work
         repeats=args.repeats,
         startup=args.startup,
         report=_say(args),
@@ -1466,7 +1465,7 @@ def build_parser() -> argparse.ArgumentParser:
         "bench",
         "random-vs-random hands/s against OpenSpiel",
         cmd_bench,
-        (BENCH_HANDS, threads_option(), OPENSPIEL_HANDS, RULES, SEED, REPEATS, STARTUP, JSON, QUIET),
+        (BENCH_HANDS, threads_option(), OPENSPIEL_HANDS, RULES, RULE, SEED, REPEATS, STARTUP, JSON, QUIET),
     )
 
     tournament = commands.add_parser(

@@ -108,7 +108,7 @@ def run_bench(
     threads: int | None = None,
     openspiel_hands: int = 2000,
     seed: int = 0,
-    rules: str = "standard",
+    rules: Rules | str = "standard",
     repeats: int = 3,
     startup: bool = False,
     report: Callable[[str], None] | None = None,
