@@ -19,7 +19,7 @@ import pytest
 
 from agents.external import close_all
 from hearts_sim import analysis as an
-from hearts_sim.core.cards import card_str, cards_str, parse_card
+from hearts_sim.core.cards import CardSet, card_str, cards_str, parse_card
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.records import hand_frame, unpack_trick_winners
 from hearts_sim.selfplay.simulate import Table, run_hands, simulate, simulate_games
@@ -610,10 +610,11 @@ def test_the_replay_command_says_why_with_why_and_ask(tmp_path, capsys) -> None:
     assert searchers and len(out) == start + 1 + len(searchers)
     for line, (seat, card) in zip(out[start + 1 :], searchers, strict=True):
         table = hand.card_values(4, seat)
-        assert line.startswith(f"  seat {seat} ismcts(iterations=100) played {card_str(card)}: ")
-        assert line.endswith(
-            f"{table['card'].iloc[-1]} {table['points'].iloc[-1]:.2f} ({table['weight'].iloc[-1]:,})"
-        )
+        # cards as the hand above shows them (``♠Q``), where the tables name them as parse reads (QS)
+        played = card_str(card, symbols=True)
+        assert line.startswith(f"  seat {seat} ismcts(iterations=100) played {played}: ")
+        last = CardSet.parse(table["card"].iloc[-1])
+        assert line.endswith(f"{last} {table['points'].iloc[-1]:.2f} ({table['weight'].iloc[-1]:,})")
     assert main(["replay", str(run), "--row", "3", "--why", "5", "--ask", "mc(samples=4)"]) == 0
     out = capsys.readouterr().out.splitlines()
     asked = out[
@@ -621,7 +622,7 @@ def test_the_replay_command_says_why_with_why_and_ask(tmp_path, capsys) -> None:
     ]
     assert len(asked) == 4
     for line, (seat, _) in zip(asked, hand.tricks[4].cards, strict=True):
-        chosen = hand.card_values(4, seat, "mc(samples=4)").query("chosen")["card"].iloc[0]
+        chosen = CardSet.parse(hand.card_values(4, seat, "mc(samples=4)").query("chosen")["card"].iloc[0])
         assert line.startswith(f"  seat {seat} ") and f"; mc(samples=4) would play {chosen}: " in line
 
     # the pass: ismcts without pass_rollouts passes as rule does, with no search, and easy too
@@ -640,8 +641,6 @@ def test_the_replay_command_says_why_with_why_and_ask(tmp_path, capsys) -> None:
     assert len(asked) == 4
     for seat, line in enumerate(asked):
         table = hand.pass_values(seat, "mc(pass_samples=5)")
-        chosen = table.loc[table["chosen"], "cards"].iloc[0]
-        assert line.startswith(
-            f"  seat {seat} {hand.agents[seat]} passed {cards_str(hand.passed[seat].mask)}; "
-        )
+        chosen = CardSet.parse(table.loc[table["chosen"], "cards"].iloc[0])
+        assert line.startswith(f"  seat {seat} {hand.agents[seat]} passed {hand.passed[seat]}; ")
         assert f"; mc(pass_samples=5) would pass {chosen}: " in line

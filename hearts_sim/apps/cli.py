@@ -50,7 +50,7 @@ from hearts_sim.apps.options import (
     threads_range,
 )
 from hearts_sim.apps.script import EXIT_FAILURE, EXIT_USAGE, ScriptParser, reported
-from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, card_str, cards_str
+from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, CardSet, card_str
 from hearts_sim.core.checks import did_you_mean
 from hearts_sim.core.errors import InputError, Stopped, Terminated, signals_unwrapped, sigterm_as_interrupt
 from hearts_sim.core.files import shell_path, unwritable
@@ -876,9 +876,9 @@ def _why_pass_lines(hand: Any, ask: str | None) -> list[str]:
         return ["\nthe pass: no seat passed by a search agent; ask one with --ask hard"]
     lines = ["\nthe pass: the points each search expected this hand after its best passes (playouts)"]
     for seat, table in asked:
-        chosen = table.loc[table["chosen"], "cards"].iloc[0]
+        chosen = _symbols(table.loc[table["chosen"], "cards"].iloc[0])
         answer = "" if ask is None else f"; {ask} would pass {chosen}"
-        made = cards_str(hand.passed[seat].mask)
+        made = _symbols(hand.passed[seat])
         lines.append(
             f"  seat {seat} {hand.agents[seat]} passed {made}{answer}: {_weighed(table, WHY_PASSES)}"
         )
@@ -891,10 +891,16 @@ def _weighed(table: Any, most: int | None = None) -> str:
     only that many, and how many more there were."""
     best = table if most is None else table.head(most)
     weighed = ", ".join(
-        f"{move} {points:.2f} ({weight:,})" if weight else f"{move} -"
+        f"{_symbols(move)} {points:.2f} ({weight:,})" if weight else f"{_symbols(move)} -"
         for move, points, weight in zip(best.iloc[:, 0], best["points"], best["weight"], strict=True)
     )
     return weighed + (f", ... ({len(table) - len(best)} more)" if len(table) > len(best) else "")
+
+
+def _symbols(cards: str | CardSet) -> str:
+    """Cards as the replayed hand above shows them, suit symbol first (``♦Q ♠Q``), where the
+    tables of ``card_values``/``pass_values`` name them as ``CardSet.parse`` reads (``QD QS``)."""
+    return str(CardSet.parse(cards))
 
 
 def _why_lines(hand: Any, number: int, ask: str | None) -> list[str]:
@@ -911,9 +917,10 @@ def _why_lines(hand: Any, number: int, ask: str | None) -> list[str]:
         return [f"\ntrick {number}: no seat played by a search agent; ask one with --ask hard"]
     lines = [f"\ntrick {number}: the points each search expected this hand after each card (playouts)"]
     for seat, card, table in asked:
-        chosen = table.loc[table["chosen"], "card"].iloc[0]
+        chosen = _symbols(table.loc[table["chosen"], "card"].iloc[0])
         answer = "" if ask is None else f"; {ask} would play {chosen}"
-        lines.append(f"  seat {seat} {hand.agents[seat]} played {card_str(card)}{answer}: {_weighed(table)}")
+        played = card_str(card, symbols=True)
+        lines.append(f"  seat {seat} {hand.agents[seat]} played {played}{answer}: {_weighed(table)}")
     return lines
 
 
