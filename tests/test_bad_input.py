@@ -46,11 +46,13 @@ CASES: list[tuple[list[str], str]] = [
     (["tournament", "lowest", "--deals", "-5"], "--deals -5 is not valid"),
     (["tournament", "lowest", "--deals", "abc"], "--deals abc is not valid"),
     (["tournament", "lowest", "--deals", "2.7"], "--deals 2.7 is not valid"),
-    (["tournament", "lowest", "--deals", "1e3"], "--deals 1e3 is not valid"),
+    (["tournament", "lowest", "--deals", "1e-3"], "--deals 1e-3 is not valid"),  # 1e3 is taken: whole
     (["tournament", "lowest", "--deals", HUGE], f"--deals {HUGE} is not valid"),
     (["tournament", "lowest", "--deals", ""], "is not valid"),
-    (["tournament", "lowest", "--hands", "0"], "--deals 0 is not valid"),
+    (["tournament", "lowest", "--hands", "0"], "--hands 0 is not valid"),  # as written: it said --deals
     (["tournament", "lowest", "--hands", HUGE], "is not valid"),
+    (["tournament", "lowest", "--deals", "2.5"], "--deals 2.5 is not valid"),
+    (["tournament", "lowest", "--deals", "1e999999999"], "--deals 1e999999999 is not valid"),  # not built
     (["tournament", "lowest", "--deals"], "expected one argument"),
     (["tournament", "lowest", "--seed", "-1"], "--seed -1 is not valid"),
     (["tournament", "lowest", "--seed", SEED_TOO_BIG], "0 .. 2**64-1"),
@@ -295,12 +297,12 @@ CASES: list[tuple[list[str], str]] = [
     (["levels", "--ladder", ","], "needs at least two agents"),
     (["levels", "--ladder", "easy,normal,easy"], "names easy twice"),  # it measured easy over easy
     (["levels", "--deals", "0"], "--deals 0 is not valid"),
-    (["levels", "--hands", "-1"], "--deals -1 is not valid"),
+    (["levels", "--hands", "-1"], "--hands -1 is not valid"),
     (["levels", "--games", "0"], "--games 0 is not valid"),
     (["levels", "--table-deals", "0"], "--table-deals 0 is not valid"),
-    (["levels", "--table-hands", "abc"], "--table-deals abc is not valid"),
+    (["levels", "--table-hands", "abc"], "--table-hands abc is not valid"),
     (["levels", "--search-deals", "-1"], "--search-deals -1 is not valid"),
-    (["levels", "--search-hands", "0"], "--search-deals 0 is not valid"),
+    (["levels", "--search-hands", "0"], "--search-hands 0 is not valid"),
     (["levels", "--search-games", "0"], "--search-games 0 is not valid"),
     (["levels", "--search-table-deals", "0"], "--search-table-deals 0 is not valid"),
     (["levels", "--timing-hands", "0"], "--timing-hands 0 is not valid"),
@@ -650,6 +652,18 @@ def test_there_are_enough_cases_for_every_subcommand() -> None:
         "status",
     ):
         assert counts[command] >= 1, command
+
+
+def test_counts_and_seeds_may_be_written_with_an_exponent() -> None:
+    """``--deals 1e6`` is a whole number (it was refused as not one); a seed's exponent is exact
+    to its last digit, and the old name parses the same."""
+    from hearts_sim.apps.cli import build_parser
+
+    parse = build_parser().parse_args
+    assert parse(["tournament", "--deals", "1e6"]).deals == 1_000_000
+    assert parse(["tournament", "--deals", "2.5E3", "--seed", "1.8446744073709551615e19"]).seed == 2**64 - 1
+    assert parse(["bench", "--hands", "4e3"]).hands == 4000
+    assert parse(["match", "a", "b", "--hands", "3e2"]).deals == 300
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="forks a process per case")

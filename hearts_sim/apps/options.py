@@ -7,8 +7,8 @@ against the same declaration, strictly typed (TOML knows integers from floats an
 ``deals = 2.7`` or ``games = "no"`` are errors, never coerced). So a value means the same,
 and is refused with the same one line, wherever it is written, before any work starts.
 
->>> DEALS.parse("2_000")
-2000
+>>> DEALS.parse("2_000"), DEALS.parse("1e6")
+(2000, 1000000)
 >>> DEALS.parse("0")
 Traceback (most recent call last):
 ...
@@ -27,6 +27,7 @@ import os
 import sys
 import tomllib
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -111,12 +112,13 @@ class Option:
             raise self._refuse(shown)
         return value
 
-    def parse(self, text: str) -> Any:
-        """The value of a command-line argument (argparse's ``type``); ``UsageError`` if invalid."""
-        shown = f"{self.flag} {text}"
+    def parse(self, text: str, flag: str | None = None) -> Any:
+        """The value of a command-line argument (argparse's ``type``, or ``_Once``'s with the
+        ``flag`` it was written by); ``UsageError`` if invalid."""
+        shown = f"{flag or self.flag} {text}"
         try:
             if self.kind in (COUNT, SEED_KIND):
-                return self._in_range(int(text), shown)
+                return self._in_range(_whole_number(text), shown)
             if self.kind == NUMBER:
                 return self._in_range(float(text), shown)
         except ValueError:
@@ -169,14 +171,30 @@ class Option:
                 options.update(action="append", default=[] if stored is None else list(stored))
             else:  # a positional list without a default needs at least one value
                 options.update(nargs="*" if stored is not None else "+")
+        elif len(self.flags) > 1 or self.given_twice:  # the flags after the first: old names
+            # parsed by the action, which knows the flag written: --hands 1e6 was "--deals 1e6"
+            options.update(action=_Once, option=self, default=stored)
         else:
             options.update(type=self.parse, default=stored)
-            if len(self.flags) > 1 or self.given_twice:  # the flags after the first: old names
-                options.update(action=_Once, hint=self.given_twice or "give it once")
         if self.flags:
             parser.add_argument(*self.flags, dest=self.name, **options)
         else:
             parser.add_argument(self.name, **options)
+
+
+def _whole_number(text: str) -> int:
+    """A count or seed as written: ``2000``, ``2_000``, or ``1e6`` where it is exact (``1.5e0`` is
+    not); ``ValueError`` otherwise. ``--deals 1e6`` was refused as "not a whole number"."""
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            value = Decimal(text.strip())
+        except InvalidOperation:
+            raise ValueError(text) from None
+        if not value.is_finite() or value.adjusted() > 40 or value != value.to_integral_value():
+            raise ValueError(text) from None  # 1e999999999 as an int took minutes
+        return int(value)
 
 
 class _Once(argparse.Action):
@@ -185,14 +203,16 @@ class _Once(argparse.Action):
     ``--deals 10 --hands 50`` played 50 deals), and says so on stderr when the option was written
     by an old name (a deprecated alias: ``--hands`` counts deals, each played in every seating)."""
 
-    def __init__(self, *args: Any, hint: str, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, option: Option, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.hint = hint
+        self.option = option
+        self.hint = option.given_twice or "give it once"
 
     def __call__(
         self, parser: argparse.ArgumentParser, namespace: Any, values: Any, flag: Any = None
     ) -> None:
         name = self.option_strings[0]
+        values = self.option.parse(values, flag)
         given = namespace.__dict__.setdefault("_given_once", {})
         if self.dest in given:
             before, value = given[self.dest]
