@@ -10,6 +10,8 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -25,6 +27,8 @@ from hearts_sim.studies import tournament
 from hearts_sim.studies.kept import JobStopped, KeptJob
 from hearts_sim.studies.stats import format_summary
 from hearts_sim.studies.tune import kept_tune, parse_ranges, resume_tune, tune
+
+ROOT = Path(__file__).resolve().parents[1]
 
 try:
     from tests.records_damage import CONFIG, DONE, interrupted_run
@@ -104,6 +108,35 @@ def test_a_writer_starting_while_status_looks_is_not_refused(tmp_path: Path) -> 
     with exclusive_lock(path):  # before: LockHeld, "being written by another process"
         assert isinstance(look_at_lock(path).holder, LockHeld)
     assert look_at_lock(path) == (True, None)
+
+
+def test_a_lock_held_by_another_process_names_that_process(tmp_path: Path) -> None:
+    """A second writer (another ``tournament --out`` into the same folder, a ``tune --resume``
+    while it runs) was told the folder was written by "this process (pid <its own>), in another
+    call": its own descriptor, registered before it tried the lock, was taken for the holder."""
+    pytest.importorskip("fcntl")
+    path = tmp_path / LOCK
+    with exclusive_lock(path):
+        if look_at_lock(path).holder is None:
+            pytest.skip("this filesystem has no flock")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\n"
+         "from hearts_sim.core.files import exclusive_lock\n"
+         f"with exclusive_lock(__import__('pathlib').Path({str(path)!r})):\n"
+         "    print('held', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(LockHeld) as refused, exclusive_lock(path):
+            pass
+        assert not refused.value.ours and refused.value.pid == holder.pid
+        assert refused.value.who == f"another process (pid {holder.pid})"
+    finally:
+        holder.kill()
+        holder.wait()
+    with exclusive_lock(path):  # the holder gone, the lock is free
+        pass
 
 
 def test_a_forked_child_does_not_keep_the_run_locked(tmp_path: Path) -> None:

@@ -243,9 +243,12 @@ def _locked(descriptor: int) -> bool:
 
 def _holder(descriptor: int) -> LockHeld:
     """The ``LockHeld`` of the process holding the lock file open on ``descriptor``: what it wrote,
-    and whether it is this process (a lock on the same file among those it holds)."""
+    and whether it is this process (a lock on the same file among those it holds, ``descriptor``'s
+    own entry aside: a writer refused registers its descriptor before it tries, so every refusal
+    said "this process (its own pid), in another call" of another process's run)."""
     status = os.fstat(descriptor)
-    ours = (status.st_dev, status.st_ino) in _held_locks.values()
+    file = (status.st_dev, status.st_ino)
+    ours = any(held == file for other, held in _held_locks.items() if other != descriptor)
     return LockHeld(os.pread(descriptor, 64, 0).decode(errors="replace").strip(), ours)
 
 
