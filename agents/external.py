@@ -48,13 +48,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import islice
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
 from agents.kinds import AgentError
 from hearts_sim.core.cards import N_CARDS, card_str, cards_of, cards_str, parse_card
-from hearts_sim.core.checks import is_integer, is_real, shown
+from hearts_sim.core.checks import is_integer, is_real, one_line, shown
 from hearts_sim.core.files import disk_bytes
 from hearts_sim.core.rules import Rules
 from hearts_sim.game.observation import Observation
@@ -91,7 +92,7 @@ class PositionFailed(Exception):
     """A Python agent's own code raised while deciding position ``index`` of a batch."""
 
     def __init__(self, index: int, error: BaseException):
-        super().__init__(f"{type(error).__name__}: {error}")
+        super().__init__(f"{type(error).__name__}: {one_line(error)}")
         self.index = index
 
 
@@ -589,9 +590,9 @@ class EngineDecider:
                 f"agent {self.name}: answered {text!r}, not a JSON object, to request {_brief(request)}"
             ) from None
         if isinstance(answer, dict) and answer.get("id") != request["id"]:
-            wrong = answer.get("id")
+            wrong = one_line(json.dumps(answer.get("id")), 40)  # as JSON: null, "0"; not None, '0'
             raise ExternalAgentError(
-                f"agent {self.name}: answered id {wrong!r}, not {request['id']}, to request {_brief(request)}"
+                f"agent {self.name}: answered id {wrong}, not {request['id']}, to request {_brief(request)}"
             )
         try:
             return move_from_answer(answer, passing)
@@ -1042,7 +1043,7 @@ def batch_failed(
 ) -> ExternalAgentError:
     """The one line for an agent whose own code raised ``error`` deciding a batch of positions
     (raise it ``from agent_cause(error)``)."""
-    what = error if isinstance(error, AnswerRefused) else f"raised {type(error).__name__}: {error}"
+    what = error if isinstance(error, AnswerRefused) else f"raised {type(error).__name__}: {one_line(error)}"
     return ExternalAgentError(f"agent {spec}: {what} ({_position(None, positions, where)})")
 
 
@@ -1066,8 +1067,21 @@ def _checked(
     ):
         return answer  # the common case, checked without parsing
     if passing:
+        try:  # read as far as one card past the deck: itertools.cycle(hand) was read for ever
+            listed = list(islice(answer, N_CARDS + 1))
+        except TypeError:
+            raise ExternalAgentError(
+                f"agent {spec} passed {shown(answer)}, not a list of cards ({where()})"
+            ) from None
+        except Exception as error:  # a generator that raised as it was read: a traceback, exit 1
+            raise ExternalAgentError(
+                f"agent {spec}: its pass raised {type(error).__name__}: {one_line(error)} as it was "
+                f"read ({where()})"
+            ) from error
+        if len(listed) > N_CARDS:
+            raise ExternalAgentError(f"agent {spec} passed more than {N_CARDS} cards ({where()})")
         try:
-            cards = [parse_card(c) for c in answer]
+            cards = [parse_card(c) for c in listed]
         except (TypeError, ValueError):
             raise ExternalAgentError(
                 f"agent {spec} passed {shown(answer)}, not a list of cards ({where()})"

@@ -6,6 +6,7 @@ table with it must give records bit-identical to the built-in agent's.
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 from pathlib import Path
@@ -98,6 +99,37 @@ class PassesLegal(Lowest):
 
     def choose_pass(self, obs: Any) -> list[int]:
         return list(obs.legal_moves())[:3]
+
+
+class RaisesOverLines(Lowest):
+    def choose_play(self, obs: Any) -> int:
+        raise RuntimeError("the model is not loaded:\n  File model.py, line 3\n    load()")
+
+
+class PassesBrokenGenerator(Lowest):
+    """Passes a generator that yields one card, then raises as it is read."""
+
+    def choose_pass(self, obs: Any) -> Any:
+        yield super().choose_pass(obs)[0]
+        raise RuntimeError("the generator broke")
+
+
+class PassesForEver(Lowest):
+    """Passes ``itertools.cycle`` of its three cards: an iterator without an end."""
+
+    def choose_pass(self, obs: Any) -> Any:
+        return itertools.cycle(super().choose_pass(obs))
+
+
+class PlaysUnprintable(Lowest):
+    """Plays an object whose repr raises."""
+
+    def choose_play(self, obs: Any) -> Any:
+        class Unprintable:
+            def __repr__(self) -> str:
+                raise RuntimeError("no repr")
+
+        return Unprintable()
 
 
 class PassesTwo(Lowest):

@@ -256,6 +256,17 @@ def test_no_peeking_the_observation_holds_only_the_information_set() -> None:
             "raised TimeoutError: the model server did not answer (deal ",
         ),
         (f"py:{AGENTS}:PassesTwo", "passed KS QH: pass 3 different cards ("),
+        # a traceback, exit 1; for ever; a traceback from the message's own repr; a message over lines
+        (
+            f"py:{AGENTS}:PassesBrokenGenerator",
+            "its pass raised RuntimeError: the generator broke as it was read (deal ",
+        ),
+        (f"py:{AGENTS}:PassesForEver", "passed more than 52 cards (deal "),
+        (f"py:{AGENTS}:PlaysUnprintable", "played a Unprintable whose repr raised, not a card (deal "),
+        (
+            f"py:{AGENTS}:RaisesOverLines",
+            "raised RuntimeError: the model is not loaded: File model.py, line 3 load() (deal ",
+        ),
         (
             f"py:{AGENTS}:PassesLegal",
             "passed nothing: pass 3 different cards of its hand (legal_moves() lists cards to play",
@@ -273,6 +284,11 @@ def test_no_peeking_the_observation_holds_only_the_information_set() -> None:
         (
             f"""exec:{shlex.quote(sys.executable)} -c 'input(); print("{{\\"id\\": 7, \\"pass\\": []}}")'""",
             'answered id 7, not 0, to request {"id":0,',
+        ),
+        (  # as JSON, as the README says bad answers are quoted: it was '0', Python's
+            f"exec:{shlex.quote(sys.executable)} -c "
+            + shlex.quote('import json; input(); print(json.dumps({"id": "0"}))'),
+            'answered id "0", not 0, to request {"id":0,',
         ),
         (f"exec:{shlex.quote(sys.executable)} -c 'print(\"hello\")'", "answered 'hello', not a JSON object"),
         ("exec:/no/such/engine", "cannot start"),
@@ -791,6 +807,11 @@ def test_a_resume_keeps_the_decision_time_limit_of_its_run(
         ({"pass": "7C 8C 9C"}, True, """'pass' must be a list of cards, not "7C 8C 9C\""""),
         ([{"play": "7C"}], False, 'an answer must be a JSON object, not [{"play": "7C"}]'),
         ({"play": "zz"}, False, "malformed card 'zz'"),
+        (  # an engine's traceback, 3 KB over lines: one line, cut
+            {"error": "Traceback:\n  File e.py\n" + "x" * 3000},
+            False,
+            "answered with an error: Traceback: File e.py xxx",
+        ),
     ],
 )
 def test_an_engines_bad_answer_is_quoted_as_json(answer: Any, passing: bool, message: str) -> None:
@@ -798,7 +819,8 @@ def test_an_engines_bad_answer_is_quoted_as_json(answer: Any, passing: bool, mes
 
     with pytest.raises(AnswerError) as refused:
         move_from_answer(answer, passing)
-    assert str(refused.value).startswith(message)
+    assert str(refused.value).startswith(message) and "\n" not in str(refused.value)
+    assert len(str(refused.value)) < 300  # an engine's traceback of 3 KB, cut
     assert move_from_answer({"play": 36}, False) == move_from_answer({"play": "qs"}, False) == 36
 
 

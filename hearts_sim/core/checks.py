@@ -48,8 +48,26 @@ def shown(value: object, width: int = 40) -> str:
     >>> shown([1, 2]), shown("x" * 50, 10)
     ('[1, 2]', "'xxxxxxxx…")
     """
-    text = " ".join(repr(value).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    try:
+        text = repr(value)
+    except Exception:  # an agent's answer whose repr raised: its traceback replaced the message
+        text = f"a {type(value).__name__} whose repr raised"
+    return one_line(text, width)
+
+
+def one_line(text: object, width: int = 200) -> str:
+    """``text`` on one line (each run of whitespace, newlines too, as one space), at most ``width``
+    characters: what an agent or an engine said, in an error message of one line (an engine's
+    error answer with its traceback ran over five lines and 3.4 KB).
+
+    >>> one_line("Traceback:\n  File x\nValueError: bad"), one_line("y" * 9, 5)
+    ('Traceback: File x ValueError: bad', 'yyyy…')
+    """
+    try:
+        flat = " ".join(str(text).split())
+    except Exception:
+        flat = f"a {type(text).__name__} whose str raised"
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def counted(count: int, noun: str) -> str:

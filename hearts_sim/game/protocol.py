@@ -26,6 +26,7 @@ import json
 from typing import Any
 
 from hearts_sim.core.cards import card_str, parse_card
+from hearts_sim.core.checks import one_line
 from hearts_sim.game.observation import Observation
 
 FIELDS = (
@@ -81,7 +82,7 @@ def move_from_answer(answer: Any, passing: bool) -> list[int] | int:
     if not isinstance(answer, dict):
         raise AnswerError(f"an answer must be a JSON object, not {_as_json(answer)}")
     if "error" in answer:
-        raise AnswerError(f"answered with an error: {answer['error']}")
+        raise AnswerError(f"answered with an error: {one_line(answer['error'])}")
     key = "pass" if passing else "play"
     if key not in answer:
         raise AnswerError(f"the answer has no {key!r} field")
