@@ -39,6 +39,7 @@ import queue
 import re
 import selectors
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -422,8 +423,16 @@ def _accepts(method: Any, keyword: str) -> bool:
         return False
 
 
+MAX_ANSWER_BYTES = 1 << 20  # an answer line longer than this is refused (a move is a few dozen bytes)
+LAST_WORDS_BYTES = 64 * 1024  # the tail of an engine's stderr read for its last line
+
+
 class Engine:
-    """One engine process: requests on its stdin, answers on its stdout, stderr kept in a file."""
+    """One engine process: requests on its stdin, answers on its stdout, stderr kept in a file.
+
+    It runs in a process group of its own (POSIX), which ``kill`` ends whole: an engine started
+    through a wrapper (``exec:bash -c 'python eng.py; true'``, a script without ``exec``) was
+    left running, its parent gone, when only the wrapper was killed."""
 
     def __init__(self, command: str, name: str):
         self.name = name
@@ -435,6 +444,7 @@ class Engine:
                 stdout=subprocess.PIPE,
                 stderr=self.stderr,
                 cwd=agent_folder(),  # a run's engine runs where the run began, resumed or not
+                **({"process_group": 0} if os.name == "posix" else {}),
             )
         except OSError as error:
             reason = error.strerror or error
@@ -456,9 +466,12 @@ class Engine:
             raise ExternalAgentError(f"agent {self.name}: the engine has exited{words}") from None
 
     def read_line(self) -> bytes | None:
-        """A complete line if one is buffered or readable now, else None; raises at end of output."""
+        """A complete line if one is buffered, or is after one read of what is readable now, else
+        None; raises at end of output, or past ``MAX_ANSWER_BYTES`` without a newline. One read a
+        call, so that the caller's deadline is checked between reads: an engine writing without
+        end, never a newline, was read for ever, its timeout never reached."""
         assert self.process.stdout is not None
-        while b"\n" not in self.buffer:
+        if b"\n" not in self.buffer:
             try:
                 chunk = os.read(self.process.stdout.fileno(), 1 << 16)
             except BlockingIOError:
@@ -469,16 +482,34 @@ class Engine:
                     raise ExternalAgentError(f"agent {self.name}: the engine closed its output{words}")
                 raise ExternalAgentError(f"agent {self.name}: the engine has exited{words}")
             self.buffer += chunk
+            if b"\n" not in chunk:
+                if len(self.buffer) > MAX_ANSWER_BYTES:
+                    raise ExternalAgentError(
+                        f"agent {self.name}: the engine wrote {len(self.buffer):,} bytes without ending "
+                        "a line (an answer is one JSON line)"
+                    )
+                return None
         line, _, self.buffer = self.buffer.partition(b"\n")
         return line
+
+    def kill(self) -> None:
+        """End the engine and whatever it started (its process group), at once."""
+        try:
+            if os.name == "posix" and self.process.poll() is None:  # its group, while it leads one
+                os.killpg(self.process.pid, signal.SIGKILL)
+            else:
+                self.process.kill()
+        except (ProcessLookupError, PermissionError):
+            self.process.kill()
 
     def _last_words(self) -> str:
         try:  # it closed its output: let it finish exiting, to name its exit code
             code = self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             code = None
-        self.stderr.seek(0)
-        lines = [x for x in self.stderr.read().decode(errors="replace").splitlines() if x.strip()]
+        self.stderr.seek(max(0, os.fstat(self.stderr.fileno()).st_size - LAST_WORDS_BYTES))  # its tail:
+        tail = self.stderr.read()  # the whole file was read, 1.7 GB for an engine that wrote 1 MiB a move
+        lines = [x for x in tail.decode(errors="replace").splitlines() if x.strip()]
         said = f"; its last words: {lines[-1].strip()[:200]}" if lines else ""
         return (f" (exit code {code})" if code is not None else "") + said
 
@@ -490,11 +521,11 @@ class Engine:
             try:
                 assert self.process.stdin is not None
                 if self.owes:
-                    self.process.kill()
+                    self.kill()
                 self.process.stdin.close()
                 self.process.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
-                self.process.kill()
+                self.kill()
                 self.process.wait()
         self.stderr.close()
 

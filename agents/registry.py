@@ -170,10 +170,17 @@ class AgentSpec:
 _TERM = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$")
 
 
+_ENGINE_PART = re.compile(r"\s*((pass|play)\s*=\s*)?exec:")  # a part that is an engine's command
+
+
 def _split_top_level(text: str) -> list[str]:
-    """Split on commas that are not inside parentheses."""
+    """Split on commas that are not inside parentheses. An engine's command (``exec:``, or
+    ``play=exec:``) runs to the end of the spec: its commas, quotes and brackets are its own
+    (``exec:python -c 'import sys, time'`` was refused as a malformed combination)."""
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
+        if i == start and _ENGINE_PART.match(text, i):
+            break
         if ch == "(":
             depth += 1
         elif ch == ")":

@@ -332,6 +332,82 @@ def test_agents_and_engines_that_hang_time_out() -> None:
     close_all()
 
 
+def _engine(code: str) -> str:
+    """``exec:`` of a Python engine given as its code."""
+    return f"exec:{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
+
+
+def test_an_engines_command_keeps_its_commas_quotes_and_brackets() -> None:
+    """An engine's command runs to the end of the spec: ``exec:python -c 'import sys, time'`` was
+    split at its comma and refused as a malformed pass=/play= combination; a bracket of its own
+    was "unbalanced parentheses"."""
+    from agents.registry import parse_agent
+
+    for command in ("python -c 'import sys, time'", "engine --weights a,b", "engine ':)'"):
+        assert parse_agent(f"exec:{command}").name == f"exec:{command}"
+    combined = parse_agent("pass=rule,play=exec:engine --weights a,b")
+    assert (str(combined.pass_policy), str(combined.play_policy)) == ("rule", "exec:engine --weights a,b")
+    with pytest.raises(AgentError, match="malformed agent spec"):
+        parse_agent("rule,exec:engine")  # a part without its role is still refused
+
+
+def test_an_engine_writing_without_end_or_newline_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine that answers with bytes without end, never a newline, was read for ever: its
+    ``--engine-timeout`` never came, its buffer grew, each read rescanning it."""
+    flood = _engine("import sys\ninput()\nwhile True: sys.stdout.write('x' * 65536); sys.stdout.flush()")
+    with pytest.raises(ExternalAgentError, match=r"wrote [\d,]+ bytes without ending a line"):
+        simulate("standard", [flood, "random", "random", "random"], hands=1, engine_timeout=5)
+    trickle = _engine(
+        "import sys, time\ninput()\nwhile True: sys.stdout.write('x'); sys.stdout.flush(); time.sleep(0.01)"
+    )
+    from agents import external
+
+    monkeypatch.setattr(external, "FIRST_ANSWER_GRACE", 1.0)  # its first answer's grace is minutes
+    with pytest.raises(ExternalAgentError, match="no answer within 0.5 s"):
+        simulate("standard", [trickle, "random", "random", "random"], hands=1, engine_timeout=0.5)
+    close_all()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_an_engine_started_through_a_wrapper_is_ended_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killing a timed-out engine killed the wrapper alone (``exec:bash -c 'python eng.py; true'``,
+    a script without ``exec``): the engine lived on, its parent gone, deciding for nobody."""
+    pid_file = tmp_path / "engine.pid"
+    inner = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); input(); time.sleep(60)"
+    wrapped = f"exec:bash -c {shlex.quote(f'{shlex.quote(sys.executable)} -c {shlex.quote(inner)}; true')}"
+    from agents import external
+
+    monkeypatch.setattr(external, "FIRST_ANSWER_GRACE", 1.0)
+    with pytest.raises(ExternalAgentError, match="no answer within"):
+        simulate("standard", [wrapped, "random", "random", "random"], hands=1, engine_timeout=0.5)
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.05)
+    assert not _alive(pid), "the engine behind the wrapper is still running"
+    close_all()
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def test_an_engines_last_words_are_its_last_stderr_line_however_much_it_wrote() -> None:
+    """Its last stderr line, quoted when it dies, is read from the end of what it wrote: the whole
+    file was read and decoded, 1.7 GB for an engine that wrote 1 MiB a request."""
+    chatty = _engine("import sys\nsys.stderr.write('noise\\n' * 100_000 + 'out of memory\\n')\nsys.exit(5)")
+    with pytest.raises(ExternalAgentError, match=r"exited \(exit code 5\); its last words: out of memory"):
+        simulate("standard", [chatty, "random", "random", "random"], hands=1)
+    close_all()
+
+
 def test_a_py_agent_file_changed_since_it_was_loaded_is_loaded_again(tmp_path: Path) -> None:
     """A long-lived process (a Dask worker) kept the first version of a ``py:`` file it loaded
     and played it after the file changed: a researcher's edit gave the old numbers, exit code 0.
