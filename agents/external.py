@@ -444,7 +444,7 @@ class Engine:
                 stdout=subprocess.PIPE,
                 stderr=self.stderr,
                 cwd=agent_folder(),  # a run's engine runs where the run began, resumed or not
-                **({"process_group": 0} if os.name == "posix" else {}),
+                process_group=0 if os.name == "posix" else None,
             )
         except OSError as error:
             reason = error.strerror or error

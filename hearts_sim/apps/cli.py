@@ -900,7 +900,7 @@ def _weighed(table: Any, most: int | None = None) -> str:
 def _symbols(cards: str | CardSet) -> str:
     """Cards as the replayed hand above shows them, suit symbol first (``♦Q ♠Q``), where the
     tables of ``card_values``/``pass_values`` name them as ``CardSet.parse`` reads (``QD QS``)."""
-    return str(CardSet.parse(cards))
+    return str(cards if isinstance(cards, CardSet) else CardSet.parse(cards))
 
 
 def _why_lines(hand: Any, number: int, ask: str | None) -> list[str]:
