@@ -530,6 +530,20 @@ def test_a_tune_kept_in_a_folder_resumes_to_the_uninterrupted_result(tmp_path: P
         TuneError, match=f"already holds a tune: continue it with hearts-sim tune --resume {out}"
     ):
         tune("rule", parse_ranges(["defend=8:20"]), **arguments, out=out)
+    # a new tune into a folder whose tune runs: told to resume that one (which its runner refused),
+    # and in a folder taken a moment before, it could write its settings over the other's
+    with kept_tune(out).running(), pytest.raises(TuneError) as refused:
+        tune("rule", parse_ranges(["defend=8:20"]), **{**arguments, "budget": 640}, out=out)
+    assert str(refused.value) == (
+        f"{out} is being run by this process (pid {os.getpid()}), in another call: choose another --out"
+    )
+    assert kept_tune(out).read()["settings"]["budget"] == 320
+    taken = tmp_path / "taken"
+    with kept_tune(taken).running(resume=False), pytest.raises(TuneError) as refused:
+        (taken / ".tune.json.tmp").write_text("{")  # the other's settings, being written
+        tune("rule", parse_ranges(["defend=8:20"]), **arguments, out=taken)
+    assert str(refused.value).startswith(f"{taken} is being run by this process (pid ")
+    assert sorted(p.name for p in taken.iterdir()) == [".lock", ".tune.json.tmp"]
     with pytest.raises(TuneError, match="holds a different tune \\(its budget differs\\)"):
         tune("rule", parse_ranges(["defend=8:20"]), **{**arguments, "budget": 640}, out=out, resume=True)
     with pytest.raises(

@@ -124,7 +124,9 @@ class KeptJob:
 
     def start(self, settings: Mapping[str, Any], note: Mapping[str, Any] | None, resume: bool) -> None:
         """A new job writes its settings into a missing or empty folder; a resumed one must find
-        the same settings there (``settings`` as JSON gives them: lists, not tuples)."""
+        the same settings there (``settings`` as JSON gives them: lists, not tuples). Called
+        holding the folder (``kept_job``): a second new job could write its settings over the
+        first's, and was told to resume a job another process was running."""
         settings = json.loads(json.dumps(settings))
         if resume:
             kept = self.read()["settings"]
@@ -139,7 +141,7 @@ class KeptJob:
                 f"{self.out} already holds a {self.what}: continue it with "
                 f"{job_resume(self.command, self.out)}"
             )
-        if self.out.exists() and (not self.out.is_dir() or any(self.out.iterdir())):
+        if not self._fit_for_new_job():
             raise self.error(taken_out(self.out))
         if (broken := broken_link(self.out)) is not None:
             raise self.error(f"--out {broken}: point it at a folder, or choose another --out")
@@ -158,14 +160,36 @@ class KeptJob:
             if check_same_play(manifest.parent):
                 return
 
+    def _fit_for_new_job(self) -> bool:
+        """``out`` is missing, or a folder with nothing in it but its lock file."""
+        if not self.out.exists():
+            return True
+        return self.out.is_dir() and all(path.name == LOCK for path in self.out.iterdir())
+
     @contextmanager
-    def running(self) -> Iterator[None]:
+    def running(self, resume: bool = True) -> Iterator[None]:
         """This process runs the job while the block runs; another that tries is refused (the
-        flock of ``core.files.exclusive_lock``, dropped when the process ends)."""
+        flock of ``core.files.exclusive_lock``, dropped when the process ends). A new job takes
+        its folder first (made if missing, unless it holds something else: nothing is created
+        there), so that it writes its settings holding it."""
+        if not resume and not self.path.exists() and not self._fit_for_new_job():
+            holder = look_at_lock(self.out / LOCK).holder  # another new job writing its settings
+            raise self.error(
+                f"{self.out} is being run by {holder.who}: choose another --out"
+                if holder is not None
+                else taken_out(self.out)
+            )
+        if not resume and broken_link(self.out) is None:
+            try:
+                self.out.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise self.error(f"cannot write to --out {self.out}: {error.strerror or error}") from None
         try:
             with exclusive_lock(self.out / LOCK):
                 yield
         except LockHeld as held:
+            if not resume:  # a new job that lost the folder to another: resuming would go on with that one
+                raise self.error(f"{self.out} is being run by {held.who}: choose another --out") from None
             raise self.error(
                 f"{self.out} is being run by {held.who}: wait for it to end, or stop it "
                 f"and then resume with {job_resume(self.command, self.out)}"
@@ -318,11 +342,12 @@ def kept_job(
         yield None
         return
     job = folder(Path(out))
-    job.start(settings, note, resume)
-    with job.running(), agents_found_in(job.folder() if resume else None):  # from any folder
-        if resume:
-            job.check_same_play()
-        yield job
+    with job.running(resume):
+        job.start(settings, note, resume)
+        with agents_found_in(job.folder() if resume else None):  # from any folder
+            if resume:
+                job.check_same_play()
+            yield job
 
 
 __all__ = ["JobStatus", "JobStopped", "KeptJob", "job_stops", "kept_job"]
