@@ -1047,6 +1047,37 @@ def test_quit_leaves_the_terminal_game_with_the_totals_so_far() -> None:
     assert ended.stderr == "hearts-sim: error: input ended before the game was over\n"
 
 
+def test_the_terminal_game_says_when_its_opponents_compile(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A first game sat silent for 29 s (``hard``: 43 s) after its banner while the opponents'
+    kernels compiled, as if hung: they are warmed up before it, and a warm-up past a second is
+    said on stderr; a quick one (cached) says nothing."""
+    import io
+
+    from agents.api import Agent
+    from hearts_sim.apps import cli
+
+    warmed: list[str] = []
+
+    def slow_warm_up(agent: Agent, rules: Rules, explain: bool = False) -> None:
+        warmed.append(agent.name)
+        time.sleep(0.5)
+
+    monkeypatch.setattr(Agent, "warm_up", slow_warm_up)
+    monkeypatch.setattr(cli, "COMPILE_NOTICE_SECONDS", 0.05)
+    monkeypatch.setattr("sys.stdin", io.StringIO("quit\n"))
+    assert cli.main(["play", "--level", "easy", "--seed", "1"]) == 0
+    said = capsys.readouterr()
+    assert warmed == ["easy"] and said.out.startswith("Hearts (standard) against easy, seed 1.")
+    notice = "hearts-sim: compiling the CPU opponents' kernels (the first game only, up to a minute)"
+    assert said.err == notice + "\n"
+    monkeypatch.setattr(cli, "COMPILE_NOTICE_SECONDS", 60.0)
+    monkeypatch.setattr("sys.stdin", io.StringIO("quit\n"))
+    assert cli.main(["play", "--level", "easy", "--seed", "1"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_the_terminal_game_refuses_a_seat_or_an_opponent_before_it_starts(tmp_path: Path) -> None:
     """``--seat -1`` said "choose 0 .. 4" at 4 players (and 4 was then refused); a ``py:`` opponent
     that cannot load printed the game's banner and first hand before its error."""

@@ -1420,9 +1420,11 @@ def cmd_play(args: argparse.Namespace) -> int:
             f"--seat {args.seat} is not valid: choose a whole number in 0 .. {n - 1} for {n} players"
         )
     opponent = parse_agent(args.level)  # an unknown opponent is one line before the game starts
-    for policy in (opponent.pass_policy, opponent.play_policy):
-        if policy.external is not None:  # a py: file or engine that cannot load: before the banner
-            decider(policy.external, EngineOptions())
+    outside = [policy.external for policy in (opponent.pass_policy, opponent.play_policy) if policy.external]
+    for external in outside:  # a py: file or engine that cannot load: before the banner
+        decider(external, EngineOptions())
+    if not outside:
+        _warm_up_saying_so(opponent, rules)
     try:
         # a new deal each time by default (seed 0 dealt every game alike); the banner names the seed
         seed = secrets.randbits(63) if args.seed is None else args.seed
@@ -1431,6 +1433,32 @@ def cmd_play(args: argparse.Namespace) -> int:
         print(flush=True)  # off the prompt's line
         raise UsageError(str(error)) from None
     return 0
+
+
+COMPILE_NOTICE_SECONDS = 1.0  # a warm-up that takes longer is compiling: said, where it was silent
+
+
+def _warm_up_saying_so(opponent: Any, rules: Rules) -> None:
+    """The CPU opponents' kernels compiled (or loaded from numba's cache) before the game, and
+    said on stderr once that takes over ``COMPILE_NOTICE_SECONDS``: a first game sat silent for
+    29 s (``hard``: 43 s) after its first line, as if hung."""
+    import threading
+
+    from agents import load
+
+    notice = threading.Timer(
+        COMPILE_NOTICE_SECONDS,
+        lambda: print(
+            "hearts-sim: compiling the CPU opponents' kernels (the first game only, up to a minute)",
+            file=sys.stderr,
+            flush=True,
+        ),
+    )
+    notice.start()
+    try:
+        load(opponent).warm_up(rules)
+    finally:
+        notice.cancel()
 
 
 # ---------------------------------------------------------------------------- the parser
