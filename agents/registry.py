@@ -170,6 +170,17 @@ class AgentSpec:
 _TERM = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$")
 
 
+def _apart(parts: list[str]) -> str:
+    """A hint where every part of a malformed spec is an agent of its own (``normal,easy``: two
+    agents were meant, given as one word)."""
+    try:
+        for part in parts:
+            parse_agent(part)
+    except AgentError:
+        return ""
+    return f"; to name {len(parts)} agents, give them apart: {' '.join(parts)}"
+
+
 _ENGINE_PART = re.compile(r"\s*((pass|play)\s*=\s*)?exec:")  # a part that is an engine's command
 
 
@@ -281,7 +292,9 @@ def _parse_agent(spec: str | AgentSpec | Any, resolving: tuple[str, ...]) -> Age
             policy = parse_policy(part)
             return AgentSpec(policy, policy)
         else:
-            raise AgentError(f"malformed agent spec {spec!r}: combine policies as pass=NAME,play=NAME")
+            raise AgentError(
+                f"malformed agent spec {spec!r}: combine policies as pass=NAME,play=NAME{_apart(parts)}"
+            )
     if len(roles) == 1:  # "pass=lowest" played lowest too, under the label of a plain lowest
         role, _, named = (text.strip() for text in parts[0].partition("="))
         other = "play" if role == "pass" else "pass"

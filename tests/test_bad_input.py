@@ -32,7 +32,7 @@ SEED_TOO_BIG = str(2**64)
 # directory; ``{config:NAME}`` a config file written from CONFIGS; ``{file}`` a plain file.
 CASES: list[tuple[list[str], str]] = [
     # ---- the command itself
-    ([], "required: COMMAND"),
+    ([], "required: COMMAND (hearts-sim --help lists them; hearts-sim tournament plays a default"),
     (["nosuch"], "invalid choice: 'nosuch'"),
     (["tournment"], "invalid choice: 'tournment' (choose from 'bench', 'tournament', "),
     (["tournment"], "'serve'); did you mean 'tournament'?"),
@@ -294,6 +294,11 @@ CASES: list[tuple[list[str], str]] = [
     # ---- levels
     (["levels", "--ladder", "random"], "needs at least two agents"),
     (["levels", "--ladder", "random,nosuch"], "unknown agent 'nosuch'"),
+    (  # the ladder given as words: "unrecognized arguments: easy", without a word of why
+        ["levels", "--ladder", "random", "easy"],
+        "easy (--ladder takes its agents as one word, commas between: --ladder random,easy)",
+    ),
+    (["tournament", "normal,easy"], "pass=NAME,play=NAME; to name 2 agents, give them apart: normal easy"),
     (["levels", "--ladder", ","], "needs at least two agents"),
     (["levels", "--ladder", "easy,normal,easy"], "names easy twice"),  # it measured easy over easy
     (["levels", "--deals", "0"], "--deals 0 is not valid"),

@@ -102,12 +102,15 @@ class _Parser(ScriptParser):
     def _hint(self, message: str) -> str:
         """For an option the command does not take: its own option that is a near miss of it
         (``bench --hand``: ``--hands``; until 2026-12-07 only replay's ``--hand`` was named), then
-        the commands that take it (``tournament --sprt``: match)."""
+        the commands that take it (``tournament --sprt``: match); for a stray word after
+        ``--ladder``, that its agents are one word; for no command at all, where they are listed."""
+        if message == "the following arguments are required: COMMAND":
+            return " (hearts-sim --help lists them; hearts-sim tournament plays a default tournament)"
         if not message.startswith("unrecognized arguments: "):
             return ""
         flag = next((word for word in message.split()[2:] if word.startswith("--")), "").split("=")[0]
         if not flag:
-            return ""
+            return self._stray_hint(message.split()[2:])
         commands = next((a.choices for a in self._actions if isinstance(a, argparse._SubParsersAction)), {})
         command = next((commands[word] for word in getattr(self, "_words", ()) if word in commands), None)
         own = [name for name in command._option_string_actions if name.startswith("--")] if command else []
@@ -115,6 +118,19 @@ class _Parser(ScriptParser):
         return did_you_mean(flag, own) + (
             f" ({flag} is an option of {' and '.join(owners)})" if owners else ""
         )
+
+    def _stray_hint(self, stray: list[str]) -> str:
+        """``levels --ladder random easy``: the ladder is one word, its agents between commas."""
+        words = getattr(self, "_words", [])
+        first = next((i for i, word in enumerate(words) if word == stray[0]), None)
+        if first is None or first < 2 or words[first - 2] != "--ladder":
+            return ""
+        steps = [words[first - 1]]
+        for word, extra in zip(words[first:], stray, strict=False):  # the stray words right after it
+            if word != extra:
+                break
+            steps.append(word)
+        return f" (--ladder takes its agents as one word, commas between: --ladder {','.join(steps)})"
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         """argparse's check of a choice (a subcommand), with the one most likely meant."""
