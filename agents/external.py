@@ -423,6 +423,7 @@ def _accepts(method: Any, keyword: str) -> bool:
         return False
 
 
+ENGINE_EXIT_SECONDS = 5.0  # an engine's time to exit once its input is closed, then it is killed
 MAX_ANSWER_BYTES = 1 << 20  # an answer line longer than this is refused (a move is a few dozen bytes)
 LAST_WORDS_BYTES = 64 * 1024  # the tail of an engine's stderr read for its last line
 
@@ -514,19 +515,30 @@ class Engine:
         return (f" (exit code {code})" if code is not None else "") + said
 
     def close(self) -> None:
-        """An idle engine is told to stop by the end of its input (5 s to exit, then killed); one
-        that owes an answer (past its timeout, or busy when the run failed elsewhere) is killed at
-        once: it would read the end of its input only after deciding."""
+        """An idle engine is told to stop by the end of its input (``ENGINE_EXIT_SECONDS`` to exit,
+        then killed); one that owes an answer (past its timeout, or busy when the run failed
+        elsewhere) is killed at once: it would read the end of its input only after deciding."""
+        self.end_input()
+        self.reap(time.monotonic() + ENGINE_EXIT_SECONDS)
+
+    def end_input(self) -> None:
+        """Close the engine's input (killing it first if it owes an answer): it should exit."""
         if self.process.poll() is None:
             try:
                 assert self.process.stdin is not None
                 if self.owes:
                     self.kill()
                 self.process.stdin.close()
-                self.process.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
+            except OSError:
                 self.kill()
-                self.process.wait()
+
+    def reap(self, deadline: float) -> None:
+        """Wait for the engine to exit until ``deadline`` (``time.monotonic``), then kill it."""
+        try:
+            self.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.kill()
+            self.process.wait()
         self.stderr.close()
 
 
@@ -631,8 +643,13 @@ class EngineDecider:
             raise ExternalAgentError(f"agent {self.name}: {error}, to request {_brief(request)}") from None
 
     def close(self) -> None:
+        """Every process told to stop at once, then reaped, sharing one ``ENGINE_EXIT_SECONDS``:
+        closed one after another, 4 processes that ignored the end of their input took 20 s."""
         for engine in self.engines:
-            engine.close()
+            engine.end_input()
+        deadline = time.monotonic() + ENGINE_EXIT_SECONDS
+        for engine in self.engines:
+            engine.reap(deadline)
 
 
 def _earlier_answer(line: bytes, awaited: int) -> bool:

@@ -493,6 +493,35 @@ def test_an_engine_that_owes_an_answer_is_killed_not_waited_for(monkeypatch: pyt
     assert [e.process.returncode for e in engines] == [-signal.SIGKILL] * len(engines)
 
 
+def test_engines_that_ignore_the_end_of_their_input_share_one_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The processes of an engine were closed one after another, each given its 5 s to exit:
+    ``--engine-procs 4`` of an engine that ignores the end of its input ended a run 20 s late.
+    They are told together now, and killed when the one wait is over."""
+    from agents import external
+
+    monkeypatch.setattr(external, "ENGINE_EXIT_SECONDS", 0.5)
+    deaf = f"{shlex.quote(sys.executable)} -c 'import time\nwhile True: time.sleep(1)'"
+    engines = external.EngineDecider(deaf, "exec:deaf", EngineOptions(procs=3))
+    calls: list[tuple[str, int, float | None]] = []
+    end_input, reap = external.Engine.end_input, external.Engine.reap
+
+    def ending(engine: external.Engine) -> None:
+        calls.append(("end", id(engine), None))
+        end_input(engine)
+
+    def reaping(engine: external.Engine, deadline: float) -> None:
+        calls.append(("reap", id(engine), deadline))
+        reap(engine, deadline)
+
+    monkeypatch.setattr(external.Engine, "end_input", ending)
+    monkeypatch.setattr(external.Engine, "reap", reaping)
+    engines.close()
+    ids = [id(e) for e in engines.engines]
+    assert [(what, who) for what, who, _ in calls] == [("end", i) for i in ids] + [("reap", i) for i in ids]
+    assert len({deadline for what, _, deadline in calls if what == "reap"}) == 1  # one wait, shared
+    assert [e.process.returncode for e in engines.engines] == [-signal.SIGKILL] * 3
+
+
 def test_a_failure_keeps_the_finished_chunks_and_the_resume_is_identical(tmp_path: Path) -> None:
     flag = tmp_path / "fail"
     flag.write_text("on")
