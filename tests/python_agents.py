@@ -159,6 +159,20 @@ class FailsWhile(Lowest):
         return super().choose_play(obs)
 
 
+class FailsOnce(Lowest):
+    """``Lowest`` that raises once, on the play that finds the file ``flag`` (which it removes)."""
+
+    def __init__(self, flag: str) -> None:
+        self.flag = Path(flag)
+
+    def choose_play(self, obs: Any) -> int:
+        try:
+            self.flag.unlink()
+        except FileNotFoundError:
+            return super().choose_play(obs)
+        raise RuntimeError("failing once")
+
+
 class Printer(Lowest):
     """``Lowest`` that prints as it is made and at every decision (its stdout went to stdout)."""
 

@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from agents.external import ExternalAgentError
 from agents.registry import parse_agent
 from hearts_sim import __version__
 from hearts_sim.apps import cli
@@ -276,6 +277,22 @@ def test_a_python_agent_plays_on_the_workers_as_in_process(client: Any, tmp_path
         remote = run_tournament(config, tmp_path / "remote", runner=runner, progress=False)
     pd.testing.assert_frame_equal(_records(tmp_path / "local"), _records(tmp_path / "remote"))
     assert local.summary == remote.summary
+
+
+@needs_dask
+def test_an_agent_failing_on_a_worker_stops_the_run_as_here_not_retried(client: Any, tmp_path: Path) -> None:
+    """Dask retries a task that raised: an agent that failed once (a stateful one, a flaky engine)
+    was played again on another worker and the run finished, exit code 0, without a word. It
+    stops as a run here stops, with its one line."""
+    agents_file = Path(__file__).resolve().parent / "python_agents.py"
+    flag = tmp_path / "fail-once"
+    flag.touch()
+    config = TournamentConfig(
+        (f"py:{agents_file}:FailsOnce(flag={str(flag)!r})", "rule"), deals=8, seed=5, chunk_deals=4
+    )
+    with DaskRunner(client, warm_up=False, retries=3) as runner, pytest.raises(ExternalAgentError) as failed:
+        run_tournament(config, tmp_path / "run", runner=runner, progress=False)
+    assert "raised RuntimeError: failing once (deal " in str(failed.value) and not flag.exists()
 
 
 @needs_dask

@@ -129,6 +129,16 @@ class OtherCode(ChunkError):
     hearts-sim, other sources or level files (``Table.plays_digest``)."""
 
 
+@dataclasses.dataclass(frozen=True)
+class AgentFailed:
+    """What ``play_chunk`` returns for an agent that failed in play: its one line. Returned, not
+    raised: Dask retries a task that raised (``retries``), so an agent failing now and then (a
+    stateful one, a flaky engine) was played again, on another worker, without a word, where a
+    run here stops with the line."""
+
+    message: str
+
+
 def play_chunk(
     config: TournamentConfig,
     chunk: int,
@@ -137,7 +147,7 @@ def play_chunk(
     hands: bool = True,
     plays: tuple[str, str] | None = None,
     folder: str | None = None,
-) -> ChunkRecords:
+) -> ChunkRecords | AgentFailed:
     """One task: chunk ``chunk`` of ``config`` on ``threads`` threads (capped at the worker's
     cores), with the hands of games if ``hands``. The thread count is a setting per calling
     thread, so it is set in the task. External agents (``engines``) must be importable, or their
@@ -156,8 +166,8 @@ def play_chunk(
                 _check_plays(table, *plays)
             set_threads(max(1, min(threads, max_threads())))
             return chunk_records(config, chunk, engines, hands)
-    except ExternalAgentError:  # an agent's failure in play: its own one line
-        raise
+    except ExternalAgentError as error:  # an agent's failure in play: its own one line, not retried
+        return AgentFailed(str(error))
     except AgentError as error:  # it read as the user's input, which the client had accepted
         raise CannotLoad(
             f"{_this_worker()} cannot load an agent the client can: {error} (a level, or a py: file or "
@@ -257,7 +267,9 @@ def warm_up(config: TournamentConfig, folder: str | None = None) -> dict[str, An
     loads its kernels from numba's on-disk cache (compiling and caching them on a cold machine).
     Returns this process's warm-up figures."""
     start = time.perf_counter()
-    play_chunk(dataclasses.replace(config, deals=1, chunk_deals=1), 0, folder=folder)
+    played = play_chunk(dataclasses.replace(config, deals=1, chunk_deals=1), 0, folder=folder)
+    if isinstance(played, AgentFailed):  # as it raised before: the plugin's registration fails
+        raise ExternalAgentError(played.message)
     seconds = time.perf_counter() - start
     _WARM.setdefault("seconds", seconds)  # the first warm-up: the one that loads or compiles
     _WARM.update(pid=os.getpid(), warm_ups=_WARM.get("warm_ups", 0) + 1, **_cache_stats())
@@ -458,6 +470,8 @@ class DaskRunner:
                     records = future.result()
                 except _WORKER_DIED as error:
                     raise WorkerDied(f"the workers playing chunk {chunk} died{_died(error)}") from None
+                if isinstance(records, AgentFailed):
+                    raise ExternalAgentError(records.message)
                 self.in_flight.popleft()
                 future.release()
                 submit()
