@@ -1002,6 +1002,20 @@ def test_compile_seconds_reads_numba_s_cache(tmp_path: Path) -> None:
     assert 0 < cheap < mc < mc_and_ismcts  # each search kind at the table adds its own figure
 
 
+def test_compile_seconds_knows_the_lockstep_loops_of_outside_agents() -> None:
+    """A table with a Python agent or an engine is played by the lockstep loops: the figure was
+    read off the compiled loop's cache, which such a table never fills, so every run with an
+    outside agent said "compiling the kernels ... (one time, about 20 s)"."""
+    from hearts_sim.selfplay.simulate import Table, compile_seconds, run_games, run_hands
+
+    agents_file = Path(__file__).resolve().parent / "python_agents.py"
+    table = Table.build("standard", [[f"py:{agents_file}:Lowest", "random", "random", "random"]])
+    run_hands(table, 0, 0, 1)
+    assert compile_seconds(table) is None
+    run_games(table, 0, 0, 1)
+    assert compile_seconds(table, games=True) is None
+
+
 def test_a_run_logged_to_a_file_reports_its_progress_in_lines(monkeypatch, tmp_path: Path) -> None:
     """Where stderr is not a terminal (a long match under nohup writes to a log), the progress bar
     would print nothing readable: the run reports lines instead (deals played, time so far, time

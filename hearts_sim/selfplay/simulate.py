@@ -37,6 +37,8 @@ from hearts_sim.engine.rng import MAX_INDEX, SeedError, check_index, check_seed
 from hearts_sim.engine.state import new_states
 from hearts_sim.selfplay.lockstep import external_seats, run_lockstep
 from hearts_sim.selfplay.loops import (
+    advance_game_block,
+    advance_hand_block,
     blocks_for,
     in_blocks,
     play_game_block,
@@ -145,15 +147,22 @@ def compile_seconds(table: Table, games: bool = False) -> float | None:
     """About how long the first kernel call for ``table`` compiles, when neither this process
     nor numba's on-disk cache holds the loop specialised for its kind set; None otherwise
     (or when numba's cache cannot be inspected: then nothing is promised)."""
-    loop = play_game_block if games else play_hand_block
     kinds, rules, pass_codes, pass_params, play_codes, play_params = table.kernel_arguments()
-    records: tuple[np.ndarray, ...] = (np.zeros(1, dtype=HAND_RECORD),)
-    if games:  # the games, their hands, each block's progress
-        records = (np.zeros(1, GAME_RECORD), np.zeros(0, GAME_HAND_RECORD), np.zeros((1, 2), np.int64))
-    arguments = (
-        kinds, rules, np.uint64(0), 0, 1, pass_codes, pass_params, play_codes, play_params,
-        new_states(1), *records, 0, 1,
-    )  # fmt: skip
+    policies = (pass_codes, pass_params, play_codes, play_params)
+    one = np.zeros(1, dtype=np.int64)
+    if table.external:  # played in lockstep (``selfplay.lockstep``): its loops' signatures
+        # (with an outside agent, "compiling ... one time, about 20 s" was said in every run)
+        loop = advance_game_block if games else advance_hand_block
+        slots: tuple[Any, ...] = (one, new_states(1), one)  # jobs, states, status
+        if games:  # and each slot's hands played, its game's record, whether its hands are kept
+            slots += (one, np.zeros(1, GAME_RECORD), False)
+        arguments: tuple[Any, ...] = (kinds, rules, np.uint64(0), *policies, *slots, 0, 1)
+    else:
+        loop = play_game_block if games else play_hand_block
+        records: tuple[np.ndarray, ...] = (np.zeros(1, dtype=HAND_RECORD),)
+        if games:  # the games, their hands, each block's progress
+            records = (np.zeros(1, GAME_RECORD), np.zeros(0, GAME_HAND_RECORD), np.zeros((1, 2), np.int64))
+        arguments = (kinds, rules, np.uint64(0), 0, 1, *policies, new_states(1), *records, 0, 1)
     try:
         signature = tuple(loop.typeof_pyval(a) for a in arguments)
         if signature in loop.overloads:
