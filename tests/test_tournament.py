@@ -1002,6 +1002,28 @@ def test_compile_seconds_reads_numba_s_cache(tmp_path: Path) -> None:
     assert 0 < cheap < mc < mc_and_ismcts  # each search kind at the table adds its own figure
 
 
+def test_a_search_agents_hands_are_played_a_block_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first Ctrl-C waits for the blocks in play: blocks of a chunk's share (7 of ``hard``'s
+    hands, seconds each) kept it waiting 4 to 14 s. A table with a search agent plays a block a
+    hand; the others keep a few blocks a thread."""
+    from hearts_sim.selfplay import simulate as sim
+
+    blocks: list[int] = []
+    play = sim.in_blocks
+
+    def counted(kernel: Any, n_blocks: int, *arguments: Any) -> None:
+        blocks.append(n_blocks)
+        play(kernel, n_blocks, *arguments)
+
+    monkeypatch.setattr(sim, "in_blocks", counted)
+    searching = sim.Table.build("standard", [["mc(samples=2)", "random", "random", "random"]])
+    fast = sim.Table.build("standard", [["rule", "random", "random", "random"]] * 40)
+    records = sim.run_hands(searching, 0, 0, 3)
+    sim.run_hands(fast, 0, 0, 3)
+    assert searching.searches and not fast.searches
+    assert blocks == [len(records), sim.blocks_for(120)] and len(records) == 3 < blocks[1] < 120
+
+
 def test_compile_seconds_knows_the_lockstep_loops_of_outside_agents() -> None:
     """A table with a Python agent or an engine is played by the lockstep loops: the figure was
     read off the compiled loop's cache, which such a table never fills, so every run with an

@@ -107,6 +107,12 @@ class Table:
         reasons = (KIND_BY_NAME[name].uncached for name in self.kind_set().names)
         return "; ".join(dict.fromkeys(reason for reason in reasons if reason))
 
+    @property
+    def searches(self) -> bool:
+        """Whether a seat's agent searches (``mc``, ``pimc``, ``ismcts`` and the levels of them):
+        hands of seconds, not microseconds."""
+        return any(KIND_BY_NAME[name].searches for name in self.kind_set().names)
+
     def kernel_arguments(self) -> tuple[Any, ...]:
         """(kinds, rules, pass codes, pass params, play codes, play params) for the loops."""
         return (self.kind_set(), self.rules.to_tuple(), *seat_arrays([list(s) for s in self.seatings]))
@@ -194,7 +200,9 @@ def _play_hands(table: Table, seed: int, first: int, count: int, records: np.nda
     """``play_hand_block`` over ``count`` deals from ``first``, in blocks on threads
     (``loops.in_blocks``), one scratch state per block."""
     kinds, rules, *policies = table.kernel_arguments()
-    states = new_states(blocks_for(len(records)))
+    # a search agent's hands take seconds: a block a hand, so that a stop (Ctrl-C) waits for the
+    # hands in play alone; blocks of a chunk's share kept a first Ctrl-C waiting 13 s (hard)
+    states = new_states(len(records) if table.searches else blocks_for(len(records)))
     in_blocks(
         play_hand_block, len(states), kinds, rules, np.uint64(seed), first, count, *policies, states, records
     )
