@@ -1002,6 +1002,34 @@ def test_compile_seconds_reads_numba_s_cache(tmp_path: Path) -> None:
     assert 0 < cheap < mc < mc_and_ismcts  # each search kind at the table adds its own figure
 
 
+def test_a_run_that_would_take_hours_says_so_once_with_the_deals_an_hour_plays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``tournament hard normal`` ran at its default 20,000 deals (6 days here) without a word:
+    once the pace is known (the second chunk: the first may have compiled), a rest of over an
+    hour is said, once, with the ``--deals`` an hour plays; nothing for a shorter rest."""
+    clock = iter([0.0, 40.0, 10_000.0])  # chunk 1 (compiled), chunk 2 after 40 s, never asked again
+    monkeypatch.setattr(tournament.time, "monotonic", lambda: next(clock))
+    said: list[str] = []
+    note = tournament.LongRunNote(said.append, total=20_000, resumed=False, bound=False)
+    for deals in (4, 8, 12, 16):  # 40 s for 4 deals: 10 s a deal
+        note.update(deals)
+    assert said == [
+        "hearts-sim: at this pace the rest of the run takes about 2.3 days; --deals 360 plays about an hour"
+    ]
+    for resumed, bound, total, expected in (
+        (True, True, 20_000, ["hearts-sim: at this pace the rest of the run takes at most about 2.3 days"]),
+        (False, False, 300, []),  # 2,920 s left: under an hour
+    ):
+        clock = iter([0.0, 40.0])
+        said.clear()
+        note = tournament.LongRunNote(said.append, total=total, resumed=resumed, bound=bound)
+        note.update(4)
+        note.update(8)
+        assert said == expected
+    tournament.LongRunNote(None, total=20_000, resumed=False, bound=False).update(4)  # --quiet: no clock read
+
+
 def test_a_search_agents_hands_are_played_a_block_each(monkeypatch: pytest.MonkeyPatch) -> None:
     """A first Ctrl-C waits for the blocks in play: blocks of a chunk's share (7 of ``hard``'s
     hands, seconds each) kept it waiting 4 to 14 s. A table with a search agent plays a block a

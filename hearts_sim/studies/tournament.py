@@ -123,6 +123,7 @@ FAST_CHUNK_HANDS = 1 << 16
 GAME_HANDS = 16
 SLOW_CHUNK_HANDS = 64  # a search agent plays: small chunks, frequent progress
 PROGRESS_LINE_SECONDS = 60.0  # stderr not a terminal: a progress line at most this often
+LONG_RUN_SECONDS = 3600.0  # a run whose rest would take longer says so, once, and how to shorten it
 EXTERNAL_CHUNK_HANDS = 1 << 12  # a Python agent or an engine plays: blocks big enough to batch
 
 
@@ -666,6 +667,7 @@ def _play_run(
     lines = ProgressLines(
         report if progress is None and not show else None, config.deals, "game" if config.games else "deal"
     )
+    long_run = LongRunNote(report, config.deals, resume, config.sprt is not None)
     last_chunk = config.n_chunks
     if stop_after_chunks is not None:
         last_chunk = min(last_chunk, first_chunk + stop_after_chunks)
@@ -706,6 +708,7 @@ def _play_run(
                         llr = f"LLR {config.sprt.llr(tally):+.2f}"
                         bar.set_postfix_str(llr, refresh=False)
                     lines.update(tally.deals, llr)
+                    long_run.update(tally.deals)
                     if decided:
                         break
             finally:
@@ -968,6 +971,50 @@ class ProgressLines:
         if extra:
             news.append(extra)
         self.report("hearts-sim: " + ", ".join(news))
+
+
+class LongRunNote:
+    """Once the pace is known (the second chunk this process played: the first may have waited
+    for the kernels to compile), one line through ``report`` where the rest of the run would take
+    over ``LONG_RUN_SECONDS``, with the ``--deals`` an hour plays: ``tournament hard normal``
+    ran at its default 20,000 deals, about 6 days here, its bar at 0 for the first minutes."""
+
+    def __init__(self, report: Callable[[str], None] | None, total: int, resumed: bool, bound: bool) -> None:
+        self.report, self.total, self.resumed, self.bound = report, total, resumed, bound
+        self.paced_from: tuple[float, int] | None = None
+        self.judged = report is None
+
+    def update(self, deals: int) -> None:
+        """``deals`` played so far (or games)."""
+        if self.judged:
+            return
+        now = time.monotonic()
+        if self.paced_from is None:
+            self.paced_from = (now, deals)
+            return
+        since, paced = self.paced_from
+        if deals <= paced:
+            return
+        self.judged = True
+        per_deal = (now - since) / (deals - paced)
+        left = per_deal * (self.total - deals)
+        if left > LONG_RUN_SECONDS and self.report is not None:
+            shorter = (
+                "" if self.resumed else f"; --deals {max(1, int(3600 / per_deal)):,} plays about an hour"
+            )
+            bound = "at most " if self.bound else ""  # a sequential test may stop it sooner
+            self.report(
+                f"hearts-sim: at this pace the rest of the run takes {bound}about {_duration(left)}{shorter}"
+            )
+
+
+def _duration(seconds: float) -> str:
+    """``5.8 days``, ``3.2 hours`` or ``45 minutes``."""
+    if seconds >= 2 * 86400:
+        return f"{seconds / 86400:.1f} days"
+    if seconds >= 2 * 3600:
+        return f"{seconds / 3600:.1f} hours"
+    return f"{seconds / 60:.0f} minutes"
 
 
 class JobProgress:
