@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import warnings
@@ -290,6 +291,32 @@ def test_a_report_of_an_unfinished_run_says_so(tmp_path: Path) -> None:
     summary = (tmp_path / "run" / REPORT_DIR / SUMMARY_FILE).read_text()
     assert f"**Warning**: {tmp_path / 'run'} is not finished: its manifest counts 1 of 10 chunks" in summary
     assert "56 hands" in summary
+
+
+def test_a_report_of_a_run_being_written_names_the_chunks_it_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The note was read from the manifest again once the records were read: a run being written
+    had counted another chunk by then, and the report said "3 of 21 chunks" over the hands of 2."""
+    from hearts_sim.studies import report
+
+    run = tmp_path / "run"
+    config = TournamentConfig(("random", "lowest"), deals=40, seed=2, chunk_deals=4)
+    with pytest.raises(Interrupted):
+        run_tournament(config, run, progress=False, stop_after_chunks=1)
+    read = report.RecordSummary.from_records
+
+    def read_then_the_writer_goes_on(*arguments: Any, **options: Any) -> Any:
+        summary = read(*arguments, **options)
+        manifest = json.loads((run / "manifest.json").read_text())
+        (run / "manifest.json").write_text(json.dumps({**manifest, "chunks_done": 2}))  # as a writer does
+        return summary
+
+    monkeypatch.setattr(report.RecordSummary, "from_records", read_then_the_writer_goes_on)
+    with pytest.warns(UnfinishedRunWarning, match="counts 1 of 10 chunks"):
+        assert main(["report", str(run)]) == 0
+    summary = (run / REPORT_DIR / SUMMARY_FILE).read_text()
+    assert "its manifest counts 1 of 10 chunks" in summary and "56 hands" in summary
 
 
 def test_a_figure_of_no_hands_says_so_without_a_warning() -> None:

@@ -11,6 +11,7 @@ through pyplot, so the command works without a display and leaves pyplot's state
 from __future__ import annotations
 
 import io
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,11 +27,11 @@ from hearts_sim.studies.analysis import (
     DEFAULT_BATCH,
     AnalysisError,
     RecordSummary,
+    UnfinishedRunWarning,
     check_min_points,
     failed_points,
     per_thousand,
     pooled_rules,
-    unfinished_note,
 )
 
 REPORT_DIR = "report"
@@ -291,7 +292,7 @@ def summary_markdown(
     summary: RecordSummary, source: str, figures: Sequence[str], notes: Sequence[str] = ()
 ) -> str:
     """The Markdown summary: per-agent moon figures, moon rate per pass direction, QS rates;
-    ``notes`` (a run that is not finished, ``unfinished_note``) as a warning under the title."""
+    ``notes`` (a run that is not finished, ``UnfinishedRunWarning``) as a warning under the title."""
     moons = summary.moon_rates("moons")
     failed = summary.failed_moons()
     suffered = summary.moons_suffered()
@@ -457,9 +458,17 @@ def write_report(
             min_points = failed_points(rules)
         check_min_points(min_points, rules, name="--min-points")  # 0 and 27 said other ranges
         all_hearts = rules is None or rules.moon_total == POINTS_TOTAL
-        summary = RecordSummary.from_records(
-            sources, batch_size=batch_size, progress=progress, min_points=min_points, all_hearts=all_hearts
-        )
+        with warnings.catch_warnings(record=True) as said:  # said as the records were read
+            warnings.simplefilter("always")
+            summary = RecordSummary.from_records(
+                sources,
+                batch_size=batch_size,
+                progress=progress,
+                min_points=min_points,
+                all_hearts=all_hearts,
+            )
+        for warning in said:  # on to the caller, once the reading is done
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     except ReportError:
         raise
     except AnalysisError as error:
@@ -475,7 +484,9 @@ def write_report(
         image = io.BytesIO()
         ax.figure.savefig(image, dpi=100, format="png")
         files[target / name] = image.getvalue()
-    notes = [note for note in map(unfinished_note, sources) if note is not None]
+    # what the reading said of an unfinished run, of the manifest it read: read again here, a run
+    # being written had counted a chunk more ("3 of 21 chunks" over the hands of 2)
+    notes = list(dict.fromkeys(str(w.message) for w in said if issubclass(w.category, UnfinishedRunWarning)))
     markdown = summary_markdown(summary, "`, `".join(map(str, sources)), list(figures), notes)
     # UTF-8, the folders' names in it as their bytes (surrogates under a locale not UTF-8)
     files[target / SUMMARY_FILE] = markdown.encode("utf-8", "surrogateescape")
