@@ -428,12 +428,30 @@ MAX_ANSWER_BYTES = 1 << 20  # an answer line longer than this is refused (a move
 LAST_WORDS_BYTES = 64 * 1024  # the tail of an engine's stderr read for its last line
 
 
+def descendants(pid: int) -> list[int]:
+    """The processes ``pid`` started, and theirs, from ``/proc`` (empty where there is none)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:  # "pid (command) state ppid ...": the command may hold spaces and brackets
+            parent = int(stat.read_text().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # a process that ended as it was read
+        children.setdefault(parent, []).append(int(stat.parent.name))
+    found, waiting = [], [pid]
+    while waiting:
+        for child in children.get(waiting.pop(), []):
+            found.append(child)
+            waiting.append(child)
+    return found
+
+
 class Engine:
     """One engine process: requests on its stdin, answers on its stdout, stderr kept in a file.
 
-    It runs in a process group of its own (POSIX), which ``kill`` ends whole: an engine started
-    through a wrapper (``exec:bash -c 'python eng.py; true'``, a script without ``exec``) was
-    left running, its parent gone, when only the wrapper was killed."""
+    ``kill`` ends it with what it started (Linux): an engine started through a wrapper
+    (``exec:bash -c 'python eng.py; true'``, a script without ``exec``) was left running, its
+    parent gone, when only the wrapper was killed. It stays in its caller's process group, which
+    a served worker's end kills whole (``apps.server.Runner``), as a terminal's Ctrl-C reaches."""
 
     def __init__(self, command: str, name: str):
         self.name = name
@@ -445,7 +463,6 @@ class Engine:
                 stdout=subprocess.PIPE,
                 stderr=self.stderr,
                 cwd=agent_folder(),  # a run's engine runs where the run began, resumed or not
-                process_group=0 if os.name == "posix" else None,
             )
         except OSError as error:
             reason = error.strerror or error
@@ -494,14 +511,11 @@ class Engine:
         return line
 
     def kill(self) -> None:
-        """End the engine and whatever it started (its process group), at once."""
-        try:
-            if os.name == "posix" and self.process.poll() is None:  # its group, while it leads one
-                os.killpg(self.process.pid, signal.SIGKILL)
-            else:
-                self.process.kill()
-        except (ProcessLookupError, PermissionError):
-            self.process.kill()
+        """End the engine and the processes it started, at once."""
+        for pid in descendants(self.process.pid) if self.process.poll() is None else []:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        self.process.kill()
 
     def _last_words(self) -> str:
         try:  # it closed its output: let it finish exiting, to name its exit code
