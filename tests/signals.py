@@ -40,3 +40,20 @@ def wait_for_a_chunk(manifest: Path, timeout: float = 240) -> None:
         if manifest.exists() and json.loads(manifest.read_text())["chunks_done"] >= 1:
             return
         time.sleep(0.1)
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` runs (Linux: ``/proc``); a zombie, dead but not yet reaped, does not."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def ends_within(pid: int, seconds: float = 10.0) -> bool:
+    """Whether process ``pid`` has stopped running within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while running(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not running(pid)

@@ -45,8 +45,10 @@ from hearts_sim.studies.tournament import (
 
 try:
     from tests import python_agents
+    from tests.signals import ends_within
 except ImportError:  # tests/ itself on sys.path
     import python_agents  # type: ignore[no-redef]
+    from signals import ends_within  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ROOT / "tests" / "python_agents.py"
@@ -382,21 +384,8 @@ def test_an_engine_started_through_a_wrapper_is_ended_with_it(
     monkeypatch.setattr(external, "FIRST_ANSWER_GRACE", 1.0)
     with pytest.raises(ExternalAgentError, match="no answer within"):
         simulate("standard", [wrapped, "random", "random", "random"], hands=1, engine_timeout=0.5)
-    pid = int(pid_file.read_text())
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and _alive(pid):
-        time.sleep(0.05)
-    assert not _alive(pid), "the engine behind the wrapper is still running"
+    assert ends_within(int(pid_file.read_text())), "the engine behind the wrapper is still running"
     close_all()
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
-    return "\nState:\tZ" not in status
 
 
 def test_an_engines_last_words_are_its_last_stderr_line_however_much_it_wrote() -> None:

@@ -31,8 +31,10 @@ from hearts_sim.game.observation import Observation
 
 try:
     from tests.hand_checks import assert_matches_loop, loop_hand
+    from tests.signals import ends_within
 except ImportError:  # tests/ on sys.path instead of the repository root
     from hand_checks import assert_matches_loop, loop_hand  # type: ignore[no-redef]
+    from signals import ends_within  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parents[1]
 SEATING = ["rule", "random", "lowest", "highest"]
@@ -307,6 +309,24 @@ def _tcp_clients(served: MoveServer, count: int = 2) -> Iterator[tuple[TCPServer
             stream.close()
         tcp.shutdown()
         tcp.server_close()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_a_tcp_server_stopped_mid_decision_ends_the_worker_deciding() -> None:
+    """A connection's thread is a daemon, which never reached its own cleanup when the server
+    stopped (SIGTERM): the worker deciding for it lived on, its parent gone, until its decision
+    ended (an agent's minutes, a long ``--time-limit``)."""
+    served = MoveServer(f"py:{ROOT / 'tests' / 'python_agents.py'}:Sleeps(seconds=60)", time_limit=120)
+    with _tcp_clients(served, count=1) as (tcp, connections, _):
+        good, _ = _valid()
+        connections[0].sendall(json.dumps(good).encode() + b"\n")
+        deadline = time.monotonic() + 60
+        while not any(runner._child for runner in list(tcp.runners)) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        [runner] = tcp.runners
+        assert runner._child is not None
+        worker = runner._child[0]
+    assert ends_within(worker), "the worker deciding lives on after the server stopped"
 
 
 def test_tcp_answers_several_connections_and_rejects_oversized_lines() -> None:

@@ -556,8 +556,11 @@ class _Connection(socketserver.StreamRequestHandler):
     timeout = IDLE_TIMEOUT
 
     def handle(self) -> None:
-        server: MoveServer = self.server.move_server  # type: ignore[attr-defined]
-        runner = server.runner(self.server.zygote)  # type: ignore[attr-defined]
+        tcp: TCPServer = self.server  # type: ignore[assignment]
+        server = tcp.move_server
+        runner = server.runner(tcp.zygote)
+        if runner is not None:
+            tcp.runners.add(runner)
         try:
             while (line := read_line(self.rfile, server.max_line)) is not None:
                 reply = server.reply(line, runner)
@@ -567,6 +570,7 @@ class _Connection(socketserver.StreamRequestHandler):
             pass
         finally:
             if runner is not None:
+                tcp.runners.discard(runner)
                 runner.close()
 
 
@@ -581,6 +585,7 @@ class TCPServer(socketserver.ThreadingTCPServer):
     def __init__(self, move_server: MoveServer, port: int, host: str = "127.0.0.1"):
         self.move_server = move_server
         self.zygote: Zygote | None = None
+        self.runners: set[Runner] = set()  # the open connections' workers (a set's add is atomic)
         super().__init__((host, port), _Connection)
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
@@ -589,7 +594,12 @@ class TCPServer(socketserver.ThreadingTCPServer):
         super().serve_forever(poll_interval)
 
     def server_close(self) -> None:
+        """Stop serving, ending the workers of the connections still open: their threads are
+        daemons, which never reached their own ``close``, so a worker deciding when SIGTERM came
+        lived on, its parent gone, for the rest of its decision."""
         super().server_close()
+        for runner in list(self.runners):
+            runner.close()
         if self.zygote is not None:
             self.zygote.close()
             self.zygote = None
