@@ -2,6 +2,7 @@
 
 import gc
 import re
+import signal
 import sys
 import warnings
 
@@ -32,6 +33,8 @@ def run() -> int:
         print(f"hearts-sim: error: {error}", file=sys.stderr)
         return 2
     code = main()
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # (not where it was ignored)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # a Ctrl-C from now on ends it, not a traceback
     # the command is done: the interpreter's exit need not walk the objects numba's compiled
     # kernels left for the garbage collector (its collections at finalization took 0.4 to 1.3 s
     # of every command, a third of a warm tournament's wall time); they are freed with the process

@@ -1002,6 +1002,21 @@ def test_compile_seconds_reads_numba_s_cache(tmp_path: Path) -> None:
     assert 0 < cheap < mc < mc_and_ismcts  # each search kind at the table adds its own figure
 
 
+@pytest.mark.parametrize(("stop", "code"), [(KeyboardInterrupt, 130), (Terminated, 143)])
+def test_a_signal_after_the_stop_line_is_the_exit_code_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, stop: type[BaseException], code: int
+) -> None:
+    """A second Ctrl-C or SIGTERM landing after the command said how it stopped (a storm of them
+    a few ms apart), as the handlers were put back: a traceback under the stop line."""
+    from hearts_sim.apps import cli
+
+    def said_its_line_then_signalled(argv: Any) -> int:
+        raise stop
+
+    monkeypatch.setattr(cli, "_main", said_its_line_then_signalled)
+    assert cli.main(["tournament"]) == code
+
+
 def test_a_run_that_would_take_hours_says_so_once_with_the_deals_an_hour_plays(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -52,7 +52,14 @@ from hearts_sim.apps.options import (
 from hearts_sim.apps.script import EXIT_FAILURE, EXIT_USAGE, ScriptParser, reported
 from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, CardSet, card_str
 from hearts_sim.core.checks import did_you_mean
-from hearts_sim.core.errors import InputError, Stopped, Terminated, signals_unwrapped, sigterm_as_interrupt
+from hearts_sim.core.errors import (
+    InputError,
+    Stopped,
+    Terminated,
+    signal_exit_code,
+    signals_unwrapped,
+    sigterm_as_interrupt,
+)
 from hearts_sim.core.files import shell_path, unwritable
 from hearts_sim.core.rules import (
     GAME_SWITCHES,
@@ -1653,8 +1660,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     _letters_where_symbols_cannot_print()
     # SIGTERM (a scheduler's time limit, ``docker stop``) handled as Ctrl-C while a command runs:
     # a tournament keeps its finished chunks and says how to resume, a server reaps its workers
-    with sigterm_as_interrupt():
-        return _main(argv)
+    try:
+        with sigterm_as_interrupt():
+            return _main(argv)
+    except KeyboardInterrupt as stop:  # Terminated too: a second signal after the first's line
+        return signal_exit_code(stop)  # (a storm of them ended in a traceback under that line)
 
 
 def _main(argv: Sequence[str] | None) -> int:
