@@ -1002,6 +1002,18 @@ def test_compile_seconds_reads_numba_s_cache(tmp_path: Path) -> None:
     assert 0 < cheap < mc < mc_and_ismcts  # each search kind at the table adds its own figure
 
 
+@pytest.mark.parametrize("games", [False, True])
+def test_the_results_table_says_what_its_columns_count(games: bool) -> None:
+    """A newcomer met ``suffered/1k`` and ``QS rate`` with nothing to say what they count: a line
+    under the agents' rows says, for hands and for whole games."""
+    config = TournamentConfig(("rule", "random"), deals=2, seed=1, games=games)
+    lines = format_summary(run_tournament(config, None, progress=False).summary).splitlines()
+    last_row = next(i for i, line in enumerate(lines) if line.startswith("---")) + 2  # two agents
+    assert lines[last_row].startswith("random ")
+    assert lines[last_row + 1] == (stats.LEGEND_GAMES if games else stats.LEGEND_HANDS)
+    assert ("QS rate" in lines[last_row + 1]) is not games and ("rating" in lines[last_row + 1]) is games
+
+
 @pytest.mark.parametrize(("stop", "code"), [(KeyboardInterrupt, 130), (Terminated, 143)])
 def test_a_signal_after_the_stop_line_is_the_exit_code_not_a_traceback(
     monkeypatch: pytest.MonkeyPatch, stop: type[BaseException], code: int

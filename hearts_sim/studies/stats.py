@@ -634,6 +634,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         line(["-" * w for w in widths]),
     ]
     out += [line(r) for r in rows]
+    out.append(LEGEND_GAMES if games else LEGEND_HANDS)
     if summary.get("undecided_games"):
         out += ["", undecided_text(summary["undecided_games"], summary["deals"] * summary["seatings"])]
     if summary["pairs"]:
@@ -656,6 +657,15 @@ def format_summary(summary: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+# what the table's columns count, under it: a newcomer could not tell suffered/1k or QS rate
+LEGEND_HANDS = (
+    "(points/hand: penalty points, lower is better; moons/1k: moons shot per 1,000 hands; "
+    "suffered/1k: shot against it; QS rate: share of hands it took the queen of spades)"
+)
+LEGEND_GAMES = (
+    "(points/hand: penalty points, lower is better; moons/1k: moons shot per 1,000 hands; "
+    "suffered/1k: shot against it; rating: OpenSkill's mean ± deviation)"
+)
 BY_DIRECTION = "by pass direction (95% each, unadjusted)"  # one look a direction: one may miss by chance
 
 
