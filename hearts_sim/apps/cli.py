@@ -648,7 +648,10 @@ def cmd_agents(args: argparse.Namespace) -> int:
         for name, level in levels.items():
             broken = f" (CANNOT BE PLAYED: {problems[name]})" if problems[name] else ""
             print(f"    {name:<8} {level.agent}: {level.description}{broken}")
-        print("\nset parameters as NAME(k=v,...); combine policies per seat as pass=NAME,play=NAME")
+        print(
+            "\nset parameters as NAME(k=v,...); combine policies per seat as pass=NAME,play=NAME; "
+            "quote them in a shell: 'rule(shoot=50)'"
+        )
         print("hearts-sim agents NAME shows one agent, or one level with how it was tuned")
         return 0
     for name, level in shown_levels.items():
