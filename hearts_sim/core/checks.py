@@ -56,7 +56,7 @@ def shown(value: object, width: int = 40) -> str:
 
 
 def one_line(text: object, width: int = 200) -> str:
-    """``text`` on one line (each run of whitespace, newlines too, as one space), at most ``width``
+    r"""``text`` on one line (each run of whitespace, newlines too, as one space), at most ``width``
     characters: what an agent or an engine said, in an error message of one line (an engine's
     error answer with its traceback ran over five lines and 3.4 KB).
 
