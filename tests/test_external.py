@@ -10,6 +10,7 @@ the finished chunks kept and a resume identical to an uninterrupted run.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import signal
@@ -337,6 +338,18 @@ def test_agents_and_engines_that_hang_time_out() -> None:
 def _engine(code: str) -> str:
     """``exec:`` of a Python engine given as its code."""
     return f"exec:{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
+
+
+def test_an_agent_that_cannot_load_says_so_before_any_compile_notice(tmp_path: Path) -> None:
+    """With an empty numba cache (a fresh clone: CI), ``match py:missing.py:Mine random`` said
+    "compiling the kernels ... (one time, about 20 s)" and then that the file is missing."""
+    refused = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", "match", "py:missing.py:Mine", "random", "--deals", "1"],
+        capture_output=True, text=True, cwd=tmp_path,
+        env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cold"), "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert refused.returncode == 2
+    assert refused.stderr.splitlines() == ["hearts-sim: error: py:missing.py:Mine: no such file missing.py"]
 
 
 def test_an_engines_command_keeps_its_commas_quotes_and_brackets() -> None:

@@ -47,6 +47,7 @@ from agents.external import (
     agents_found_in,
     code_held,
     code_unseen,
+    decider,
     file_problem,
     is_object_label,
 )
@@ -673,6 +674,8 @@ def _play_run(
         last_chunk = min(last_chunk, first_chunk + stop_after_chunks)
     chunk = first_chunk
     if report is not None and isinstance(runner, LocalRunner) and first_chunk < last_chunk:
+        for spec in table.external_specs():  # one that cannot load says so first, not "compiling"
+            decider(spec, engines or EngineOptions())
         _report_compiling(report, table, config.games)
     deals_cap = int(manifest.get("deals_cap", config.deals))
     committer = _Committer(out_path, manifest, table, on_chunk) if out_path is not None else None
