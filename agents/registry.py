@@ -182,29 +182,42 @@ def _apart(parts: list[str]) -> str:
 
 
 _ENGINE_PART = re.compile(r"\s*((pass|play)\s*=\s*)?exec:")  # a part that is an engine's command
+_NEXT_ROLE = re.compile(r",\s*(pass|play)\s*=")  # where an engine's command ends in a combination
 
 
 def _split_top_level(text: str) -> list[str]:
     """Split on commas that are not inside parentheses. An engine's command (``exec:``, or
-    ``play=exec:``) runs to the end of the spec: its commas, quotes and brackets are its own
-    (``exec:python -c 'import sys, time'`` was refused as a malformed combination)."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if i == start and _ENGINE_PART.match(text, i):
-            break
-        if ch == "(":
+    ``pass=exec:``) keeps its commas, quotes and brackets up to the next role of a combination
+    (``,play=``) or the end (``exec:python -c 'import sys, time'`` was refused as a malformed
+    combination): ``pass=exec:eng --w a,b,play=rule`` is two parts."""
+    parts: list[str] = []
+    start = 0
+    while start <= len(text):
+        if _ENGINE_PART.match(text, start):
+            role = _NEXT_ROLE.search(text, start)
+            end = role.start() if role else len(text)
+        else:
+            end = _top_level_comma(text, start)
+        parts.append(text[start:end].strip())
+        start = end + 1
+    return parts
+
+
+def _top_level_comma(text: str, start: int) -> int:
+    """The index of the first comma outside parentheses from ``start`` (the end if none)."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "(":
             depth += 1
-        elif ch == ")":
+        elif text[i] == ")":
             depth -= 1
             if depth < 0:
                 raise AgentError(f"unbalanced parentheses in agent spec {text!r}")
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
+        elif text[i] == "," and depth == 0:
+            return i
     if depth:
         raise AgentError(f"unbalanced parentheses in agent spec {text!r}")
-    parts.append(text[start:])
-    return [p.strip() for p in parts]
+    return len(text)
 
 
 def _convert(kind: PolicyKind, name: str, text: str) -> float | int:

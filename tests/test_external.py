@@ -360,8 +360,14 @@ def test_an_engines_command_keeps_its_commas_quotes_and_brackets() -> None:
 
     for command in ("python -c 'import sys, time'", "engine --weights a,b", "engine ':)'"):
         assert parse_agent(f"exec:{command}").name == f"exec:{command}"
-    combined = parse_agent("pass=rule,play=exec:engine --weights a,b")
-    assert (str(combined.pass_policy), str(combined.play_policy)) == ("rule", "exec:engine --weights a,b")
+    for spec, roles in (
+        ("pass=rule,play=exec:engine --weights a,b", ("rule", "exec:engine --weights a,b")),
+        ("pass=exec:engine --weights a,b,play=rule", ("exec:engine --weights a,b", "rule")),
+        ("play=exec:b --x 1,2,pass=exec:a", ("exec:a", "exec:b --x 1,2")),
+    ):
+        combined = parse_agent(spec)
+        assert (str(combined.pass_policy), str(combined.play_policy)) == roles
+        assert parse_agent(combined.name) == combined  # its name, as records keep it, reads back
     with pytest.raises(AgentError, match="malformed agent spec"):
         parse_agent("rule,exec:engine")  # a part without its role is still refused
 
