@@ -1057,6 +1057,18 @@ def test_a_run_that_would_take_hours_says_so_once_with_the_deals_an_hour_plays(
     tournament.LongRunNote(None, total=20_000, resumed=False, bound=False).update(4)  # --quiet: no clock read
 
 
+def test_only_the_command_lines_runs_note_their_pace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tune's and a calibration's matches run through ``run_tournament`` with a ``report`` too:
+    each slow one said "--deals N plays about an hour", an option ``tune`` does not have."""
+    monkeypatch.setattr(tournament, "LONG_RUN_SECONDS", -1.0)  # every rest is long
+    config = TournamentConfig(("rule", "random"), deals=12, seed=1, chunk_deals=4)
+    for pace_note in (False, True):
+        said: list[str] = []
+        run_tournament(config, None, progress=False, report=said.append, pace_note=pace_note)
+        noted = [line for line in said if line.startswith("hearts-sim: at this pace")]  # (or compiling)
+        assert len(noted) == pace_note
+
+
 def test_a_search_agents_hands_are_played_a_block_each(monkeypatch: pytest.MonkeyPatch) -> None:
     """A first Ctrl-C waits for the blocks in play: blocks of a chunk's share (7 of ``hard``'s
     hands, seconds each) kept it waiting 4 to 14 s. A table with a search agent plays a block a

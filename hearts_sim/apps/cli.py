@@ -367,6 +367,7 @@ def _run(args: argparse.Namespace, config: TournamentConfig | None) -> Tournamen
         "runner": runner,
         "report": _say(args),
         "engines": _engines(args),
+        "pace_note": True,
     }
     try:
         if args.resume:

@@ -560,6 +560,7 @@ def run_tournament(
     runner: ChunkRunner | None = None,
     engines: EngineOptions | None = None,
     report: Callable[[str], None] | None = None,
+    pace_note: bool = False,
 ) -> TournamentResult:
     """Play the tournament chunk by chunk; with ``out``, stream records to Parquet and keep a
     manifest so that an interrupted run can be resumed (``resume=True``) to the same result.
@@ -569,7 +570,9 @@ def run_tournament(
     ``repair``: damaged parts are then re-played from their seeds (every chunk is a pure function
     of the configuration), and a manifest whose counts cannot be trusted is rebuilt by
     re-playing the run from its first chunk. ``report`` receives a line per repair step, and
-    one before the first chunk when this process must compile the loop first (a cold cache).
+    one before the first chunk when this process must compile the loop first (a cold cache),
+    and with ``pace_note`` one where the rest of the run would take over an hour (``LongRunNote``:
+    the command line's tournament and match, not a tune's or a calibration's matches).
 
     ``runner`` plays the chunks (default: ``LocalRunner``, this process, with ``engines`` for its
     external agents). ``stop_after_chunks``
@@ -600,6 +603,7 @@ def run_tournament(
             runner=runner,
             engines=engines,
             report=report,
+            pace_note=pace_note,
         )
 
 
@@ -637,6 +641,7 @@ def _play_run(
     runner: ChunkRunner | None,
     engines: EngineOptions | None,
     report: Callable[[str], None] | None,
+    pace_note: bool,
 ) -> TournamentResult:
     """``run_tournament``'s work, with the run in ``out_path`` (if any) this process's alone."""
     if resume and engines is None and out_path is not None:  # the time limit it was started with
@@ -668,7 +673,7 @@ def _play_run(
     lines = ProgressLines(
         report if progress is None and not show else None, config.deals, "game" if config.games else "deal"
     )
-    long_run = LongRunNote(report, config.deals, resume, config.sprt is not None)
+    long_run = LongRunNote(report if pace_note else None, config.deals, resume, config.sprt is not None)
     last_chunk = config.n_chunks
     if stop_after_chunks is not None:
         last_chunk = min(last_chunk, first_chunk + stop_after_chunks)
