@@ -56,7 +56,7 @@ from typing import Any, Protocol
 
 from agents.kinds import AgentError
 from hearts_sim.core.cards import N_CARDS, card_str, cards_of, cards_str, parse_card
-from hearts_sim.core.checks import is_integer, is_real, one_line, shown
+from hearts_sim.core.checks import counted, is_integer, is_real, one_line, shown
 from hearts_sim.core.files import disk_bytes
 from hearts_sim.core.rules import Rules
 from hearts_sim.game.observation import Observation
@@ -409,7 +409,11 @@ class PythonDecider:
         if isinstance(answer, str | bytes | dict) or not hasattr(answer, "__iter__"):
             # list() of it was the agent's "raised TypeError: 'NoneType' object is not iterable"
             raise AnswerRefused(f"act_batch answered {shown(answer)}, not a list of moves")
-        return list(answer)
+        moves = list(islice(answer, len(observations) + 1))  # itertools.cycle was read for ever
+        if len(moves) > len(observations):
+            asked = counted(len(observations), "position")
+            raise AnswerRefused(f"act_batch answered more moves than its {asked}")
+        return moves
 
     def close(self) -> None:
         if self._worker is not None:
@@ -1129,12 +1133,14 @@ def _checked(
     ):
         return answer  # the common case, checked without parsing
     if passing:
-        try:  # read as far as one card past the deck: itertools.cycle(hand) was read for ever
-            listed = list(islice(answer, N_CARDS + 1))
+        try:
+            items = iter(answer)
         except TypeError:
             raise ExternalAgentError(
                 f"agent {spec} passed {shown(answer)}, not a list of cards ({where()})"
             ) from None
+        try:  # read as far as one card past the deck: itertools.cycle(hand) was read for ever
+            listed = list(islice(items, N_CARDS + 1))
         except Exception as error:  # a generator that raised as it was read: a traceback, exit 1
             raise ExternalAgentError(
                 f"agent {spec}: its pass raised {type(error).__name__}: {one_line(error)} as it was "

@@ -121,6 +121,21 @@ class PassesForEver(Lowest):
         return itertools.cycle(super().choose_pass(obs))
 
 
+class PassesRaisingTypeError(Lowest):
+    """Passes a generator that raises ``TypeError`` of its own as it is read."""
+
+    def choose_pass(self, obs: Any) -> Any:
+        yield super().choose_pass(obs)[0]
+        raise TypeError("a bug in the agent")
+
+
+class BatchForEver(Lowest):
+    """``act_batch`` answering ``itertools.cycle`` of a move: moves without end."""
+
+    def act_batch(self, observations: list[Any]) -> Any:
+        return itertools.cycle([self.choose_pass(observations[0]) if observations[0].phase == "pass" else 0])
+
+
 class PlaysUnprintable(Lowest):
     """Plays an object whose repr raises."""
 

@@ -265,6 +265,11 @@ def test_no_peeking_the_observation_holds_only_the_information_set() -> None:
             "its pass raised RuntimeError: the generator broke as it was read (deal ",
         ),
         (f"py:{AGENTS}:PassesForEver", "passed more than 52 cards (deal "),
+        (  # its own TypeError, read as "not a list of cards", the agent's error dropped
+            f"py:{AGENTS}:PassesRaisingTypeError",
+            "its pass raised TypeError: a bug in the agent as it was read (deal ",
+        ),
+        (f"py:{AGENTS}:BatchForEver", "act_batch answered more moves than its 1 position (deal "),
         (f"py:{AGENTS}:PlaysUnprintable", "played a Unprintable whose repr raised, not a card (deal "),
         (
             f"py:{AGENTS}:RaisesOverLines",
