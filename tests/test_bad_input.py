@@ -258,6 +258,10 @@ CASES: list[tuple[list[str], str]] = [
         ["match", "rule", "random", "--deals", "10", "--hands", "50"],
         "--deals 10 and --hands 50 are one option",
     ),
+    (  # as written: it quoted the parsed 10
+        ["match", "rule", "random", "--deals", "1e1", "--hands", "5"],
+        "--deals 1e1 and --hands 5 are one option (--deals)",
+    ),
     (
         ["match", "rule", "random", "--deals", "10", "--deals", "50"],
         "--deals is given twice (10 and 50): give",
@@ -296,6 +300,10 @@ CASES: list[tuple[list[str], str]] = [
     (["levels", "--ladder", "random,nosuch"], "unknown agent 'nosuch'"),
     (  # the ladder given as words: "unrecognized arguments: easy", without a word of why
         ["levels", "--ladder", "random", "easy"],
+        "easy (--ladder takes its agents as one word, commas between: --ladder random,easy)",
+    ),
+    (  # the same word earlier on the line (an --out easy) hid the hint
+        ["levels", "--out", "easy", "--ladder", "random", "easy"],
         "easy (--ladder takes its agents as one word, commas between: --ladder random,easy)",
     ),
     (["tournament", "normal,easy"], "pass=NAME,play=NAME; to name 2 agents, give them apart: normal easy"),

@@ -1070,7 +1070,7 @@ def test_the_terminal_game_says_when_its_opponents_compile(
     assert cli.main(["play", "--level", "easy", "--seed", "1"]) == 0
     said = capsys.readouterr()
     assert warmed == ["easy"] and said.out.startswith("Hearts (standard) against easy, seed 1.")
-    notice = "hearts-sim: compiling the CPU opponents' kernels (the first game only, up to a minute)"
+    notice = "hearts-sim: loading the CPU opponents' kernels (compiling them the first time: a minute or two)"
     assert said.err == notice + "\n"
     monkeypatch.setattr(cli, "COMPILE_NOTICE_SECONDS", 60.0)
     monkeypatch.setattr("sys.stdin", io.StringIO("quit\n"))

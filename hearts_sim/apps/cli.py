@@ -129,7 +129,8 @@ class _Parser(ScriptParser):
     def _stray_hint(self, stray: list[str]) -> str:
         """``levels --ladder random easy``: the ladder is one word, its agents between commas."""
         words = getattr(self, "_words", [])
-        first = next((i for i, word in enumerate(words) if word == stray[0]), None)
+        # argparse names the stray words last: the first of them from the end (an --out easy before)
+        first = next((i for i in range(len(words) - len(stray), -1, -1) if words[i] == stray[0]), None)
         if first is None or first < 2 or words[first - 2] != "--ladder":
             return ""
         steps = [words[first - 1]]
@@ -1439,6 +1440,7 @@ PLAY_OPTIONS = (
 def cmd_play(args: argparse.Namespace) -> int:
     from agents.external import EngineOptions, decider
     from hearts_sim.apps.terminal import InputEnded, play_in_terminal
+    from hearts_sim.engine.hand import unreachable_target
 
     rules = _rules(args)
     n = rules.n_players
@@ -1447,6 +1449,9 @@ def cmd_play(args: argparse.Namespace) -> int:
             f"--seat {args.seat} is not valid: choose a whole number in 0 .. {n - 1} for {n} players"
         )
     opponent = parse_agent(args.level)  # an unknown opponent is one line before the game starts
+    problem = unreachable_target(rules)  # as the game would refuse it: before the opponents warm up
+    if problem is not None:
+        raise UsageError(problem)
     outside = [policy.external for policy in (opponent.pass_policy, opponent.play_policy) if policy.external]
     for external in outside:  # a py: file or engine that cannot load: before the banner
         decider(external, EngineOptions())
@@ -1462,7 +1467,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
-COMPILE_NOTICE_SECONDS = 1.0  # a warm-up that takes longer is compiling: said, where it was silent
+COMPILE_NOTICE_SECONDS = 2.0  # a warm-up that takes longer is said (compiling, or a busy machine)
 
 
 def _warm_up_saying_so(opponent: Any, rules: Rules) -> None:
@@ -1476,7 +1481,7 @@ def _warm_up_saying_so(opponent: Any, rules: Rules) -> None:
     notice = threading.Timer(
         COMPILE_NOTICE_SECONDS,
         lambda: print(
-            "hearts-sim: compiling the CPU opponents' kernels (the first game only, up to a minute)",
+            "hearts-sim: loading the CPU opponents' kernels (compiling them the first time: a minute or two)",
             file=sys.stderr,
             flush=True,
         ),

@@ -211,15 +211,15 @@ class _Once(argparse.Action):
     def __call__(
         self, parser: argparse.ArgumentParser, namespace: Any, values: Any, flag: Any = None
     ) -> None:
-        name = self.option_strings[0]
+        name, written = self.option_strings[0], values  # the messages quote what was written (1e1)
         values = self.option.parse(values, flag)
         given = namespace.__dict__.setdefault("_given_once", {})
         if self.dest in given:
             before, value = given[self.dest]
             if before == flag:
-                raise UsageError(f"{flag} is given twice ({value} and {values}): {self.hint}")
-            raise UsageError(f"{before} {value} and {flag} {values} are one option ({name}): {self.hint}")
-        given[self.dest] = (flag, values)
+                raise UsageError(f"{flag} is given twice ({value} and {written}): {self.hint}")
+            raise UsageError(f"{before} {value} and {flag} {written} are one option ({name}): {self.hint}")
+        given[self.dest] = (flag, written)
         if flag is not None and flag != name:
             what = (self.help or "").split(";")[0].split(" (")[0]
             print(
