@@ -986,9 +986,10 @@ def test_compile_seconds_reads_numba_s_cache(tmp_path: Path) -> None:
     table = Table.build("standard", [["lowest", "random", "random", "random"]])
     run_hands(table, 0, 0, 1)
     assert compile_seconds(table) is None
+    outside = f"py:{Path(__file__).resolve().parent / 'python_agents.py'}:Lowest"  # the lockstep loops
     probe = (
         "from hearts_sim.selfplay.simulate import Table, compile_seconds\n"
-        "for seats in (['lowest', 'random'], ['mc', 'random'], ['mc', 'ismcts']):\n"
+        f"for seats in (['lowest', 'random'], ['mc', 'random'], ['mc', 'ismcts'], [{outside!r}, 'random']):\n"
         "    print(compile_seconds(Table.build('standard', [seats * 2])))"
     )
     cold = subprocess.run(
@@ -998,8 +999,9 @@ def test_compile_seconds_reads_numba_s_cache(tmp_path: Path) -> None:
         text=True,
         check=True,
     )
-    cheap, mc, mc_and_ismcts = map(float, cold.stdout.split())
+    cheap, mc, mc_and_ismcts, lockstep = map(float, cold.stdout.split())
     assert 0 < cheap < mc < mc_and_ismcts  # each search kind at the table adds its own figure
+    assert lockstep > 0  # a figure, as for the compiled loops: not None, numba's cache unread
 
 
 @pytest.mark.parametrize("games", [False, True])
@@ -1089,6 +1091,13 @@ def test_a_search_agents_hands_are_played_a_block_each(monkeypatch: pytest.Monke
     sim.run_hands(fast, 0, 0, 3)
     assert searching.searches and not fast.searches
     assert blocks == [len(records), sim.blocks_for(120)] and len(records) == 3 < blocks[1] < 120
+    # whole games too, a block a game, their hands as one block plays them (room grown per game)
+    short = sim.Table.build("quick", [["mc(samples=1)", "random", "random", "random"]])  # games to 50
+    games, hands = sim.run_games(short, 0, 0, 2, keep_hands=True)
+    assert blocks[-1] == len(games) == 2
+    monkeypatch.setattr(sim, "_blocks", lambda table, n_jobs: 1)
+    one_block = sim.run_games(short, 0, 0, 2, keep_hands=True)
+    assert games.tobytes() == one_block[0].tobytes() and hands.tobytes() == one_block[1].tobytes()
 
 
 def test_compile_seconds_knows_the_lockstep_loops_of_outside_agents() -> None:

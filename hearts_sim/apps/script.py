@@ -165,6 +165,9 @@ def reported(prog: str, work: Callable[[], int | None]) -> int:
 
 def run_script(main: Callable[[], int | None]) -> NoReturn:
     """A script's entry point: ``sys.exit(reported(its name, main))``."""
-    with sigterm_as_interrupt():  # a scheduler's SIGTERM as Ctrl-C: what the job kept, exit code 143
-        code = reported(Path(sys.argv[0]).name, main)  # as argparse names it
+    try:
+        with sigterm_as_interrupt():  # a scheduler's SIGTERM as Ctrl-C: what the job kept, exit code 143
+            code = reported(Path(sys.argv[0]).name, main)  # as argparse names it
+    except KeyboardInterrupt as stop:  # a second signal after the first one's line: its code
+        code = signal_exit_code(stop)
     sys.exit(code)

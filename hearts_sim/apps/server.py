@@ -376,9 +376,9 @@ class Runner:
 
     def close(self) -> None:
         """End the worker, whatever it is doing, and reap it."""
-        if self._child is not None:
-            pid, connection = self._child
-            self._child = None
+        child, self._child = self._child, None  # one swap: a server's stop and its connection's end
+        if child is not None:  # may close it at once (the check then the read raced)
+            pid, connection = child
             connection.close()
             try:
                 os.killpg(pid, signal.SIGKILL)  # the worker and what it started: its process group

@@ -248,7 +248,7 @@ def _holder(descriptor: int) -> LockHeld:
     said "this process (its own pid), in another call" of another process's run)."""
     status = os.fstat(descriptor)
     file = (status.st_dev, status.st_ino)
-    ours = any(held == file for other, held in _held_locks.items() if other != descriptor)
+    ours = any(held == file for other, held in list(_held_locks.items()) if other != descriptor)
     return LockHeld(os.pread(descriptor, 64, 0).decode(errors="replace").strip(), ours)
 
 

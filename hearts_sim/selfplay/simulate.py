@@ -200,9 +200,7 @@ def _play_hands(table: Table, seed: int, first: int, count: int, records: np.nda
     """``play_hand_block`` over ``count`` deals from ``first``, in blocks on threads
     (``loops.in_blocks``), one scratch state per block."""
     kinds, rules, *policies = table.kernel_arguments()
-    # a search agent's hands take seconds: a block a hand, so that a stop (Ctrl-C) waits for the
-    # hands in play alone; blocks of a chunk's share kept a first Ctrl-C waiting 13 s (hard)
-    states = new_states(len(records) if table.searches else blocks_for(len(records)))
+    states = new_states(_blocks(table, len(records)))
     in_blocks(
         play_hand_block, len(states), kinds, rules, np.uint64(seed), first, count, *policies, states, records
     )
@@ -276,13 +274,20 @@ def first_game(table: Table, seed: int) -> np.ndarray:
     return records
 
 
+def _blocks(table: Table, n_jobs: int) -> int:
+    """The blocks to play ``n_jobs`` hands or games in: a search agent's take seconds a hand, so
+    a block each, that a stop (Ctrl-C) waits for those in play alone (blocks of a chunk's share
+    kept a first Ctrl-C waiting 4 to 14 s with ``hard``); a few a thread otherwise."""
+    return n_jobs if table.searches else blocks_for(n_jobs)
+
+
 def _play_games(
     table: Table, seed: int, first_job: int, records: np.ndarray, hands: np.ndarray
 ) -> np.ndarray:
     """``play_game_block`` over the jobs of ``records`` from ``first_job``, in blocks on threads;
     each block's (hands written, first job not played)."""
     kinds, rules, *policies = table.kernel_arguments()
-    states = new_states(blocks_for(len(records)))
+    states = new_states(_blocks(table, len(records)))
     progress = np.zeros((len(states), 2), dtype=np.int64)
     in_blocks(
         play_game_block, len(states), kinds, rules, np.uint64(seed), first_job, len(records), *policies,

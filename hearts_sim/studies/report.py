@@ -467,7 +467,9 @@ def write_report(
                 min_points=min_points,
                 all_hearts=all_hearts,
             )
-        for warning in said:  # on to the caller, once the reading is done
+        # on to the caller, once the reading is done; each once, as the default filter shows them
+        seen = {(w.category, str(w.message), w.filename, w.lineno): w for w in said}
+        for warning in seen.values():
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     except ReportError:
         raise
