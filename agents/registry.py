@@ -203,6 +203,18 @@ def _split_top_level(text: str) -> list[str]:
     return parts
 
 
+def split_specs(text: str) -> list[str]:
+    """Agent specs listed in one word, between commas outside parentheses (``--ladder``):
+    ``random,mc(samples=5,pass_samples=3)`` is two (split at every comma it was three, and an
+    "unbalanced parentheses" refusal). An ``exec:`` step's command cannot hold a comma here."""
+    specs, start = [], 0
+    while start <= len(text):
+        end = _top_level_comma(text, start)
+        specs.append(text[start:end].strip())
+        start = end + 1
+    return [spec for spec in specs if spec]
+
+
 def _top_level_comma(text: str, start: int) -> int:
     """The index of the first comma outside parentheses from ``start`` (the end if none)."""
     depth = 0

@@ -11,7 +11,7 @@ import pytest
 
 from agents import mc, rule, search
 from agents.kinds import MAX_PARAMS, AgentError
-from agents.registry import parse_agent
+from agents.registry import parse_agent, split_specs
 from hearts_sim.engine.hand import legal_moves, play_card
 from hearts_sim.engine.sampler import copy_state
 from hearts_sim.engine.state import PHASE_PASS, new_states
@@ -184,3 +184,13 @@ def test_duplicate_seatings_cover_every_mix() -> None:
     seatings = duplicate_seatings("a", "b", 4)
     assert len(seatings) == 14 and len({tuple(s) for s in seatings}) == 14
     assert all("a" in s and "b" in s for s in seatings)
+
+
+def test_agents_listed_in_one_word_keep_their_parameters() -> None:
+    """``levels --ladder random,mc(samples=5,pass_samples=3)`` was split at every comma and refused
+    as "unbalanced parentheses in agent spec 'mc(samples=5'"."""
+    listed = split_specs("random, mc(samples=5,pass_samples=3) ,easy,")
+    assert listed == ["random", "mc(samples=5,pass_samples=3)", "easy"]
+    assert parse_agent(listed[1]).name == "mc(samples=5,pass_samples=3)"
+    with pytest.raises(AgentError, match="unbalanced parentheses"):
+        split_specs("random,mc(samples=5")

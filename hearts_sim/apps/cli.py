@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 from agents.external import MAX_ENGINE_TIMEOUT
 from agents.kinds import AgentError
 from agents.levels import LADDER, LEVELS_DIR, LEVELS_VARIABLE, level_folders
-from agents.registry import KINDS, parse_agent
+from agents.registry import KINDS, parse_agent, split_specs
 from agents.search import MAX_MS
 from hearts_sim.apps.options import (
     AGENTS,
@@ -1116,7 +1116,7 @@ LEVELS_RUNTIME = (
 
 
 def _ladder(text: str) -> list[str]:
-    ladder = [name.strip() for name in text.split(",") if name.strip()]
+    ladder = split_specs(text)
     if len(ladder) < 2:
         raise UsageError(f"--ladder {text!r} needs at least two agents, lowest first")
     for spec in ladder:
