@@ -526,8 +526,9 @@ class Engine:
             code = self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             code = None
-        self.stderr.seek(max(0, os.fstat(self.stderr.fileno()).st_size - LAST_WORDS_BYTES))  # its tail:
-        tail = self.stderr.read()  # the whole file was read, 1.7 GB for an engine that wrote 1 MiB a move
+        # its tail: the whole file was read, 1.7 GB for an engine that wrote 1 MiB a request
+        self.stderr.seek(max(0, os.fstat(self.stderr.fileno()).st_size - LAST_WORDS_BYTES))
+        tail = self.stderr.read()
         lines = [x for x in tail.decode(errors="replace").splitlines() if x.strip()]
         said = f"; its last words: {lines[-1].strip()[:200]}" if lines else ""
         return (f" (exit code {code})" if code is not None else "") + said
