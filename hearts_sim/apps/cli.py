@@ -49,16 +49,21 @@ from hearts_sim.apps.options import (
     threads_option,
     threads_range,
 )
-from hearts_sim.apps.script import EXIT_FAILURE, EXIT_USAGE, ScriptParser, reported
+from hearts_sim.apps.script import (
+    EXIT_FAILURE,
+    EXIT_USAGE,
+    ScriptParser,
+    reported,
+    said_if_slow,
+    with_signals_as_stops,
+)
 from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, CardSet, card_str
 from hearts_sim.core.checks import did_you_mean
 from hearts_sim.core.errors import (
     InputError,
     Stopped,
     Terminated,
-    signal_exit_code,
     signals_unwrapped,
-    sigterm_as_interrupt,
 )
 from hearts_sim.core.files import shell_path, unwritable
 from hearts_sim.core.rules import (
@@ -1474,23 +1479,13 @@ def _warm_up_saying_so(opponent: Any, rules: Rules) -> None:
     """The CPU opponents' kernels compiled (or loaded from numba's cache) before the game, and
     said on stderr once that takes over ``COMPILE_NOTICE_SECONDS``: a first game sat silent for
     29 s (``hard``: 43 s) after its first line, as if hung."""
-    import threading
-
     from agents import load
 
-    notice = threading.Timer(
+    said_if_slow(
+        lambda: load(opponent).warm_up(rules),
+        "hearts-sim: loading the CPU opponents' kernels (compiling them the first time: a minute or two)",
         COMPILE_NOTICE_SECONDS,
-        lambda: print(
-            "hearts-sim: loading the CPU opponents' kernels (compiling them the first time: a minute or two)",
-            file=sys.stderr,
-            flush=True,
-        ),
     )
-    notice.start()
-    try:
-        load(opponent).warm_up(rules)
-    finally:
-        notice.cancel()
 
 
 # ---------------------------------------------------------------------------- the parser
@@ -1669,11 +1664,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _letters_where_symbols_cannot_print()
     # SIGTERM (a scheduler's time limit, ``docker stop``) handled as Ctrl-C while a command runs:
     # a tournament keeps its finished chunks and says how to resume, a server reaps its workers
-    try:
-        with sigterm_as_interrupt():
-            return _main(argv)
-    except KeyboardInterrupt as stop:  # Terminated too: a second signal after the first's line
-        return signal_exit_code(stop)  # (a storm of them ended in a traceback under that line)
+    return with_signals_as_stops(lambda: _main(argv))
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -27,6 +27,7 @@ import errno
 import math
 import os
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -163,11 +164,32 @@ def reported(prog: str, work: Callable[[], int | None]) -> int:
         return signal_exit_code(stop)
 
 
-def run_script(main: Callable[[], int | None]) -> NoReturn:
-    """A script's entry point: ``sys.exit(reported(its name, main))``."""
+def with_signals_as_stops(work: Callable[[], int]) -> int:
+    """``work()`` (a ``reported`` command) with SIGTERM, a scheduler's time limit, handled as
+    Ctrl-C, so that a job says what it kept (exit code 143); a signal landing after its stop line
+    (a storm of them a few ms apart, as the handlers are put back) gives its exit code, where it
+    was a traceback under that line. The command line's ``main`` and ``run_script`` run under it."""
     try:
-        with sigterm_as_interrupt():  # a scheduler's SIGTERM as Ctrl-C: what the job kept, exit code 143
-            code = reported(Path(sys.argv[0]).name, main)  # as argparse names it
-    except KeyboardInterrupt as stop:  # a second signal after the first one's line: its code
-        code = signal_exit_code(stop)
-    sys.exit(code)
+        with sigterm_as_interrupt():
+            return work()
+    except KeyboardInterrupt as stop:
+        return signal_exit_code(stop)
+
+
+def said_if_slow(work: Callable[[], object], line: str, seconds: float) -> None:
+    """``work()``, with ``line`` on stderr once it has run ``seconds``: a warm-up that compiles
+    on a first run (``serve``, ``play``) sat silent for a minute, as if hung. The timer's thread is
+    gone when it returns (a server forks its zygote after)."""
+    notice = threading.Timer(seconds, lambda: print(line, file=sys.stderr, flush=True))
+    notice.daemon = True
+    notice.start()
+    try:
+        work()
+    finally:
+        notice.cancel()
+        notice.join()
+
+
+def run_script(main: Callable[[], int | None]) -> NoReturn:
+    """A script's entry point: ``sys.exit(reported(its name, main))``, signals as stops."""
+    sys.exit(with_signals_as_stops(lambda: reported(Path(sys.argv[0]).name, main)))  # as argparse names it

@@ -45,6 +45,7 @@ from agents.api import Agent, load
 from agents.external import close_all
 from agents.kinds import AgentError
 from hearts_sim.apps.options import COUNT, NUMBER, RULE, RULES, SEED, TEXT, Option, UsageError
+from hearts_sim.apps.script import said_if_slow
 from hearts_sim.core.cards import CardSet, card_str, cards_str
 from hearts_sim.core.checks import did_you_mean, is_integer, is_real, shown
 from hearts_sim.core.errors import Terminated, interrupts_deferred
@@ -651,23 +652,12 @@ def _warm_up_saying_so(server: MoveServer) -> None:
     """The server's warm-up, with a line on stderr once it has taken ``WARM_UP_NOTICE_SECONDS``:
     a first run compiles the agent's kernels, and ``serve --agent normal`` said nothing for a
     minute before ``ready``. The timer's thread is gone before serving forks its zygote."""
-    name = server.agent.name
-    notice = threading.Timer(
+    said_if_slow(
+        server.warm_up,
+        f"hearts-sim serve: warming up {server.agent.name}: loading its kernels, or compiling them on "
+        "a first run (one time, a minute or more)",
         WARM_UP_NOTICE_SECONDS,
-        lambda: print(
-            f"hearts-sim serve: warming up {name}: loading its kernels, or compiling them on a first "
-            "run (one time, a minute or more)",
-            file=sys.stderr,
-            flush=True,
-        ),
     )
-    notice.daemon = True
-    notice.start()
-    try:
-        server.warm_up()
-    finally:
-        notice.cancel()
-        notice.join()
 
 
 def serve_command(args: argparse.Namespace) -> int:
