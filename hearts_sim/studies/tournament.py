@@ -948,6 +948,21 @@ def _written_at(path: Path) -> float | None:
         return None
 
 
+class Pace:
+    """A run's pace from the end of this process's first chunk on (that chunk may have waited for
+    the kernels to compile): seconds a deal (or game), told at each chunk's end."""
+
+    def __init__(self) -> None:
+        self.since: tuple[float, int] | None = None  # (time, deals) at the first chunk's end
+
+    def per_deal(self, deals: int, now: float) -> float | None:
+        """Seconds a deal since the first chunk, ``deals`` played by ``now``; None before that."""
+        if self.since is None:
+            self.since = (now, deals)
+        since, paced = self.since
+        return (now - since) / (deals - paced) if deals > paced else None
+
+
 class ProgressLines:
     """The progress bar's news as a line through ``report`` at most once every
     ``PROGRESS_LINE_SECONDS``, for a run whose stderr is a log file (a long match under
@@ -960,22 +975,19 @@ class ProgressLines:
         self.total = total
         self.unit = unit
         self.start = self.last = time.monotonic()
-        self.paced_from: tuple[float, int] | None = None  # (time, deals) at the first chunk's end
+        self.pace = Pace()
 
     def update(self, deals: int, extra: str = "") -> None:
         """``deals`` played so far; ``extra``: more news (the sequential test's LLR)."""
         now = time.monotonic()
-        if self.paced_from is None:
-            self.paced_from = (now, deals)
+        per_deal = self.pace.per_deal(deals, now)
         if self.report is None or deals >= self.total or now - self.last < PROGRESS_LINE_SECONDS:
             return
         self.last = now
         news = [f"{deals:,} of {counted(self.total, self.unit)} ({deals / self.total:.0%})"]
         news.append(f"{tqdm.format_interval(now - self.start)} so far")
-        since, paced = self.paced_from
-        if deals > paced:
-            left = (now - since) / (deals - paced) * (self.total - deals)
-            news.append(f"about {tqdm.format_interval(left)} left")
+        if per_deal is not None:
+            news.append(f"about {tqdm.format_interval(per_deal * (self.total - deals))} left")
         if extra:
             news.append(extra)
         self.report("hearts-sim: " + ", ".join(news))
@@ -989,22 +1001,17 @@ class LongRunNote:
 
     def __init__(self, report: Callable[[str], None] | None, total: int, resumed: bool, bound: bool) -> None:
         self.report, self.total, self.resumed, self.bound = report, total, resumed, bound
-        self.paced_from: tuple[float, int] | None = None
+        self.pace = Pace()
         self.judged = report is None
 
     def update(self, deals: int) -> None:
         """``deals`` played so far (or games)."""
         if self.judged:
             return
-        now = time.monotonic()
-        if self.paced_from is None:
-            self.paced_from = (now, deals)
-            return
-        since, paced = self.paced_from
-        if deals <= paced:
+        per_deal = self.pace.per_deal(deals, time.monotonic())
+        if per_deal is None:
             return
         self.judged = True
-        per_deal = (now - since) / (deals - paced)
         left = per_deal * (self.total - deals)
         if left > LONG_RUN_SECONDS and self.report is not None:
             shorter = (
