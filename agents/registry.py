@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from agents import baseline, ismcts, mc, net, pimc, rule
-from agents.external import ExternalSpec, is_external, parse_external, wrap_object
+from agents.external import EXEC, ExternalSpec, is_external, parse_external, wrap_object
 from agents.kinds import EXTERNAL, MAX_PARAMS, AgentError, PolicyKind
 from agents.levels import Level, LevelError, every_level, level_name_problem
 from hearts_sim.core.checks import did_you_mean, shown
@@ -158,6 +158,14 @@ class AgentSpec:
     def external(self) -> bool:
         """Whether a decision of this agent is made outside the compiled loop."""
         return self.pass_policy.kind.external or self.play_policy.kind.external
+
+    @property
+    def engine(self) -> bool:
+        """Whether an ``exec:`` engine decides: a pipe's round trip a decision, 0.6 ms at best."""
+        return any(
+            policy.external is not None and policy.external.kind == EXEC
+            for policy in (self.pass_policy, self.play_policy)
+        )
 
     @property
     def reproducible(self) -> bool:

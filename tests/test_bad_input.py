@@ -43,6 +43,10 @@ CASES: list[tuple[list[str], str]] = [
     (["agents", "rule", "nrmal"], "easy, hard, normal; did you mean 'normal'?"),
     # ---- tournament: counts, seeds, threads
     (["tournament", "lowest", "--deals", "0"], "--deals 0 is not valid"),
+    (
+        ["tournament", "lowest", "--chunk-deals", "0"],
+        "--chunk-deals 0 is not valid",
+    ),  # 0: automatic in Python
     (["tournament", "lowest", "--deals", "-5"], "--deals -5 is not valid"),
     (["tournament", "lowest", "--deals", "abc"], "--deals abc is not valid"),
     (["tournament", "lowest", "--deals", "2.7"], "--deals 2.7 is not valid"),
@@ -177,11 +181,12 @@ CASES: list[tuple[list[str], str]] = [
     (["tournament", "--resume", "{tmp}", "--seed", "3"], "drop --seed"),
     (["tournament", "--resume", "{tmp}", "--rules", "qdan3"], "drop --rules"),
     (["tournament", "--resume", "{tmp}", "--games"], "drop --games"),
+    (["tournament", "--resume", "{tmp}", "--chunk-deals", "4"], "drop --chunk-deals"),  # the manifest's
     (["tournament", "--resume", "{tmp}", "--config", "{config:good}"], "drop --config"),
     (["tournament", "--repair"], "--repair works with --resume"),
     (["tournament", "--config", "/nonexistent.toml"], "config file /nonexistent.toml does not exist"),
     (["tournament", "--config", "{config:not_toml}"], "cannot read config file"),
-    (["tournament", "--config", "{config:unknown_key}"], "unknown key 'agent' (known: agents, deals, "),
+    (["tournament", "--config", "{config:unknown_key}"], "unknown key 'agent' (known: agents, chunk_deals, "),
     (["match", "--config", "{config:unknown_key}"], "threads); did you mean 'agents'?"),
     (["tournament", "--config", "{config:hands_text}"], "hands = 'abc' is not valid"),
     (["tournament", "--config", "{config:hands_float}"], "hands = 2.7 is not valid"),

@@ -1037,26 +1037,120 @@ def test_a_run_that_would_take_hours_says_so_once_with_the_deals_an_hour_plays(
     """``tournament hard normal`` ran at its default 20,000 deals (6 days here) without a word:
     once the pace is known (the second chunk: the first may have compiled), a rest of over an
     hour is said, once, with the ``--deals`` an hour plays; nothing for a shorter rest."""
-    clock = iter([0.0, 40.0, 10_000.0])  # chunk 1 (compiled), chunk 2 after 40 s, never asked again
+    # the run starts, chunk 1 ends (compiled), chunk 2 after 40 s, never asked again
+    clock = iter([0.0, 10.0, 50.0, 10_000.0])
     monkeypatch.setattr(tournament.time, "monotonic", lambda: next(clock))
     said: list[str] = []
-    note = tournament.LongRunNote(said.append, total=20_000, resumed=False, bound=False)
+    note = tournament.LongRunNote(said.append, _match(20_000), resumed=False, deals=0)
     for deals in (4, 8, 12, 16):  # 40 s for 4 deals: 10 s a deal
         note.update(deals)
     assert said == [
         "hearts-sim: at this pace the rest of the run takes about 2.3 days; --deals 360 plays about an hour"
     ]
-    for resumed, bound, total, expected in (
-        (True, True, 20_000, ["hearts-sim: at this pace the rest of the run takes at most about 2.3 days"]),
-        (False, False, 300, []),  # 2,920 s left: under an hour
+    for resumed, sprt, total, expected in (
+        (
+            True,
+            Sprt(0.3),
+            20_000,
+            ["hearts-sim: at this pace the rest of the run takes at most about 2.3 days"],
+        ),
+        (False, None, 300, []),  # 2,920 s left: under an hour
     ):
-        clock = iter([0.0, 40.0])
+        clock = iter([0.0, 10.0, 50.0])
         said.clear()
-        note = tournament.LongRunNote(said.append, total=total, resumed=resumed, bound=bound)
+        note = tournament.LongRunNote(said.append, _match(total, sprt), resumed=resumed, deals=0)
         note.update(4)
         note.update(8)
         assert said == expected
-    tournament.LongRunNote(None, total=20_000, resumed=False, bound=False).update(4)  # --quiet: no clock read
+    tournament.LongRunNote(None, _match(20_000), resumed=False, deals=0).update(4)  # --quiet: no clock read
+
+
+def _match(deals: int, sprt: Sprt | None = None, games: bool = False) -> TournamentConfig:
+    """``hard`` against ``normal``: 4 deals a chunk."""
+    rules = Rules.preset("quick") if games else Rules()
+    return TournamentConfig(("hard", "normal"), rules=rules, deals=deals, sprt=sprt, games=games)
+
+
+def test_a_slow_first_chunk_says_how_to_make_chunks_shorter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk of an engine that searches (4,096 hands until 2026-12-07) or of a slow Python agent
+    could take hours with the bar still and no Ctrl-C that kept any of it, and nothing said why:
+    a first chunk of over five minutes says so, with the ``--chunk-deals`` of a minute's chunks;
+    nothing for a quicker one, for the last chunk, or under ``--quiet``."""
+    said: list[str] = []
+    for resumed, sprt, games, before, expected in (
+        (
+            False,
+            None,
+            False,
+            0,
+            "4 deals took 20 minutes: progress and Ctrl-C act between chunks, and "
+            "--chunk-deals 1 makes them about a minute",
+        ),
+        (
+            True,
+            Sprt(0.3),
+            False,
+            8,
+            "4 deals took 20 minutes: progress, Ctrl-C and --sprt act between "
+            "chunks, and a run started with --chunk-deals 1 makes them about a minute",
+        ),
+        (
+            False,
+            None,
+            True,
+            0,
+            "4 games took 20 minutes: progress and Ctrl-C act between chunks, and "
+            "--chunk-deals 1 makes them about a minute",
+        ),
+    ):
+        clock = iter([0.0, 1200.0, 1500.0])  # the run starts, its first chunk ends, its second
+        monkeypatch.setattr(tournament.time, "monotonic", lambda ticks=clock: next(ticks))
+        said.clear()
+        note = tournament.LongRunNote(said.append, _match(100, sprt, games), resumed=resumed, deals=before)
+        note.update(before + 4)
+        note.update(before + 8)
+        assert said[0] == f"hearts-sim: its first chunk of {expected}"
+        assert len(said) == 2 and said[1].startswith("hearts-sim: at this pace")  # and the run's length
+    for start, total in ((1000.0, 40), (900.0, 40), (0.0, 4)):  # 200 s, 300 s; the run's only chunk
+        clock = iter([start, 1200.0])
+        monkeypatch.setattr(tournament.time, "monotonic", lambda ticks=clock: next(ticks))
+        said.clear()
+        tournament.LongRunNote(said.append, _match(total), resumed=False, deals=0).update(4)
+        assert said == []
+    tournament.LongRunNote(None, _match(40), resumed=False, deals=0).update(4)  # --quiet: no clock read
+
+
+def test_an_engine_plays_chunks_of_hundreds_of_hands_not_thousands() -> None:
+    """An engine answers through a pipe (0.6 ms a decision at best): its chunks of 4,096 hands
+    took a minute at best between progress lines; a Python agent's stay large, to batch its calls."""
+    seatings = len(TournamentConfig(("rule", "random")).seatings())
+    engine = TournamentConfig(("rule", "exec:./engine"))
+    python = TournamentConfig(("rule", "py:mine.py:Mine"))
+    assert engine.chunk_deals * seatings <= 512 < python.chunk_deals * seatings
+    searching = TournamentConfig(("hard", "exec:./engine"))  # a search's tens of deals win
+    assert searching.chunk_deals * seatings <= 64
+
+
+def test_chunk_deals_sets_a_runs_chunks_and_leaves_its_results_as_they_are(tmp_path: Path) -> None:
+    """``--chunk-deals`` (or the config file's ``chunk_deals``): the Python API's ``chunk_deals``
+    from the command line, kept in the manifest for a resume; the records do not change."""
+    config = tmp_path / "run.toml"
+    config.write_text('agents = ["lowest", "random"]\ndeals = 12\nchunk_deals = 4\n')
+    runs = {}
+    for name, options in (
+        ("given", ["--chunk-deals", "5"]),
+        ("file", ["--config", str(config)]),
+        ("auto", []),
+    ):
+        agents = [] if name == "file" else ["lowest", "random", "--deals", "12"]
+        result = _cli("match", *agents, *options, "--out", str(tmp_path / name), "--json")
+        assert result.returncode == 0, result.stderr
+        manifest = json.loads((tmp_path / name / "manifest.json").read_text())
+        runs[name] = (manifest["config"]["chunk_deals"], manifest["chunks_total"])
+    assert runs["given"] == (5, 3) and runs["file"] == (4, 3) and runs["auto"][1] == 1
+    frames = [pd.read_parquet(tmp_path / name / "records") for name in runs]
+    for frame in frames[1:]:
+        pd.testing.assert_frame_equal(frame, frames[0])
 
 
 def test_only_the_command_lines_runs_note_their_pace(monkeypatch: pytest.MonkeyPatch) -> None:

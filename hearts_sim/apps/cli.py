@@ -28,6 +28,7 @@ from agents.registry import KINDS, parse_agent, split_specs
 from agents.search import MAX_MS
 from hearts_sim.apps.options import (
     AGENTS,
+    CHUNK_DEALS,
     CONFIG_OPTIONS,
     COUNT,
     DEALS,
@@ -272,7 +273,7 @@ def _engines(args: argparse.Namespace) -> Any:
 
 
 # What a run's manifest already fixes: none of these may be given beside --resume.
-RUN_SETTINGS = ("agents", "deals", "rules", "rule", "seed", "games", "out", "config")
+RUN_SETTINGS = ("agents", "deals", "rules", "rule", "seed", "games", "out", "chunk_deals", "config")
 
 
 def _tournament_config(
@@ -303,6 +304,7 @@ def _tournament_config(
         seed=value("seed"),
         games=value("games"),
         sprt=sprt,
+        chunk_deals=value("chunk_deals"),
     )
     standard = Rules()
     unused = [
@@ -342,7 +344,7 @@ def _check_resume(args: argparse.Namespace) -> None:
         return
     given = [name for name in RUN_SETTINGS if _given(getattr(args, name))]
     if given:
-        shown = "AGENT" if given[0] == "agents" else "--" + given[0]
+        shown = "AGENT" if given[0] == "agents" else "--" + given[0].replace("_", "-")
         raise UsageError(
             f"--resume continues {args.resume} with the settings it was started with "
             f"(in its manifest): drop {shown}"
@@ -547,6 +549,7 @@ def _add_tournament_options(command: argparse.ArgumentParser, agents_help: str) 
     SEED.add_to(command, default=None)
     GAMES.add_to(command)
     OUT.add_to(command)
+    CHUNK_DEALS.add_to(command, default=None)
     RESUME.add_to(command)
     REPAIR.add_to(command)
     CONFIG.add_to(command)

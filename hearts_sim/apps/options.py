@@ -286,11 +286,22 @@ GAMES = Option(
     flags=("--games",),
 )
 OUT = Option("out", PATH, "directory for Parquet records and the manifest", flags=("--out",), metavar="DIR")
+CHUNK_DEALS = Option(
+    "chunk_deals",
+    COUNT,
+    "deals a chunk (default: by the agents' speed); progress, Ctrl-C, --sprt and --out's records "
+    "act between chunks, so a slow agent's run is given fewer; the results are the same",
+    0,  # automatic (``TournamentConfig.chunk_deals``)
+    1,
+    MAX_DEALS,
+    ("--chunk-deals",),
+)
 TOURNAMENT_THREADS = threads_option()
 
 # What a tournament config file may hold: the same declarations as the command line's.
 CONFIG_OPTIONS: dict[str, Option] = {
-    option.name: option for option in (AGENTS, DEALS, RULES, RULE, SEED, GAMES, OUT, TOURNAMENT_THREADS)
+    option.name: option
+    for option in (AGENTS, DEALS, RULES, RULE, SEED, GAMES, OUT, CHUNK_DEALS, TOURNAMENT_THREADS)
 }
 CONFIG_ALIASES = {"hands": "deals"}  # the old key, deprecated: it counted deals
 

@@ -125,7 +125,11 @@ GAME_HANDS = 16
 SLOW_CHUNK_HANDS = 64  # a search agent plays: small chunks, frequent progress
 PROGRESS_LINE_SECONDS = 60.0  # stderr not a terminal: a progress line at most this often
 LONG_RUN_SECONDS = 3600.0  # a run whose rest would take longer says so, once, and how to shorten it
-EXTERNAL_CHUNK_HANDS = 1 << 12  # a Python agent or an engine plays: blocks big enough to batch
+EXTERNAL_CHUNK_HANDS = 1 << 12  # a Python agent plays: blocks big enough to batch its calls
+# an engine plays: a pipe's round trip a decision, so a chunk of 4,096 hands took a minute at best
+# and hours for an engine that searches, without progress or a Ctrl-C that kept any of it
+ENGINE_CHUNK_HANDS = 1 << 9
+SLOW_CHUNK_SECONDS = 300.0  # a first chunk slower than this says how to make chunks shorter
 
 
 def is_search_agent(spec: AgentSpec | str) -> bool:
@@ -239,6 +243,8 @@ class TournamentConfig:
             per_chunk = FAST_CHUNK_HANDS
             if any(spec.external for spec in specs):
                 per_chunk = EXTERNAL_CHUNK_HANDS
+            if any(spec.engine for spec in specs):
+                per_chunk = ENGINE_CHUNK_HANDS
             if any(spec.searches for spec in specs):
                 per_chunk = SLOW_CHUNK_HANDS
             if self.games:  # a chunk of games holds about as many hands as one of hands
@@ -673,7 +679,7 @@ def _play_run(
     lines = ProgressLines(
         report if progress is None and not show else None, config.deals, "game" if config.games else "deal"
     )
-    long_run = LongRunNote(report if pace_note else None, config.deals, resume, config.sprt is not None)
+    long_run = LongRunNote(report if pace_note else None, config, resume, done_jobs // n_seatings)
     last_chunk = config.n_chunks
     if stop_after_chunks is not None:
         last_chunk = min(last_chunk, first_chunk + stop_after_chunks)
@@ -997,18 +1003,28 @@ class LongRunNote:
     """Once the pace is known (the second chunk this process played: the first may have waited
     for the kernels to compile), one line through ``report`` where the rest of the run would take
     over ``LONG_RUN_SECONDS``, with the ``--deals`` an hour plays: ``tournament hard normal``
-    ran at its default 20,000 deals, about 6 days here, its bar at 0 for the first minutes."""
+    ran at its default 20,000 deals, about 6 days here, its bar at 0 for the first minutes. Before
+    that, a first chunk slower than ``SLOW_CHUNK_SECONDS`` says how to make chunks shorter."""
 
-    def __init__(self, report: Callable[[str], None] | None, total: int, resumed: bool, bound: bool) -> None:
-        self.report, self.total, self.resumed, self.bound = report, total, resumed, bound
+    def __init__(
+        self, report: Callable[[str], None] | None, config: TournamentConfig, resumed: bool, deals: int
+    ) -> None:
+        """``deals``: those played before this process's first chunk."""
+        self.report, self.resumed = report, resumed
+        self.total, self.bound = config.deals, config.sprt is not None
+        self.unit = "game" if config.games else "deal"
         self.pace = Pace()
         self.judged = report is None
+        self.started = None if report is None else (time.monotonic(), deals)  # the first chunk's start
 
     def update(self, deals: int) -> None:
         """``deals`` played so far (or games)."""
         if self.judged:
             return
-        per_deal = self.pace.per_deal(deals, time.monotonic())
+        now = time.monotonic()
+        if self.started is not None:
+            self._slow_chunk(deals, now)
+        per_deal = self.pace.per_deal(deals, now)
         if per_deal is None:
             return
         self.judged = True
@@ -1021,6 +1037,25 @@ class LongRunNote:
             self.report(
                 f"hearts-sim: at this pace the rest of the run takes {bound}about {_duration(left)}{shorter}"
             )
+
+    def _slow_chunk(self, deals: int, now: float) -> None:
+        """After this process's first chunk: one that took over ``SLOW_CHUNK_SECONDS`` (an engine
+        that searches, a slow Python agent: 4,096 hands a chunk) says how to make them shorter,
+        for progress and a Ctrl-C act between chunks only."""
+        assert self.started is not None and self.report is not None
+        (since, before), self.started = self.started, None
+        took = now - since
+        if took <= SLOW_CHUNK_SECONDS or deals >= self.total:
+            return
+        minute = max(1, int(60 * (deals - before) / took))
+        shorter = (
+            f"--chunk-deals {minute}" if not self.resumed else f"a run started with --chunk-deals {minute}"
+        )
+        acts = "progress, Ctrl-C and --sprt act" if self.bound else "progress and Ctrl-C act"
+        self.report(
+            f"hearts-sim: its first chunk of {counted(deals - before, self.unit)} took {_duration(took)}: "
+            f"{acts} between chunks, and {shorter} makes them about a minute"
+        )
 
 
 def _duration(seconds: float) -> str:
@@ -1603,11 +1638,12 @@ def make_config(
     seed: int = 0,
     games: bool = False,
     sprt: Sprt | None = None,
+    chunk_deals: int = 0,
 ) -> TournamentConfig:
     """A config from command-line style values (a preset name or ``Rules``; overrides as
     ``key=value`` strings, or a dict of switches); ``sprt``: a match that stops once the
-    sequential test decides, checked after each chunk (``TournamentConfig.chunk_deals``, set by
-    the agents' speed: thousands of deals for fast ones; ``--deals``: the most it plays)."""
+    sequential test decides, checked after each chunk (``chunk_deals``, 0: set by the agents'
+    speed, thousands of deals for fast ones; ``--deals``: the most it plays)."""
     resolved = resolve_rules(rules)
     if isinstance(rule_overrides, Mapping):
         resolved = resolved.replace(**rule_overrides)
@@ -1622,5 +1658,11 @@ def make_config(
     elif not isinstance(agents, Iterable) or isinstance(agents, Set | Mapping):  # a set: no seat order
         raise SimulationError(f"agents={shown(agents)} is not valid: a list of agent specs")
     return TournamentConfig(
-        agents=tuple(agents), rules=resolved, deals=deals, seed=seed, games=games, sprt=sprt
+        agents=tuple(agents),
+        rules=resolved,
+        deals=deals,
+        seed=seed,
+        games=games,
+        sprt=sprt,
+        chunk_deals=chunk_deals,
     )
