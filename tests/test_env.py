@@ -14,7 +14,7 @@ import pytest
 from hearts_sim.core.rules import Rules
 from hearts_sim.engine.encoding import OBS_SIZE
 from hearts_sim.engine.hand import decision_seed
-from hearts_sim.engine.rng import derive_seed
+from hearts_sim.engine.rng import SeedError, derive_seed
 from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.simulate import simulate
 
@@ -287,6 +287,21 @@ def test_a_group_of_tables_is_dealt_the_same_hands_and_differs_by_the_learners_p
             grouped.reset(seed=1, group=group)  # type: ignore[arg-type]
 
 
+def test_reset_without_a_group_keeps_the_last_ones() -> None:
+    """``reset()`` keeps the last reset's seed and went back to ``group=1`` without a word: a
+    policy-gradient loop that moved on to new hands so lost its group baseline."""
+    env = VectorEnv(6, "random")
+    env.reset(seed=4, group=3)
+    obs, _ = env.reset()  # the next hands, still three tables a deal
+    assert all(np.array_equal(obs[i], obs[i // 3 * 3]) for i in range(6))
+    assert not np.array_equal(obs[0], obs[3])
+    obs, _ = env.reset(group=1)
+    assert not any(np.array_equal(obs[i], obs[i + 1]) for i in range(5))
+    env.reset(seed=5, group=2)
+    obs, _ = env.reset(seed=6)  # a new seed keeps the group too
+    assert np.array_equal(obs[0], obs[1]) and not np.array_equal(obs[1], obs[2])
+
+
 def test_vector_env_refuses_bad_actions_and_arguments() -> None:
     env = VectorEnv(2, "random")
     with pytest.raises(RuntimeError, match="reset"):
@@ -544,6 +559,9 @@ def test_tables_that_cannot_fit_in_memory_are_refused_in_one_line(monkeypatch: p
     with pytest.raises(ValueError, match="use fewer tables, or VectorEnv"):
         GymVectorEnv(50_000, "random")  # its batched space's bounds on top
     assert VectorEnv(60_000, "random", copy=False).n_envs == 60_000  # 10.8 KB a table fits
+    for count in (np.int32(1_000_000), np.uint8(100)):  # counted in numpy's type: a product that
+        with pytest.raises(ValueError, match=" tables need about "):  # wrapped, or OverflowError
+            VectorEnv(count, "random") if count > 255 else vector_module.check_room(count, 2**24, "")
     monkeypatch.setattr(vector_module, "available_memory", lambda: None)  # nothing says: no check
     assert VectorEnv(100_000, "random").n_envs == 100_000
 
@@ -577,19 +595,65 @@ def test_render_follows_gymnasiums_convention(capsys: pytest.CaptureFixture[str]
 def test_the_aec_environment_refuses_calls_before_reset_and_after_the_end() -> None:
     """Before ``reset()`` they raised AttributeError (no agent_selection); a step once every
     agent was done, a KeyError naming a player."""
-    env = aec_env()
-    for call in (lambda: env.observe("player_0"), lambda: env.step(0), env.last):
+    env = aec_env(render_mode="ansi")
+    for call in (lambda: env.observe("player_0"), lambda: env.step(0), env.last, env.render, env.hand_state):
         with pytest.raises(RuntimeError, match="call reset.. before .*: no hand is dealt yet"):
-            call()
+            call()  # render and hand_state printed the zeroed record as a hand
     env.reset(seed=2)
     for _agent in env.agent_iter():
         observation, _, terminated, _, _ = env.last()
         env.step(None if terminated else int(np.flatnonzero(observation["action_mask"])[0]))
-    for action in (0, None):
+    for call in (lambda: env.step(0), lambda: env.step(None), env.last):  # last(): KeyError 'player_3'
         with pytest.raises(RuntimeError, match="the hand is over and every agent is done: call reset"):
-            env.step(action)
+            call()
     env.reset()
     assert env.agent_selection == "player_0"
+
+
+def test_the_table_environments_refuse_a_look_before_the_first_reset() -> None:
+    """Before ``reset()`` the tables are zeros: ``hand_state``, ``legal_cards``, ``render`` and
+    ``action_masks`` showed them as a hand (``pass none``, no cards, nothing legal), and
+    ``SeatEnv.step`` said "the hand is over"."""
+    vector, seat = VectorEnv(2, "random"), SeatEnv("random", render_mode="ansi")
+    gym_vector = GymVectorEnv(2, "random", render_mode="ansi")
+    for call in (
+        lambda: vector.hand_state(0),
+        lambda: vector.legal_cards(0),
+        vector.episodes,
+        seat.render,
+        seat.action_masks,
+        gym_vector.render,
+    ):
+        with pytest.raises(RuntimeError, match=r"^call reset\(\) before "):
+            call()
+    with pytest.raises(RuntimeError, match=r"^call reset\(\) before step\(\)$"):
+        seat.step(0)
+    seat.reset(seed=1)
+    assert seat.action_masks().sum() == 13 and "trick 1" in seat.render()
+
+
+def test_a_closed_aec_environment_refuses_every_call() -> None:
+    """Its ``close()`` did nothing, and it played on; the other environments refuse."""
+    env = aec_env()
+    env.reset(seed=1)
+    env.close()
+    env.close()  # twice is fine
+    for call in (lambda: env.step(0), env.last, env.reset, lambda: env.observe("player_0"), env.hand_state):
+        with pytest.raises(RuntimeError, match="the environment is closed: make a new one"):
+            call()
+
+
+def test_autoreset_past_the_last_episode_says_so_on_the_next_reset() -> None:
+    """Tables stepped past episode 2**62 by their autoreset: a later ``reset()`` blamed an
+    ``episode=`` that nobody passed."""
+    env = VectorEnv(2, "random")
+    obs, mask = env.reset(seed=0, episode=2**62)
+    while env.episodes().max() <= 2**62:
+        obs, mask, *_ = env.step(np.argmax(mask, axis=1))
+    with pytest.raises(
+        SeedError, match=r"played every episode of seed 0 \(0 .. 2\*\*62\): reset with another"
+    ):
+        env.reset()
 
 
 def test_gym_vector_env_gives_the_teachers_pick_from_the_first_position() -> None:

@@ -65,6 +65,7 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
         self._states = new_states(1)
         self._master: int | None = None
         self._hand = 0
+        self._closed = False
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
@@ -74,6 +75,7 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ the hand
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self._check_open()
         if seed is not None:
             self._master, self._hand = check_seed(seed), 0
         elif self._master is None:  # no seed on the first reset: one from the OS's entropy
@@ -96,13 +98,27 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
         if self.render_mode == "human":
             self.render()
 
+    def _check_open(self) -> None:
+        """``RuntimeError`` after ``close()``, as the other environments say (it played on)."""
+        if self._closed:
+            raise RuntimeError("the environment is closed: make a new one")
+
     def _started(self, call: str) -> None:
-        """``RuntimeError`` before the first ``reset()`` (no hand is dealt yet)."""
+        """``RuntimeError`` before the first ``reset()`` (no hand is dealt yet: its record is
+        zeros, which printed as a hand) or after ``close()``."""
+        self._check_open()
         if self._master is None:
             raise RuntimeError(f"call reset() before {call}: no hand is dealt yet")
 
+    def _playing(self, call: str) -> None:
+        """``_started``, and an agent still to take a step (PettingZoo's own ``last()`` raised a
+        bare ``KeyError: 'player_3'`` once every agent was done)."""
+        self._started(call)
+        if not self.agents:  # every agent has taken its last (None) step
+            raise RuntimeError("the hand is over and every agent is done: call reset()")
+
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        self._started("last()")
+        self._playing("last()")
         return super().last(observe)  # type: ignore[no-any-return]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -117,9 +133,7 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
         return {"observation": observation, "action_mask": mask}
 
     def step(self, action: Any) -> None:
-        self._started("step()")
-        if not self.agents:  # every agent has taken its last (None) step
-            raise RuntimeError("the hand is over and every agent is done: call reset()")
+        self._playing("step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -156,13 +170,15 @@ class HeartsAEC(AECEnv):  # type: ignore[misc]
     def render(self) -> str | None:
         """The whole table as text (every hand shown: a debugging view): returned under
         ``render_mode="ansi"``, printed under ``"human"``."""
-        return rendered(self.render_mode, lambda: str(HandState(self.rules, self._states)))  # type: ignore[no-any-return]
+        return rendered(self.render_mode, lambda: str(self.hand_state()))  # type: ignore[no-any-return]
 
     def close(self) -> None:
-        pass
+        """Any later call but ``close`` is refused, as in the other environments."""
+        self._closed = True
 
     def hand_state(self) -> HandState:
         """The table as a ``HandState`` (a view), to inspect or print it; step the environment, not it."""
+        self._started("looking at the table")
         return HandState(self.rules, self._states)
 
 

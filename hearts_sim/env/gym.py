@@ -132,7 +132,7 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
         return self._observation(observations[0], masks[0]), self._info(masks[0])
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
-        self._env._check_open()
+        self._env._check_ready("step()")  # not "the hand is over" before the first hand
         if self._done:
             raise RuntimeError("the hand is over: call reset() before step()")
         observations, masks = self._env._outputs[0], self._env._outputs[1]
@@ -162,7 +162,7 @@ class SeatEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
         """The cards the learner may pick now, as booleans (the observation's ``action_mask``;
         all False once the hand is over): the method sb3-contrib's ``MaskablePPO`` asks an
         environment for."""
-        self._env._check_open()
+        self._env._check_ready("action_masks()")  # all False before the first reset, as if over
         return self._env._outputs[1][0].astype(bool) & (not self._done)
 
     def close(self) -> None:

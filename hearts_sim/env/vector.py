@@ -30,7 +30,7 @@ from hearts_sim.core.cards import N_CARDS, card_str
 from hearts_sim.core.checks import counted, is_integer, shown
 from hearts_sim.core.rules import Rules, resolve_rules
 from hearts_sim.engine.encoding import OBS_SIZE
-from hearts_sim.engine.rng import check_index, check_seed, derive_seed
+from hearts_sim.engine.rng import MAX_INDEX, SeedError, check_index, check_seed, derive_seed
 from hearts_sim.engine.state import new_states
 from hearts_sim.env.kernels import NO_TEACHER, REWARD_MODES, reset_tables, step_tables
 from hearts_sim.game.hand_state import HandState
@@ -56,7 +56,8 @@ def check_room(n_envs: int, per_table: int, advice: str) -> None:
     """``ValueError`` in one line where ``n_envs`` tables of ``per_table`` bytes cannot fit in the
     memory this process can have (``available_memory``): 1,048,576 tables were numpy's
     ``MemoryError``, or the process killed mid-run, on a machine without the 15 GiB they need."""
-    need, memory = n_envs * per_table, available_memory()
+    # in Python's integers: a numpy count's product wrapped (np.int32(10**6) tables came to 2 MB)
+    need, memory = int(n_envs) * per_table, available_memory()
     if memory is not None and need > memory:
         raise ValueError(
             f"{counted(n_envs, 'table')} need about {memory_size(need)} at a step's peak, and "
@@ -195,6 +196,7 @@ class VectorEnv:
         self._never = np.zeros(n, dtype=np.bool_)  # truncated (copy=False): every hand ends
         self._never.flags.writeable = False
         self._master: int | None = None  # the seed of the last reset
+        self._group = 1  # and its group
         self._ready = False
         self._closed = False
 
@@ -218,7 +220,7 @@ class VectorEnv:
         return (self._env_seeds, self._episodes, self._states, self._pending, self._rewarded)
 
     def reset(
-        self, seed: int | None = None, episode: int | None = None, *, group: int = 1
+        self, seed: int | None = None, episode: int | None = None, *, group: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Every table starts episode ``episode``: table ``i``'s episode ``k`` deals
         ``HandState.deal(rules, seed=derive_seed(seed, i // group), hand=k)``. Returns
@@ -229,7 +231,9 @@ class VectorEnv:
         ``group=K`` seats the tables in groups of ``K`` neighbours that are dealt the same hands,
         episode after episode, with the same random streams for the opponents: what differs
         between them is the learner's play (a group baseline for policy gradients, as duplicate
-        play cancels card luck). With the default 1 every table has its own deals."""
+        play cancels card luck). ``group`` defaults to the last reset's too (1 on the first: every
+        table its own deals), so ``reset()`` keeps a group baseline (until 2026-12-07 it fell back
+        to 1 without a word)."""
         self._check_open()
         if seed is None:
             seed, moved_on = self._master or 0, self._master is not None
@@ -237,7 +241,13 @@ class VectorEnv:
             seed, moved_on = check_seed(seed), False
         if episode is None:
             episode = int(self._episodes.max()) + 1 if moved_on else 0
+            if episode > MAX_INDEX:  # the tables stepped past the last episode (autoreset)
+                raise SeedError(
+                    f"the tables have played every episode of seed {seed} (0 .. 2**62): "
+                    "reset with another seed"
+                )
         master, episode = np.uint64(seed), check_index(episode, "episode")
+        group = self._group if group is None else group
         if not is_integer(group) or not 0 < group <= self.n_envs:
             raise ValueError(
                 f"group must be a whole number in 1 .. {self.n_envs:,} (n_envs), not {shown(group)}"
@@ -247,7 +257,7 @@ class VectorEnv:
         outputs = self._new_outputs() if self.copy else self._outputs
         reset_tables(*self._kernel_prefix(), self._tables, outputs)
         self._outputs = outputs
-        self._master, self._ready = int(master), True
+        self._master, self._group, self._ready = int(master), int(group), True
         return outputs[0], outputs[1]
 
     def step(
@@ -258,9 +268,7 @@ class VectorEnv:
         ``info``: ``score`` (the learner's hand score, where terminated), ``final_obs`` (the
         terminal observations of the tables that ended, in table order), and with a teacher
         ``teacher_action``. Truncation never happens: every hand ends."""
-        self._check_open()
-        if not self._ready:
-            raise RuntimeError("call reset() before step()")
+        self._check_ready("step()")
         array = np.asarray(actions)
         if array.shape != (self.n_envs,) or array.dtype.kind not in "iu":
             raise ValueError(
@@ -299,6 +307,13 @@ class VectorEnv:
         if self._closed:
             raise RuntimeError("the environment is closed: make a new one")
 
+    def _check_ready(self, what: str) -> None:
+        """Open and reset: before the first ``reset`` the tables are zeros, which read as a hand
+        (``pass none``, no cards) where they were shown."""
+        self._check_open()
+        if not self._ready:
+            raise RuntimeError(f"call reset() before {what}")
+
     def _refuse(self, i: int, card: int) -> NoReturn:
         """The ``ValueError`` for table ``i``'s illegal ``card`` (no table has moved)."""
         if not self._outputs[1][i].any():
@@ -307,7 +322,7 @@ class VectorEnv:
 
     def _table(self, i: object) -> int:
         """``i`` as a table index 0 .. n_envs-1; ``ValueError`` otherwise (-1 is not the last)."""
-        self._check_open()
+        self._check_ready("looking at a table")
         if not is_integer(i) or not 0 <= i < self.n_envs:
             raise ValueError(f"table {shown(i)}: choose 0 .. {self.n_envs - 1} ({self.n_envs} tables)")
         return int(i)
@@ -330,14 +345,12 @@ class VectorEnv:
         not reset); None without a teacher. With ``copy=False`` the environment's own buffer."""
         if self.table.teacher is None:
             return None
-        self._check_open()
-        if not self._ready:
-            raise RuntimeError("call reset() before asking for the teacher's actions")
+        self._check_ready("asking for the teacher's actions")
         return self._outputs[6].copy() if self.copy else self._outputs[6]
 
     def episodes(self) -> np.ndarray:
         """The episode each table is playing (its hand index within its seed)."""
-        self._check_open()
+        self._check_ready("asking for the episodes")
         return self._episodes.copy()
 
     @property
