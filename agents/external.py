@@ -459,6 +459,11 @@ class Engine:
 
     def __init__(self, command: str, name: str):
         self.name = name
+        if sys.platform == "win32":  # its pipes are read without blocking, through select()
+            raise ExternalAgentError(
+                f"agent {name}: an exec: engine needs Linux or macOS (non-blocking pipes); on Windows, "
+                "run hearts-sim under WSL, or call the engine from a py: agent"
+            )
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (open as long as the engine runs)
         try:
             self.process = subprocess.Popen(
@@ -1195,4 +1200,5 @@ def _forget_in_child() -> None:
 
 
 atexit.register(close_all)
-os.register_at_fork(after_in_child=_forget_in_child)
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork: every command died importing this
+    os.register_at_fork(after_in_child=_forget_in_child)

@@ -26,9 +26,12 @@ operations (``add_child``, ``ucb``, ``backup``). The clock is read by an LLVM in
 
 from __future__ import annotations
 
+import ctypes
+import sys
 import time
 
 import numpy as np
+from llvmlite import binding as llvm_binding
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
@@ -83,12 +86,35 @@ TIMED_SEARCH = Parameter(
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
 _CLOCK_MONOTONIC = getattr(time, "CLOCK_MONOTONIC", 1)
+# Windows' C runtime has no clock_gettime: the compiled searches failed to link there (every
+# search agent, ``hard`` too); kernel32's performance counter stands in for it
+_WINDOWS_CLOCK = sys.platform == "win32"
+_PERFORMANCE_COUNTER = "QueryPerformanceCounter"
+
+
+def _performance_frequency() -> int:
+    """The performance counter's ticks a second (Windows; fixed at boot)."""
+    frequency = ctypes.c_int64()
+    ctypes.windll.kernel32.QueryPerformanceFrequency(ctypes.byref(frequency))  # type: ignore[attr-defined]
+    return frequency.value
+
+
+if _WINDOWS_CLOCK:  # at import: a kernel loaded from numba's cache links against it too
+    _counter = ctypes.windll.kernel32.QueryPerformanceCounter  # type: ignore[attr-defined]
+    llvm_binding.add_symbol(_PERFORMANCE_COUNTER, ctypes.cast(_counter, ctypes.c_void_p).value)
+
+
+def _external(builder, name, returns, arguments):  # type: ignore[no-untyped-def]
+    """The C function ``name`` declared once in the module being built."""
+    fn = builder.module.globals.get(name)
+    return fn if fn is not None else ir.Function(builder.module, ir.FunctionType(returns, arguments), name)
 
 
 # ---------------------------------------------------------------- clock and time budgets
 @intrinsic
 def _monotonic_ns(typingctx):  # type: ignore[no-untyped-def]
-    """libc's ``clock_gettime(CLOCK_MONOTONIC)`` in ns, called from compiled code.
+    """libc's ``clock_gettime(CLOCK_MONOTONIC)`` in ns (on Windows, kernel32's
+    ``QueryPerformanceCounter`` scaled to ns), called from compiled code.
 
     Not ``numba.objmode``: an object-mode block takes the GIL, which would serialise the
     threads of the parallel self-play loop whenever timed agents play; this plain
@@ -97,17 +123,24 @@ def _monotonic_ns(typingctx):  # type: ignore[no-untyped-def]
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         i32, i64 = ir.IntType(32), ir.IntType(64)
+        billion = ir.Constant(i64, 1_000_000_000)
+        if _WINDOWS_CLOCK:
+            slot = builder.alloca(i64)
+            builder.call(_external(builder, _PERFORMANCE_COUNTER, i32, [i64.as_pointer()]), [slot])
+            ticks, frequency = builder.load(slot), ir.Constant(i64, _performance_frequency())
+            # whole seconds, then the rest: ticks * 10**9 overflows after 15 minutes at 10 MHz
+            seconds, rest = builder.sdiv(ticks, frequency), builder.srem(ticks, frequency)
+            return builder.add(
+                builder.mul(seconds, billion), builder.sdiv(builder.mul(rest, billion), frequency)
+            )
         timespec = ir.LiteralStructType([i64, i64])
-        fnty = ir.FunctionType(i32, [i32, timespec.as_pointer()])
-        fn = builder.module.globals.get("clock_gettime")
-        if fn is None:
-            fn = ir.Function(builder.module, fnty, "clock_gettime")
         slot = builder.alloca(timespec)
-        builder.call(fn, [ir.Constant(i32, _CLOCK_MONOTONIC), slot])
+        clock_gettime = _external(builder, "clock_gettime", i32, [i32, timespec.as_pointer()])
+        builder.call(clock_gettime, [ir.Constant(i32, _CLOCK_MONOTONIC), slot])
         zero = ir.Constant(i32, 0)
         seconds = builder.load(builder.gep(slot, [zero, zero]))
         nanoseconds = builder.load(builder.gep(slot, [zero, ir.Constant(i32, 1)]))
-        return builder.add(builder.mul(seconds, ir.Constant(i64, 1_000_000_000)), nanoseconds)
+        return builder.add(builder.mul(seconds, billion), nanoseconds)
 
     return types.int64(), codegen
 

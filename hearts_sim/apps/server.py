@@ -580,7 +580,8 @@ class TCPServer(socketserver.ThreadingTCPServer):
     a ``Zygote`` forked when serving starts (after the warm-up, before any thread)."""
 
     daemon_threads = True
-    allow_reuse_address = True
+    # SO_REUSEADDR on Windows lets a second server bind a taken port (and share its connections)
+    allow_reuse_address = sys.platform != "win32"
     request_queue_size = BACKLOG
 
     def __init__(self, move_server: MoveServer, port: int, host: str = "127.0.0.1"):
@@ -676,6 +677,12 @@ def serve_command(args: argparse.Namespace) -> int:
         except (OSError, OverflowError) as error:
             reason = getattr(error, "strerror", None) or error
             raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {reason}") from None
+    if args.time_limit and server.time_limit is None:  # dropped without a word: a hung agent hung it
+        print(
+            f"hearts-sim serve: warning: no fork() here (Windows): --time-limit {args.time_limit:g} is not "
+            "enforced, and an agent that hangs hangs the server",
+            file=sys.stderr,
+        )
     _warm_up_saying_so(server)
     where = "stdin/stdout" if tcp is None else f"127.0.0.1:{tcp.port}"
     ready = f"hearts-sim serve: ready ({server.agent.name}, {rules.label()}, {where})"
