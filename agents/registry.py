@@ -341,12 +341,25 @@ def agent_names() -> list[str]:
     return [*KIND_BY_NAME, *stored_levels()]
 
 
+# names Windows keeps for devices, with any extension: ``con.toml`` is the console there
+WINDOWS_DEVICES = frozenset(
+    ["con", "prn", "aux", "nul", *(f"{port}{i}" for port in ("com", "lpt") for i in range(1, 10))]
+)
+
+
 def check_level_name(name: str) -> str:
-    """``name`` if it may name a level: a plain identifier (never a path) that is not the name
-    of a built-in agent; else ``LevelError`` saying why."""
+    """``name`` if it may name a new level: a plain identifier (never a path) in lowercase that is
+    not the name of a built-in agent nor of a Windows device; else ``LevelError`` saying why."""
     problem = level_name_problem(name)
     if problem is None and name in KIND_BY_NAME:
         problem = f"it is the name of the built-in agent {name!r}"
+    elif problem is None and name != name.lower():  # Hard.toml replaced hard.toml on macOS
+        problem = (
+            f"a new level's name is in lowercase ({name.lower()!r}): a filesystem that ignores case "
+            "(macOS's, Windows') takes another name's file for it"
+        )
+    elif problem is None and name in WINDOWS_DEVICES:
+        problem = f"{name!r} names a device on Windows, not a file"
     if problem is not None:
         raise LevelError(f"{name!r} cannot name a level: {problem}")
     return name

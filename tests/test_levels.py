@@ -964,7 +964,16 @@ def test_write_level_refuses_bad_budgets_and_names(tmp_path: Path) -> None:
             write_level(tmp_path / "fine.toml", result, "x", max_ms, "cmd")
     with pytest.raises(TuneError, match="built-in agent 'lowest'"):
         write_level(tmp_path / "lowest.toml", result, "x", 5, "cmd")
+    # on macOS's and Windows' filesystems Hard.toml is hard.toml: it replaced the shipped level
+    with pytest.raises(
+        TuneError, match=r"'Hard' cannot name a level: a new level's name is in lowercase \('hard'\)"
+    ):
+        write_level(tmp_path / "Hard.toml", result, "x", 5, "cmd")
+    for device in ("con", "nul", "com1", "lpt9"):  # Windows' devices, whatever the extension
+        with pytest.raises(TuneError, match=f"'{device}' names a device on Windows, not a file"):
+            write_level(tmp_path / f"{device}.toml", result, "x", 5, "cmd")
     assert not list(tmp_path.iterdir())
+    write_level(tmp_path / "con2.toml", result, "x", 5, "cmd")  # a name like one is fine
 
 
 def test_tune_prints_its_result_before_writing_and_keeps_it_when_the_write_fails(
