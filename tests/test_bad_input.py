@@ -762,6 +762,21 @@ def test_a_stream_without_the_suit_symbols_gets_letters_not_a_traceback(tmp_path
     assert ascii_.stdout.decode("ascii") == expected  # the same replay, every suit a letter
 
 
+def test_a_scripts_cards_print_as_letters_where_the_symbols_cannot() -> None:
+    """``run_script`` (the entry point of the experiments' scripts) printed ``♠Q`` to a stream
+    that cannot encode it as a ``UnicodeEncodeError`` traceback, where the command line's
+    commands printed letters."""
+    script = (
+        "from hearts_sim.apps.script import run_script\n"
+        "from hearts_sim.core.cards import CardSet\n"
+        "run_script(lambda: print(CardSet('QS 2C')))\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, env={**os.environ, "PYTHONIOENCODING": "ascii"}
+    )
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, b"C2 SQ\n", b"")
+
+
 def test_the_entry_point_behaves_the_same(places: dict[str, str]) -> None:
     """The first case of each subcommand once more, through ``python -m hearts_sim`` in fresh
     interpreters (in parallel): imports, the entry point and the exit code as a user meets them."""

@@ -11,7 +11,6 @@ is one line on stderr and exit code 2, a failed write of results exit code 1.
 from __future__ import annotations
 
 import argparse
-import codecs
 import json
 import secrets
 import shlex
@@ -54,11 +53,12 @@ from hearts_sim.apps.script import (
     EXIT_FAILURE,
     EXIT_USAGE,
     ScriptParser,
+    letters_where_symbols_cannot_print,
     reported,
     said_if_slow,
     with_signals_as_stops,
 )
-from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, CardSet, card_str
+from hearts_sim.core.cards import CardSet, card_str
 from hearts_sim.core.checks import did_you_mean
 from hearts_sim.core.errors import (
     InputError,
@@ -1627,44 +1627,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-SUIT_LETTER_ERRORS = "hearts_sim.suit_letters"
-
-
-def _suits_as_letters(error: UnicodeError) -> tuple[str | bytes, int]:
-    """An encoding error handler: the suit symbols as letters (``♠Q`` -> ``SQ``), a file name's
-    bytes that a locale which is not UTF-8 decoded to surrogates as those bytes (a run's folder
-    printed as ``c ??`` under ``LC_ALL=C``, so its printed commands failed), anything else the
-    stream cannot encode as ``?``."""
-    if not isinstance(error, UnicodeEncodeError):
-        raise error
-    text = error.object[error.start : error.end]
-    if all("\udc80" <= c <= "\udcff" for c in text):  # Python's surrogateescape, undone
-        return bytes(ord(c) - 0xDC00 for c in text), error.end
-    letters = "".join(SUIT_LETTERS[SUIT_SYMBOLS.index(c)] if c in SUIT_SYMBOLS else "?" for c in text)
-    return letters, error.end
-
-
-codecs.register_error(SUIT_LETTER_ERRORS, _suits_as_letters)
-
-
-def _letters_where_symbols_cannot_print() -> None:
-    """Where stdout or stderr cannot encode ``♣♦♠♥`` (``PYTHONIOENCODING=ascii``, a Windows
-    console redirected to a file), print suits as letters instead of failing with a
-    ``UnicodeEncodeError`` after the work is done; on any strict stream, a file name's bytes that
-    are not UTF-8 as those bytes (``_suits_as_letters``), where printing the run's folder failed."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            SUIT_SYMBOLS.encode(getattr(stream, "encoding", None) or "utf-8")
-            fits = getattr(stream, "errors", "strict") != "strict"  # a UTF-8 one: a name not UTF-8 failed
-        except (UnicodeEncodeError, LookupError):
-            fits = False
-        reconfigure = getattr(stream, "reconfigure", None)
-        if not fits and reconfigure is not None:
-            reconfigure(errors=SUIT_LETTER_ERRORS)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    _letters_where_symbols_cannot_print()
+    letters_where_symbols_cannot_print()
     # SIGTERM (a scheduler's time limit, ``docker stop``) handled as Ctrl-C while a command runs:
     # a tournament keeps its finished chunks and says how to resume, a server reaps its workers
     return with_signals_as_stops(lambda: _main(argv))

@@ -23,6 +23,7 @@ hearts_sim.apps.options.UsageError: --trust 1 is not valid: choose a number from
 from __future__ import annotations
 
 import argparse
+import codecs
 import errno
 import math
 import os
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from hearts_sim.apps.options import COUNT, NUMBER, SEED, Option, UsageError, threads_option
+from hearts_sim.core.cards import SUIT_LETTERS, SUIT_SYMBOLS
 from hearts_sim.core.errors import (
     InputError,
     Stopped,
@@ -190,6 +192,45 @@ def said_if_slow(work: Callable[[], object], line: str, seconds: float) -> None:
         notice.join()
 
 
+SUIT_LETTER_ERRORS = "hearts_sim.suit_letters"
+
+
+def _suits_as_letters(error: UnicodeError) -> tuple[str | bytes, int]:
+    """An encoding error handler: the suit symbols as letters (``♠Q`` -> ``SQ``), a file name's
+    bytes that a locale which is not UTF-8 decoded to surrogates as those bytes (a run's folder
+    printed as ``c ??`` under ``LC_ALL=C``, so its printed commands failed), anything else the
+    stream cannot encode as ``?``."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    text = error.object[error.start : error.end]
+    if all("\udc80" <= c <= "\udcff" for c in text):  # Python's surrogateescape, undone
+        return bytes(ord(c) - 0xDC00 for c in text), error.end
+    letters = "".join(SUIT_LETTERS[SUIT_SYMBOLS.index(c)] if c in SUIT_SYMBOLS else "?" for c in text)
+    return letters, error.end
+
+
+codecs.register_error(SUIT_LETTER_ERRORS, _suits_as_letters)
+
+
+def letters_where_symbols_cannot_print() -> None:
+    """Where stdout or stderr cannot encode ``♣♦♠♥`` (``PYTHONIOENCODING=ascii``, a Windows
+    console redirected to a file), print suits as letters instead of failing with a
+    ``UnicodeEncodeError`` after the work is done; on any strict stream, a file name's bytes that
+    are not UTF-8 as those bytes (``_suits_as_letters``), where printing the run's folder failed."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            SUIT_SYMBOLS.encode(getattr(stream, "encoding", None) or "utf-8")
+            fits = getattr(stream, "errors", "strict") != "strict"  # a UTF-8 one: a name not UTF-8 failed
+        except (UnicodeEncodeError, LookupError):
+            fits = False
+        reconfigure = getattr(stream, "reconfigure", None)
+        if not fits and reconfigure is not None:
+            reconfigure(errors=SUIT_LETTER_ERRORS)
+
+
 def run_script(main: Callable[[], int | None]) -> NoReturn:
-    """A script's entry point: ``sys.exit(reported(its name, main))``, signals as stops."""
+    """A script's entry point: ``sys.exit(reported(its name, main))``, signals as stops, and suits
+    as letters where the streams cannot print their symbols (a script's cards were a
+    ``UnicodeEncodeError`` there, where the command line's printed)."""
+    letters_where_symbols_cannot_print()
     sys.exit(with_signals_as_stops(lambda: reported(Path(sys.argv[0]).name, main)))  # as argparse names it
