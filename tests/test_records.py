@@ -471,3 +471,34 @@ def test_a_run_stopped_before_its_first_manifest_is_started_afresh(tmp_path: Pat
     (out / ".lock").touch()
     result = tournament.run_tournament(CONFIG, out, progress=False)
     assert result.summary["deals"] == CONFIG.deals and (out / "manifest.json").is_file()
+
+
+WHEN_COLUMNS = ("qs_trick", "point_tricks", "trick_winners")  # the records' columns since 2026-12-05
+
+
+def test_a_run_begun_by_an_earlier_version_goes_on_with_its_columns(tmp_path: Path) -> None:
+    """A run begun before the records said when each trick was won, resumed by a later version,
+    had parts with those columns and parts without; readers keep the columns every part has, so
+    ``report`` said none of its 2.7 million hands said when, and ``load_records`` refused the
+    column it had just written. Its later parts, and a part ``--repair`` plays again, now keep
+    its columns."""
+    from hearts_sim.selfplay.records import part_entry
+
+    config = tournament.TournamentConfig(("rule", "random"), deals=6, seed=4, chunk_deals=2)
+    run = tmp_path / "old"
+    with pytest.raises(tournament.Interrupted):
+        tournament.run_tournament(config, run, progress=False, stop_after_chunks=1)
+    first = pq.read_table(part(run, 0)).drop_columns(list(WHEN_COLUMNS))  # as the earlier version wrote it
+    pq.write_table(first, part(run, 0))
+    data = part(run, 0).read_bytes()
+    _edit(run, parts=[part_entry(data, first.num_rows)])
+    tournament.resume_tournament(run, progress=False)
+    names = [pq.read_schema(part(run, chunk)).names for chunk in range(config.n_chunks)]
+    assert names == [first.schema.names] * config.n_chunks
+    part(run, 1).write_bytes(b"damaged")
+    tournament.resume_tournament(run, progress=False, repair=True)
+    assert pq.read_schema(part(run, 1)).names == first.schema.names
+    assert len(load_records(run)) == 6 * 14
+    fresh = tmp_path / "new"
+    tournament.run_tournament(config, fresh, progress=False)  # a run begun now has them all
+    assert set(WHEN_COLUMNS) <= set(pq.read_schema(part(fresh, 2)).names)

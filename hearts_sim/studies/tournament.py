@@ -1118,13 +1118,39 @@ def _record_columns(config: TournamentConfig, table: Table, records: np.ndarray)
 
 
 def _chunk_parts(
-    config: TournamentConfig, table: Table, records: np.ndarray, hands: np.ndarray
+    config: TournamentConfig,
+    table: Table,
+    records: np.ndarray,
+    hands: np.ndarray,
+    kept: Mapping[str, frozenset[str]],
 ) -> dict[str, tuple[bytes, int]]:
-    """A chunk's Parquet part for each of the run's directories: its bytes and rows."""
-    parts = {RECORDS_DIR: (_part_bytes(_record_columns(config, table, records)), len(records))}
+    """A chunk's Parquet part for each of the run's directories: its bytes and rows; a directory
+    in ``kept`` (``_run_columns``) keeps only those of its columns."""
+    columns = {RECORDS_DIR: (_record_columns(config, table, records), len(records))}
     if config.games:
-        parts[HANDS_DIR] = (_part_bytes(hand_columns(hands, table.rules, table.labels())), len(hands))
-    return parts
+        columns[HANDS_DIR] = (hand_columns(hands, table.rules, table.labels()), len(hands))
+    return {
+        directory: (_part_bytes({k: v for k, v in made.items() if k in kept.get(directory, made)}), rows)
+        for directory, (made, rows) in columns.items()
+    }
+
+
+def _run_columns(out: Path, manifest: dict[str, Any]) -> dict[str, frozenset[str]]:
+    """The columns of the parts a run holds already, for each of its directories (those of the
+    first part that reads): a run begun by an earlier version goes on with its columns. One
+    begun before 2026-12-05 and resumed by a later version had parts with the columns that say
+    when each trick was won and parts without; readers keep the columns every part has, so
+    ``report`` said that none of its hands said when, and ``load_records(columns=["qs_trick"])``
+    refused the column."""
+    kept = {}
+    for directory, key in PARTS_KEYS.items():
+        for chunk in range(len(manifest.get(key) or ())):
+            try:
+                kept[directory] = frozenset(parquet.read_schema(part_path(out, chunk, directory)).names)
+                break
+            except (OSError, pyarrow.ArrowException):  # missing or damaged: --repair plays it again
+                continue
+    return kept
 
 
 def _reset_progress(config: TournamentConfig, manifest: dict[str, Any]) -> None:
@@ -1211,6 +1237,7 @@ class _Committer:
         self, out: Path, manifest: dict[str, Any], table: Table, on_chunk: Callable[[int], None] | None
     ) -> None:
         self.out, self.manifest, self.table, self.on_chunk = out, manifest, table, on_chunk
+        self.kept = _run_columns(out, manifest)
         self.pool = ThreadPoolExecutor(ENCODING_THREADS, thread_name_prefix="hearts-sim-parts")
         self.waiting: deque[tuple[int, Future[dict[str, tuple[bytes, int]]], dict[str, Any], int]] = deque()
         self.failed = False  # a commit failed: nothing after it may be counted
@@ -1226,7 +1253,7 @@ class _Committer:
         self, config: TournamentConfig, chunk: int, records: np.ndarray, hands: np.ndarray, tally: Tally
     ) -> None:
         """Queue chunk ``chunk`` (``tally`` counts it) and commit the chunks ready, in order."""
-        parts = self.pool.submit(_chunk_parts, config, self.table, records, hands)
+        parts = self.pool.submit(_chunk_parts, config, self.table, records, hands, self.kept)
         self.waiting.append((chunk, parts, asdict(tally), config.n_chunks))
         now = time.monotonic()
         slow, self.added = now - self.added > PROMPT_COMMIT_SECONDS, now
@@ -1291,9 +1318,10 @@ def _checked_for_resume(
         raise TournamentError(f"records part {name} {problem}{more}; {repair_hint(out, manifest)}")
     for chunk, name, problem in damaged:
         report(f"hearts-sim: repair: {name} {problem}; re-playing chunk {chunk} from its seeds")
+    kept = _run_columns(out, manifest)  # a part re-played as the run's others are, columns too
     for chunk in sorted({chunk for chunk, _, _ in damaged}):
         for _, (records, hands) in runner.chunks(config, range(chunk, chunk + 1)):
-            for directory, (data, rows) in _chunk_parts(config, table, records, hands).items():
+            for directory, (data, rows) in _chunk_parts(config, table, records, hands, kept).items():
                 part = part_path(out, chunk, directory)
                 try:
                     write_atomically(part, data)
