@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -502,3 +503,32 @@ def test_a_run_begun_by_an_earlier_version_goes_on_with_its_columns(tmp_path: Pa
     fresh = tmp_path / "new"
     tournament.run_tournament(config, fresh, progress=False)  # a run begun now has them all
     assert set(WHEN_COLUMNS) <= set(pq.read_schema(part(fresh, 2)).names)
+
+
+def test_a_run_of_games_without_hands_says_how_to_get_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run of games made before 2026-12-05 kept no hands: its resume called it damaged ("cannot
+    be trusted ... re-play the damaged chunks"), ``replay --game`` said it held game records, and
+    the readers that ``runs made since 2026-12-05`` have them. Each now says that ``--repair``
+    plays it again with them, which it does."""
+    from hearts_sim.studies import analysis as an
+
+    run = tmp_path / "old games"
+    tournament.run_tournament(GAMES, run, progress=False)
+    shutil.rmtree(run / HANDS_DIR)
+    _edit(run, hand_parts=None)  # as the earlier version wrote it
+    again = f"hearts-sim tournament --resume '{run}' --repair plays it again with them"
+    assert main(["tournament", "--resume", str(run)]) == 2
+    assert one_error_line(capsys) == (
+        f"hearts-sim: error: {run} is a run of games that kept no hands of them (runs made before "
+        f"2026-12-05 did not): {again}"
+    )
+    for read in (lambda: an.load_records(run), lambda: an.game_rows(run, 0)):
+        with pytest.raises(an.AnalysisError, match=r"kept no hands of them .*; " + re.escape(again)):
+            read()
+    assert main(["replay", str(run), "--game", "0"]) == 2
+    assert one_error_line(capsys).endswith(again)
+    assert main(["tournament", "--resume", str(run), "--repair", "--quiet"]) == 0
+    capsys.readouterr()
+    assert len(an.game_rows(run, 0)) > 0

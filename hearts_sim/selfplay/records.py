@@ -212,6 +212,8 @@ def repair_hint(out: Path, manifest: Any) -> str:
 
 
 PARTS_KEYS = {RECORDS_DIR: "parts", HANDS_DIR: "hand_parts"}  # the manifest's list for each directory
+# a run of games made before 2026-12-05, which kept no hands, or an edited manifest
+NO_HAND_PARTS = "lists no checksums of the games' hands (written before they were recorded, or edited)"
 
 
 def parts_problem(manifest: Any, directory: str = RECORDS_DIR) -> str | None:
@@ -222,7 +224,7 @@ def parts_problem(manifest: Any, directory: str = RECORDS_DIR) -> str | None:
     done = manifest.get("chunks_done") if isinstance(manifest, dict) else None
     if not isinstance(parts, list):
         if directory == HANDS_DIR:
-            return "lists no checksums of the games' hands (written before they were recorded, or edited)"
+            return NO_HAND_PARTS
         return "lists no part checksums (written before they were recorded, or edited)"
     if not is_integer(done) or done != len(parts):
         listed = counted(len(parts), key.replace("_", " ").removesuffix("s"))  # "1 part", "2 hand parts"

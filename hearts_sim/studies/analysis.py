@@ -1382,10 +1382,21 @@ def _hand_dataset(path: str | Path, batch_size: int = DEFAULT_BATCH) -> tuple[An
     dataset, directory = _dataset(path, batch_size)
     if "dealt_0" not in dataset.schema.names:
         raise AnalysisError(
-            f"{path} holds game records (from --games), not per-hand records: its run's {HANDS_DIR}/ "
-            "holds every hand of its games (runs made since 2026-12-05)"
+            f"{path} holds game records (from --games), not per-hand records: {_hands_of(directory)}"
         )
     return dataset, directory
+
+
+def _hands_of(directory: Path) -> str:
+    """Where the hands of the run of games whose game records are in ``directory`` are, or how to
+    get them: a run made before 2026-12-05 kept none, and was told only that later runs do."""
+    run = directory.parent if directory.name == RECORDS_DIR else directory
+    if (run / HANDS_DIR).is_dir():
+        return f"its run's {HANDS_DIR}/ holds every hand of its games"
+    return (
+        f"this run of games kept no hands of them (runs made before 2026-12-05 did not); "
+        f"hearts-sim tournament --resume {shell_path(run)} --repair plays it again with them"
+    )
 
 
 def _frames(
@@ -1539,8 +1550,13 @@ def game_rows(path: str | Path, game: int, seating: int = 0, batch_size: int = D
     dataset, directory = _dataset(path, batch_size)
     names = list(dataset.schema.names)
     if "game_hand" not in names:
-        kind = "game records (one row per game)" if "dealt_0" not in names else "hands of single deals"
-        raise AnalysisError(f"{path} holds {kind}, not the hands of games (a --games run's hands/)")
+        if "dealt_0" not in names:
+            raise AnalysisError(
+                f"{path} holds game records (one row per game), not its hands: {_hands_of(directory)}"
+            )
+        raise AnalysisError(
+            f"{path} holds hands of single deals, not the hands of games (a --games run's hands/)"
+        )
     where = (ds.field("game") == int(game)) & (ds.field("seating") == int(seating))
     found = list(_frames(dataset, directory, names, True, batch_size, where))
     if not found or sum(map(len, found)) == 0:

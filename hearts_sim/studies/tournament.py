@@ -82,6 +82,7 @@ from hearts_sim.selfplay.records import (
     HANDS_DIR,
     LOCK,
     MANIFEST,
+    NO_HAND_PARTS,
     PARTS_KEYS,
     RECORDS_DIR,
     entries_problem,
@@ -449,6 +450,12 @@ def manifest_config(
 def _untrusted_manifest(out: Path, manifest: Any, problem: str) -> TournamentError:
     """The refusal of a run whose manifest's counts cannot be trusted (``manifest_problem``)."""
     hint = repair_hint(out, manifest)
+    if problem == NO_HAND_PARTS and "hand_parts" not in manifest:  # not damage: its code kept none
+        again = f"hearts-sim {resuming_command(manifest)} --resume {shell_path(out)} --repair"
+        return TournamentError(
+            f"{out} is a run of games that kept no hands of them (runs made before 2026-12-05 did not): "
+            f"{again} plays it again with them"
+        )
     return TournamentError(f"{out / MANIFEST} cannot be trusted: {problem}; {hint} (re-plays the whole run)")
 
 
