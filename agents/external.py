@@ -178,8 +178,17 @@ def wrap_object(agent: Any) -> ExternalSpec:
         raise AgentError(
             f"{shown(agent)} is not an agent: it needs choose_pass and choose_play (or act_batch)"
         )
-    name = getattr(agent, "name", None) or f"py:{type(agent).__name__}"
-    return ExternalSpec(str(name), OBJECT, instance=agent)
+    return ExternalSpec(
+        object_label(getattr(agent, "name", None) or type(agent).__name__), OBJECT, instance=agent
+    )
+
+
+def object_label(name: object) -> str:
+    """How an agent object is shown and recorded: ``py:`` and its ``name`` (else its class's) as
+    a word, which reads back as no spec. An object named ``rule`` (``agents.load("rule")``, whose
+    name is its spec) was recorded as the built-in agent, which its resume then played."""
+    word = re.sub(r"\W+", "_", str(name).removeprefix("py:")).strip("_")
+    return f"py:{word or 'agent'}"
 
 
 def is_object_label(name: str) -> bool:

@@ -41,6 +41,7 @@ from hearts_sim.studies.tournament import (
     TournamentConfig,
     TournamentError,
     UncheckedAgentWarning,
+    resume_tournament,
     run_tournament,
 )
 
@@ -150,6 +151,25 @@ def test_a_run_of_an_object_agent_keeps_records_and_resumes_from_python(
     assert resumed.summary == whole.summary
     records = pd.read_parquet(tmp_path / "run" / "records")
     assert len(records) == 40 * 14 and set(records["agent_0"].astype(str)) == {"py:Lowest", "rule"}
+
+
+def test_an_object_is_recorded_as_an_object_whatever_its_name(tmp_path: Path) -> None:
+    """An object's ``name`` was its label as it was: ``agents.load("rule")`` (whose name is its
+    spec) was recorded as the built-in ``rule``, and the command line's resume played that, then
+    refused it as other code; a name with a colon read back as a ``py:`` file."""
+    from agents.api import load
+    from hearts_sim.studies.tournament import Interrupted, load_manifest
+
+    class Named(python_agents.Lowest):
+        name = "mine:v2 (beta)"
+
+    config = TournamentConfig((load("rule", seed=4), Named(), "random"), deals=4, seed=3, chunk_deals=2)
+    assert [spec.name for spec in config.specs()] == ["py:rule", "py:mine_v2_beta", "random"]
+    with pytest.raises(Interrupted, match=r"resume with: run_tournament\(config, "):
+        run_tournament(config, tmp_path / "run", progress=False, stop_after_chunks=1)
+    assert load_manifest(tmp_path / "run")["config"]["agents"] == ["py:rule", "py:mine_v2_beta", "random"]
+    with pytest.raises(TournamentError, match="was played by py:rule, an agent object passed from Python"):
+        resume_tournament(tmp_path / "run", progress=False)
 
 
 def test_a_full_disk_during_a_run_of_an_object_agent_says_to_resume_from_python(
