@@ -280,6 +280,33 @@ def test_a_python_agent_plays_on_the_workers_as_in_process(client: Any, tmp_path
 
 
 @needs_dask
+def test_an_agent_object_that_cannot_pickle_is_refused_in_one_line(client: Any, tmp_path: Path) -> None:
+    """An object holding a lock went to the workers as a bare ``TypeError: cannot pickle
+    '_thread.lock' object`` from inside Dask; it is refused before any chunk is sent."""
+    import threading
+
+    class Lowest:
+        def __init__(self) -> None:
+            self.lock = threading.Lock()
+
+        def choose_pass(self, obs: Any) -> list[int]:
+            return sorted(obs.hand)[: obs.rules.pass_count]
+
+        def choose_play(self, obs: Any) -> int:
+            return min(obs.legal_moves())
+
+    agent = Lowest()
+    config = TournamentConfig((agent, "rule"), deals=4, seed=5, chunk_deals=2)
+    with DaskRunner(client, warm_up=False) as runner, pytest.raises(ClusterError) as refused:
+        run_tournament(config, None, runner=runner, progress=False)
+    assert str(refused.value) == (
+        "agent py:Lowest: an agent object goes to the Dask workers pickled, and it cannot be (cannot "
+        "pickle '_thread.lock' object); make it picklable, or name its class as py:FILE:CLASS, which "
+        "every worker loads"
+    )
+
+
+@needs_dask
 def test_an_agent_failing_on_a_worker_stops_the_run_as_here_not_retried(client: Any, tmp_path: Path) -> None:
     """Dask retries a task that raised: an agent that failed once (a stateful one, a flaky engine)
     was played again on another worker and the run finished, exit code 0, without a word. It

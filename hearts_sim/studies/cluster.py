@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.external import (
+    OBJECT,
     EngineOptions,
     ExternalAgentError,
     agent_folder,
@@ -53,7 +54,7 @@ from agents.external import (
     decider,
 )
 from agents.kinds import AgentError
-from hearts_sim.core.checks import is_integer, is_real, shown
+from hearts_sim.core.checks import is_integer, is_real, one_line, shown
 from hearts_sim.core.errors import install_hint, signal_handlers
 from hearts_sim.selfplay.simulate import Table
 from hearts_sim.studies.tournament import (
@@ -294,6 +295,25 @@ class WarmUp(_PluginBase):  # type: ignore[misc,valid-type]
 
 
 # ---------------------------------------------------------------------------- client side
+def _check_sendable(table: Table) -> None:
+    """Every agent object of ``table`` pickles, as a chunk sent to the workers must (by Dask's
+    cloudpickle): one holding a lock was a bare ``TypeError: cannot pickle '_thread.lock'
+    object`` from deep inside Dask."""
+    import cloudpickle
+
+    for spec in table.external_specs():
+        if spec.kind != OBJECT:
+            continue
+        try:
+            cloudpickle.dumps(spec.instance)
+        except Exception as error:  # noqa: BLE001 (whatever its __reduce__ raises)
+            raise ClusterError(
+                f"agent {spec}: an agent object goes to the Dask workers pickled, and it cannot be "
+                f"({one_line(error) or type(error).__name__}); make it picklable, or name its class "
+                "as py:FILE:CLASS, which every worker loads"
+            ) from None
+
+
 class DaskRunner:
     """A ``ChunkRunner`` that plays chunks on a Dask cluster and yields them in order.
 
@@ -430,7 +450,9 @@ class DaskRunner:
             return
         import hearts_sim
 
-        plays = (config.table().plays_digest(), hearts_sim.__version__)  # what every worker must match
+        table = config.table()
+        _check_sendable(table)
+        plays = (table.plays_digest(), hearts_sim.__version__)  # what every worker must match
         folder = str(agent_folder())  # where the run's agents are found, on every worker too
         self._wait_for_a_worker()
         token = uuid.uuid4().hex[:12]
