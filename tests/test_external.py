@@ -153,6 +153,28 @@ def test_a_run_of_an_object_agent_keeps_records_and_resumes_from_python(
     assert len(records) == 40 * 14 and set(records["agent_0"].astype(str)) == {"py:Lowest", "rule"}
 
 
+def test_a_failure_in_a_run_of_games_names_the_hand_of_the_game(tmp_path: Path) -> None:
+    """An agent failing in a game's later hand was placed by its game, seating and seat only:
+    which of the game's hands (``replay --game G --hand H``) was left to find."""
+    agents_file = tmp_path / "late.py"
+    agents_file.write_text(
+        "class Late:\n"
+        "    def choose_pass(self, obs):\n"
+        "        return sorted(obs.hand)[: obs.rules.pass_count]\n"
+        "    def choose_play(self, obs):\n"
+        "        if any(obs.game_scores):\n"
+        "            raise RuntimeError('a later hand')\n"
+        "        return min(obs.legal_moves())\n"
+    )
+    config = TournamentConfig(
+        (f"py:{agents_file}:Late", "random"), rules=Rules.preset("quick"), deals=1, seed=2, games=True
+    )
+    with pytest.raises(
+        ExternalAgentError, match=r"raised RuntimeError: a later hand \(game 0, hand 1, seating "
+    ):
+        run_tournament(config, None, progress=False)
+
+
 def test_an_object_is_recorded_as_an_object_whatever_its_name(tmp_path: Path) -> None:
     """An object's ``name`` was its label as it was: ``agents.load("rule")`` (whose name is its
     spec) was recorded as the built-in ``rule``, and the command line's resume played that, then

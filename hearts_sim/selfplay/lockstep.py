@@ -114,7 +114,7 @@ def run_lockstep(
         waiting = np.flatnonzero(status >= 0)
         if len(waiting):
             observe_slots(states, rules_tuple, waiting, status, observed, seeds)
-            positions = (observed, seeds, status, jobs, waiting)
+            positions = (observed, seeds, status, jobs, hands_played, waiting)
             moves = _decide(states, rules, positions, agents, n_seatings, games, options)
             apply_moves(states, rules_tuple, waiting, moves, status)
             status[waiting] = SLOT_ACTIVE
@@ -153,8 +153,8 @@ def _decide(
 ) -> np.ndarray:
     """The moves of the waiting slots (cards, or pass bitboards), asked of each agent in one batch.
     ``positions``: the observed records, the decision seeds, the slots' status and jobs, the
-    waiting slots."""
-    observed, decision_seeds, status, jobs, waiting = positions  # observed[k]: waiting[k]'s
+    waiting slots (and the hand each slot's game is in: ``hands_played``)."""
+    observed, decision_seeds, status, jobs, hands_played, waiting = positions  # observed[k]: waiting[k]'s
     passing = states["phase"][waiting] == PHASE_PASS
     keys = (jobs[waiting] % n_seatings) * 64 + status[waiting] * 2 + passing  # (seating, seat, passing)
     unique, group_of = np.unique(keys, return_inverse=True)
@@ -168,9 +168,15 @@ def _decide(
         slots = waiting[members]
 
         def where(i: int, slots: np.ndarray = slots, is_pass: bool = is_pass) -> str:
-            unit, doing = ("game" if games else "deal"), ("passing" if is_pass else "playing")
-            job = int(jobs[slots[i]])
-            return f"{unit} {job // n_seatings}, seating {job % n_seatings}, seat {status[slots[i]]}, {doing}"
+            doing, slot = ("passing" if is_pass else "playing"), slots[i]
+            job = int(jobs[slot])
+            # a game's hand too, as replay --game G --hand H reads it (it named the game only)
+            unit = (
+                f"game {job // n_seatings}, hand {hands_played[slot]}"
+                if games
+                else f"deal {job // n_seatings}"
+            )
+            return f"{unit}, seating {job % n_seatings}, seat {status[slot]}, {doing}"
 
         policy = _policy_agent(spec, options)
         if policy is not None:  # encoded from the records, no Observation built
