@@ -1255,6 +1255,29 @@ def test_a_notebook_gets_the_progress_bar(monkeypatch) -> None:
     assert progress_shown(None) and not progress_shown(False)
 
 
+def test_a_first_simulate_in_a_notebook_says_it_compiles(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``simulate`` compiled its loop (20 s to 2 minutes) without a word in a notebook, where the
+    command line says so: where someone watches, a bar says it until the first chunk is in,
+    even for a run too short for a bar of its own; nothing with ``progress=False`` or warm."""
+    import hearts_sim.selfplay.simulate as simulate_module
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))  # a notebook
+    monkeypatch.setattr(simulate_module, "compile_seconds", lambda table, games=False: 42.0)
+    notice = "compiling the kernels (one time, about 42 s)"
+    simulate_module.simulate("standard", "random", hands=8)
+    assert notice in capsys.readouterr().err
+    simulate_module.simulate_games("quick", "random", games=2)
+    assert notice in capsys.readouterr().err
+    simulate_module.simulate("standard", "random", hands=8, progress=False)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(simulate_module, "compile_seconds", lambda table, games=False: None)
+    simulate_module.simulate("standard", "random", hands=8)  # warm, and short: no bar at all
+    assert capsys.readouterr().err == ""
+
+
 def test_a_result_shows_its_table_in_print_and_in_a_notebook() -> None:
     """``print(result)`` and a notebook cell show the table the command line prints, not the
     dataclass's one long line; ``table()`` has the per-agent figures as a DataFrame."""

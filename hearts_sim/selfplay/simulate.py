@@ -384,14 +384,23 @@ def _run_chunked(
     dtype: np.dtype,
     unit: str,
     progress: bool | None,
+    table: Table,
 ) -> np.ndarray:
     """``run(start, count, out)`` chunk by chunk into one array of ``total`` records (no copy
-    at the end), with a progress bar on long runs."""
-    show = progress if progress is not None else total >= 4 * chunk and progress_shown(None)
+    at the end), with a progress bar on long runs, and on any run whose loop compiles first
+    (``compile_seconds``), where someone watches: the bar says so until the first chunk is in.
+    A first ``simulate`` in a notebook waited 20 s to 2 minutes without a word."""
+    watched = progress if progress is not None else progress_shown(None)
+    compiling = compile_seconds(table, dtype == GAME_RECORD) if watched else None
+    show = watched and (progress is not None or total >= 4 * chunk or compiling is not None)
     records = _records_room(total, dtype, unit)
     with tqdm(total=total, unit=unit, disable=not show, smoothing=0.1) as bar:
+        if compiling is not None:
+            bar.set_description_str(f"compiling the kernels (one time, about {compiling:.0f} s)")
         for start, count in chunks(total, chunk):
             run(start, count, records[start : start + count])
+            if compiling is not None and start == 0:
+                bar.set_description_str("", refresh=False)
             bar.update(count)
     return records
 
@@ -495,6 +504,7 @@ def simulate(
         HAND_RECORD,
         "hand",
         progress,
+        table,
     )
     return hand_frame(records, table.rules, table.labels())
 
@@ -541,7 +551,7 @@ def simulate_games(
         if hands:
             _check_hands_room(kept, start + count, games)
 
-    records = _run_chunked(run, games, chunk_size, GAME_RECORD, "game", progress)
+    records = _run_chunked(run, games, chunk_size, GAME_RECORD, "game", progress, table)
     undecided = undecided_games(records)
     if undecided:  # every row winner -1 and n_winners 0, and not a word, until 2026-12-07
         warnings.warn(
