@@ -1323,6 +1323,10 @@ def _checked_for_resume(
         _, name, problem = damaged[0]
         more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
         raise TournamentError(f"records part {name} {problem}{more}; {repair_hint(out, manifest)}")
+    if damaged or int(manifest["chunks_done"]) < config.n_chunks:  # to play: by the code that played it?
+        # (until 2026-12-07 a repair re-played the damaged chunks first, by whatever code resumed,
+        # beside the other chunks' records and tally: a run of an old level took the new one's)
+        _check_same_play(config, out, manifest, table, report, {chunk for chunk, _, _ in damaged})
     for chunk, name, problem in damaged:
         report(f"hearts-sim: repair: {name} {problem}; re-playing chunk {chunk} from its seeds")
     kept = _run_columns(out, manifest)  # a part re-played as the run's others are, columns too
@@ -1339,13 +1343,16 @@ def _checked_for_resume(
                 manifest[PARTS_KEYS[directory]][chunk] = part_entry(data, rows)
     if damaged:
         _save_manifest(out, manifest, int(manifest["chunks_done"]), config.n_chunks)
-    if int(manifest["chunks_done"]) < config.n_chunks:  # more to play: by the code that played it?
-        _check_same_play(config, out, manifest, table, report)
     return manifest
 
 
 def _check_same_play(
-    config: TournamentConfig, out: Path, manifest: dict[str, Any], table: Table, report: Callable[[str], None]
+    config: TournamentConfig,
+    out: Path,
+    manifest: dict[str, Any],
+    table: Table,
+    report: Callable[[str], None],
+    damaged: Set[int] = frozenset(),
 ) -> None:
     """Refuse to add to the run in ``out`` what other code would play. The same code goes on at
     once (the manifest's ``plays``, ``Table.plays_digest``: version, kernel sources, each seat's
@@ -1353,7 +1360,8 @@ def _check_same_play(
     (its first game, in one seating) again, and goes on only where it plays it as recorded:
     changes elsewhere pass, changes to how it plays are refused. Agents that cannot be replayed
     (``AgentSpec.reproducible``) go on with the same code alone (a run from before the digest: the
-    same version)."""
+    same version). A repair checks before it re-plays the ``damaged`` chunks, against the first
+    chunk whose part is whole (chunk 0's may be among them)."""
     from hearts_sim import __version__
 
     started = manifest.get("version")
@@ -1387,16 +1395,23 @@ def _check_same_play(
             )
         _warn_unchecked(out, unseen)
         return
-    first = "game 0" if config.games else "deal 0"
+    who = (
+        f"version {started}, which started it"
+        if started not in (None, __version__)
+        else "the code that started it (an agent or a level edited since?)"
+    )
+    whole = [chunk for chunk in range(int(manifest["chunks_done"])) if chunk not in damaged]
+    if not whole:
+        raise TournamentError(
+            f"{out} was played by other code than this, and no part of its records is whole to check "
+            f"that this code plays them as recorded: finish it with {who}, or play it again in a new folder"
+        )
+    chunk = whole[0]
+    first = f"{'game' if config.games else 'deal'} {chunk * config.chunk_deals}"
     if any(spec.searches for spec in config.specs()):
         report(f"hearts-sim: playing {first} of {out} again, to check that this code plays it as recorded")
-    difference = _first_records_difference(config, out, table, first)
+    difference = _records_difference(config, out, table, chunk, first)
     if difference is not None:
-        who = (
-            f"version {started}, which started it"
-            if started not in (None, __version__)
-            else "the code that started it (an agent or a level edited since?)"
-        )
         raise TournamentError(
             f"{out} was played by other code than this: {difference}; finish it with {who}, "
             "or play it again in a new folder"
@@ -1460,14 +1475,20 @@ def check_same_play(out: Path, report: Callable[[str], None] | None = None) -> b
     return True
 
 
-def _first_records_difference(config: TournamentConfig, out: Path, table: Table, where: str) -> str | None:
-    """How this code's play of ``where``, the run's first deal (its first game, in seating 0),
-    differs from the records of the run in ``out``, or None. Columns a later version added are
-    not compared."""
+def _records_difference(
+    config: TournamentConfig, out: Path, table: Table, chunk: int, where: str
+) -> str | None:
+    """How this code's play of ``where``, the first deal of chunk ``chunk`` (its first game, in
+    seating 0), differs from the records of the run in ``out``, or None. Columns a later version
+    added are not compared."""
     key = "game" if config.games else "deal"
-    records = first_game(table, config.seed) if config.games else run_hands(table, config.seed, 0, 1)
+    start = chunk * config.chunk_deals
+    if config.games:  # game 0 in seating 0 alone; another game in every seating (a damaged chunk 0)
+        records = first_game(table, config.seed) if start == 0 else run_games(table, config.seed, start, 1)[0]
+    else:
+        records = run_hands(table, config.seed, start, 1)
     fresh = pd.DataFrame(_record_columns(config, table, records))
-    kept = parquet.read_table(arrow_path(part_path(out, 0)), filters=[(key, "=", 0)]).to_pandas()
+    kept = parquet.read_table(arrow_path(part_path(out, chunk)), filters=[(key, "=", start)]).to_pandas()
     kept = kept.set_index("seating")
     for seating, row in fresh.set_index("seating").iterrows():
         if seating not in kept.index:

@@ -1,0 +1,112 @@
+"""Runs written by older versions, taken up by this code: a resume, a repair and a combine of a run
+whose manifest keeps no record of how its agents played (``plays``, before 2026-12-06;
+``played_as``, before 2026-12-07) check its records against this code's play before they add to
+them, pool them or rewrite them. An "old" run is one written here with those keys removed from its
+manifest; a level of its own (``mine``, in a folder ``HEARTS_SIM_LEVELS`` names) edited between
+the run and its resume stands for an agent that plays otherwise since."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from hearts_sim.studies import tournament
+from hearts_sim.studies.tournament import TournamentConfig, TournamentError, run_tournament
+
+# mine against random on seed 2 in chunks of 8 deals: ``rule(careless=0.01)`` plays deal 0 as
+# ``rule`` does, and deals 5, 7 and more of the first chunk otherwise; ``rule(defend=10)`` plays
+# every deal otherwise
+DEALS, CHUNK_DEALS, SEED = 24, 8, 2  # 3 chunks
+RULE, ALIKE_AT_FIRST, OTHER = "rule", "rule(careless=0.01)", "rule(defend=10)"
+
+
+@pytest.fixture
+def levels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "levels"
+    folder.mkdir()
+    monkeypatch.setenv("HEARTS_SIM_LEVELS", str(folder))
+    _level(folder, RULE)
+    return folder
+
+
+def config(seed: int = SEED) -> TournamentConfig:
+    """The run's configuration (its level ``mine`` found once the ``levels`` fixture serves it)."""
+    return TournamentConfig(("mine", "random"), deals=DEALS, seed=seed, chunk_deals=CHUNK_DEALS)
+
+
+def _level(folder: Path, agent: str) -> None:
+    """Level ``mine`` plays ``agent`` from now on (its file written again)."""
+    (folder / "mine.toml").write_text(f'description = "x"\nagent = "{agent}"\nmax_ms_per_decision = 1\n')
+
+
+def manifest(run: Path) -> dict[str, Any]:
+    return json.loads((run / "manifest.json").read_text())
+
+
+def _as_old(run: Path) -> None:
+    """The manifest as a version before 2026-12-06 wrote it: no ``plays``, no ``played_as``."""
+    kept = {key: value for key, value in manifest(run).items() if key not in ("plays", "played_as")}
+    (run / "manifest.json").write_text(json.dumps(kept))
+
+
+def part(run: Path, chunk: int) -> Path:
+    return run / "records" / f"part-{chunk:06d}.parquet"
+
+
+def contents(run: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(run)): path.read_bytes() for path in run.rglob("*") if path.is_file()}
+
+
+def records(run: Path) -> pd.DataFrame:
+    return pd.concat([pd.read_parquet(part(run, c)) for c in range(DEALS // CHUNK_DEALS)], ignore_index=True)
+
+
+def _finished(run: Path, old: bool) -> Path:
+    run_tournament(config(), run, threads=1, progress=False)
+    if old:
+        _as_old(run)
+    return run
+
+
+@pytest.mark.parametrize("old", [False, True])
+@pytest.mark.parametrize("damaged", [0, 2])
+def test_a_repair_by_other_code_is_refused_before_it_rewrites_anything(
+    tmp_path: Path, levels: Path, old: bool, damaged: int
+) -> None:
+    """A repair re-played the damaged chunks by whatever code resumed the run and kept the
+    manifest's tally of the old play: a finished run of a level re-tuned since took the new
+    level's play in its repaired part, and its summary and records disagreed (until 2026-12-07;
+    a plain resume was checked). The check comes first, against the first part that is whole."""
+    run = _finished(tmp_path / "run", old)
+    path = part(run, damaged)
+    path.write_bytes(path.read_bytes()[:1000])
+    before = contents(run)
+    _level(levels, OTHER)
+    with pytest.raises(TournamentError) as refused:
+        tournament.resume_tournament(run, repair=True, threads=1, progress=False)
+    said = str(refused.value)
+    if old:
+        first = 8 if damaged == 0 else 0  # the first deal of the first whole part
+        begins = f"{re.escape(str(run))} was played by other code than this: deal {first} in seating "
+        assert re.match(begins, said)
+        assert said.endswith(
+            "; finish it with the code that started it (an agent or a level edited since?), "
+            "or play it again in a new folder"
+        )
+    else:
+        assert said == (
+            f"{run} was played with mine as {RULE}, and it is {OTHER} now (its level file edited since?): "
+            "finish it with the level as it was, or play it again in a new folder"
+        )
+    assert contents(run) == before  # refused: nothing rewritten
+
+    _level(levels, RULE)  # the level as it was: the repair goes on, to the uninterrupted run
+    repaired = tournament.resume_tournament(run, repair=True, threads=1, progress=False)
+    good = _finished(tmp_path / "good", old=False)
+    assert repaired.summary == manifest(good)["summary"]
+    pd.testing.assert_frame_equal(records(run), records(good))
