@@ -110,3 +110,94 @@ def test_a_repair_by_other_code_is_refused_before_it_rewrites_anything(
     good = _finished(tmp_path / "good", old=False)
     assert repaired.summary == manifest(good)["summary"]
     pd.testing.assert_frame_equal(records(run), records(good))
+
+
+def _stopped(run: Path, chunks: int = 1, **options: Any) -> None:
+    """The run of ``config()`` in ``run``, stopped after ``chunks`` more chunks."""
+    with pytest.raises(tournament.Interrupted):
+        run_tournament(config(), run, threads=1, progress=False, stop_after_chunks=chunks, **options)
+
+
+def test_an_old_run_is_checked_on_its_whole_first_chunk(tmp_path: Path, levels: Path) -> None:
+    """A resume of a run that does not say what it played played its deal 0 again alone, which
+    another level can play alike (a re-tuned ``normal`` does in one deal of nine): the run went on
+    and mixed the two programs (until 2026-12-07). Its whole first chunk is played again."""
+    run = tmp_path / "run"
+    _stopped(run)
+    _as_old(run)
+    before = contents(run)
+    _level(levels, ALIKE_AT_FIRST)
+    assert (run_hands_of(ALIKE_AT_FIRST, 1) == run_hands_of(RULE, 1)).all()  # deal 0 plays alike
+    with pytest.raises(TournamentError) as refused:
+        run_tournament(config(), run, resume=True, threads=1, progress=False)
+    begins = f"{re.escape(str(run))} was played by other code than this: deal 5 in seating \\d+ plays "
+    assert re.match(begins, str(refused.value)), refused.value
+    assert contents(run) == before  # refused: nothing touched
+
+    _level(levels, RULE)  # the code that played it: it goes on, and says what it checked
+    said: list[str] = []
+    result = run_tournament(config(), run, resume=True, threads=1, progress=False, report=said.append)
+    assert said == [
+        f"hearts-sim: {run} was started by other sources than these, which play deals 0 to 7 as recorded"
+    ]
+    assert result.summary == run_tournament(config(), threads=1, progress=False).summary
+
+
+def run_hands_of(agent: str, deals: int) -> Any:
+    """The records of ``agent`` against random on the first ``deals`` deals of ``SEED``."""
+    from hearts_sim.selfplay.simulate import run_hands
+
+    table = TournamentConfig((agent, "random"), deals=deals, seed=SEED).table()
+    return run_hands(table, SEED, 0, deals)
+
+
+def test_an_old_run_once_checked_keeps_what_this_code_plays(tmp_path: Path, levels: Path) -> None:
+    """A resume that found an old run played as this code plays it left its manifest without
+    ``plays`` and ``played_as``, so every later resume was checked on deal 0 alone, and a level
+    edited after the first resume went on unseen (until 2026-12-07). The manifest now keeps this
+    code's, and a later resume compares them first."""
+    run = tmp_path / "run"
+    _stopped(run)
+    _as_old(run)
+    _stopped(run, resume=True)
+    kept = manifest(run)
+    assert kept["plays"] == config().table().plays_digest()
+    assert kept["played_as"] == [RULE, "random"]
+    _level(levels, ALIKE_AT_FIRST)
+    with pytest.raises(TournamentError) as refused:
+        run_tournament(config(), run, resume=True, threads=1, progress=False)
+    assert str(refused.value) == (
+        f"{run} was played with mine as {RULE}, and it is {ALIKE_AT_FIRST} now (its level file edited "
+        "since?): finish it with the level as it was, or play it again in a new folder"
+    )
+
+
+@pytest.mark.parametrize("old", [False, True])
+def test_a_run_of_games_is_checked_on_the_games_of_its_first_whole_part(
+    tmp_path: Path, levels: Path, old: bool
+) -> None:
+    """A repair of a run of games whose first part is damaged plays the first game of its next
+    part again in every seating (an old run: that part's games), not game 0."""
+    games = TournamentConfig(("mine", "random"), deals=6, seed=SEED, chunk_deals=2, games=True)
+    run = tmp_path / "games"
+    run_tournament(games, run, threads=1, progress=False)
+    if old:
+        _as_old(run)
+    else:  # other sources, the same level
+        (run / "manifest.json").write_text(json.dumps({**manifest(run), "plays": "0123456789abcdef"}))
+    path = part(run, 0)
+    path.write_bytes(path.read_bytes()[:1000])
+    if old:
+        _level(levels, OTHER)
+        with pytest.raises(TournamentError, match=r"other code than this: game [23] in seating \d+ plays "):
+            tournament.resume_tournament(run, repair=True, threads=1, progress=False)
+        _level(levels, RULE)
+    said: list[str] = []
+    tournament.resume_tournament(run, repair=True, threads=1, progress=False, report=said.append)
+    first = "games 2 to 3" if old else "game 2"
+    assert (
+        f"hearts-sim: {run} was started by other sources than these, which play {first} as recorded" in said
+    )
+    good = tmp_path / "good"
+    run_tournament(games, good, threads=1, progress=False)
+    pd.testing.assert_frame_equal(pd.read_parquet(part(run, 0)), pd.read_parquet(part(good, 0)))

@@ -1323,10 +1323,12 @@ def _checked_for_resume(
         _, name, problem = damaged[0]
         more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
         raise TournamentError(f"records part {name} {problem}{more}; {repair_hint(out, manifest)}")
-    if damaged or int(manifest["chunks_done"]) < config.n_chunks:  # to play: by the code that played it?
-        # (until 2026-12-07 a repair re-played the damaged chunks first, by whatever code resumed,
-        # beside the other chunks' records and tally: a run of an old level took the new one's)
-        _check_same_play(config, out, manifest, table, report, {chunk for chunk, _, _ in damaged})
+    # more to play, or to play again: by the code that played it? (until 2026-12-07 a repair
+    # re-played the damaged chunks first, by whatever code resumed, beside the other chunks'
+    # records and tally: a run of an old level took the new one's)
+    to_play = bool(damaged) or int(manifest["chunks_done"]) < config.n_chunks
+    if to_play and _check_same_play(config, out, manifest, table, report, {chunk for chunk, _, _ in damaged}):
+        _keep_what_it_plays(config, manifest, table)
     for chunk, name, problem in damaged:
         report(f"hearts-sim: repair: {name} {problem}; re-playing chunk {chunk} from its seeds")
     kept = _run_columns(out, manifest)  # a part re-played as the run's others are, columns too
@@ -1353,15 +1355,22 @@ def _check_same_play(
     table: Table,
     report: Callable[[str], None],
     damaged: Set[int] = frozenset(),
-) -> None:
+) -> bool:
     """Refuse to add to the run in ``out`` what other code would play. The same code goes on at
     once (the manifest's ``plays``, ``Table.plays_digest``: version, kernel sources, each seat's
     settings). Other code, an upgrade or an edited agent or level, plays the run's first deal
     (its first game, in one seating) again, and goes on only where it plays it as recorded:
-    changes elsewhere pass, changes to how it plays are refused. Agents that cannot be replayed
+    changes elsewhere pass, changes to how it plays are refused. A run whose manifest does not say
+    what its levels played (no ``played_as``, before 2026-12-07, or no ``plays``, before
+    2026-12-06) has its whole first chunk played again (``_checked_deals``): until 2026-12-07
+    its deal 0 alone was, which a re-tuned ``normal`` plays as the old one did in one deal of
+    nine, and the run went on mixing the two. Agents that cannot be replayed
     (``AgentSpec.reproducible``) go on with the same code alone (a run from before the digest: the
     same version). A repair checks before it re-plays the ``damaged`` chunks, against the first
-    chunk whose part is whole (chunk 0's may be among them)."""
+    chunk whose part is whole (chunk 0's may be among them).
+
+    Returns whether the run is known to be played as this code plays it (its digest, or its
+    records played again alike); not a run with no chunk played, nor one let go on unchecked."""
     from hearts_sim import __version__
 
     started = manifest.get("version")
@@ -1370,11 +1379,11 @@ def _check_same_play(
         if problem is not None:
             raise TournamentError(f"{out}: {problem}")
     if not manifest["chunks_done"]:
-        return  # nothing played yet
+        return False  # nothing played yet
     unseen = [spec.text for spec in table.external_specs() if code_unseen(spec)]
     if manifest.get("plays") == table.plays_digest():
         _warn_unchecked(out, unseen)
-        return  # played by this code, as far as it can be seen
+        return True  # played by this code, as far as it can be seen
     _check_same_levels(config, out, manifest.get("played_as"))
     if not all(spec.reproducible for spec in config.specs()):
         if "plays" in manifest or started not in (None, __version__):
@@ -1394,7 +1403,7 @@ def _check_same_play(
                 "code that started it, or play it again in a new folder"
             )
         _warn_unchecked(out, unseen)
-        return
+        return False
     who = (
         f"version {started}, which started it"
         if started not in (None, __version__)
@@ -1407,10 +1416,15 @@ def _check_same_play(
             f"that this code plays them as recorded: finish it with {who}, or play it again in a new folder"
         )
     chunk = whole[0]
-    first = f"{'game' if config.games else 'deal'} {chunk * config.chunk_deals}"
+    unrecorded = "plays" not in manifest or not isinstance(manifest.get("played_as"), list)
+    deals = _checked_deals(config, chunk) if unrecorded else 1
+    first = _deals_text(config, chunk * config.chunk_deals, deals)
     if any(spec.searches for spec in config.specs()):
-        report(f"hearts-sim: playing {first} of {out} again, to check that this code plays it as recorded")
-    difference = _records_difference(config, out, table, chunk, first)
+        them = "it" if deals == 1 else "them"
+        report(
+            f"hearts-sim: playing {first} of {out} again, to check that this code plays {them} as recorded"
+        )
+    difference = _records_difference(config, out, table, chunk, deals)
     if difference is not None:
         raise TournamentError(
             f"{out} was played by other code than this: {difference}; finish it with {who}, "
@@ -1420,6 +1434,32 @@ def _check_same_play(
         report(f"hearts-sim: {out} was started by version {started}, and {__version__} plays it as recorded")
     else:
         report(f"hearts-sim: {out} was started by other sources than these, which play {first} as recorded")
+    return True
+
+
+def _checked_deals(config: TournamentConfig, chunk: int) -> int:
+    """The deals (games) of chunk ``chunk`` that other code plays again to check a run that does
+    not say what it played: all of them, up to a chunk as the agents' speed sizes it (a chunk of
+    fast agents is 65,536 hands, a tenth of a second; one of a search agent, a few deals), so a
+    run of long chunks (``--chunk-deals``) is not played again for minutes."""
+    sized = replace(config, chunk_deals=0).chunk_deals
+    return max(1, min(config.chunk_deals, sized, config.deals - chunk * config.chunk_deals))
+
+
+def _deals_text(config: TournamentConfig, start: int, count: int) -> str:
+    """``deal 8``, or ``deals 8 to 15`` (games with ``games``)."""
+    key = "game" if config.games else "deal"
+    return f"{key} {start}" if count == 1 else f"{key}s {start} to {start + count - 1}"
+
+
+def _keep_what_it_plays(config: TournamentConfig, manifest: dict[str, Any], table: Table) -> None:
+    """Complete a manifest that does not say what its run plays (written before 2026-12-06 or
+    2026-12-07) once the run was found played as this code plays it: this code's ``plays`` and
+    ``played_as``, which every later resume compares first. Until 2026-12-07 such a run stayed
+    without them, checked on deal 0 alone at every resume: a level edited between two resumes that
+    played deal 0 alike went on unseen."""
+    if "plays" not in manifest or not isinstance(manifest.get("played_as"), list):
+        manifest.update(plays=table.plays_digest(), played_as=[s.plays for s in config.specs()])
 
 
 def _check_same_levels(config: TournamentConfig, out: Path, played_as: Any) -> None:
@@ -1476,31 +1516,60 @@ def check_same_play(out: Path, report: Callable[[str], None] | None = None) -> b
 
 
 def _records_difference(
-    config: TournamentConfig, out: Path, table: Table, chunk: int, where: str
+    config: TournamentConfig, out: Path, table: Table, chunk: int, deals: int = 1
 ) -> str | None:
-    """How this code's play of ``where``, the first deal of chunk ``chunk`` (its first game, in
-    seating 0), differs from the records of the run in ``out``, or None. Columns a later version
-    added are not compared."""
+    """How this code's play of the first ``deals`` deals (games) of chunk ``chunk`` differs from
+    the records of the run in ``out``, or None: the first row that differs (by deal, then
+    seating) and its first column. Game 0 alone is played in seating 0 alone (``first_game``: a
+    ``hard`` game is seconds); other games in every seating. Columns a later version added are
+    not compared."""
     key = "game" if config.games else "deal"
     start = chunk * config.chunk_deals
-    if config.games:  # game 0 in seating 0 alone; another game in every seating (a damaged chunk 0)
-        records = first_game(table, config.seed) if start == 0 else run_games(table, config.seed, start, 1)[0]
+    if config.games:
+        played = (start, deals) == (0, 1)
+        records = first_game(table, config.seed) if played else run_games(table, config.seed, start, deals)[0]
     else:
-        records = run_hands(table, config.seed, start, 1)
-    fresh = pd.DataFrame(_record_columns(config, table, records))
-    kept = parquet.read_table(arrow_path(part_path(out, chunk)), filters=[(key, "=", start)]).to_pandas()
-    kept = kept.set_index("seating")
-    for seating, row in fresh.set_index("seating").iterrows():
-        if seating not in kept.index:
-            return f"its records hold no {where} in seating {seating}"
-        recorded = kept.loc[seating]
-        for column in row.index.intersection(recorded.index):
-            if row[column] != recorded[column]:
-                return (
-                    f"{where} in seating {seating} plays differently now ({column} {row[column]}, "
-                    f"{recorded[column]} in its records)"
-                )
-    return None
+        records = run_hands(table, config.seed, start, deals)
+    fresh = pd.DataFrame(_record_columns(config, table, records)).set_index([key, "seating"]).sort_index()
+    kept = parquet.read_table(
+        arrow_path(part_path(out, chunk)), filters=[(key, ">=", start), (key, "<", start + deals)]
+    ).to_pandas()
+    kept = kept.set_index([key, "seating"])
+    held = fresh.index.isin(kept.index)
+    recorded = kept.reindex(fresh.index[held])
+    columns = [column for column in fresh.columns if column in recorded.columns]
+    differs = {
+        column: _differs(_values(fresh[column])[held], _values(recorded[column])) for column in columns
+    }
+    wrong = ~held
+    wrong[held] = np.logical_or.reduce([differs[column] for column in columns]) if columns else False
+    if not wrong.any():
+        return None
+    row = int(np.argmax(wrong))
+    number, seating = fresh.index[row]
+    where = f"{key} {number} in seating {seating}"
+    if not held[row]:
+        return f"its records hold no {where}"
+    at = int(np.count_nonzero(held[:row]))  # the row among those the records hold
+    column = next(column for column in columns if differs[column][at])
+    return (
+        f"{where} plays differently now ({column} {fresh[column].iloc[row]}, "
+        f"{recorded[column].iloc[at]} in its records)"
+    )
+
+
+def _values(column: pd.Series) -> np.ndarray:
+    """A column's values to compare: a categorical's as its labels (categories differ by run)."""
+    return np.asarray(column.astype(object) if isinstance(column.dtype, pd.CategoricalDtype) else column)
+
+
+def _differs(mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
+    """Where two columns' values differ, row by row (all of them where their kinds cannot be
+    compared: a column an older version wrote as text)."""
+    try:
+        return np.broadcast_to(np.asarray(mine != theirs, dtype=bool), mine.shape)
+    except (TypeError, ValueError):
+        return np.ones(mine.shape, dtype=bool)
 
 
 def chunk_records(
