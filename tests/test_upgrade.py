@@ -66,8 +66,8 @@ def records(run: Path) -> pd.DataFrame:
     return pd.concat([pd.read_parquet(part(run, c)) for c in range(DEALS // CHUNK_DEALS)], ignore_index=True)
 
 
-def _finished(run: Path, old: bool) -> Path:
-    run_tournament(config(), run, threads=1, progress=False)
+def _finished(run: Path, old: bool, seed: int = SEED) -> Path:
+    run_tournament(config(seed), run, threads=1, progress=False)
     if old:
         _as_old(run)
     return run
@@ -201,3 +201,77 @@ def test_a_run_of_games_is_checked_on_the_games_of_its_first_whole_part(
     good = tmp_path / "good"
     run_tournament(games, good, threads=1, progress=False)
     pd.testing.assert_frame_equal(pd.read_parquet(part(run, 0)), pd.read_parquet(part(good, 0)))
+
+
+def _edit(run: Path, **changes: Any) -> None:
+    (run / "manifest.json").write_text(json.dumps({**manifest(run), **changes}))
+
+
+def test_combine_compares_every_digest_with_every_other(tmp_path: Path, levels: Path) -> None:
+    """Each run's digest was compared with the first run's alone, and not at all where either had
+    none (until 2026-12-07): ``combine OLD D E`` pooled D and E played by different code."""
+    old, d, e = (_finished(tmp_path / f"s{seed}", old=False, seed=seed) for seed in (1, 3, 4))
+    _as_old(old)
+    _edit(e, plays="0123456789abcdef")  # other code's digest
+    for order in ([old, d, e], [d, old, e]):
+        with pytest.raises(TournamentError) as refused:
+            tournament.combine_runs(order)
+        assert str(refused.value) == (
+            f"{e} and {d} were played by different code (an agent, level or py: file edited between "
+            "them: their manifests' plays digests differ): they do not combine"
+        )
+    assert tournament.combine_runs([old, d])["deals"] == 2 * DEALS  # this code plays them alike
+
+
+def test_an_old_run_is_combined_only_where_this_code_plays_it_as_recorded(
+    tmp_path: Path, levels: Path
+) -> None:
+    """A run that does not say how its agents played was pooled with any run of the same version
+    (until 2026-12-07), a level edited between them or not: its first chunk is played again."""
+    old = _finished(tmp_path / "old", old=True)  # seed 2: deal 0 alike, deal 5 not
+    _level(levels, ALIKE_AT_FIRST)
+    new = _finished(tmp_path / "new", old=False, seed=1)
+    for order in ([old, new], [new, old]):
+        with pytest.raises(TournamentError) as refused:
+            tournament.combine_runs(order)
+        said = str(refused.value)
+        begins = (
+            f"{old} was written before 2026-12-06 without a record of how its agents played, and this "
+            "code plays it otherwise: deal 5 in seating "
+        )
+        assert said.startswith(begins), said
+        assert said.endswith(
+            "; they do not combine: combine them with the code that wrote it (an agent or a level "
+            f"edited since?), or play {old} again with this code"
+        )
+    _level(levels, RULE)  # the old run plays as recorded, the new one not
+    with pytest.raises(TournamentError) as refused:
+        tournament.combine_runs([old, new])
+    assert str(refused.value).startswith(
+        f"{old} was written before 2026-12-06 without a record of how its agents played, and {new}, "
+        "to check it against, is played otherwise by this code: deal 1 in seating "
+    )
+    alike = _finished(tmp_path / "alike", old=False, seed=3)
+    assert tournament.combine_runs([old, alike])["deals"] == 2 * DEALS
+
+
+def test_an_old_run_of_agents_that_do_not_replay_is_combined_by_its_own_version_alone(
+    tmp_path: Path,
+) -> None:
+    """A search on the clock cannot be played again to check it: runs without a digest are pooled
+    by the version that wrote them, as their resume goes on, and refused by another."""
+    timed = TournamentConfig(("mc(ms=0.5)", "random"), deals=2, seed=3, chunk_deals=2)
+    runs = [tmp_path / "a", tmp_path / "b"]
+    for seed, run in enumerate(runs):
+        run_tournament(tournament.replace(timed, seed=seed), run, threads=1, progress=False)
+        _as_old(run)
+    assert tournament.combine_runs(runs)["deals"] == 4
+    for run in runs:
+        _edit(run, version="0.0.1")
+    with pytest.raises(TournamentError) as refused:
+        tournament.combine_runs(runs)
+    assert str(refused.value) == (
+        f"{runs[0]} was written before 2026-12-06 without a record of how its agents played, and they "
+        "cannot be played again to check it (mc(ms=0.5): a search on the clock): combine it with "
+        "version 0.0.1, which wrote it"
+    )

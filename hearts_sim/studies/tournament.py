@@ -1661,7 +1661,10 @@ def combine_runs(outs: Sequence[str | Path] | str | Path) -> dict[str, Any]:
     trusted (a ``RecordsError`` for one whose records were damaged), a run of other agents or
     rules, a seed given twice (its deals would count twice), and runs of whole games (their
     ratings follow the order of every game: play one longer run). Agents are matched by their
-    specs as written, so runs started by different versions of hearts-sim are refused too.
+    specs as written, so runs started by different versions of hearts-sim are refused too, and
+    runs whose manifests' ``plays`` digests differ (any two of them). A run that keeps no digest
+    (written before 2026-12-06) is pooled only where this code plays the runs as recorded
+    (``_check_combined_play``).
     """
     if isinstance(outs, str | os.PathLike):  # one run: its name's characters were read as runs
         outs = [outs]
@@ -1671,7 +1674,9 @@ def combine_runs(outs: Sequence[str | Path] | str | Path) -> dict[str, Any]:
     outs = listed
     if not outs:
         raise TournamentError("combine needs at least one run directory")
-    first: tuple[Path, TournamentConfig, Any, Any] | None = None  # the first run: config, version, plays
+    first: tuple[Path, TournamentConfig, Any] | None = None  # the first run: config, version
+    digested: tuple[Path, Any] | None = None  # the first run whose manifest has a plays digest
+    runs: list[tuple[Path, TournamentConfig, dict[str, Any]]] = []
     seeds: dict[int, Path] = {}
     sequential: list[str] = []  # the runs a sequential test stopped
     total: Tally | None = None
@@ -1703,7 +1708,7 @@ def combine_runs(outs: Sequence[str | Path] | str | Path) -> dict[str, Any]:
             )
         version, plays = manifest.get("version"), manifest.get("plays")
         if first is None:
-            first = (out, config, version, plays)
+            first = (out, config, version)
         elif config.agents != first[1].agents or config.rules != first[1].rules:
             what = "agents" if config.agents != first[1].agents else "rules"
             if what == "agents" and sorted(map(str, config.agents)) == sorted(map(str, first[1].agents)):
@@ -1717,17 +1722,21 @@ def combine_runs(outs: Sequence[str | Path] | str | Path) -> dict[str, Any]:
                 f"{out} and {first[0]} were played by different versions ({version} and "
                 f"{first[2]}), whose agents may play differently: they do not combine"
             )
-        elif None not in (plays, first[3]) and plays != first[3]:  # pooled without a word until 2026-12-06
-            raise TournamentError(
-                f"{out} and {first[0]} were played by different code (an agent, level or py: file "
-                "edited between them: their manifests' plays digests differ): they do not combine"
-            )
+        if plays is not None:  # pooled without a word until 2026-12-06; until 2026-12-07 each was
+            if digested is None:  # compared with the first run's alone, and none where it had none
+                digested = (out, plays)
+            elif plays != digested[1]:
+                raise TournamentError(
+                    f"{out} and {digested[0]} were played by different code (an agent, level or py: file "
+                    "edited between them: their manifests' plays digests differ): they do not combine"
+                )
         if config.seed in seeds:
             raise TournamentError(
                 f"{seeds[config.seed]} and {out} both played seed {config.seed}: "
                 "their deals would count twice (give each run its own --seed)"
             )
         seeds[config.seed] = out
+        runs.append((out, config, manifest))
         if config.sprt is not None:
             sequential.append(str(out))
         tally = Tally(**manifest["tally"])
@@ -1736,6 +1745,8 @@ def combine_runs(outs: Sequence[str | Path] | str | Path) -> dict[str, Any]:
         else:
             total.add(tally)
     assert first is not None and total is not None
+    if len(runs) > 1 and any(manifest.get("plays") is None for _, _, manifest in runs):
+        _check_combined_play(runs)  # (alone: its own summary, nothing pooled)
     if sequential and len(given) > 1:  # pooled without a word until 2026-12-06 (alone: its own summary)
         warnings.warn(
             f"{', '.join(sequential)}: a match stopped by its sequential test (--sprt), whose length "
@@ -1753,6 +1764,61 @@ def combine_runs(outs: Sequence[str | Path] | str | Path) -> dict[str, Any]:
         rules=config.rules.describe(),
         seed=list(seeds),
     )
+
+
+def _check_combined_play(runs: list[tuple[Path, TournamentConfig, dict[str, Any]]]) -> None:
+    """Refuse to pool a run whose manifest does not say how its agents played (no ``plays``,
+    written before 2026-12-06) where this code does not play the runs as recorded: until
+    2026-12-07 it was pooled with any run of the same version and agents' names, whose level or
+    ``py:`` files may have been edited between them. Each run is checked against this code: one
+    with this code's digest at once, the others by playing their first chunk again
+    (``_checked_deals``; the runs with a digest share one, and one of them is played). Agents
+    that cannot be played again (``AgentSpec.reproducible``) are pooled by this version alone,
+    as their resume goes on."""
+    from hearts_sim import __version__
+
+    old = next(out for out, _, manifest in runs if manifest.get("plays") is None)
+    _, config, manifest = runs[0]
+    version = manifest.get("version")  # every run's (checked before)
+    who = (
+        f"version {version}, which wrote it"
+        if version != __version__
+        else "the code that wrote it (an agent or a level edited since?)"
+    )
+    unreplayable = [spec for spec in config.specs() if not spec.reproducible]
+    if unreplayable:
+        if version == __version__:
+            return
+        why = "; ".join(
+            f"{spec.name}: {'an outside agent' if spec.external else 'a search on the clock'}"
+            for spec in unreplayable
+        )
+        raise TournamentError(
+            f"{old} was written before 2026-12-06 without a record of how its agents played, and they "
+            f"cannot be played again to check it ({why}): combine it with {who}"
+        )
+    digest_checked = False
+    for out, config, manifest in runs:
+        plays = manifest.get("plays")
+        with agents_found_in(_manifest_folder(manifest)):
+            table = config.table()
+            if plays == table.plays_digest() or (plays is not None and digest_checked):
+                continue
+            digest_checked = digest_checked or plays is not None
+            difference = _records_difference(config, out, table, 0, _checked_deals(config, 0))
+        if difference is None:
+            continue
+        if plays is None:
+            raise TournamentError(
+                f"{out} was written before 2026-12-06 without a record of how its agents played, and this "
+                f"code plays it otherwise: {difference}; they do not combine: combine them with {who}, "
+                f"or play {out} again with this code"
+            )
+        raise TournamentError(
+            f"{old} was written before 2026-12-06 without a record of how its agents played, and {out}, "
+            f"to check it against, is played otherwise by this code: {difference}; they do not combine: "
+            f"combine them with the code that played {out}"
+        )
 
 
 def make_config(
