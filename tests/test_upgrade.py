@@ -275,3 +275,27 @@ def test_an_old_run_of_agents_that_do_not_replay_is_combined_by_its_own_version_
         "cannot be played again to check it (mc(ms=0.5): a search on the clock): combine it with "
         "version 0.0.1, which wrote it"
     )
+
+
+def test_a_difference_in_cards_is_shown_as_cards(tmp_path: Path, levels: Path) -> None:
+    """A pass that differs was shown as two bitboards (``passed_2 2251799847243776,
+    2251851353292800 in its records``, until 2026-12-07): it names the cards."""
+    from hearts_sim.core.cards import CardSet
+
+    _level(levels, "lowest")  # passes its three highest cards
+    run = tmp_path / "run"
+    _stopped(run)
+    _as_old(run)
+    _level(levels, "pass=rule,play=lowest")  # passes others, and 2C stays where it was
+    now = _finished(tmp_path / "now", old=False)
+    passed = [
+        " ".join(CardSet.of_mask(int(pd.read_parquet(part(played, 0))["passed_0"][0])).to_list())
+        for played in (now, run)
+    ]
+    assert passed[0] != passed[1] and all(len(cards.split()) == 3 for cards in passed)
+    with pytest.raises(TournamentError) as refused:
+        run_tournament(config(), run, resume=True, threads=1, progress=False)
+    difference = (
+        f"deal 0 in seating 0 plays differently now (passed_0 {passed[0]}, {passed[1]} in its records)"
+    )
+    assert f"{run} was played by other code than this: {difference}; " in str(refused.value)

@@ -54,6 +54,7 @@ from agents.external import (
 from agents.kinds import AgentError
 from agents.levels import LEVELS_VARIABLE
 from agents.registry import AgentSpec, parse_agent
+from hearts_sim.core.cards import CardSet
 from hearts_sim.core.checks import counted, is_integer, shown, store_plain
 from hearts_sim.core.errors import (
     InputError,
@@ -1552,10 +1553,19 @@ def _records_difference(
         return f"its records hold no {where}"
     at = int(np.count_nonzero(held[:row]))  # the row among those the records hold
     column = next(column for column in columns if differs[column][at])
-    return (
-        f"{where} plays differently now ({column} {fresh[column].iloc[row]}, "
-        f"{recorded[column].iloc[at]} in its records)"
+    now, then = (
+        _shown_value(column, value) for value in (fresh[column].iloc[row], recorded[column].iloc[at])
     )
+    return f"{where} plays differently now ({column} {now}, {then} in its records)"
+
+
+def _shown_value(column: str, value: Any) -> str:
+    """A record's value as a message shows it: a set of cards (``dealt_1``, ``passed_2``,
+    ``kitty``) by its cards, ``2C 4D QS``, where it was a bitboard (``passed_2
+    2251799847243776, 2251851353292800 in its records``, until 2026-12-07)."""
+    if (column == "kitty" or column.rpartition("_")[0] in ("dealt", "passed")) and is_integer(value):
+        return " ".join(CardSet.of_mask(int(value)).to_list()) or "no cards"
+    return str(value)
 
 
 def _values(column: pd.Series) -> np.ndarray:
