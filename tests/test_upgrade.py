@@ -73,6 +73,24 @@ def _finished(run: Path, old: bool, seed: int = SEED) -> Path:
     return run
 
 
+def _stopped(run: Path, chunks: int = 1, **options: Any) -> None:
+    """The run of ``config()`` in ``run``, stopped after ``chunks`` more chunks."""
+    with pytest.raises(tournament.Interrupted):
+        run_tournament(config(), run, threads=1, progress=False, stop_after_chunks=chunks, **options)
+
+
+def run_hands_of(agent: str, deals: int) -> Any:
+    """The records of ``agent`` against random on the first ``deals`` deals of ``SEED``."""
+    from hearts_sim.selfplay.simulate import run_hands
+
+    table = TournamentConfig((agent, "random"), deals=deals, seed=SEED).table()
+    return run_hands(table, SEED, 0, deals)
+
+
+def _edit(run: Path, **changes: Any) -> None:
+    (run / "manifest.json").write_text(json.dumps({**manifest(run), **changes}))
+
+
 @pytest.mark.parametrize("old", [False, True])
 @pytest.mark.parametrize("damaged", [0, 2])
 def test_a_repair_by_other_code_is_refused_before_it_rewrites_anything(
@@ -112,12 +130,6 @@ def test_a_repair_by_other_code_is_refused_before_it_rewrites_anything(
     pd.testing.assert_frame_equal(records(run), records(good))
 
 
-def _stopped(run: Path, chunks: int = 1, **options: Any) -> None:
-    """The run of ``config()`` in ``run``, stopped after ``chunks`` more chunks."""
-    with pytest.raises(tournament.Interrupted):
-        run_tournament(config(), run, threads=1, progress=False, stop_after_chunks=chunks, **options)
-
-
 def test_an_old_run_is_checked_on_its_whole_first_chunk(tmp_path: Path, levels: Path) -> None:
     """A resume of a run that does not say what it played played its deal 0 again alone, which
     another level can play alike (a re-tuned ``normal`` does in one deal of nine): the run went on
@@ -141,14 +153,6 @@ def test_an_old_run_is_checked_on_its_whole_first_chunk(tmp_path: Path, levels: 
         f"hearts-sim: {run} was started by other sources than these, which play deals 0 to 7 as recorded"
     ]
     assert result.summary == run_tournament(config(), threads=1, progress=False).summary
-
-
-def run_hands_of(agent: str, deals: int) -> Any:
-    """The records of ``agent`` against random on the first ``deals`` deals of ``SEED``."""
-    from hearts_sim.selfplay.simulate import run_hands
-
-    table = TournamentConfig((agent, "random"), deals=deals, seed=SEED).table()
-    return run_hands(table, SEED, 0, deals)
 
 
 def test_an_old_run_once_checked_keeps_what_this_code_plays(tmp_path: Path, levels: Path) -> None:
@@ -184,7 +188,7 @@ def test_a_run_of_games_is_checked_on_the_games_of_its_first_whole_part(
     if old:
         _as_old(run)
     else:  # other sources, the same level
-        (run / "manifest.json").write_text(json.dumps({**manifest(run), "plays": "0123456789abcdef"}))
+        _edit(run, plays="0123456789abcdef")
     path = part(run, 0)
     path.write_bytes(path.read_bytes()[:1000])
     if old:
@@ -201,10 +205,6 @@ def test_a_run_of_games_is_checked_on_the_games_of_its_first_whole_part(
     good = tmp_path / "good"
     run_tournament(games, good, threads=1, progress=False)
     pd.testing.assert_frame_equal(pd.read_parquet(part(run, 0)), pd.read_parquet(part(good, 0)))
-
-
-def _edit(run: Path, **changes: Any) -> None:
-    (run / "manifest.json").write_text(json.dumps({**manifest(run), **changes}))
 
 
 def test_combine_compares_every_digest_with_every_other(tmp_path: Path, levels: Path) -> None:
