@@ -1452,8 +1452,8 @@ def test_a_run_resumed_after_its_level_file_was_edited_is_refused(
 
 
 def test_a_run_resumed_by_other_sources_that_play_it_alike_says_so(tmp_path: Path) -> None:
-    """Other sources of the same version (an edit elsewhere) that play deal 0 as recorded go on, and
-    said so only when the version differed."""
+    """Other sources of the same version (an edit elsewhere) that play the first chunk as recorded
+    go on, and say so."""
     run = tmp_path / "run"
     config = _run_stopped_after_one_chunk(run, ["rule", "random"])
     manifest = json.loads((run / "manifest.json").read_text())
@@ -1463,7 +1463,7 @@ def test_a_run_resumed_by_other_sources_that_play_it_alike_says_so(tmp_path: Pat
     said: list[str] = []
     run_tournament(config, run, resume=True, threads=1, progress=False, report=said.append)
     assert said == [
-        f"hearts-sim: {run} was started by other sources than these, which play deal 0 as recorded"
+        f"hearts-sim: {run} was started by other sources than these, which play deals 0 to 3 as recorded"
     ]
 
 

@@ -277,7 +277,7 @@ def test_a_run_resumes_only_with_code_that_plays_it_as_it_was_played(
 def test_the_same_code_resumes_at_once_and_other_code_that_plays_alike_resumes_and_says_so(
     runs: dict[str, Path], tmp_path: Path
 ) -> None:
-    """A resume by the code that started the run does not play its first deal again (the
+    """A resume by the code that started the run does not play its first chunk again (the
     manifest's ``plays`` digest says it is that code); another version that plays the run as it
     was played (a fix elsewhere) goes on with it after the check, and says so."""
     config = tournament.TournamentConfig(("mc(samples=2)", "random"), deals=4, seed=3, chunk_deals=2)
@@ -293,7 +293,8 @@ def test_the_same_code_resumes_at_once_and_other_code_that_plays_alike_resumes_a
     said.clear()
     tournament.resume_tournament(other, progress=False, report=said.append)
     assert (
-        f"hearts-sim: playing deal 0 of {other} again, to check that this code plays it as recorded" in said
+        f"hearts-sim: playing deals 0 to 1 of {other} again, to check that this code plays them as recorded"
+        in said
     )
 
     upgraded = tmp_path / "upgraded"

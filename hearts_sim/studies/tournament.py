@@ -451,7 +451,7 @@ def manifest_config(
 def _untrusted_manifest(out: Path, manifest: Any, problem: str) -> TournamentError:
     """The refusal of a run whose manifest's counts cannot be trusted (``manifest_problem``)."""
     hint = repair_hint(out, manifest)
-    if problem == NO_HAND_PARTS and "hand_parts" not in manifest:  # not damage: its code kept none
+    if problem == NO_HAND_PARTS and not (out / HANDS_DIR).exists():  # not damage: its code kept none
         again = f"hearts-sim {resuming_command(manifest)} --resume {shell_path(out)} --repair"
         return TournamentError(
             f"{out} is a run of games that kept no hands of them (runs made before 2026-12-05 did not): "
@@ -1359,13 +1359,12 @@ def _check_same_play(
 ) -> bool:
     """Refuse to add to the run in ``out`` what other code would play. The same code goes on at
     once (the manifest's ``plays``, ``Table.plays_digest``: version, kernel sources, each seat's
-    settings). Other code, an upgrade or an edited agent or level, plays the run's first deal
-    (its first game, in one seating) again, and goes on only where it plays it as recorded:
-    changes elsewhere pass, changes to how it plays are refused. A run whose manifest does not say
-    what its levels played (no ``played_as``, before 2026-12-07, or no ``plays``, before
-    2026-12-06) has its whole first chunk played again (``_checked_deals``): until 2026-12-07
-    its deal 0 alone was, which a re-tuned ``normal`` plays as the old one did in one deal of
-    nine, and the run went on mixing the two. Agents that cannot be replayed
+    settings). Other code, an upgrade or an edited agent or level, plays the run's first chunk
+    again (``_checked_deals``), and goes on only where it plays every hand as recorded: changes
+    elsewhere pass, changes to how it plays are refused. Until 2026-12-07 its deal 0 alone was
+    played, which a re-tuned ``normal`` plays as the old one did in one deal of nine, and a run
+    whose manifest does not say what its levels played (no ``played_as``, before 2026-12-07, or
+    no ``plays``, before 2026-12-06) went on mixing the two. Agents that cannot be replayed
     (``AgentSpec.reproducible``) go on with the same code alone (a run from before the digest: the
     same version). A repair checks before it re-plays the ``damaged`` chunks, against the first
     chunk whose part is whole (chunk 0's may be among them).
@@ -1417,8 +1416,7 @@ def _check_same_play(
             f"that this code plays them as recorded: finish it with {who}, or play it again in a new folder"
         )
     chunk = whole[0]
-    unrecorded = "plays" not in manifest or not isinstance(manifest.get("played_as"), list)
-    deals = _checked_deals(config, chunk) if unrecorded else 1
+    deals = _checked_deals(config, chunk)
     first = _deals_text(config, chunk * config.chunk_deals, deals)
     if any(spec.searches for spec in config.specs()):
         them = "it" if deals == 1 else "them"
@@ -1439,8 +1437,8 @@ def _check_same_play(
 
 
 def _checked_deals(config: TournamentConfig, chunk: int) -> int:
-    """The deals (games) of chunk ``chunk`` that other code plays again to check a run that does
-    not say what it played: all of them, up to a chunk as the agents' speed sizes it (a chunk of
+    """The deals (games) of chunk ``chunk`` that other code plays again to check that it plays the
+    run as recorded: all of them, up to a chunk as the agents' speed sizes it (a chunk of
     fast agents is 65,536 hands, a tenth of a second; one of a search agent, a few deals), so a
     run of long chunks (``--chunk-deals``) is not played again for minutes."""
     sized = replace(config, chunk_deals=0).chunk_deals
