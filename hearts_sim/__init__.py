@@ -23,7 +23,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+# every run's manifest keeps it (README, Compatibility of runs): 0.2.0 since manifests keep
+# played_as and resumes check a whole chunk (2026-12-07); 0.1.0 before, for every earlier format
+__version__ = "0.2.0"
 
 _EXPORTS = {
     "CardSet": "hearts_sim.core.cards",
