@@ -23,6 +23,7 @@ from hearts_sim.core.cards import CardSet, card_str, cards_str, parse_card
 from hearts_sim.core.rules import Rules
 from hearts_sim.selfplay.records import hand_frame, unpack_trick_winners
 from hearts_sim.selfplay.simulate import Table, run_hands, simulate, simulate_games
+from hearts_sim.studies import analysis as studies_analysis
 from hearts_sim.studies.tournament import TournamentConfig, make_config, run_tournament
 
 try:
@@ -429,6 +430,20 @@ def test_the_deal_an_agent_played_worst_and_the_same_cards_in_the_others_hands(t
     assert str(an.replay(worse.a_hand.row)) in out and str(an.replay(worse.b_hand.row)) in out
     with pytest.raises(an.AnalysisError, match="no agent 'rul' in .* did you mean 'rule'"):
         an.worst_deal(run, "lowest", "rul")
+    # a misspelt name is refused from the manifest, before a batch is read (it read the whole
+    # run first: 19 s for 9.6 million hands)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            studies_analysis, "iter_records", lambda *args, **kwargs: pytest.fail("the run was read")
+        )
+        for look in (
+            lambda: an.worst_deal(run, "rul", "lowest"),
+            lambda: an.find_hand(run, moon=True, agent="rul"),
+        ):
+            with pytest.raises(
+                an.AnalysisError, match="no agent 'rul' in .*: it has lowest, rule; did you mean 'rule'"
+            ):
+                look()
     # a match with --out ends with the command that shows it
     assert main(["match", "lowest", "rule", "--deals", "6", "--out", str(tmp_path / "m"), "--quiet"]) == 0
     hint = capsys.readouterr().out.splitlines()[-1]
