@@ -1936,11 +1936,17 @@ class RecordSummary:
 
 
 def per_thousand(rate: float, low: float, high: float) -> str:
-    """``12.3 [11.1, 13.6]``: a rate per 1,000 hands with its interval, for tables.
+    """``12.3 [11.1, 13.6]``: a rate per 1,000 hands with its interval, for tables; with a second
+    or third decimal where the interval is too narrow to show in one (millions of hands:
+    ``6.0 [6.0, 6.0]`` hid ``[5.95, 6.04]``).
 
     >>> per_thousand(12.34, 11.1, 13.56)
     '12.3 [11.1, 13.6]'
+    >>> per_thousand(5.993, 5.951, 6.037)
+    '5.99 [5.95, 6.04]'
     """
     if math.isnan(rate):
         return "-"
-    return f"{rate:.1f} [{low:.1f}, {high:.1f}]"
+    width = high - low
+    decimals = 1 if not width < 0.5 else 2 if width >= 0.05 else 3
+    return f"{rate:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]"
