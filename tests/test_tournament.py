@@ -212,7 +212,9 @@ def test_a_ctrl_c_during_a_commit_comes_after_it_and_the_chunks_waiting_are_kept
         for chunk in range(3):
             records, hands = tournament.chunk_records(config, chunk)
             tally_hands(tally, records, seatings, len(seatings))
-            parts = committer.pool.submit(tournament._chunk_parts, config, committer.table, records, hands)
+            parts = committer.pool.submit(
+                tournament._chunk_parts, config, committer.table, records, hands, committer.kept
+            )
             committer.waiting.append((chunk, parts, asdict(tally), 3))  # as add() queues, uncommitted
         with pytest.raises(KeyboardInterrupt):
             committer.settle()

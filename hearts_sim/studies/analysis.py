@@ -1575,9 +1575,8 @@ def game_rows(path: str | Path, game: int, seating: int = 0, batch_size: int = D
     names = list(dataset.schema.names)
     if "game_hand" not in names:
         if "dealt_0" not in names:
-            raise AnalysisError(
-                f"{path} holds game records (one row per game), not its hands: {_hands_of(directory)}"
-            )
+            kind = "game records (one row per game), not the hands of games"
+            raise AnalysisError(f"{path} holds {kind}: {_hands_of(directory)}")
         raise AnalysisError(
             f"{path} holds hands of single deals, not the hands of games (a --games run's hands/)"
         )
