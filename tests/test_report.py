@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import types
 import warnings
 from pathlib import Path
 from typing import Any
@@ -378,11 +379,19 @@ def test_the_report_reads_failed_attempts_by_the_rules_of_its_runs(tmp_path: Pat
     assert "Moons are off under these rules (moon=off)" in (off / "report" / SUMMARY_FILE).read_text()
 
 
-def test_reading_a_run_draws_a_bar_of_its_hands(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_reading_a_run_draws_a_bar_of_its_hands(
+    run_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A report of 9.6 million hands read for 40 s without a word: the hands read, as a bar
-    (where someone watches: a terminal or a notebook; ``progress=True`` here)."""
+    where someone watches (a terminal or a notebook: by default since 2026-12-07, where Python's
+    ``from_records`` drew none unless asked), or where ``progress=True``."""
     summary = RecordSummary.from_records(run_dir, batch_size=500, progress=True)
     bars = capsys.readouterr().err.replace("\r", "\n")
     assert "reading:" in bars and f"/{summary.hands} [" in bars, bars  # of every hand the run holds
+    RecordSummary.from_records(run_dir, batch_size=500)  # nobody watches pytest's stderr
+    assert capsys.readouterr().err == ""
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))  # a notebook
     RecordSummary.from_records(run_dir, batch_size=500)
+    assert "reading:" in capsys.readouterr().err
+    RecordSummary.from_records(run_dir, batch_size=500, progress=False)
     assert capsys.readouterr().err == ""
