@@ -194,6 +194,20 @@ def test_an_object_is_recorded_as_an_object_whatever_its_name(tmp_path: Path) ->
         resume_tournament(tmp_path / "run", progress=False)
 
 
+def test_an_object_given_again_stands_for_its_label_as_recorded_before(tmp_path: Path) -> None:
+    """A run recorded an object by its ``name`` as it was (``careful``, until 2026-12-07): given
+    again, the object stands for that label too, where the run read as a level not found."""
+    from hearts_sim.studies.tournament import manifest_config
+
+    class Careful(python_agents.Lowest):
+        name = "careful"
+
+    agent = Careful()
+    config = TournamentConfig((agent, "random"), deals=4, seed=3, chunk_deals=2)
+    recorded = {"config": {**config.to_dict(), "agents": ["careful", "random"]}}
+    assert manifest_config(tmp_path, recorded, given=config).agents == (agent, "random")
+
+
 def test_a_full_disk_during_a_run_of_an_object_agent_says_to_resume_from_python(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

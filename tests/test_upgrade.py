@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from hearts_sim import __version__
 from hearts_sim.studies import tournament
 from hearts_sim.studies.tournament import TournamentConfig, TournamentError, run_tournament
 
@@ -49,8 +50,10 @@ def manifest(run: Path) -> dict[str, Any]:
 
 
 def _as_old(run: Path) -> None:
-    """The manifest as a version before 2026-12-06 wrote it: no ``plays``, no ``played_as``."""
+    """The manifest as a version before 2026-12-06 wrote it: version 0.1.0, no ``plays``, no
+    ``played_as``."""
     kept = {key: value for key, value in manifest(run).items() if key not in ("plays", "played_as")}
+    kept["version"] = "0.1.0"
     (run / "manifest.json").write_text(json.dumps(kept))
 
 
@@ -113,8 +116,7 @@ def test_a_repair_by_other_code_is_refused_before_it_rewrites_anything(
         begins = f"{re.escape(str(run))} was played by other code than this: deal {first} in seating "
         assert re.match(begins, said)
         assert said.endswith(
-            "; finish it with the code that started it (an agent or a level edited since?), "
-            "or play it again in a new folder"
+            "; finish it with version 0.1.0, which started it, or play it again in a new folder"
         )
     else:
         assert said == (
@@ -149,9 +151,7 @@ def test_an_old_run_is_checked_on_its_whole_first_chunk(tmp_path: Path, levels: 
     _level(levels, RULE)  # the code that played it: it goes on, and says what it checked
     said: list[str] = []
     result = run_tournament(config(), run, resume=True, threads=1, progress=False, report=said.append)
-    assert said == [
-        f"hearts-sim: {run} was started by other sources than these, which play deals 0 to 7 as recorded"
-    ]
+    assert said == [f"hearts-sim: {run} was started by version 0.1.0, and {__version__} plays it as recorded"]
     assert result.summary == run_tournament(config(), threads=1, progress=False).summary
 
 
@@ -199,7 +199,9 @@ def test_a_run_of_games_is_checked_on_the_games_of_its_first_whole_part(
     said: list[str] = []
     tournament.resume_tournament(run, repair=True, threads=1, progress=False, report=said.append)
     assert (
-        f"hearts-sim: {run} was started by other sources than these, which play games 2 to 3 as recorded"
+        f"hearts-sim: {run} was started by version 0.1.0, and {__version__} plays it as recorded" in said
+        if old
+        else f"hearts-sim: {run} was started by other sources than these, which play games 2 to 3 as recorded"
         in said
     )
     good = tmp_path / "good"
@@ -241,8 +243,8 @@ def test_an_old_run_is_combined_only_where_this_code_plays_it_as_recorded(
         )
         assert said.startswith(begins), said
         assert said.endswith(
-            "; they do not combine: combine them with the code that wrote it (an agent or a level "
-            f"edited since?), or play {old} again with this code"
+            f"; they do not combine: combine them with version 0.1.0, which wrote it, or play {old} again "
+            "with this code"
         )
     _level(levels, RULE)  # the old run plays as recorded, the new one not
     with pytest.raises(TournamentError) as refused:
@@ -265,6 +267,7 @@ def test_an_old_run_of_agents_that_do_not_replay_is_combined_by_its_own_version_
     for seed, run in enumerate(runs):
         run_tournament(tournament.replace(timed, seed=seed), run, threads=1, progress=False)
         _as_old(run)
+        _edit(run, version=__version__)  # written by this version before it kept a digest
     assert tournament.combine_runs(runs)["deals"] == 4
     for run in runs:
         _edit(run, version="0.0.1")
@@ -299,3 +302,47 @@ def test_a_difference_in_cards_is_shown_as_cards(tmp_path: Path, levels: Path) -
         f"deal 0 in seating 0 plays differently now (passed_0 {passed[0]}, {passed[1]} in its records)"
     )
     assert f"{run} was played by other code than this: {difference}; " in str(refused.value)
+
+
+def test_an_old_run_checked_by_a_resume_combines_with_this_versions_runs(
+    tmp_path: Path, levels: Path
+) -> None:
+    """A run of 0.1.0 that a resume found played as this code plays it takes this code's digest,
+    and then pools with this version's runs: its version alone refused it until 2026-12-07."""
+    old = tmp_path / "old"
+    with pytest.raises(tournament.Interrupted):
+        run_tournament(config(), old, threads=1, progress=False, stop_after_chunks=1)
+    _as_old(old)
+    run_tournament(config(), old, threads=1, progress=False, resume=True)
+    assert manifest(old)["version"] == "0.1.0" and "plays" in manifest(old)
+    new = _finished(tmp_path / "new", old=False, seed=5)
+    assert tournament.combine_runs([old, new])["deals"] == 2 * DEALS
+
+
+def test_a_run_of_other_sources_once_checked_keeps_this_codes_digest(tmp_path: Path, levels: Path) -> None:
+    """A run whose digest was other code's was played again at every resume (a whole chunk of
+    ``hard``: 40 s); once checked, its manifest takes this code's digest."""
+    run = tmp_path / "run"
+    with pytest.raises(tournament.Interrupted):
+        run_tournament(config(), run, threads=1, progress=False, stop_after_chunks=1)
+    mine = manifest(run)["plays"]
+    _edit(run, plays="0123456789abcdef")
+    with pytest.raises(tournament.Interrupted):
+        run_tournament(config(), run, threads=1, progress=False, resume=True, stop_after_chunks=1)
+    assert manifest(run)["plays"] == mine
+
+
+def test_a_python_resume_goes_on_with_the_chunks_the_run_began_with(tmp_path: Path, levels: Path) -> None:
+    """The automatic size of a chunk for an engine changed (2026-12-07): a Python resume with the
+    config as written (its size now another) was refused as "a different tournament"; the run's
+    own chunks go on, to the same records."""
+    run = tmp_path / "run"
+    with pytest.raises(tournament.Interrupted):
+        run_tournament(config(), run, threads=1, progress=False, stop_after_chunks=1)
+    automatic = tournament.replace(config(), chunk_deals=0)
+    assert automatic.chunk_deals != CHUNK_DEALS
+    resumed = run_tournament(automatic, run, threads=1, progress=False, resume=True)
+    assert resumed.config.chunk_deals == CHUNK_DEALS and manifest(run)["chunks_done"] == DEALS // CHUNK_DEALS
+    pd.testing.assert_frame_equal(records(run), records(_finished(tmp_path / "whole", old=False)))
+    with pytest.raises(TournamentError, match="holds a different tournament"):  # anything else is refused
+        run_tournament(tournament.replace(automatic, seed=9), run, threads=1, progress=False, resume=True)

@@ -430,7 +430,11 @@ def manifest_config(
         values = dict(manifest["config"])
         if given is not None and len(given.agents) == len(values["agents"]):
             values["agents"] = [
-                mine if not isinstance(mine, str) and parse_agent(mine).name == recorded else recorded
+                # by its label, or by its name as it was recorded until 2026-12-07 (``object_label``)
+                mine
+                if not isinstance(mine, str)
+                and recorded in (parse_agent(mine).name, str(getattr(mine, "name", None)))
+                else recorded
                 for mine, recorded in zip(given.agents, values["agents"], strict=True)
             ]
         return TournamentConfig.from_dict(values)
@@ -446,6 +450,21 @@ def manifest_config(
             f"{Path(out) / MANIFEST} holds no readable tournament configuration ({reason}): "
             "it cannot be resumed; start a new run"
         ) from None
+
+
+def _chunked_as_recorded(config: TournamentConfig, out: Path) -> TournamentConfig:
+    """``config`` with the chunks of the run it resumes in ``out``, where that is all that differs:
+    the automatic size of a chunk for its agents may have changed since the run began (an
+    engine's, 2026-12-07: a Python resume of an engine's run was refused as "a different
+    tournament"). Anything else is left to ``_checked_for_resume`` to refuse."""
+    if not (out / MANIFEST).is_file():
+        return config
+    try:
+        recorded = manifest_config(out, load_manifest(out), given=config)
+    except TournamentError:
+        return config
+    same = recorded != config and replace(recorded, chunk_deals=config.chunk_deals) == config
+    return replace(config, chunk_deals=recorded.chunk_deals) if same else config
 
 
 def _untrusted_manifest(out: Path, manifest: Any, problem: str) -> TournamentError:
@@ -658,6 +677,8 @@ def _play_run(
     pace_note: bool,
 ) -> TournamentResult:
     """``run_tournament``'s work, with the run in ``out_path`` (if any) this process's alone."""
+    if resume and out_path is not None:
+        config = _chunked_as_recorded(config, out_path)
     if resume and engines is None and out_path is not None:  # the time limit it was started with
         engines = recorded_engines(out_path)
     runner = runner or LocalRunner(engines)
@@ -1452,13 +1473,13 @@ def _deals_text(config: TournamentConfig, start: int, count: int) -> str:
 
 
 def _keep_what_it_plays(config: TournamentConfig, manifest: dict[str, Any], table: Table) -> None:
-    """Complete a manifest that does not say what its run plays (written before 2026-12-06 or
-    2026-12-07) once the run was found played as this code plays it: this code's ``plays`` and
-    ``played_as``, which every later resume compares first. Until 2026-12-07 such a run stayed
-    without them, checked on deal 0 alone at every resume: a level edited between two resumes that
-    played deal 0 alike went on unseen."""
-    if "plays" not in manifest or not isinstance(manifest.get("played_as"), list):
-        manifest.update(plays=table.plays_digest(), played_as=[s.plays for s in config.specs()])
+    """Once the run was found played as this code plays it, its manifest takes this code's
+    ``plays`` and ``played_as``, which every later resume compares first (its ``version`` stays
+    the one that started it). Until 2026-12-07 a manifest without them (written before 2026-12-06
+    or 2026-12-07) stayed so, checked on deal 0 alone at every resume: a level edited between two
+    resumes that played deal 0 alike went on unseen; and one with another code's digest was
+    played again at every resume (a whole chunk of ``hard``: 40 s)."""
+    manifest.update(plays=table.plays_digest(), played_as=[s.plays for s in config.specs()])
 
 
 def _check_same_levels(config: TournamentConfig, out: Path, played_as: Any) -> None:
@@ -1682,7 +1703,7 @@ def combine_runs(outs: Sequence[str | Path] | str | Path) -> dict[str, Any]:
     outs = listed
     if not outs:
         raise TournamentError("combine needs at least one run directory")
-    first: tuple[Path, TournamentConfig, Any] | None = None  # the first run: config, version
+    first: tuple[Path, TournamentConfig] | None = None  # the first run and its config
     digested: tuple[Path, Any] | None = None  # the first run whose manifest has a plays digest
     runs: list[tuple[Path, TournamentConfig, dict[str, Any]]] = []
     seeds: dict[int, Path] = {}
@@ -1714,9 +1735,10 @@ def combine_runs(outs: Sequence[str | Path] | str | Path) -> dict[str, Any]:
                 f"{out} plays whole games, whose ratings follow the order of every game: "
                 "runs of games are not combined (play one longer run)"
             )
-        version, plays = manifest.get("version"), manifest.get("plays")
+        plays = manifest.get("plays")  # what its version and agents play (no version check of its own:
+        # a run of 0.1.0 that this code had checked, as a resume does, was refused beside 0.2.0's)
         if first is None:
-            first = (out, config, version)
+            first = (out, config)
         elif config.agents != first[1].agents or config.rules != first[1].rules:
             what = "agents" if config.agents != first[1].agents else "rules"
             if what == "agents" and sorted(map(str, config.agents)) == sorted(map(str, first[1].agents)):
@@ -1725,11 +1747,6 @@ def combine_runs(outs: Sequence[str | Path] | str | Path) -> dict[str, Any]:
                     "combine (a summary and its A minus B follow the order given: play both in one)"
                 )
             raise TournamentError(f"{out} and {first[0]} are runs of different {what}: they do not combine")
-        elif version != first[2]:
-            raise TournamentError(
-                f"{out} and {first[0]} were played by different versions ({version} and "
-                f"{first[2]}), whose agents may play differently: they do not combine"
-            )
         if plays is not None:  # pooled without a word until 2026-12-06; until 2026-12-07 each was
             if digested is None:  # compared with the first run's alone, and none where it had none
                 digested = (out, plays)
@@ -1785,9 +1802,9 @@ def _check_combined_play(runs: list[tuple[Path, TournamentConfig, dict[str, Any]
     as their resume goes on."""
     from hearts_sim import __version__
 
-    old = next(out for out, _, manifest in runs if manifest.get("plays") is None)
-    _, config, manifest = runs[0]
-    version = manifest.get("version")  # every run's (checked before)
+    old, _, manifest = next(run for run in runs if run[2].get("plays") is None)
+    config = runs[0][1]
+    version = manifest.get("version")
     who = (
         f"version {version}, which wrote it"
         if version != __version__
@@ -1795,7 +1812,7 @@ def _check_combined_play(runs: list[tuple[Path, TournamentConfig, dict[str, Any]
     )
     unreplayable = [spec for spec in config.specs() if not spec.reproducible]
     if unreplayable:
-        if version == __version__:
+        if all(manifest.get("version") == __version__ for _, _, manifest in runs):
             return
         why = "; ".join(
             f"{spec.name}: {'an outside agent' if spec.external else 'a search on the clock'}"
