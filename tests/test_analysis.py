@@ -350,6 +350,19 @@ def test_a_large_frame_is_summarised_in_batches_cut_where_deals_end(
     with pytest.raises(AnalysisError, match="other rules than the summary's"):  # checked before any count
         batched.add(load_records(tmp_path / "run").assign(rules="qdan5"))
     assert batched.hands == 4200
+    # the hands of games: a deal (a hand seed) is that hand of its game in every seating, rows
+    # apart, so the cuts fall where games end (cut where the seed changed, they split deals)
+    games = TournamentConfig(("rule", "random"), rules=Rules.preset("quick"), deals=40, seed=3, games=True)
+    run_tournament(games, tmp_path / "games", progress=False)
+    hands = load_records(tmp_path / "games")
+    monkeypatch.setattr(analysis, "DEFAULT_BATCH", 10**9)
+    whole = RecordSummary.from_frame(hands)
+    monkeypatch.setattr(analysis, "DEFAULT_BATCH", 300)
+    counted.clear()
+    batched = RecordSummary.from_frame(hands)
+    assert len(counted) > 3
+    for name in whole.counts:
+        pd.testing.assert_frame_equal(batched.counts[name], whole.counts[name], check_dtype=False)
 
 
 def test_records_are_read_a_part_at_a_time_however_slow_the_reader(tmp_path) -> None:

@@ -1119,6 +1119,10 @@ def test_a_slow_first_chunk_says_how_to_make_chunks_shorter(monkeypatch: pytest.
         said.clear()
         tournament.LongRunNote(said.append, _match(total), resumed=False, deals=0).update(4)
         assert said == []
+    clock = iter([0.0, 1200.0])  # a chunk of one deal: it cannot be made shorter (it said --chunk-deals 1)
+    monkeypatch.setattr(tournament.time, "monotonic", lambda: next(clock))
+    tournament.LongRunNote(said.append, _match(40), resumed=False, deals=0).update(1)
+    assert said == []
     tournament.LongRunNote(None, _match(40), resumed=False, deals=0).update(4)  # --quiet: no clock read
 
 

@@ -1695,12 +1695,14 @@ Counter = Callable[[pd.DataFrame], pd.DataFrame]
 
 def _deal_batches(records: pd.DataFrame, size: int) -> Iterator[pd.DataFrame]:
     """``records`` in slices of about ``size`` rows, each cut where a deal ends (``_deal_key``),
-    so that a deal's hands stay in one slice as they do in a run's batches (``_deal_sums``)."""
+    so that a deal's hands stay in one slice as they do in a run's batches (``_deal_sums``). The
+    hands of games are cut where a game ends: a deal (a hand seed) is that hand of the game in
+    every seating, rows apart."""
     if len(records) <= size:
         yield records
         return
     targets = np.arange(size, len(records), size)
-    key = _deal_key(records.columns)
+    key = "game" if "game" in records.columns else _deal_key(records.columns)
     cuts = targets
     if key is not None:
         deal = records[key].to_numpy()

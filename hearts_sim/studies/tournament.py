@@ -1077,6 +1077,8 @@ class LongRunNote:
         if took <= SLOW_CHUNK_SECONDS or deals >= self.total:
             return
         minute = max(1, int(60 * (deals - before) / took))
+        if minute >= deals - before:  # chunks as small as they go already (a deal's hands are one)
+            return
         shorter = (
             f"--chunk-deals {minute}" if not self.resumed else f"a run started with --chunk-deals {minute}"
         )
