@@ -395,3 +395,24 @@ def test_reading_a_run_draws_a_bar_of_its_hands(
     assert "reading:" in capsys.readouterr().err
     RecordSummary.from_records(run_dir, batch_size=500, progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_a_column_of_rates_shows_one_number_of_decimals() -> None:
+    """At millions of hands an interval per 1,000 can be narrower than one decimal shows
+    (``6.0 [6.0, 6.0]`` for ``[5.95, 6.04]``); a cell with its own decimals made a column ragged
+    (``15.5 [14.5, 16.6]`` above ``0.021 [0.004, 0.048]``). A column takes the decimals its
+    narrowest interval needs."""
+    from hearts_sim.studies import analysis as an
+    from hearts_sim.studies import report
+
+    index = pd.MultiIndex.from_tuples([("a", 1), ("b", 1), ("a", 2), ("b", 2)], names=["agent", "place"])
+    table = pd.DataFrame(
+        {"rate": [15.5, 0.021, 6.0, 7.2], "low": [14.5, 0.004, 5.95, 6.1], "high": [16.6, 0.048, 6.04, 8.3]},
+        index=index,
+    )
+    assert report._rate_rows(table, ["a", "b"], [1, 2]) == [
+        ["a", "15.500 [14.500, 16.600]", "6.00 [5.95, 6.04]"],
+        ["b", "0.021 [0.004, 0.048]", "7.20 [6.10, 8.30]"],
+    ]
+    assert an.per_thousand(6.0, 5.95, 6.04) == "6.00 [5.95, 6.04]"
+    assert an.per_thousand(12.3, 11.1, 13.6) == "12.3 [11.1, 13.6]"

@@ -1938,10 +1938,23 @@ class RecordSummary:
         return [str(a) for a in self._counts("moons").index]
 
 
-def per_thousand(rate: float, low: float, high: float) -> str:
-    """``12.3 [11.1, 13.6]``: a rate per 1,000 hands with its interval, for tables; with a second
-    or third decimal where the interval is too narrow to show in one (millions of hands:
-    ``6.0 [6.0, 6.0]`` hid ``[5.95, 6.04]``).
+def thousand_decimals(low: Any, high: Any) -> int:
+    """The decimals a column of rates per 1,000 shows, so that its narrowest interval shows: 1,
+    or 2 or 3 for intervals narrower than 0.5 or 0.05 (millions of hands: ``6.0 [6.0, 6.0]``
+    hid ``[5.95, 6.04]``). One for a whole column, which a cell's own would make ragged.
+
+    >>> thousand_decimals([11.1, 5.951], [13.56, 6.037])
+    2
+    """
+    widths = np.atleast_1d(np.asarray(high, dtype=float) - np.asarray(low, dtype=float))
+    widths = widths[np.isfinite(widths)]
+    narrowest = float(widths.min()) if len(widths) else 1.0
+    return 1 if narrowest >= 0.5 else 2 if narrowest >= 0.05 else 3
+
+
+def per_thousand(rate: float, low: float, high: float, decimals: int | None = None) -> str:
+    """``12.3 [11.1, 13.6]``: a rate per 1,000 hands with its interval, for tables, with
+    ``decimals`` (default: what its own interval needs, ``thousand_decimals``).
 
     >>> per_thousand(12.34, 11.1, 13.56)
     '12.3 [11.1, 13.6]'
@@ -1950,6 +1963,5 @@ def per_thousand(rate: float, low: float, high: float) -> str:
     """
     if math.isnan(rate):
         return "-"
-    width = high - low
-    decimals = 1 if not width < 0.5 else 2 if width >= 0.05 else 3
-    return f"{rate:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]"
+    places = thousand_decimals(low, high) if decimals is None else decimals
+    return f"{rate:.{places}f} [{low:.{places}f}, {high:.{places}f}]"

@@ -32,6 +32,7 @@ from hearts_sim.studies.analysis import (
     failed_points,
     per_thousand,
     pooled_rules,
+    thousand_decimals,
 )
 
 REPORT_DIR = "report"
@@ -318,6 +319,11 @@ def summary_markdown(
         "",
     ]
     rows = []
+    decimals = (  # one for each column (each cell its own made them ragged)
+        thousand_decimals(moons["low"], moons["high"]),
+        thousand_decimals(failed["failed_low"], failed["failed_high"]),
+        thousand_decimals(suffered["low"], suffered["high"]),
+    )
     for agent in moons.index:
         m, f, s = moons.loc[agent], failed.loc[agent], suffered.loc[agent]
         rows.append(
@@ -325,11 +331,11 @@ def summary_markdown(
                 agent,
                 f"{int(m['hands']):,}",
                 f"{int(m['moons']):,}",
-                per_thousand(m["rate"], m["low"], m["high"]),
-                per_thousand(f["failed_rate"], f["failed_low"], f["failed_high"]),
+                per_thousand(m["rate"], m["low"], m["high"], decimals[0]),
+                per_thousand(f["failed_rate"], f["failed_low"], f["failed_high"], decimals[1]),
                 "-" if np.isnan(f["success"]) else f"{f['success']:.2f}",
                 "-" if np.isnan(f["cost"]) else f"{f['cost']:+.1f}",
-                per_thousand(s["rate"], s["low"], s["high"]),
+                per_thousand(s["rate"], s["low"], s["high"], decimals[2]),
                 f"{s['lost_per_hand']:.2f}",
             ]
         )
@@ -357,7 +363,7 @@ def summary_markdown(
     directions = _ordered(by_direction.index.get_level_values(1))
     lines += _markdown_table(["agent", *directions], _rate_rows(by_direction, moons.index, directions))
     lines += ["", "## Queen of spades capture rate by pass direction", ""]
-    qs_rows = _rate_rows(summary.qs_capture_rates(), moons.index, directions, lambda r: f"{r['rate']:.3f}")
+    qs_rows = _rate_rows(summary.qs_capture_rates(), moons.index, directions, lambda r, _: f"{r['rate']:.3f}")
     lines += _markdown_table(["agent", *directions], qs_rows)
     lines += ["", "## When", ""]
     if summary.has_timeline:
@@ -403,25 +409,36 @@ def summary_markdown(
     return "\n".join(lines) + "\n"
 
 
-def _per_thousand_cell(row: pd.Series) -> str:
-    return per_thousand(row["rate"], row["low"], row["high"])
+def _per_thousand_cell(row: pd.Series, decimals: dict[Any, int]) -> str:
+    return per_thousand(row["rate"], row["low"], row["high"], decimals[row.name[1]])
 
 
-def _failed_cell(row: pd.Series) -> str:
-    return per_thousand(row["failed_rate"], row["failed_low"], row["failed_high"])
+def _failed_cell(row: pd.Series, decimals: dict[Any, int]) -> str:
+    return per_thousand(row["failed_rate"], row["failed_low"], row["failed_high"], decimals[row.name[1]])
 
 
 def _rate_rows(
     table: pd.DataFrame,
     agents: Sequence[Any],
     keys: Sequence[Any],
-    cell: Callable[[pd.Series], str] = _per_thousand_cell,
+    cell: Callable[[pd.Series, dict[Any, int]], str] = _per_thousand_cell,
 ) -> list[list[str]]:
     """A row per agent of a table indexed (agent, key): ``cell`` of its row under each key
-    (default: the rate per 1,000 with its interval), ``-`` where it has none."""
+    (default: the rate per 1,000 with its interval, each key's column with the decimals its
+    narrowest interval needs), ``-`` where it has none."""
+    low, high = ("failed_low", "failed_high") if "failed_low" in table.columns else ("low", "high")
+    present = set(table.index.get_level_values(1)) if low in table.columns else set()
+    decimals = {
+        key: thousand_decimals(table.xs(key, level=1)[low], table.xs(key, level=1)[high])
+        if key in present
+        else 1
+        for key in keys
+    }
     rows = []
     for agent in agents:
-        cells = [cell(table.loc[(agent, key)]) if (agent, key) in table.index else "-" for key in keys]
+        cells = [
+            cell(table.loc[(agent, key)], decimals) if (agent, key) in table.index else "-" for key in keys
+        ]
         rows.append([agent, *cells])
     return rows
 
