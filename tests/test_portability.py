@@ -78,7 +78,7 @@ import agents.search as search
 
 @ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(ctypes.c_int64))
 def counter(slot):  # Windows' performance counter, at its usual 10 MHz
-    slot[0] = time.perf_counter_ns() // 100 + 10**13  # and a day of uptime: ticks * 10**9 overflows
+    slot[0] = time.perf_counter_ns() // 100 + 10**13  # 11.6 days up: ticks * 10**9 overflows
     return 1
 
 binding.add_symbol(search._PERFORMANCE_COUNTER, ctypes.cast(counter, ctypes.c_void_p).value)

@@ -155,7 +155,7 @@ class KeptJob:
         """Refuse to go on with other code than the one that played the job's matches so far (an
         upgrade, an edited agent): the first match kept (by folder name) with a chunk played is
         checked as a tournament's resume checks its run (``tournament.check_same_play``), its
-        first deal played again."""
+        first chunk played again."""
         for manifest in sorted(self.out.rglob(MANIFEST)):
             if check_same_play(manifest.parent):
                 return
