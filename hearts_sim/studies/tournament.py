@@ -1383,7 +1383,8 @@ def _check_same_play(
     """Refuse to add to the run in ``out`` what other code would play. The same code goes on at
     once (the manifest's ``plays``, ``Table.plays_digest``: version, kernel sources, each seat's
     settings). Other code, an upgrade or an edited agent or level, plays the run's first chunk
-    again (``_checked_deals``), and goes on only where it plays every hand as recorded: changes
+    again (``_checked_deals``; where that is a run of games' game 0 alone, in its first seating
+    only: ``_records_difference``), and goes on only where it plays every hand as recorded: changes
     elsewhere pass, changes to how it plays are refused. Until 2026-12-07 its deal 0 alone was
     played, which a re-tuned ``normal`` plays as the old one did in one deal of nine, and a run
     whose manifest does not say what its levels played (no ``played_as``, before 2026-12-07, or
