@@ -794,11 +794,10 @@ def _new_manifest(
         "command": shlex.join(command) if command else None,
         "config": config.to_dict(),
         "agent_specs": [s.name for s in config.specs()],
-        "played_as": [s.plays for s in config.specs()],  # levels by their specs (``_check_same_play``)
         "seatings": [list(s) for s in config.seatings()],
         "version": __version__,
         "folder": str(agent_folder()),  # where its outside agents are found (``recorded_folder``)
-        "plays": table.plays_digest(),  # what a resume compares first (``_check_same_play``)
+        **_what_it_plays(config, table),
         # what an outside agent may take a decision, which a resume keeps (it fell back to 30 s)
         "engine_timeout": timeout,
     }
@@ -825,9 +824,7 @@ def _resumed_manifest(
         # (a py: agent fixed after it failed in the first chunk kept the failing file's
         # digest, so the finished run read as played by other code on every later resume; a level
         # edited before it kept the old settings as what the run was played with)
-        manifest.update(
-            version=__version__, plays=table.plays_digest(), played_as=[s.plays for s in config.specs()]
-        )
+        manifest.update(version=__version__, **_what_it_plays(config, table))
     return manifest
 
 
@@ -1482,7 +1479,14 @@ def _keep_what_it_plays(config: TournamentConfig, manifest: dict[str, Any], tabl
     or 2026-12-07) stayed so, checked on deal 0 alone at every resume: a level edited between two
     resumes that played deal 0 alike went on unseen; and one with another code's digest was
     played again at every resume (a whole chunk of ``hard``: 40 s)."""
-    manifest.update(plays=table.plays_digest(), played_as=[s.plays for s in config.specs()])
+    manifest.update(_what_it_plays(config, table))
+
+
+def _what_it_plays(config: TournamentConfig, table: Table) -> dict[str, Any]:
+    """What a manifest keeps of how this code plays a run, which a resume compares first
+    (``_check_same_play``): the digest of its code and settings (``plays``) and each agent's
+    settings, a level's as its file resolved them (``played_as``)."""
+    return {"plays": table.plays_digest(), "played_as": [s.plays for s in config.specs()]}
 
 
 def _check_same_levels(config: TournamentConfig, out: Path, played_as: Any) -> None:
