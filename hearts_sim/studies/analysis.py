@@ -1173,20 +1173,30 @@ def records_path(path: str | Path) -> Path:
     return directory
 
 
-def _run_config(directory: Path) -> dict[str, Any] | None:
-    """The config of the run whose records are in ``directory`` (or that is ``directory``), from
-    its manifest, with its rules as ``Rules``; None when no readable manifest goes with them."""
+def _run_manifest(directory: Path) -> dict[str, Any] | None:
+    """The manifest of the run whose records are in ``directory`` (or that is ``directory``);
+    None when no readable one goes with them."""
     import json
 
     for manifest in (directory / MANIFEST, directory.parent / MANIFEST):
         if manifest.is_file():
             try:
-                config = dict(json.loads(manifest.read_text(encoding="utf-8"))["config"])
-                config["rules"] = Rules.from_dict(config["rules"])
-                return config
-            except (OSError, ValueError, KeyError, TypeError):
+                read = json.loads(manifest.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
                 return None
+            return read if isinstance(read, dict) else None
     return None
+
+
+def _run_config(directory: Path) -> dict[str, Any] | None:
+    """The config of the run whose records are in ``directory`` (or that is ``directory``), from
+    its manifest, with its rules as ``Rules``; None when no readable manifest goes with them."""
+    try:
+        config = dict((_run_manifest(directory) or {})["config"])
+        config["rules"] = Rules.from_dict(config["rules"])
+        return config
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def run_rules(directory: Path) -> Rules | None:
@@ -1473,23 +1483,13 @@ def _check_agents_named(path: str | Path, names: Iterable[str | None]) -> None:
     """Refuse, before a batch is read, a name that the run's manifest does not list among its
     agents (a misspelt ``--agent rul`` read all 9.6 million hands, 19 s, before its refusal);
     records without a manifest are checked as they are read."""
-    import json
-
-    directory = records_path(path)
-    for manifest in (directory.parent / MANIFEST, directory / MANIFEST):
-        try:
-            agents = json.loads(manifest.read_text(encoding="utf-8"))["agent_specs"]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        if not (isinstance(agents, list) and all(isinstance(a, str) for a in agents)):
-            return
-        for name in names:
-            if name is not None and name not in agents:
-                hint = did_you_mean(name, sorted(agents)) if isinstance(name, str) else ""
-                raise AnalysisError(
-                    f"no agent {shown(name)} in {path}: it has {', '.join(sorted(agents))}{hint}"
-                )
+    agents = (_run_manifest(records_path(path)) or {}).get("agent_specs")
+    if not (isinstance(agents, list) and all(isinstance(a, str) for a in agents)):
         return
+    for name in names:
+        if name is not None and name not in agents:
+            hint = did_you_mean(name, sorted(agents)) if isinstance(name, str) else ""
+            raise AnalysisError(f"no agent {shown(name)} in {path}: it has {', '.join(sorted(agents))}{hint}")
 
 
 def find_hand(
