@@ -15,6 +15,7 @@ parameter values in declaration order. A new built-in agent is its module (which
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -198,29 +199,31 @@ def _split_top_level(text: str) -> list[str]:
     ``pass=exec:``) keeps its commas, quotes and brackets up to the next role of a combination
     (``,play=``) or the end (``exec:python -c 'import sys, time'`` was refused as a malformed
     combination): ``pass=exec:eng --w a,b,play=rule`` is two parts."""
-    parts: list[str] = []
-    start = 0
-    while start <= len(text):
+
+    def end_of_part(start: int) -> int:
         if _ENGINE_PART.match(text, start):
             role = _NEXT_ROLE.search(text, start)
-            end = role.start() if role else len(text)
-        else:
-            end = _top_level_comma(text, start)
-        parts.append(text[start:end].strip())
-        start = end + 1
-    return parts
+            return role.start() if role else len(text)
+        return _top_level_comma(text, start)
+
+    return _split(text, end_of_part)
 
 
 def split_specs(text: str) -> list[str]:
     """Agent specs listed in one word, between commas outside parentheses (``--ladder``):
     ``random,mc(samples=5,pass_samples=3)`` is two (split at every comma it was three, and an
     "unbalanced parentheses" refusal). An ``exec:`` step's command cannot hold a comma here."""
-    specs, start = [], 0
+    return [spec for spec in _split(text, lambda start: _top_level_comma(text, start)) if spec]
+
+
+def _split(text: str, end_of_part: Callable[[int], int]) -> list[str]:
+    """``text`` in parts, each from where the last ended (past its comma) to ``end_of_part``."""
+    parts, start = [], 0
     while start <= len(text):
-        end = _top_level_comma(text, start)
-        specs.append(text[start:end].strip())
+        end = end_of_part(start)
+        parts.append(text[start:end].strip())
         start = end + 1
-    return [spec for spec in specs if spec]
+    return parts
 
 
 def _top_level_comma(text: str, start: int) -> int:
