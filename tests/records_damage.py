@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -25,10 +26,17 @@ def part(run: Path, chunk: int) -> Path:
     return run / "records" / f"part-{chunk:06d}.parquet"
 
 
-def _edit_manifest(run: Path, **changes: object) -> None:
-    manifest = json.loads((run / "manifest.json").read_text())
-    manifest.update(changes)
-    (run / "manifest.json").write_text(json.dumps(manifest))
+def manifest(run: Path) -> dict[str, Any]:
+    return dict(json.loads((run / "manifest.json").read_text()))
+
+
+def edit_manifest(run: Path, **changes: Any) -> None:
+    """The run's manifest with ``changes``; a key given None is taken out (as an earlier
+    version wrote it without that key)."""
+    recorded = {**manifest(run), **changes}
+    for name in [name for name, value in changes.items() if value is None]:
+        del recorded[name]
+    (run / "manifest.json").write_text(json.dumps(recorded))
 
 
 def _truncate(run: Path) -> None:
@@ -45,8 +53,8 @@ DAMAGE = {
     "truncated": _truncate,
     "deleted": lambda run: part(run, 1).unlink(),
     "garbage": _garbage,
-    "edited": lambda run: _edit_manifest(run, chunks_done=1),
-    "tally_edited": lambda run: _edit_manifest(
+    "edited": lambda run: edit_manifest(run, chunks_done=1),
+    "tally_edited": lambda run: edit_manifest(
         run, parts=json.loads((run / "manifest.json").read_text())["parts"][:1], chunks_done=1
     ),
     "empty_manifest": lambda run: (run / "manifest.json").write_text("{}"),
@@ -79,9 +87,7 @@ def played_by_other_code(run: Path) -> str:
     part(run, 0).write_bytes(buffer.getvalue())
     manifest = json.loads((run / "manifest.json").read_text())
     entry = part_entry(buffer.getvalue(), len(records))
-    _edit_manifest(
-        run, parts=[entry, *manifest["parts"][1:]], plays="0123456789abcdef"
-    )  # other code's digest
+    edit_manifest(run, parts=[entry, *manifest["parts"][1:]], plays="0123456789abcdef")  # other code's digest
     return f"{key} 0 in seating 0 plays differently now ({column} {played}, {played + 1} in its records)"
 
 

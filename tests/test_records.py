@@ -23,12 +23,22 @@ from hearts_sim.studies import tournament
 from hearts_sim.studies.analysis import UnfinishedRunWarning, load_records
 
 try:
-    from tests.records_damage import CONFIG, DAMAGE, damaged_runs, part, played_by_other_code
+    from tests.records_damage import (
+        CONFIG,
+        DAMAGE,
+        damaged_runs,
+        edit_manifest,
+        manifest,
+        part,
+        played_by_other_code,
+    )
 except ImportError:  # tests/ on sys.path instead of the repository root
     from records_damage import (  # type: ignore[no-redef]
         CONFIG,
         DAMAGE,
         damaged_runs,
+        edit_manifest,
+        manifest,
         part,
         played_by_other_code,
     )
@@ -37,10 +47,6 @@ except ImportError:  # tests/ on sys.path instead of the repository root
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return damaged_runs(tmp_path_factory.mktemp("runs"))
-
-
-def manifest(run: Path) -> dict[str, Any]:
-    return json.loads((run / "manifest.json").read_text())
 
 
 def records(run: Path) -> pd.DataFrame:
@@ -235,14 +241,6 @@ def test_a_run_of_games_keeps_every_hand_verified_resumed_and_repaired(
     assert manifest(run)["hand_parts"] == entries
 
 
-def _edit(run: Path, **changes: Any) -> None:
-    recorded = manifest(run)
-    recorded.update(changes)
-    for name in [name for name, value in changes.items() if value is None]:
-        del recorded[name]
-    (run / "manifest.json").write_text(json.dumps(recorded))
-
-
 OTHER_PLAYS = "0123456789abcdef"  # the ``Table.plays_digest`` of other code
 
 
@@ -266,10 +264,10 @@ def test_a_run_resumes_only_with_code_that_plays_it_as_it_was_played(
         f"hearts-sim: error: {run} was played by other code than this: {difference}; finish it with "
         "the code that started it (an agent or a level edited since?), or play it again in a new folder"
     )
-    _edit(run, version="0.0.1")
+    edit_manifest(run, version="0.0.1")
     assert main(["tournament", "--resume", str(run), "--quiet"]) == 2
     assert "finish it with version 0.0.1, which started it, or play it again" in one_error_line(capsys)
-    _edit(run, version=__version__)
+    edit_manifest(run, version=__version__)
     assert (run / "manifest.json").read_text() == before  # refused: nothing touched
     assert sorted((run / "records").iterdir()) == [part(run, chunk) for chunk in range(2)]
 
@@ -289,7 +287,7 @@ def test_the_same_code_resumes_at_once_and_other_code_that_plays_alike_resumes_a
     said: list[str] = []
     tournament.resume_tournament(same, progress=False, report=said.append)
     assert not [line for line in said if "again" in line]
-    _edit(other, plays=OTHER_PLAYS)
+    edit_manifest(other, plays=OTHER_PLAYS)
     said.clear()
     tournament.resume_tournament(other, progress=False, report=said.append)
     assert (
@@ -299,7 +297,7 @@ def test_the_same_code_resumes_at_once_and_other_code_that_plays_alike_resumes_a
 
     upgraded = tmp_path / "upgraded"
     shutil.copytree(runs["interrupted"], upgraded)
-    _edit(upgraded, version="0.0.1", plays=OTHER_PLAYS)
+    edit_manifest(upgraded, version="0.0.1", plays=OTHER_PLAYS)
     said.clear()
     result = tournament.resume_tournament(upgraded, progress=False, report=said.append)
     assert said == [
@@ -321,7 +319,7 @@ def test_a_run_whose_agents_do_not_replay_resumes_only_with_its_own_code(tmp_pat
         ({"version": "0.0.1", "plays": OTHER_PLAYS}, f"version 0.0.1, and this is {__version__}"),
         ({"plays": OTHER_PLAYS}, "the same version, with other sources, level files or py: agent files"),
     ]:
-        _edit(run, **changes)
+        edit_manifest(run, **changes)
         with pytest.raises(tournament.TournamentError) as refused:
             tournament.resume_tournament(run, progress=False)
         assert str(refused.value) == (
@@ -329,9 +327,9 @@ def test_a_run_whose_agents_do_not_replay_resumes_only_with_its_own_code(tmp_pat
             "check that they play as they did (mc(ms=0.5): a search on the clock): finish it "
             "with the code that started it, or play it again in a new folder"
         )
-        _edit(run, version=__version__, plays=plays)
+        edit_manifest(run, version=__version__, plays=plays)
     assert manifest(run)["chunks_done"] == 1
-    _edit(run, plays=None)  # a run from before the digest: its version alone decides
+    edit_manifest(run, plays=None)  # a run from before the digest: its version alone decides
     assert tournament.resume_tournament(run, progress=False).summary["deals"] == 4
 
 
@@ -345,12 +343,12 @@ def test_runs_of_different_versions_combine_where_they_play_alike(
     other = tmp_path / "seed4"
     tournament.run_tournament(tournament.replace(CONFIG, seed=4), other, progress=False)
     assert tournament.combine_runs([runs["good"], other])["deals"] == 2 * CONFIG.deals
-    _edit(other, version="0.0.1")  # checked by this code since: its digest is this code's
+    edit_manifest(other, version="0.0.1")  # checked by this code since: its digest is this code's
     assert tournament.combine_runs([runs["good"], other])["deals"] == 2 * CONFIG.deals
-    _edit(other, plays=OTHER_PLAYS)  # as 0.0.1 wrote it
+    edit_manifest(other, plays=OTHER_PLAYS)  # as 0.0.1 wrote it
     with pytest.raises(tournament.TournamentError, match="were played by different code"):
         tournament.combine_runs([runs["good"], other])
-    _edit(other, plays=None)  # from before the digest: played again, alike
+    edit_manifest(other, plays=None)  # from before the digest: played again, alike
     assert tournament.combine_runs([other, runs["good"]])["deals"] == 2 * CONFIG.deals
 
 
@@ -359,10 +357,10 @@ def test_runs_played_by_different_code_do_not_combine(runs: dict[str, Path], tmp
     digests differ, and the two were pooled as one agent without a word."""
     other = tmp_path / "seed5"
     tournament.run_tournament(tournament.replace(CONFIG, seed=5), other, progress=False)
-    _edit(other, plays="0" * 64)
+    edit_manifest(other, plays="0" * 64)
     with pytest.raises(tournament.TournamentError, match="were played by different code"):
         tournament.combine_runs([runs["good"], other])
-    _edit(other, plays=None)  # a run from before the digest: its version alone decides
+    edit_manifest(other, plays=None)  # a run from before the digest: its version alone decides
     assert tournament.combine_runs([runs["good"], other])["deals"] == 2 * CONFIG.deals
 
 
@@ -499,7 +497,7 @@ def test_a_run_begun_by_an_earlier_version_goes_on_with_its_columns(tmp_path: Pa
     first = pq.read_table(part(run, 0)).drop_columns(list(WHEN_COLUMNS))  # as the earlier version wrote it
     pq.write_table(first, part(run, 0))
     data = part(run, 0).read_bytes()
-    _edit(run, parts=[part_entry(data, first.num_rows)])
+    edit_manifest(run, parts=[part_entry(data, first.num_rows)])
     tournament.resume_tournament(run, progress=False)
     names = [pq.read_schema(part(run, chunk)).names for chunk in range(config.n_chunks)]
     assert names == [first.schema.names] * config.n_chunks
@@ -524,7 +522,7 @@ def test_a_run_of_games_without_hands_says_how_to_get_them(
     run = tmp_path / "old games"
     tournament.run_tournament(GAMES, run, progress=False)
     shutil.rmtree(run / HANDS_DIR)
-    _edit(run, hand_parts=None)  # as the earlier version wrote it
+    edit_manifest(run, hand_parts=None)  # as the earlier version wrote it
     again = f"hearts-sim tournament --resume '{run}' --repair plays it again with them"
     assert main(["tournament", "--resume", str(run)]) == 2
     assert one_error_line(capsys) == (

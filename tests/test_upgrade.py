@@ -19,6 +19,11 @@ from hearts_sim import __version__
 from hearts_sim.studies import tournament
 from hearts_sim.studies.tournament import TournamentConfig, TournamentError, run_tournament
 
+try:
+    from tests.records_damage import edit_manifest, manifest, part
+except ImportError:  # tests/ on sys.path instead of the repository root
+    from records_damage import edit_manifest, manifest, part  # type: ignore[no-redef]
+
 # mine against random on seed 2 in chunks of 8 deals: ``rule(careless=0.01)`` plays deal 0 as
 # ``rule`` does, and deals 5, 7 and more of the first chunk otherwise; ``rule(defend=10)`` plays
 # every deal otherwise
@@ -45,20 +50,12 @@ def _level(folder: Path, agent: str) -> None:
     (folder / "mine.toml").write_text(f'description = "x"\nagent = "{agent}"\nmax_ms_per_decision = 1\n')
 
 
-def manifest(run: Path) -> dict[str, Any]:
-    return json.loads((run / "manifest.json").read_text())
-
-
 def _as_old(run: Path) -> None:
     """The manifest as a version before 2026-12-06 wrote it: version 0.1.0, no ``plays``, no
     ``played_as``."""
     kept = {key: value for key, value in manifest(run).items() if key not in ("plays", "played_as")}
     kept["version"] = "0.1.0"
     (run / "manifest.json").write_text(json.dumps(kept))
-
-
-def part(run: Path, chunk: int) -> Path:
-    return run / "records" / f"part-{chunk:06d}.parquet"
 
 
 def contents(run: Path) -> dict[str, bytes]:
@@ -88,10 +85,6 @@ def run_hands_of(agent: str, deals: int) -> Any:
 
     table = TournamentConfig((agent, "random"), deals=deals, seed=SEED).table()
     return run_hands(table, SEED, 0, deals)
-
-
-def _edit(run: Path, **changes: Any) -> None:
-    (run / "manifest.json").write_text(json.dumps({**manifest(run), **changes}))
 
 
 @pytest.mark.parametrize("old", [False, True])
@@ -188,7 +181,7 @@ def test_a_run_of_games_is_checked_on_the_games_of_its_first_whole_part(
     if old:
         _as_old(run)
     else:  # other sources, the same level
-        _edit(run, plays="0123456789abcdef")
+        edit_manifest(run, plays="0123456789abcdef")
     path = part(run, 0)
     path.write_bytes(path.read_bytes()[:1000])
     if old:
@@ -214,7 +207,7 @@ def test_combine_compares_every_digest_with_every_other(tmp_path: Path, levels: 
     none (until 2026-12-07): ``combine OLD D E`` pooled D and E played by different code."""
     old, d, e = (_finished(tmp_path / f"s{seed}", old=False, seed=seed) for seed in (1, 3, 4))
     _as_old(old)
-    _edit(e, plays="0123456789abcdef")  # other code's digest
+    edit_manifest(e, plays="0123456789abcdef")  # other code's digest
     for order in ([old, d, e], [d, old, e]):
         with pytest.raises(TournamentError) as refused:
             tournament.combine_runs(order)
@@ -267,10 +260,10 @@ def test_an_old_run_of_agents_that_do_not_replay_is_combined_by_its_own_version_
     for seed, run in enumerate(runs):
         run_tournament(tournament.replace(timed, seed=seed), run, threads=1, progress=False)
         _as_old(run)
-        _edit(run, version=__version__)  # written by this version before it kept a digest
+        edit_manifest(run, version=__version__)  # written by this version before it kept a digest
     assert tournament.combine_runs(runs)["deals"] == 4
     for run in runs:
-        _edit(run, version="0.0.1")
+        edit_manifest(run, version="0.0.1")
     with pytest.raises(TournamentError) as refused:
         tournament.combine_runs(runs)
     assert str(refused.value) == (
@@ -326,7 +319,7 @@ def test_a_run_of_other_sources_once_checked_keeps_this_codes_digest(tmp_path: P
     with pytest.raises(tournament.Interrupted):
         run_tournament(config(), run, threads=1, progress=False, stop_after_chunks=1)
     mine = manifest(run)["plays"]
-    _edit(run, plays="0123456789abcdef")
+    edit_manifest(run, plays="0123456789abcdef")
     with pytest.raises(tournament.Interrupted):
         run_tournament(config(), run, threads=1, progress=False, resume=True, stop_after_chunks=1)
     assert manifest(run)["plays"] == mine
