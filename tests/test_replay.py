@@ -463,6 +463,32 @@ def test_the_deal_an_agent_played_worst_and_the_same_cards_in_the_others_hands(t
         an.deal_differences(three.assign(deal=range(4)), "lowest", None)  # type: ignore[arg-type]
 
 
+def test_scans_of_a_run_draw_a_bar_of_the_hands_read(tmp_path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``worst_deal`` and ``find_hand`` read a run batch by batch (about 5 s a million hands
+    for ``--worst``), silent until 2026-12-07: a bar of the hands read, out of all the run holds,
+    where someone watches or ``progress=True``, as ``RecordSummary.from_records`` draws; none
+    under ``replay --quiet``."""
+    from hearts_sim.apps.cli import main
+
+    run = tmp_path / "run"
+    run_tournament(make_config(["lowest", "rule"], deals=25, seed=8), run, progress=False)
+    hands = 25 * 14
+    an.worst_deal(run, "lowest", batch_size=64, progress=True)
+    bars = capsys.readouterr().err.replace("\r", "\n")
+    assert "reading:" in bars and f"/{hands} [" in bars and "finding deal " in bars, bars
+    found = an.find_hand(run, moon=True, batch_size=64, progress=True)
+    bars = capsys.readouterr().err.replace("\r", "\n")
+    assert "reading:" in bars and f"/{hands} [" in bars, bars
+    assert an.find_hand(run, moon=True, batch_size=64).index == found.index  # nobody watches pytest
+    an.worst_deal(run, "lowest", batch_size=64)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # a terminal
+    assert main(["replay", str(run), "--moon"]) == 0
+    assert "reading:" in capsys.readouterr().err
+    assert main(["replay", str(run), "--worst", "lowest", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def _new_session() -> None:
     """As if in a new Python session: engines stopped, agents' files imported afresh."""
     close_all()

@@ -804,6 +804,7 @@ REPLAY_OPTIONS = (
         flags=("--ask",),
         metavar="AGENT",
     ),
+    QUIET,
 )
 WHY_PASSES = 5  # candidate passes --why-pass shows a seat, best first (and the one it made)
 
@@ -865,7 +866,8 @@ def _replay_picked(args: argparse.Namespace) -> int:
     if args.game is not None:
         return _replay_game(args)
     if args.worst is not None:
-        return _replay_worst(an.worst_deal(args.dir, args.worst, args.against, args.nth), args)
+        worse = an.worst_deal(args.dir, args.worst, args.against, args.nth, progress=_progress(args))
+        return _replay_worst(worse, args)
     found = an.find_hand(
         args.dir,
         row=args.row,
@@ -874,6 +876,7 @@ def _replay_picked(args: argparse.Namespace) -> int:
         agent=args.agent,
         nth=args.nth,
         min_points=args.min_points,
+        progress=_progress(args),
     )
     hand = an.replay(found.row)
     what, seat = f"row {found.index:,}", found.seat

@@ -1387,6 +1387,18 @@ def iter_records(
     yield from _frames(dataset, directory, read, "rules" in wanted, batch_size)
 
 
+def _reading_bar(
+    runs: Sequence[str | Path], batch_size: int, progress: bool | None, desc: str = "reading"
+) -> tqdm:
+    """A bar of the hands read from ``runs``' records, out of all they hold, drawn where
+    ``progress`` says or, when None, where someone watches (``progress_shown``: a terminal or a
+    notebook): a scan of millions of hands reads for a minute or more (``worst_deal``: about 5 s
+    a million hands, silent until 2026-12-07)."""
+    shown = progress_shown(progress)
+    total = sum(_dataset(path, batch_size)[0].count_rows() for path in runs) if shown else None
+    return tqdm(total=total, unit="hand", desc=desc, disable=not shown, leave=False)
+
+
 def _hand_dataset(path: str | Path, batch_size: int = DEFAULT_BATCH) -> tuple[Any, Path]:
     """``_dataset`` of per-hand records; game records (one row per game) are refused."""
     dataset, directory = _dataset(path, batch_size)
@@ -1502,12 +1514,14 @@ def find_hand(
     nth: int = 1,
     min_points: int | None = None,
     batch_size: int = DEFAULT_BATCH,
+    progress: bool | None = None,
 ) -> FoundHand:
     """One hand of a run's records, read batch by batch (a million-hand run is not loaded):
     row number ``row`` (0-based, as ``load_records`` numbers them; only the part that holds it is
     read), or the ``nth`` hand in which
     the moon was shot (``moon``) or an attempt failed (``failed``, ``failed_moon_mask`` with
-    ``min_points``), by ``agent``'s seat when given. ``replay(found.row)`` plays it again."""
+    ``min_points``), by ``agent``'s seat when given; ``progress``: ``_reading_bar``'s.
+    ``replay(found.row)`` plays it again."""
     if (row is not None) + moon + failed != 1:
         raise AnalysisError("say which hand: a row number, or the moon shots, or the failed attempts")
     if row is not None and (not is_integer(row) or row < 0):
@@ -1524,19 +1538,21 @@ def find_hand(
         min_points = failed_points(rules) if min_points is None else min_points
         check_min_points(min_points, rules)
     seen, found, agents = 0, 0, set[str]()
-    for batch in iter_records(path, batch_size=batch_size, every_column=True):
-        long = to_long(batch)
-        agents.update(str(a) for a in long["agent"].cat.categories)
-        picked = long["shot_moon"].to_numpy() if moon else _failed(long, min_points, True)
-        if agent is not None:
-            picked = picked & (long["agent"].astype(str).to_numpy() == agent)
-        hits = long[picked]
-        if found + len(hits) >= nth:
-            hit = hits.iloc[nth - found - 1]
-            hand = int(hit["hand"])
-            return FoundHand(batch.iloc[hand], seen + hand, int(hit["seat"]))
-        found += len(hits)
-        seen += len(batch)
+    with _reading_bar([path], batch_size, progress) as bar:
+        for batch in iter_records(path, batch_size=batch_size, every_column=True):
+            bar.update(len(batch))
+            long = to_long(batch)
+            agents.update(str(a) for a in long["agent"].cat.categories)
+            picked = long["shot_moon"].to_numpy() if moon else _failed(long, min_points, True)
+            if agent is not None:
+                picked = picked & (long["agent"].astype(str).to_numpy() == agent)
+            hits = long[picked]
+            if found + len(hits) >= nth:
+                hit = hits.iloc[nth - found - 1]
+                hand = int(hit["hand"])
+                return FoundHand(batch.iloc[hand], seen + hand, int(hit["seat"]))
+            found += len(hits)
+            seen += len(batch)
     if agent is not None and agent not in agents:
         hint = did_you_mean(agent, sorted(agents))
         raise AnalysisError(f"no agent {shown(agent)} in {path}: it has {', '.join(sorted(agents))}{hint}")
@@ -1632,22 +1648,33 @@ class DealComparison:
 
 
 def worst_deal(
-    path: str | Path, a: str, b: str | None = None, nth: int = 1, batch_size: int = DEFAULT_BATCH
+    path: str | Path,
+    a: str,
+    b: str | None = None,
+    nth: int = 1,
+    batch_size: int = DEFAULT_BATCH,
+    progress: bool | None = None,
 ) -> DealComparison:
     """The ``nth`` deal of a run in which ``a`` scored most above ``b`` per hand
     (``deal_differences``; ``b`` may be left out when the run has two agents), read in two
-    passes over the records' batches: the sums per deal, then that deal's rows."""
+    passes over the records' batches: the sums per deal, then that deal's rows (``progress``:
+    ``_reading_bar``'s, of the first)."""
     if not is_integer(nth) or nth < 1:
         raise AnalysisError(f"nth must be a whole number >= 1, not {shown(nth)}")
     _check_agents_named(path, [a, b])
-    counts = sum_counts([deal_counts(batch) for batch in iter_records(path, batch_size=batch_size)])
+    sums = []
+    with _reading_bar([path], batch_size, progress) as bar:
+        for batch in iter_records(path, batch_size=batch_size):
+            sums.append(deal_counts(batch))
+            bar.update(len(batch))
+    counts = sum_counts(sums)
     pair = _pair_by_deal(counts, a, b, str(path))
     b = str(pair.columns[1])
     order = pair["diff"].sort_values(ascending=False, kind="stable")
     if nth > len(order):
         raise AnalysisError(f"{path} holds {len(order):,} deals that {a} and {b} both played, not {nth:,}")
     deal = int(order.index[nth - 1])
-    rows, first = _deal_rows(path, deal, batch_size)
+    rows, first = _deal_rows(path, deal, batch_size, progress)
     long = to_long(rows)
     theirs = long[long["agent"] == a]
     worst = theirs.loc[theirs["score"].idxmax()]  # the first of the highest scores
@@ -1674,17 +1701,21 @@ def worst_deal(
     )
 
 
-def _deal_rows(path: str | Path, deal: int, batch_size: int) -> tuple[pd.DataFrame, int]:
+def _deal_rows(
+    path: str | Path, deal: int, batch_size: int, progress: bool | None
+) -> tuple[pd.DataFrame, int]:
     """Every record row of ``deal`` (all columns), and the run's row number of the first."""
     parts, first, seen = [], None, 0
-    for batch in iter_records(path, batch_size=batch_size, every_column=True):
-        at = np.flatnonzero(batch["deal"].to_numpy() == deal)
-        if len(at):
-            first = seen + int(at[0]) if first is None else first
-            parts.append(batch.iloc[at])
-        elif parts:  # a deal's rows are contiguous: past them
-            break
-        seen += len(batch)
+    with _reading_bar([path], batch_size, progress, f"finding deal {deal}") as bar:
+        for batch in iter_records(path, batch_size=batch_size, every_column=True):
+            bar.update(len(batch))
+            at = np.flatnonzero(batch["deal"].to_numpy() == deal)
+            if len(at):
+                first = seen + int(at[0]) if first is None else first
+                parts.append(batch.iloc[at])
+            elif parts:  # a deal's rows are contiguous: past them
+                break
+            seen += len(batch)
     assert first is not None
     return pd.concat(parts, ignore_index=True), first
 
@@ -1847,9 +1878,7 @@ class RecordSummary:
         if len(runs) > 1:
             pooled_rules(runs)
         summary = cls.with_options(**options)
-        shown = progress_shown(progress)
-        total = sum(_dataset(path, batch_size)[0].count_rows() for path in runs) if shown else None
-        with tqdm(total=total, unit="hand", desc="reading", disable=not shown, leave=False) as bar:
+        with _reading_bar(runs, batch_size, progress) as bar:
             for path in runs:  # 9.6 million hands took 40 s without a word
                 for batch in iter_records(path, batch_size=batch_size):
                     summary.add(batch)
