@@ -45,7 +45,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -151,6 +151,35 @@ class ExternalSpec:
 
 def is_external(text: str) -> bool:
     return text.lstrip().startswith(("py:", "exec:"))
+
+
+TRUST_FLAG = "--trust-agents"  # the command line's word for running a folder's outside agents
+
+
+class UntrustedAgents(AgentError):
+    """Outside agents named by a folder (a run's manifest or records, a kept job's file), which a
+    resume or a replay would run, refused until the user says they trust where it came from."""
+
+
+def names_outside_agent(text: str) -> bool:
+    """Whether a spec, level or job setting names an outside agent anywhere in it (``py:x.py:A``,
+    ``pass=exec:eng,play=rule``), an agent object's label (``py:Name``, which runs nothing) aside."""
+    if is_object_label(text.strip()):
+        return False
+    return re.search(r"(?:^|[\s,=(\[])(?:py|exec):", text) is not None
+
+
+def check_trusted(outside: Sequence[str], source: str, trusted: bool) -> None:
+    """Refuse to go on with ``outside``, the outside agents ``source`` names, unless ``trusted``:
+    a run folder or a job's file can come from anyone (a download, a colleague's archive), and
+    resuming or replaying it runs the Python code and the commands it names, as this user. Until
+    2026-12-07 an edited manifest's ``exec:`` command ran on ``--resume`` without a word."""
+    if outside and not trusted:
+        named = ", ".join(dict.fromkeys(outside))
+        raise UntrustedAgents(
+            f"{source} names outside agents, which run code on this machine: {named}; go on only "
+            f"if you trust where it came from: add {TRUST_FLAG} (from Python: trust_agents=True)"
+        )
 
 
 def parse_external(text: str) -> ExternalSpec:

@@ -687,14 +687,14 @@ def test_a_run_finds_the_agents_named_relative_to_its_folder_from_anywhere(
     monkeypatch.chdir(elsewhere)
     assert recorded_folder(tmp_path / "run") == str(start)
     with pytest.warns(UncheckedAgentWarning, match="engine.py goes on unchecked"):  # the engine's code
-        resumed = resume_tournament(tmp_path / "run", progress=False)
+        resumed = resume_tournament(tmp_path / "run", progress=False, trust_agents=True)
     a, b = (pd.read_parquet(d / "records") for d in (tmp_path / "run", tmp_path / "whole"))
     pd.testing.assert_frame_equal(_outcomes(a), _outcomes(b))
     assert resumed.summary["pairs"] == whole.summary["pairs"]
     close_all()
     for named in (tmp_path / "run", tmp_path / "run" / "records"):  # the run, or its records/
         replayed = subprocess.run(
-            [sys.executable, "-m", "hearts_sim", "replay", str(named), "--row", "5"],
+            [sys.executable, "-m", "hearts_sim", "replay", str(named), "--row", "5", "--trust-agents"],
             capture_output=True,
             text=True,
             cwd=elsewhere,
@@ -703,7 +703,7 @@ def test_a_run_finds_the_agents_named_relative_to_its_folder_from_anywhere(
         assert "row 5" in replayed.stdout and "py:mine.py:Lowest" in replayed.stdout
     (start / "mine.py").unlink()  # gone: the resume's check names the file, not other code
     with pytest.raises(TournamentError, match=rf"no such file mine\.py in {re.escape(str(start))}$"):
-        resume_tournament(tmp_path / "again", progress=False)
+        resume_tournament(tmp_path / "again", progress=False, trust_agents=True)
 
 
 def test_a_module_of_the_current_folder_is_an_agent_of_the_command(tmp_path: Path) -> None:
@@ -846,9 +846,9 @@ def test_a_resume_sees_the_helper_a_python_agent_imports(
     )
     refused += r"agent files\); .* \(py:mine.py:First: an outside agent\)"  # which (it named none)
     with pytest.raises(TournamentError, match=refused):
-        resume_tournament(tmp_path / "run", progress=False)
+        resume_tournament(tmp_path / "run", progress=False, trust_agents=True)
     helper.write_text("def pick(legal):\n    return legal[0]\n")
-    resumed = resume_tournament(tmp_path / "run", progress=False)
+    resumed = resume_tournament(tmp_path / "run", progress=False, trust_agents=True)
     whole = run_tournament(config, tmp_path / "whole", progress=False)
     assert resumed.summary["pairs"] == whole.summary["pairs"]
 
@@ -890,7 +890,7 @@ def test_a_resume_of_an_engine_warns_that_its_code_goes_unchecked(
     with pytest.warns(
         UncheckedAgentWarning, match=f"{re.escape(engine)} goes on unchecked, its code out of sight"
     ):
-        resume_tournament(tmp_path / "run", progress=False)
+        resume_tournament(tmp_path / "run", progress=False, trust_agents=True)
     close_all()
 
 
@@ -960,13 +960,14 @@ def test_a_resume_keeps_the_decision_time_limit_of_its_run(
         run_tournament(config, run, progress=False, engines=EngineOptions(timeout=0.2))
     assert load_manifest(run)["engine_timeout"] == 0.2
     close_all()  # a fresh agent sleeps again
-    assert main(["match", "--resume", str(run), "--quiet"]) == 2
+    assert main(["match", "--resume", str(run), "--quiet", "--trust-agents"]) == 2
     assert slow in capsys.readouterr().err
     close_all()
     with pytest.raises(ExternalAgentError, match=slow):
-        resume_tournament(run, progress=False)
+        resume_tournament(run, progress=False, trust_agents=True)
     close_all()
-    assert resume_tournament(run, progress=False, engines=EngineOptions(timeout=5)).summary["deals"] == 2
+    longer = EngineOptions(timeout=5)
+    assert resume_tournament(run, progress=False, trust_agents=True, engines=longer).summary["deals"] == 2
     assert load_manifest(run)["engine_timeout"] == 5
     close_all()
 
@@ -1054,7 +1055,7 @@ def test_a_python_agents_digest_is_its_sources_not_its_names_during_play(
     with pytest.raises(Interrupted):
         run_tournament(config, tmp_path / "run", progress=False, stop_after_chunks=1)
     assert source_bytes(spec) == before  # played: its names changed, its sources did not
-    assert resume_tournament(tmp_path / "run", progress=False).summary["deals"] == 4
+    assert resume_tournament(tmp_path / "run", progress=False, trust_agents=True).summary["deals"] == 4
     close_all()
 
 

@@ -36,6 +36,7 @@ from hearts_sim.studies.calibrate import (
     format_calibration,
     kept_levels,
     one_against_three,
+    resume_calibration,
 )
 from hearts_sim.studies.kept import JobStopped
 from hearts_sim.studies.tournament import TournamentConfig, TournamentError, run_tournament
@@ -1208,7 +1209,19 @@ def test_an_agent_failing_in_a_kept_job_is_resumed_as_the_job(tmp_path: Path) ->
     with pytest.raises(ExternalAgentError, match=r"resume with hearts-sim levels --resume .*/levels$"):
         calibrate(["random", failing], threads=1, progress=False, out=tmp_path / "levels", **budgets)
     flag.unlink()
-    assert resume_tune(out, threads=1).best.spec.startswith("rule")
+    # the job's file names the agent's file: resuming it runs that code, so only when trusted
+    from agents.external import UntrustedAgents
+
+    for resume, kept in (
+        (resume_tune, out / "tune.json"),
+        (resume_calibration, tmp_path / "levels" / "levels.json"),
+    ):
+        with pytest.raises(UntrustedAgents, match=re.escape(f"{kept} (its agents run in ")) as refused:
+            resume(kept.parent, threads=1, progress=False)
+        assert f"names outside agents, which run code on this machine: {failing}; go on only" in str(
+            refused.value
+        )
+    assert resume_tune(out, threads=1, trust_agents=True).best.spec.startswith("rule")
 
 
 def test_a_signal_numba_wrapped_in_a_timing_stops_the_calibration_in_one_line(
@@ -1297,9 +1310,12 @@ def test_a_tune_of_an_agent_file_resumes_and_writes_a_level_that_plays_from_any_
     assert read_level(level_folder / "module.toml").agent.startswith("py:my_agents:Mine(k=")
 
     monkeypatch.chdir(elsewhere)
-    assert resume_tune(stopped, progress=False).best.spec.startswith("py:mine.py:Mine(k=")
+    assert resume_tune(stopped, progress=False, trust_agents=True).best.spec.startswith("py:mine.py:Mine(k=")
     (level_folder / "mine.toml").unlink()
-    assert main(["tune", "--resume", str(kept), "--quiet"]) == 0  # written again, as found from began
+    assert main(["tune", "--resume", str(kept), "--quiet"]) == 2  # it runs mine.py: trusted?
+    assert "names outside agents, which run code on this machine: py:mine.py:Mine" in capsys.readouterr().err
+    trusted = ["tune", "--resume", str(kept), "--quiet", "--trust-agents"]
+    assert main(trusted) == 0  # written again, as found from began
     assert read_level(level_folder / "mine.toml").agent == level.agent
     monkeypatch.setenv("HEARTS_SIM_LEVELS", str(level_folder))
     assert main(["match", "mine", "random", "--deals", "8", "--quiet", "--json"]) == 0

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from agents.external import MAX_ENGINE_TIMEOUT
+from agents.external import MAX_ENGINE_TIMEOUT, TRUST_FLAG
 from agents.kinds import AgentError
 from agents.levels import LADDER, LEVELS_DIR, LEVELS_VARIABLE, level_folders
 from agents.registry import KINDS, parse_agent, split_specs
@@ -225,6 +225,14 @@ REPAIR = Option(
     "with --resume: re-play the chunks whose records do not match the manifest, from their seeds",
     flags=("--repair",),
 )
+TRUST_AGENTS = Option(
+    "trust_agents",
+    FLAG,
+    "with --resume: run the outside agents (py:, exec:) the folder names; they run code on this "
+    "machine, so only for a folder you trust",
+    False,
+    flags=(TRUST_FLAG,),
+)
 CONFIG = Option("config", PATH, "TOML file with these options", flags=("--config",), metavar="FILE")
 CLUSTER = Option(
     "cluster",
@@ -340,6 +348,7 @@ def _check_resume(args: argparse.Namespace) -> None:
     """``--resume DIR`` continues a run as it was started: its settings may not be given again."""
     if args.repair and not args.resume:
         raise UsageError("--repair works with --resume DIR: it repairs that run's records")
+    _check_trust(args)
     if not args.resume:
         return
     given = [name for name in RUN_SETTINGS if _given(getattr(args, name))]
@@ -349,6 +358,12 @@ def _check_resume(args: argparse.Namespace) -> None:
             f"--resume continues {args.resume} with the settings it was started with "
             f"(in its manifest): drop {shown}"
         )
+
+
+def _check_trust(args: argparse.Namespace) -> None:
+    """``--trust-agents`` answers for the agents a folder names: those of a resumed job."""
+    if args.trust_agents and not args.resume:
+        raise UsageError(f"{TRUST_FLAG} works with --resume DIR: the agents you name yourself run without it")
 
 
 def _runner(args: argparse.Namespace) -> Any:
@@ -379,7 +394,8 @@ def _run(args: argparse.Namespace, config: TournamentConfig | None) -> Tournamen
     }
     try:
         if args.resume:
-            return resume_tournament(args.resume, repair=args.repair, **options)
+            trust = args.trust_agents
+            return resume_tournament(args.resume, repair=args.repair, trust_agents=trust, **options)
         assert config is not None
         return run_tournament(config, args.out, command=["hearts-sim", *args.argv], **options)
     finally:
@@ -552,6 +568,7 @@ def _add_tournament_options(command: argparse.ArgumentParser, agents_help: str) 
     CHUNK_DEALS.add_to(command, default=None)
     RESUME.add_to(command)
     REPAIR.add_to(command)
+    TRUST_AGENTS.add_to(command)
     CONFIG.add_to(command)
     # checked against this machine's cores only where the run plays here (``_runner``)
     threads_help = "threads (default: all; with --cluster, per shard on the workers, default 1)"
@@ -804,6 +821,14 @@ REPLAY_OPTIONS = (
         flags=("--ask",),
         metavar="AGENT",
     ),
+    Option(
+        "trust_agents",
+        FLAG,
+        "run the outside agents (py:, exec:) the records name, to play their hands again; they run "
+        "code on this machine, so only for records you trust",
+        False,
+        flags=(TRUST_FLAG,),
+    ),
     QUIET,
 )
 WHY_PASSES = 5  # candidate passes --why-pass shows a seat, best first (and the one it made)
@@ -855,8 +880,38 @@ def cmd_replay(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--ask {args.ask}: it passes without a search; ask a search agent (hard, mc, ...)"
             )
+    if args.game is None or args.hand is not None:  # a hand is played again: its agents run
+        recorded = _recorded_specs(run_folder(args.dir))  # before a scan of the records, too
+        _check_replay_trusted(args, recorded)
     with agents_found_in(recorded_folder(run_folder(args.dir))):  # py: files named from where it began
         return _replay_picked(args)
+
+
+def _recorded_specs(folder: Path) -> list[str]:
+    """The agents a run's manifest lists (none where it has no readable one: its records name them)."""
+    from hearts_sim.studies.tournament import MANIFEST, load_manifest
+
+    try:
+        specs = load_manifest(folder).get("agent_specs") if (folder / MANIFEST).is_file() else None
+    except InputError:
+        return []
+    return [str(spec) for spec in specs] if isinstance(specs, list) else []
+
+
+def _check_replay_trusted(args: argparse.Namespace, agents: Sequence[str]) -> None:
+    """Replaying a hand runs its agents: ``agents.external.check_trusted`` of its outside ones."""
+    from agents.external import check_trusted, names_outside_agent
+
+    outside = [agent for agent in agents if names_outside_agent(agent)]
+    check_trusted(outside, str(args.dir), args.trust_agents)
+
+
+def _replayed(row: Any, args: argparse.Namespace) -> Any:
+    """``analysis.replay`` of a row of the records in ``args.dir``, its outside agents trusted."""
+    from hearts_sim.studies import analysis as an
+
+    _check_replay_trusted(args, [str(row[name]) for name in row.index if str(name).startswith("agent_")])
+    return an.replay(row)
 
 
 def _replay_picked(args: argparse.Namespace) -> int:
@@ -878,7 +933,7 @@ def _replay_picked(args: argparse.Namespace) -> int:
         min_points=args.min_points,
         progress=_progress(args),
     )
-    hand = an.replay(found.row)
+    hand = _replayed(found.row, args)
     what, seat = f"row {found.index:,}", found.seat
     if seat is not None and args.failed:
         stopped = hand.moon_stopped(seat)
@@ -974,7 +1029,7 @@ def _replay_game(args: argparse.Namespace) -> int:
                 f"game {args.game:,} in seating {args.seating} lasted {len(rows)} hands, not {args.hand}"
             )
         row = rows.iloc[args.hand - 1]
-        lines = _hand_lines(an.replay(row), args)
+        lines = _hand_lines(_replayed(row, args), args)
         print(f"{_hand_name(row)}, seating {args.seating}")
         print("\n".join(lines))
         return 0
@@ -1003,7 +1058,6 @@ def _hand_name(row: Any) -> str:
 
 def _replay_worst(worse: Any, args: argparse.Namespace) -> int:
     """The two hands of a ``DealComparison``: the worse agent's, then the other's on the same cards."""
-    from hearts_sim.studies import analysis as an
 
     a_mean, b_mean = worse.means
     lines = [
@@ -1012,7 +1066,7 @@ def _replay_worst(worse: Any, args: argparse.Namespace) -> int:
         f"{b_mean:.2f} ({a_mean - b_mean:+.2f})"
     ]
     for agent, found in ((worse.a, worse.a_hand), (worse.b, worse.b_hand)):
-        hand = an.replay(found.row)
+        hand = _replayed(found.row, args)
         where = f"seat {found.seat} (row {found.index:,}, seating {int(found.row['seating'])})"
         lines += [f"\n{agent} in {where}: score {hand.scores[found.seat]}", *_hand_lines(hand, args)]
     print("\n".join(lines))
@@ -1119,6 +1173,7 @@ LEVELS_RUNTIME = (
     Option(
         "resume", PATH, "continue the calibration kept in DIR (--out DIR)", flags=("--resume",), metavar="DIR"
     ),
+    TRUST_AGENTS,
     QUIET_PROGRESS,
     threads_option(),
     JSON,
@@ -1147,6 +1202,7 @@ def cmd_levels(args: argparse.Namespace) -> int:
         resume_calibration,
     )
 
+    _check_trust(args)
     settings = _kept_settings(args, LEVELS_SETTINGS, kept_levels(args.resume) if args.resume else None)
     runtime = {
         "threads": args.threads,
@@ -1155,7 +1211,7 @@ def cmd_levels(args: argparse.Namespace) -> int:
         "engines": _engines(args),
     }
     if args.resume:
-        result = resume_calibration(args.resume, **runtime)
+        result = resume_calibration(args.resume, trust_agents=args.trust_agents, **runtime)
     else:
         args.rules, args.rule = settings["rules"], settings["rule"]
         result = calibrate(
@@ -1232,6 +1288,7 @@ TUNE_RUNTIME = (
         flags=("--resume",),
         metavar="DIR",
     ),
+    TRUST_AGENTS,
     QUIET_PROGRESS,
     threads_option(),
     JSON,
@@ -1327,6 +1384,7 @@ def _level_timing(spec: str, rules: Rules, max_ms: float) -> dict[str, float | i
 def cmd_tune(args: argparse.Namespace) -> int:
     from hearts_sim.studies.tune import kept_tune, parse_ranges, resume_tune, tune
 
+    _check_trust(args)
     settings = _kept_settings(args, TUNE_SETTINGS, kept_tune(args.resume) if args.resume else None)
     if settings["agent"] is None:
         raise UsageError("tune needs AGENT, the policy kind to tune (e.g. rule), or --resume DIR")
@@ -1345,7 +1403,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         "engines": _engines(args),
     }
     if args.resume:
-        result = resume_tune(args.resume, **runtime)
+        result = resume_tune(args.resume, trust_agents=args.trust_agents, **runtime)
     else:
         args.rules, args.rule = settings["rules"], settings["rule"]
         # kept absolute: a resume from another folder writes the level where this one would

@@ -225,10 +225,13 @@ def calibrate(
         return result
 
 
-def resume_calibration(out: str | Path, **options: Any) -> dict[str, Any]:
+def resume_calibration(out: str | Path, *, trust_agents: bool = False, **options: Any) -> dict[str, Any]:
     """Continue the calibration kept in ``out`` with its settings; ``options``: ``threads``,
-    ``report``, ``progress``, ``engines``."""
-    settings = dict(kept_levels(out).read()["settings"])
+    ``report``, ``progress``, ``engines``. A ladder's outside agent (``py:``, ``exec:``) goes on
+    only with ``trust_agents=True`` (``KeptJob.check_trusted``)."""
+    job = kept_levels(out)
+    job.check_trusted(trust_agents)
+    settings = dict(job.read()["settings"])
     try:
         deals, games, table_deals = (
             Budget(**settings.pop(name)) for name in ("deals", "games", "table_deals")

@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.external import ExternalAgentError, agent_folder, agents_found_in
+from agents.external import (
+    ExternalAgentError,
+    agent_folder,
+    agents_found_in,
+    check_trusted,
+    names_outside_agent,
+)
 from hearts_sim.core.checks import is_integer
 from hearts_sim.core.errors import InputError, Stopped, StorageError, Terminated, signals_unwrapped
 from hearts_sim.core.files import (
@@ -223,6 +229,14 @@ class KeptJob:
         folder = self.read().get("folder")
         return folder if isinstance(folder, str) else None
 
+    def check_trusted(self, trusted: bool) -> None:
+        """Refuse to resume a job whose settings name outside agents (its agent, a ladder's step:
+        ``py:``, ``exec:``) unless ``trusted`` (``agents.external.check_trusted``): its file may
+        come from anyone."""
+        outside = [text for text in _texts(self.read()["settings"]) if names_outside_agent(text)]
+        folder = self.folder()
+        check_trusted(outside, f"{self.path}" + (f" (its agents run in {folder})" if folder else ""), trusted)
+
     def progress(self) -> dict[str, Any]:
         """What the job recorded with ``record`` so far."""
         return dict(self.read().get("progress", {}))
@@ -324,6 +338,15 @@ class JobStatus(ShownAsText):
             "result": self.result,
             "runs": [run.as_dict() for run in self.runs],
         }
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """Every string in a JSON value (its lists' and objects' values, at any depth)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list | dict):
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from _texts(item)
 
 
 @contextmanager

@@ -343,7 +343,9 @@ def replay(row: Any, rules: Rules | str | None = None, agents: Mapping[str, Any]
     records: a ``Series``, a one-row ``DataFrame``, a mapping or an ``itertuples`` row) and check
     it against the row. ``rules`` is needed only when the row has no ``rules`` column; ``agents``
     maps a seat's recorded name to the agent that played it where the name alone cannot say (an
-    object passed to ``simulate``, recorded as ``py:ClassName``).
+    object passed to ``simulate``, recorded as ``py:ClassName``). The row's ``py:`` and ``exec:``
+    agents run (their code, their commands): replay rows of records you trust (``hearts-sim
+    replay`` asks for ``--trust-agents``).
 
     Raises ``ReplayError`` when a column is missing, a seat's play policy is time-budgeted, or
     the replay disagrees with the record (an agent, level or kernel changed since it was made)."""

@@ -45,6 +45,7 @@ from agents.external import (
     ExternalAgentError,
     agent_folder,
     agents_found_in,
+    check_trusted,
     code_held,
     code_unseen,
     decider,
@@ -1664,9 +1665,10 @@ def play_kept(config: TournamentConfig, out: Path | None, **options: Any) -> Tou
     return run_tournament(config, out, resume=out is not None and (out / MANIFEST).exists(), **options)
 
 
-def resume_tournament(out: str | Path, **options: Any) -> TournamentResult:
+def resume_tournament(out: str | Path, *, trust_agents: bool = False, **options: Any) -> TournamentResult:
     """Continue the run stored in ``out`` from its last finished chunk (``repair=True``: after
-    re-playing whatever does not match the manifest)."""
+    re-playing whatever does not match the manifest). Its outside agents (``py:``, ``exec:``) run
+    only with ``trust_agents=True``: the manifest names the code they run (``check_trusted``)."""
     manifest = load_manifest(Path(out))
     objects = _recorded_objects(manifest)
     if objects:
@@ -1674,7 +1676,17 @@ def resume_tournament(out: str | Path, **options: Any) -> TournamentResult:
             f"{out} was played by {objects[0]}, an agent object passed from Python: resume it from "
             "Python with the same objects, run_tournament(config, out, resume=True)"
         )
-    return run_tournament(manifest_config(Path(out), manifest), out, resume=True, **options)
+    config = manifest_config(Path(out), manifest)
+    check_trusted(
+        [spec.plays for spec in config.specs() if spec.external], recorded_source(out, manifest), trust_agents
+    )
+    return run_tournament(config, out, resume=True, **options)
+
+
+def recorded_source(out: str | Path, manifest: dict[str, Any]) -> str:
+    """How a run's manifest is named where it names outside agents: with the folder they run in."""
+    folder = _manifest_folder(manifest)
+    return f"{Path(out) / MANIFEST}" + (f" (its agents run in {folder})" if folder else "")
 
 
 def recorded_engines(out: Path, procs: int | None = None) -> EngineOptions:

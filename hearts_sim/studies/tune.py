@@ -413,10 +413,13 @@ def kept_tune(out: str | Path) -> KeptJob:
     return KeptJob(Path(out), TUNE_FILE, "tune", "tune", TuneError, "matches", format_tune)
 
 
-def resume_tune(out: str | Path, **options: Any) -> TuneResult:
+def resume_tune(out: str | Path, *, trust_agents: bool = False, **options: Any) -> TuneResult:
     """Continue the tune kept in ``out`` with the settings it was started with; ``options``:
-    ``threads``, ``report``, ``progress``, ``engines``."""
-    settings = dict(kept_tune(out).read()["settings"])
+    ``threads``, ``report``, ``progress``, ``engines``. An outside agent (``py:``, ``exec:``) goes
+    on only with ``trust_agents=True`` (``KeptJob.check_trusted``)."""
+    job = kept_tune(out)
+    job.check_trusted(trust_agents)
+    settings = dict(job.read()["settings"])
     try:
         ranges = {name: (float(low), float(high)) for name, (low, high) in settings.pop("ranges").items()}
         rules = Rules.from_dict(settings.pop("rules"))
