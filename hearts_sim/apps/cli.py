@@ -1475,8 +1475,9 @@ def _write_tuned_level(
         then = f"{job_resume('tune', Path(out))} writes it" if out else result_said
         raise Stopped(f"before level {name} was written: {then}", isinstance(stop, Terminated)) from None
     print(f"wrote level {name} ({target})", file=shown_at)
-    if needs is not None:
-        print(f"hearts-sim: warning: level {name}: {needs}", file=sys.stderr)
+    for doubt in (needs, _unconfirmed(result, settings["weaker_by"])):
+        if doubt is not None:
+            print(f"hearts-sim: warning: level {name}: {doubt}", file=sys.stderr)
     if target.parent.resolve() not in {folder.resolve() for folder in level_folders()}:
         print(
             f"to play it, name its folder in {LEVELS_VARIABLE}: "
@@ -1484,6 +1485,20 @@ def _write_tuned_level(
             file=shown_at,
         )
     return 0
+
+
+def _unconfirmed(result: TuneResult, weaker_by: float | None) -> str | None:
+    """What the tune's fresh deals leave in doubt about the level it writes, or None: a gain whose
+    95% interval holds 0, or with ``--weaker-by`` one that leaves out the distance asked for (a
+    level was written in silence on -0.071 [-0.746, +0.603], no measurable gain)."""
+    low, high = result.ci95
+    interval = f"95% CI [{low:+.3f}, {high:+.3f}]"
+    gain = f"{result.gain:+.3f} points/hand over {result.reference} on fresh deals, {interval}"
+    if weaker_by is None:
+        return None if low > 0 else f"{gain}: not surely better; written all the same"
+    if low <= -weaker_by <= high:
+        return None
+    return f"{gain}: not the {-weaker_by:+.3f} --weaker-by asked for; written all the same"
 
 
 # ---------------------------------------------------------------------------- play
