@@ -1033,6 +1033,37 @@ def test_a_level_written_on_a_gain_the_fresh_deals_do_not_confirm_says_so(
     assert (tmp_path / "tuned.toml").is_file()
 
 
+def test_a_tune_stopped_by_a_full_disk_says_to_resume_the_tune(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A part of a tune's second match that cannot be written: one line that says to resume the
+    tune (it said ``tournament --resume DIR/round-1/candidate-01``, which finished that match
+    alone), and the tune resumes."""
+    import errno
+
+    out = tmp_path / "t"
+    command = ["tune", "rule", "--param", "shoot=20:60", "--budget", "160", "--candidates", "2"]
+    command += ["--seed", "2", "--quiet", "--json"]
+    write = tournament.write_atomically
+
+    def fill_up(path: Path, data: bytes) -> None:
+        if path.name.startswith("part-") and "candidate-01" in str(path):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        write(path, data)
+
+    monkeypatch.setattr(tournament, "write_atomically", fill_up)
+    assert main([*command, "--out", str(out)]) == 1
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    part = out / "round-1" / "candidate-01" / "records" / "part-000000.parquet"
+    assert said == (
+        f"hearts-sim: error: cannot write {part}: No space left on device; what was played is kept: "
+        f"resume with hearts-sim tune --resume {out}"
+    )
+    monkeypatch.undo()
+    assert main(["tune", "--resume", str(out), "--quiet", "--json"]) == 0  # as in a go: the kills' test
+    assert json.loads(capsys.readouterr().out)["deals_played"] > 0
+
+
 def test_quit_leaves_the_terminal_game_with_the_totals_so_far() -> None:
     from hearts_sim.apps.terminal import play_in_terminal
 

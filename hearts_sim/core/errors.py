@@ -51,7 +51,9 @@ class MissingExtra(InputError, ModuleNotFoundError):
 
 class StorageError(OSError):
     """Results that could not be written (a full disk, ...): everything saved before is kept, and
-    the message says how to go on."""
+    the message says how to go on; ``failure``, where given: the write alone, without how."""
+
+    failure: str | None = None
 
 
 class Terminated(KeyboardInterrupt):

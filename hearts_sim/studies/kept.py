@@ -75,14 +75,15 @@ def job_stops(command: str, where: Callable[[], str], out: Path | None) -> Itera
       (numba's wrapping of it included), as the job's ``JobStopped``, which says ``where()`` it
       stopped (a signal that fell after a match's last chunk, its summary, was a bare
       "interrupted");
-    - an agent's failure in a match, or a chunk a cluster could not play, as ``job_failure``."""
+    - an agent's failure in a match, a chunk a cluster could not play, or a part or manifest that
+      could not be written (a full disk: it said to resume the match alone), as ``job_failure``."""
     try:
         with signals_unwrapped():
             yield
     except (Interrupted, KeyboardInterrupt) as stop:
         terminated = stop.terminated if isinstance(stop, Interrupted) else isinstance(stop, Terminated)
         raise JobStopped(command, where(), out, terminated) from None
-    except (ExternalAgentError, ChunkError) as error:
+    except (ExternalAgentError, ChunkError, StorageError) as error:
         raise job_failure(error, command, out) from None
 
 

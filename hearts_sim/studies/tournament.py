@@ -1194,16 +1194,20 @@ def _save_manifest(out: Path, manifest: dict[str, Any], done: int, total: int) -
     try:
         _write_manifest(out, manifest)
     except OSError as error:
-        raise StorageError(_storage_message(out / MANIFEST, error, done, total, out, manifest)) from None
+        raise _storage_error(out / MANIFEST, error, done, total, out, manifest) from None
 
 
-def _storage_message(
+def _storage_error(
     path: Path, error: OSError, done: int, total: int, out: Path, manifest: dict[str, Any]
-) -> str:
-    return (
-        f"cannot write {path}: {error.strerror or error}; {done} of {total} chunks are saved; "
-        f"resume with: {manifest_resume(out, manifest)}"
-    )
+) -> StorageError:
+    """A part or manifest of the run in ``out`` that could not be written: what was saved and how
+    to resume; its ``failure`` (the write alone) is what a kept job says with its own resume
+    (``kept.job_failure``: a tune stopped by a full disk said to resume its match alone)."""
+    failure = f"cannot write {path}: {error.strerror or error}"
+    again = manifest_resume(out, manifest)
+    stored = StorageError(f"{failure}; {done} of {total} chunks are saved; resume with: {again}")
+    stored.failure = failure
+    return stored
 
 
 def _recorded_objects(manifest: dict[str, Any]) -> list[str]:
@@ -1231,7 +1235,7 @@ def _commit(
         try:
             write_atomically(part, data)
         except OSError as error:
-            raise StorageError(_storage_message(part, error, chunk, total, out, manifest)) from None
+            raise _storage_error(part, error, chunk, total, out, manifest) from None
     for directory, (data, rows) in parts.items():
         key = PARTS_KEYS[directory]
         manifest[key] = [*manifest[key][:chunk], part_entry(data, rows)]
@@ -1243,7 +1247,7 @@ def _commit(
         for directory in parts:
             manifest[PARTS_KEYS[directory]] = manifest[PARTS_KEYS[directory]][:chunk]
         manifest["chunks_done"] = chunk
-        raise StorageError(_storage_message(out / MANIFEST, error, chunk, total, out, manifest)) from None
+        raise _storage_error(out / MANIFEST, error, chunk, total, out, manifest) from None
 
 
 # A run with --out encodes each chunk's Parquet parts on this many threads while the next chunks
@@ -1361,9 +1365,7 @@ def _checked_for_resume(
                 try:
                     write_atomically(part, data)
                 except OSError as error:
-                    raise StorageError(
-                        _storage_message(part, error, chunk, config.n_chunks, out, manifest)
-                    ) from None
+                    raise _storage_error(part, error, chunk, config.n_chunks, out, manifest) from None
                 manifest[PARTS_KEYS[directory]][chunk] = part_entry(data, rows)
     if damaged:
         _save_manifest(out, manifest, int(manifest["chunks_done"]), config.n_chunks)
