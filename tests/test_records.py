@@ -126,6 +126,45 @@ def test_a_damaged_run_is_refused_then_repaired_to_the_uninterrupted_records(
     pd.testing.assert_frame_equal(records(run), records(runs["good"]))
 
 
+def test_repair_refuses_to_play_over_records_whose_manifest_is_another_runs(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A manifest copied from another run (the same agents on another seed: a backup restored into
+    the wrong folder) failed every part's checksum, and ``--repair`` played that run over all of
+    this one's good records; two parts swapped, likewise. Both are refused in one line, before a
+    part is touched, where a part that is damaged (some of its rows wrong, or unreadable) is
+    still re-played (``test_a_damaged_run_is_refused_then_repaired_...``)."""
+    run, other = tmp_path / "run", tmp_path / "other"
+    shutil.copytree(runs["good"], run)
+    tournament.run_tournament(
+        tournament.TournamentConfig(CONFIG.agents, deals=20, seed=CONFIG.seed + 1, chunk_deals=10),
+        other,
+        progress=False,
+    )
+    (run / "manifest.json").write_bytes((other / "manifest.json").read_bytes())
+    held = {chunk: part(run, chunk).read_bytes() for chunk in range(CONFIG.n_chunks)}
+    assert main(["tournament", "--resume", str(run), "--repair", "--quiet"]) == 2
+    line = one_error_line(capsys)
+    assert line.startswith(
+        f"hearts-sim: error: {part(run, 0)} holds whole records of another run or chunk (deal 0 of seed "
+    )
+    assert f"where --seed {CONFIG.seed + 1} deals " in line
+    assert f"{run / 'manifest.json'} is not the manifest of these records (copied from another run?)" in line
+    assert {chunk: part(run, chunk).read_bytes() for chunk in held} == held
+
+    (run / "manifest.json").write_bytes((runs["good"] / "manifest.json").read_bytes())
+    part(run, 0).write_bytes(held[1])
+    part(run, 1).write_bytes(held[0])
+    assert main(["tournament", "--resume", str(run), "--repair", "--quiet"]) == 2
+    assert (
+        f"{part(run, 0)} holds whole records of another run or chunk (deal 10, which chunk 0 does not deal)"
+        in (one_error_line(capsys))
+    )
+    part(run, 0).write_bytes(held[0])
+    part(run, 1).write_bytes(held[1])
+    assert main(["tournament", "--resume", str(run), "--repair", "--quiet"]) == 0  # whole again
+
+
 @pytest.mark.parametrize("damage", ["empty_manifest", "list_manifest", "garbage_manifest"])
 def test_a_manifest_without_a_configuration_cannot_be_resumed_or_repaired(
     runs: dict[str, Path], capsys: pytest.CaptureFixture[str], damage: str

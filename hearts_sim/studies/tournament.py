@@ -78,7 +78,7 @@ from hearts_sim.core.files import (
     write_atomically,
 )
 from hearts_sim.core.rules import Rules, RulesError, resolve_rules
-from hearts_sim.engine.rng import MAX_DEALS, SeedError, check_seed
+from hearts_sim.engine.rng import MAX_DEALS, SeedError, check_seed, derive_seed
 from hearts_sim.selfplay.records import (
     GAME_HAND_RECORD,
     HANDS_DIR,
@@ -1349,6 +1349,8 @@ def _checked_for_resume(
         _, name, problem = damaged[0]
         more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
         raise TournamentError(f"records part {name} {problem}{more}; {repair_hint(out, manifest)}")
+    for chunk in sorted({chunk for chunk, _, _ in damaged}):  # before one is played over
+        _refuse_foreign_part(config, out, chunk)
     # more to play, or to play again: by the code that played it? (until 2026-12-07 a repair
     # re-played the damaged chunks first, by whatever code resumed, beside the other chunks'
     # records and tally: a run of an old level took the new one's)
@@ -1543,6 +1545,38 @@ def check_same_play(out: Path, report: Callable[[str], None] | None = None) -> b
     with agents_found_in(_manifest_folder(manifest)):  # the manifest read above, not read again
         _check_same_play(config, out, manifest, config.table(), report or (lambda _: None))
     return True
+
+
+def _refuse_foreign_part(config: TournamentConfig, out: Path, chunk: int) -> None:
+    """Refuse to re-play chunk ``chunk`` over a part that is whole but holds other deals than the
+    manifest's config deals there, every row of it (another run's: its seed; another chunk's:
+    its numbers),
+    where the manifest, not the records, is what is wrong: one copied from another run made
+    ``--repair`` play that run over every part of this one (until 2026-12-07). A part that cannot
+    be read is damaged, and re-played."""
+    key, start = ("game" if config.games else "deal"), chunk * config.chunk_deals
+    part = part_path(out, chunk)
+    try:
+        held = parquet.read_table(arrow_path(part), columns=[key, "seed"]).to_pandas()
+    except (OSError, ValueError, KeyError, pyarrow.ArrowException):
+        return
+    numbers, seeds = held[key].to_numpy(np.int64), held["seed"].to_numpy(np.uint64)
+    dealt = np.array([derive_seed(np.uint64(config.seed), number) for number in numbers], np.uint64)
+    outside = (numbers < start) | (numbers >= start + config.chunk_deals)
+    wrong = np.flatnonzero(outside | (seeds != dealt))
+    if not len(wrong) or len(wrong) < len(held):  # some right: a part damaged, not another's
+        return
+    number, row = int(numbers[wrong[0]]), int(wrong[0])
+    what = (
+        f"{key} {number}, which chunk {chunk} does not deal"
+        if outside[row]
+        else f"{key} {number} of seed {int(seeds[row])}, where --seed {config.seed} deals {int(dealt[row])}"
+    )
+    raise TournamentError(
+        f"{part} holds whole records of another run or chunk ({what}): {out / MANIFEST} is not "
+        "the manifest of these records (copied from another run?), and --repair would play over "
+        "them: put the run's own manifest back, or move its records away to play the run again"
+    )
 
 
 def _records_difference(
