@@ -1,8 +1,8 @@
 """A full disk (or a spent quota) while results are written: every writer goes through
 ``write_atomically``, so a file is whole or as it was, and the command says so in one line.
 
-The disk fills inside ``Path.write_bytes``/``write_text`` here: half the bytes land, then
-``OSError(ENOSPC)``, as a real full disk does (checked by hand on a full 2 MB tmpfs)."""
+The disk fills in the ``os.write`` of a temporary ``write_atomically`` made here: half the bytes
+land, then ``OSError(ENOSPC)``, as a real full disk does (checked by hand on a full 2 MB tmpfs)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,25 +31,38 @@ try:
 except ImportError:  # run from inside tests/
     from test_learning import script_module  # type: ignore[no-redef]
 
-_write_bytes = Path.write_bytes
-
 
 def _fill_the_disk(monkeypatch: pytest.MonkeyPatch, after: int = 0) -> list[Path]:
-    """Every write after the first ``after`` lands half its bytes and fails as a full disk does;
-    returns the paths written to."""
+    """Every write of a temporary (``tempfile.mkstemp``'s ``.NAME.XXXXXXXX.tmp``) after the first
+    ``after`` lands half its bytes and fails as a full disk does; returns the temporaries written."""
     written: list[Path] = []
+    temporaries: dict[int, tuple[Path, int]] = {}  # descriptor: the temporary, its inode
+    mkstemp, write = tempfile.mkstemp, os.write
 
-    def half_then_full(path: Path, data: Any) -> int:
+    def recorded_mkstemp(*args: Any, **kwargs: Any) -> tuple[int, str]:
+        descriptor, name = mkstemp(*args, **kwargs)
+        if name.endswith(".tmp"):
+            temporaries[descriptor] = Path(name), os.fstat(descriptor).st_ino
+        return descriptor, name
+
+    def half_then_full(descriptor: int, data: Any) -> int:
+        path, inode = temporaries.pop(descriptor, (None, -1))
+        if path is None or os.fstat(descriptor).st_ino != inode:  # not a temporary: the number reused
+            return write(descriptor, data)
         written.append(path)
-        data = data if isinstance(data, bytes) else str(data).encode()
         if len(written) <= after:
-            return _write_bytes(path, data)
-        _write_bytes(path, data[: len(data) // 2])
+            return write(descriptor, data)
+        write(descriptor, bytes(data)[: len(data) // 2])
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
-    monkeypatch.setattr(Path, "write_bytes", half_then_full)
-    monkeypatch.setattr(Path, "write_text", lambda path, text, *a, **k: half_then_full(path, text))
+    monkeypatch.setattr(tempfile, "mkstemp", recorded_mkstemp)
+    monkeypatch.setattr(os, "write", half_then_full)
     return written
+
+
+def _final(temporary: Path) -> str:
+    """The name ``write_atomically``'s temporary ``.NAME.XXXXXXXX.tmp`` replaces: ``NAME``."""
+    return temporary.name.removeprefix(".").removesuffix(".tmp").rsplit(".", 1)[0]
 
 
 def test_a_failed_write_leaves_the_file_as_it_was_and_no_temporary(
@@ -92,10 +106,12 @@ def test_the_data_reaches_the_disk_before_the_name_points_at_it(
     monkeypatch.setattr(os, "fsync", recorded_fsync)
     monkeypatch.setattr(os, "replace", recorded_replace)
     write_atomically(path, b"the new level")
+    temporary = events[0][1]
+    assert re.fullmatch(r"\.hard\.toml\.\w{8}\.tmp", temporary)  # a name no one could know to plant
     assert events == [
-        ("fsync", ".hard.toml.tmp", b"the new level"),
+        ("fsync", temporary, b"the new level"),
         ("then the file holds", "hard.toml", b"the old level"),
-        ("replace", ".hard.toml.tmp", None),
+        ("replace", temporary, None),
         ("fsync", tmp_path.name, None),
         ("then the file holds", "hard.toml", b"the new level"),
     ]
@@ -155,6 +171,69 @@ def test_a_ctrl_c_within_the_write_leaves_no_temporary(
     assert [p.name for p in tmp_path.iterdir()] == ["manifest.json"]
 
 
+def test_a_write_replaces_links_in_the_folder_and_writes_through_none(tmp_path: Path) -> None:
+    """The temporary was ``.NAME.tmp``, a name known in advance, written with ``write_bytes``: a
+    link planted there (a run folder from a tar, a zip or git keeps it; another user of a shared
+    folder can make it) had its target overwritten, and was then renamed onto ``NAME``. The
+    temporary is now a new file of a name no one can know; a link at ``NAME`` is replaced."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in ("a", "b"):
+        (outside / name).write_bytes(b"precious " + name.encode())
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / ".manifest.json.tmp").symlink_to(outside / "a")
+    (run / "manifest.json").symlink_to(outside / "b")
+    write_atomically(run / "manifest.json", b"the manifest")
+    assert [(outside / name).read_bytes() for name in ("a", "b")] == [b"precious a", b"precious b"]
+    assert not (run / "manifest.json").is_symlink()
+    assert (run / "manifest.json").read_bytes() == b"the manifest"
+    assert sorted(p.name for p in run.iterdir()) == [".manifest.json.tmp", "manifest.json"]  # untouched
+
+
+@pytest.mark.skipif(not hasattr(os, "fchmod"), reason="Windows' files have no such mode")
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_a_written_file_has_the_mode_of_a_plain_write(tmp_path: Path, umask: int, mode: int) -> None:
+    """``mkstemp`` makes its file ``0o600``: the temporary is given what a plain write gives, so a
+    run in a folder shared with a group stays readable by it."""
+    before = os.umask(umask)
+    try:
+        write_atomically(tmp_path / "manifest.json", b"{}")
+    finally:
+        os.umask(before)
+    assert (tmp_path / "manifest.json").stat().st_mode & 0o777 == mode
+
+
+def test_resuming_a_run_writes_through_no_link_planted_in_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run unpacked from a download with links at the names of its temporaries: ``--resume``
+    overwrote their targets outside the run with a records part and a manifest until 2026-12-07.
+    A temporary left by a killed write is not read, and the run reads back whole."""
+    from hearts_sim.studies.analysis import load_records
+
+    out, outside = tmp_path / "run", tmp_path / "outside"
+    config = replace(make_config(["random", "lowest"], deals=4, seed=3), chunk_deals=1)
+    with pytest.raises(Interrupted):
+        run_tournament(config, out, progress=False, stop_after_chunks=1, threads=1)
+    outside.mkdir()
+    planted = {
+        out / "records" / ".part-000001.parquet.tmp": outside / "a",
+        out / ".manifest.json.tmp": outside / "b",
+    }
+    for link, target in planted.items():
+        target.write_bytes(b"precious")
+        link.symlink_to(target)
+    (out / "records" / ".part-000002.parquet.k3j4h5g6.tmp").write_bytes(b"PAR1 half a part")  # a kill
+    assert main(["tournament", "--resume", str(out), "--threads", "1", "--quiet"]) == 0
+    assert [target.read_bytes() for target in planted.values()] == [b"precious", b"precious"]
+    assert all(link.is_symlink() for link in planted)
+    whole = tmp_path / "whole"
+    run_tournament(config, whole, progress=False, threads=1)
+    assert load_records(out).equals(load_records(whole))
+    assert main(["status", str(out)]) == 0 and "finished" in capsys.readouterr().out
+
+
 def _result() -> TuneResult:
     best = Candidate({"shoot": 30}, "rule(shoot=30)")
     return TuneResult("rule", "rule", best, 0.1, [0.0, 0.2], [], 100)
@@ -191,13 +270,11 @@ def test_a_report_on_a_full_disk_is_one_line_and_leaves_no_half_figure(
     out = tmp_path / "report"
     written = _fill_the_disk(monkeypatch, after=2)
     assert main(["report", str(run_dir), "--out", str(out)]) == 1
-    failed = out / written[2].name.removeprefix(".").removesuffix(".tmp")
+    failed = out / _final(written[2])
     assert capsys.readouterr().err == f"hearts-sim: error: cannot write {failed}: No space left on device\n"
-    assert sorted(p.name for p in out.iterdir()) == sorted(
-        p.name.removeprefix(".").removesuffix(".tmp") for p in written[:2]
-    )
+    assert sorted(p.name for p in out.iterdir()) == sorted(map(_final, written[:2]))
     for name in written[:2]:  # the two that fitted are whole
-        assert (out / name.name.removeprefix(".").removesuffix(".tmp")).read_bytes()[:4] == b"\x89PNG"
+        assert (out / _final(name)).read_bytes()[:4] == b"\x89PNG"
     monkeypatch.undo()
     assert main(["report", str(run_dir), "--out", str(out)]) == 0
 

@@ -541,10 +541,10 @@ def test_a_tune_kept_in_a_folder_resumes_to_the_uninterrupted_result(tmp_path: P
     assert kept_tune(out).read()["settings"]["budget"] == 320
     taken = tmp_path / "taken"
     with kept_tune(taken).running(resume=False), pytest.raises(TuneError) as refused:
-        (taken / ".tune.json.tmp").write_text("{")  # the other's settings, being written
+        (taken / ".tune.json.k3j4h5g6.tmp").write_text("{")  # the other's settings, being written
         tune("rule", parse_ranges(["defend=8:20"]), **arguments, out=taken)
     assert str(refused.value).startswith(f"{taken} is being run by this process (pid ")
-    assert sorted(p.name for p in taken.iterdir()) == [".lock", ".tune.json.tmp"]
+    assert sorted(p.name for p in taken.iterdir()) == [".lock", ".tune.json.k3j4h5g6.tmp"]
     with pytest.raises(TuneError, match="holds a different tune \\(its budget differs\\)"):
         tune("rule", parse_ranges(["defend=8:20"]), **{**arguments, "budget": 640}, out=out, resume=True)
     with pytest.raises(

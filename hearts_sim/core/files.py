@@ -105,18 +105,33 @@ def disk_bytes(path: Path | str) -> bytes:
 
 def write_atomically(path: Path, data: bytes) -> None:
     """``path`` holds ``data`` afterwards, or what it held before: never half a file. The bytes
-    go to a hidden temporary beside it (``.NAME.tmp``: no glob for ``*.parquet``, ``*.toml`` or
-    ``*.npz`` and no Parquet dataset reads it), reach the disk (``fsync``), and only then replace
-    ``path`` in one step, whose entry in the folder is synced in turn: after a power cut the file
-    is the old one or the new one, not the empty or truncated file that a rename ahead of the
-    data can leave on ext4, XFS or btrfs. Raises the ``OSError`` of a failed write (or the
-    ``KeyboardInterrupt`` within one), with the temporary removed."""
+    go to a hidden temporary beside it (``.NAME.XXXXXXXX.tmp``: no glob for ``*.parquet``,
+    ``*.toml`` or ``*.npz`` and no Parquet dataset reads it), reach the disk (``fsync``), and only
+    then replace ``path`` in one step, whose entry in the folder is synced in turn: after a power
+    cut the file is the old one or the new one, not the empty or truncated file that a rename
+    ahead of the data can leave on ext4, XFS or btrfs. Raises the ``OSError`` of a failed write
+    (or the ``KeyboardInterrupt`` within one), with the temporary removed.
+
+    No link in the folder is followed: the temporary is a new file of an unpredictable name
+    (``tempfile.mkstemp``, created exclusively), and the rename replaces a link at ``path``
+    rather than writing where it points. A run folder unpacked from a download, or one another
+    user could write, wrote through ``.NAME.tmp`` links into files outside it until 2026-12-07.
+    The file gets the mode a plain write gives (``0o666`` less the umask), not ``mkstemp``'s
+    ``0o600``."""
     path = Path(path)
-    temporary = path.with_name(f".{path.name}.tmp")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    temporary = Path(name)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(data)
-        _sync(temporary, os.O_RDWR)  # the data, before the name points at it
+        try:
+            if hasattr(os, "fchmod"):  # not on Windows (before Python 3.13), whose files have no such mode
+                os.fchmod(descriptor, 0o666 & ~_umask())
+            view = memoryview(data)
+            while view:  # a write to a file may take part of the bytes
+                view = view[os.write(descriptor, view) :]
+            os.fsync(descriptor)  # the data, before the name points at it
+        finally:
+            os.close(descriptor)
         os.replace(temporary, path)
     except BaseException:  # a failed write, or Ctrl-C within it
         temporary.unlink(missing_ok=True)
@@ -125,8 +140,21 @@ def write_atomically(path: Path, data: bytes) -> None:
         _sync(path.parent, os.O_RDONLY)  # the rename itself
 
 
+def _umask() -> int:
+    """This process's umask, read where it can be without changing it (Linux's
+    ``/proc/self/status``); elsewhere set to ``0o077`` for a moment and put back, so that a
+    file another thread creates in that moment is, if anything, more private."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
 def _sync(path: Path, mode: int) -> None:
-    """Flush what the system holds of ``path`` (a file or a folder) to the disk."""
+    """Flush what the system holds of ``path`` (a folder) to the disk."""
     descriptor = os.open(path, mode)
     try:
         os.fsync(descriptor)
