@@ -22,7 +22,8 @@ import pytest
 
 from agents.levels import read_level
 from hearts_sim.apps.cli import main
-from hearts_sim.core.files import write_atomically
+from hearts_sim.core.errors import InputError
+from hearts_sim.core.files import exclusive_lock, write_atomically
 from hearts_sim.studies.tournament import Interrupted, make_config, run_tournament
 from hearts_sim.studies.tune import Candidate, TuneError, TuneResult, write_level
 
@@ -232,6 +233,59 @@ def test_resuming_a_run_writes_through_no_link_planted_in_it(
     run_tournament(config, whole, progress=False, threads=1)
     assert load_records(out).equals(load_records(whole))
     assert main(["status", str(out)]) == 0 and "finished" in capsys.readouterr().out
+
+
+def _lock_planted(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A run stopped after its first chunk whose lock file is a link to a file outside it, which
+    holds ``precious``; the run, the link, its target."""
+    out, target = tmp_path / "run", tmp_path / "precious.txt"
+    config = replace(make_config(["random", "lowest"], deals=4, seed=3), chunk_deals=1)
+    with pytest.raises(Interrupted):
+        run_tournament(config, out, progress=False, stop_after_chunks=1, threads=1)
+    target.write_text("precious")
+    (out / ".lock").unlink()
+    (out / ".lock").symlink_to(target)
+    return out, out / ".lock", target
+
+
+def test_a_lock_file_that_is_a_link_is_refused_not_written_through(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The lock was opened ``O_CREAT|O_RDWR`` and truncated to the writer's pid: a ``.lock`` link
+    in a downloaded run truncated its target outside the run until 2026-12-07 (and one to a
+    missing file created it)."""
+    out, link, target = _lock_planted(tmp_path)
+    assert main(["tournament", "--resume", str(out), "--threads", "1", "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        f"hearts-sim: error: {link} is a symbolic link (to {target}), not a lock file: a link in a "
+        "run's folder would send its writes elsewhere; remove it and run again\n"
+    )
+    assert target.read_text() == "precious"
+    target.unlink()  # a link to nowhere: nothing is created there
+    with pytest.raises(InputError, match="is a symbolic link"), exclusive_lock(link):
+        pass
+    assert not target.exists()
+    link.unlink()
+    assert main(["tournament", "--resume", str(out), "--threads", "1", "--quiet"]) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="the system's refusal to open a link")
+def test_a_lock_link_made_after_the_look_is_refused_by_the_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A link made between ``exclusive_lock``'s look and its open (another user racing it) is
+    refused by ``O_NOFOLLOW``: the first look is made to miss it."""
+    out, link, target = _lock_planted(tmp_path)
+    islink, looks = os.path.islink, []
+
+    def misses_the_first(path: Any) -> bool:
+        looks.append(path)
+        return len(looks) > 1 and islink(path)
+
+    monkeypatch.setattr(os.path, "islink", misses_the_first)
+    with pytest.raises(InputError, match=f"{re.escape(str(link))} is a symbolic link"), exclusive_lock(link):
+        pass
+    assert target.read_text() == "precious" and len(looks) == 2
 
 
 def _result() -> TuneResult:

@@ -1,9 +1,9 @@
 """What runs where CI does not: Windows and macOS, emulated on Linux where a piece can be.
 
 The emulation removes what Windows' Python lacks (``fcntl``, ``os.fork``, ``os.register_at_fork``,
-``os.killpg``) before hearts_sim is imported, in a fresh interpreter; what cannot be emulated
-(an ``exec:`` engine's non-blocking pipes) is refused on Windows in one line, and the README's
-Platforms section says which parts are checked where."""
+``os.killpg``, ``os.fchmod``, ``os.O_NOFOLLOW``) before hearts_sim is imported, in a fresh
+interpreter; what cannot be emulated (an ``exec:`` engine's non-blocking pipes) is refused on
+Windows in one line, and the README's Platforms section says which parts are checked where."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from agents.kinds import AgentError
 WITHOUT_POSIX = """
 import os, sys, runpy
 import numpy, numba, pandas, pyarrow, tqdm  # noqa: F401
-for name in ("register_at_fork", "fork", "killpg", "setpgid", "pread"):
+for name in ("register_at_fork", "fork", "killpg", "setpgid", "pread", "fchmod", "O_NOFOLLOW"):
     if hasattr(os, name):
         delattr(os, name)
 sys.modules["fcntl"] = None
@@ -48,6 +48,13 @@ def test_the_command_line_runs_without_posix(tmp_path: Path) -> None:
     assert json.loads(played.stdout)["deals"] == 3
     status = _without_posix("status", str(out))
     assert status.returncode == 0 and "finished" in status.stdout, status.stderr[-2000:]
+    # a lock file that is a link is refused here too (no O_NOFOLLOW: looked at before the open)
+    (out / ".lock").unlink(missing_ok=True)
+    (out / ".lock").symlink_to(tmp_path / "elsewhere")
+    resumed = _without_posix("match", "--resume", str(out), "--quiet")
+    refused = f"hearts-sim: error: {out / '.lock'} is a symbolic link"
+    assert resumed.returncode == 2 and resumed.stderr.startswith(refused), resumed.stderr[-2000:]
+    assert not (tmp_path / "elsewhere").exists()
 
 
 def test_serve_says_when_its_time_limit_cannot_hold() -> None:

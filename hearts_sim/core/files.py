@@ -229,10 +229,19 @@ def exclusive_lock(path: Path) -> Iterator[None]:
 
     Where there is nothing to lock with, the block runs unlocked: Windows (no ``fcntl``), a
     filesystem that refuses ``flock`` (some network mounts), or a file that cannot be created
-    (a read-only folder, whose writes then fail with their own error)."""
+    (a read-only folder, whose writes then fail with their own error).
+
+    A ``path`` that is a symbolic link is refused (``InputError``), not followed: a link planted
+    in a run folder (kept by tar, unzip and git, or made by another user of a shared folder) had
+    its target outside the run truncated to this process's pid until 2026-12-07. ``O_NOFOLLOW``
+    refuses a link made between the look and the open, where the system has it (not Windows)."""
+    if os.path.islink(path):
+        raise InputError(_linked_lock(path))
     try:
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
     except OSError:
+        if os.path.islink(path):  # made since the look: O_NOFOLLOW refused it (ELOOP)
+            raise InputError(_linked_lock(path)) from None
         yield
         return
     status = os.fstat(descriptor)
@@ -246,6 +255,18 @@ def exclusive_lock(path: Path) -> Iterator[None]:
         # not in the map: a forked child, which closed its copy already (the number may be reused)
         if _held_locks.pop(descriptor, None) is not None:
             os.close(descriptor)  # releases the flock
+
+
+def _linked_lock(path: Path) -> str:
+    """Why the lock file ``path``, a symbolic link, is refused, in one line."""
+    try:
+        where = f" (to {os.readlink(path)})"
+    except OSError:  # gone again
+        where = ""
+    return (
+        f"{path} is a symbolic link{where}, not a lock file: a link in a run's folder would send its "
+        f"writes elsewhere; remove it and run again"
+    )
 
 
 # A writer that finds the lock taken tries again this many times, this far apart: ``look_at_lock``
