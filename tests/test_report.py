@@ -109,6 +109,37 @@ def test_report_out_must_be_writable(
     assert "cannot create the report directory" in capsys.readouterr().err
 
 
+def test_a_report_folder_that_is_a_link_is_refused_and_a_linked_file_replaced(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``report`` link in a downloaded run sent ``summary.md`` and the figures into the folder it
+    named (over a ``summary.md`` there) until 2026-12-07: the folder, default or ``--out``, is
+    refused in one line before the records are read; a link inside it where a file goes is
+    replaced by the file, its target left alone."""
+    run, notes = tmp_path / "run", tmp_path / "notes"
+    shutil.copytree(run_dir, run)
+    shutil.rmtree(run / REPORT_DIR, ignore_errors=True)
+    notes.mkdir()
+    (notes / SUMMARY_FILE).write_text("my notes")
+    (run / REPORT_DIR).symlink_to(notes)
+    for out in ([], ["--out", str(run / REPORT_DIR)]):
+        assert main(["report", str(run), *out, "--quiet"]) == 2
+        assert capsys.readouterr().err == (
+            f"hearts-sim: error: the report folder {run / REPORT_DIR} is a symbolic link (to {notes}): a "
+            "report is written into a folder, not through a link; remove the link, or name the folder "
+            "it points to with --out\n"
+        )
+    assert [p.name for p in notes.iterdir()] == [SUMMARY_FILE]
+    assert (notes / SUMMARY_FILE).read_text() == "my notes"
+    (run / REPORT_DIR).unlink()
+    (run / REPORT_DIR).mkdir()
+    (run / REPORT_DIR / SUMMARY_FILE).symlink_to(notes / SUMMARY_FILE)
+    assert main(["report", str(run), "--quiet"]) == 0
+    assert (notes / SUMMARY_FILE).read_text() == "my notes"
+    summary = run / REPORT_DIR / SUMMARY_FILE
+    assert not summary.is_symlink() and summary.read_text().startswith("# Moon-shot report")
+
+
 def test_report_pools_runs_on_other_seeds(
     run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

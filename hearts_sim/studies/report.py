@@ -11,6 +11,7 @@ through pyplot, so the command works without a display and leaves pyplot's state
 from __future__ import annotations
 
 import io
+import os
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -463,12 +464,21 @@ def write_report(
     runs' rules: 20 of 26, 33 of Black Maria's 43; all 13 hearts count under 26 points);
     ``progress``: a bar of the hands read (default: where someone watches). Raises
     ``ReportError`` with a one-line reason when it cannot, ``StorageError`` when a file cannot be
-    written (each file is whole or as it was: ``write_atomically``)."""
+    written (each file is whole or as it was: ``write_atomically``). A report folder that is a
+    symbolic link is refused (a ``report`` link in a downloaded run sent the files into the
+    folder it named until 2026-12-07); a link in it where a file goes is replaced, not followed."""
     sources = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
     if not sources:
         raise ReportError("report needs at least one run directory")
     if len(sources) > 1 and out is None:
         raise ReportError(f"a report of {len(sources)} runs needs --out DIR: where to write it")
+    target = Path(out) if out is not None else run_folder(sources[0]) / REPORT_DIR
+    if target.is_symlink():  # checked before the reading, which may take minutes
+        raise ReportError(
+            f"the report folder {target} is a symbolic link (to {os.readlink(target)}): a report is "
+            "written into a folder, not through a link; remove the link, or name the folder it "
+            "points to with --out"
+        )
     try:
         rules = pooled_rules(sources)  # from the manifests: before the records are read
         if min_points is None:  # Black Maria's 43 points were held to 26's 20, its hearts to 13
@@ -492,7 +502,6 @@ def write_report(
         raise
     except AnalysisError as error:
         raise ReportError(str(error)) from None
-    target = Path(out) if out is not None else run_folder(sources[0]) / REPORT_DIR
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as error:
