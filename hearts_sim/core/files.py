@@ -9,6 +9,7 @@ import errno
 import json
 import os
 import shlex
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -234,17 +235,22 @@ def exclusive_lock(path: Path) -> Iterator[None]:
     A ``path`` that is a symbolic link is refused (``InputError``), not followed: a link planted
     in a run folder (kept by tar, unzip and git, or made by another user of a shared folder) had
     its target outside the run truncated to this process's pid until 2026-12-07. ``O_NOFOLLOW``
-    refuses a link made between the look and the open, where the system has it (not Windows)."""
+    refuses a link made between the look and the open, where the system has it (not Windows). So
+    is one that is no plain file: a FIFO (which tar keeps too) was a traceback (``ftruncate``'s
+    ``EINVAL``), a folder let the run go unlocked."""
     if os.path.islink(path):
-        raise InputError(_linked_lock(path))
+        raise InputError(_not_a_lock(path))
     try:
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | _NO_LINK_NO_WAIT, 0o644)
     except OSError:
-        if os.path.islink(path):  # made since the look: O_NOFOLLOW refused it (ELOOP)
-            raise InputError(_linked_lock(path)) from None
+        if os.path.lexists(path) and (os.path.islink(path) or not os.path.isfile(path)):
+            raise InputError(_not_a_lock(path)) from None  # a link made since the look (ELOOP), a folder
         yield
         return
     status = os.fstat(descriptor)
+    if not stat.S_ISREG(status.st_mode):
+        os.close(descriptor)
+        raise InputError(_not_a_lock(path))
     _held_locks[descriptor] = (status.st_dev, status.st_ino)
     try:
         if fcntl is not None and _locked(descriptor):
@@ -257,8 +263,15 @@ def exclusive_lock(path: Path) -> Iterator[None]:
             os.close(descriptor)  # releases the flock
 
 
-def _linked_lock(path: Path) -> str:
-    """Why the lock file ``path``, a symbolic link, is refused, in one line."""
+# a lock file is opened without following a link, and without waiting for a writer (a FIFO's
+# open does), where the system can (not Windows)
+_NO_LINK_NO_WAIT = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def _not_a_lock(path: Path) -> str:
+    """Why ``path``, a symbolic link or no plain file, is refused as a lock file, in one line."""
+    if not os.path.islink(path):
+        return f"{path} is not a plain file, as a lock file must be: remove it and run again"
     try:
         where = f" (to {os.readlink(path)})"
     except OSError:  # gone again
@@ -312,12 +325,17 @@ class LockLook(NamedTuple):
 def look_at_lock(path: Path) -> LockLook:
     """Who holds the ``exclusive_lock`` on ``path`` (as the ``LockHeld`` a writer would meet; None:
     nobody), looking with a shared lock taken for a moment, which a writer starting then waits out
-    (``LOCK_TRIES``). A missing lock file is known to be free: no writer has taken it."""
+    (``LOCK_TRIES``). A missing lock file is known to be free: no writer has taken it, and so is
+    one that is a link or no plain file, which no writer takes (``exclusive_lock``): opened
+    following links and waiting, a FIFO's open waited for a writer, and ``status`` hung."""
     if fcntl is None:
         return LockLook(False, None)
     try:
-        descriptor = os.open(path, os.O_RDONLY)
+        descriptor = os.open(path, os.O_RDONLY | _NO_LINK_NO_WAIT)
     except OSError:
+        return LockLook(True, None)
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
         return LockLook(True, None)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
