@@ -501,6 +501,7 @@ CASES: list[tuple[list[str], str]] = [
     (["serve", "--agent", "rule", "--max-line", "0"], "--max-line 0 is not valid"),
     (["serve", "--agent", "rule", "--max-line", "-1"], "--max-line -1 is not valid"),
     (["serve", "--agent", "rule", "--max-line", HUGE], "is not valid"),
+    (["serve", "--agent", "rule", "--max-connections", "0"], "--max-connections 0 is not valid"),
 ]
 
 CONFIGS = {

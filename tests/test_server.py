@@ -24,7 +24,15 @@ from typing import Any
 import pytest
 
 from hearts_sim.apps.cli import main
-from hearts_sim.apps.server import MAX_LINE, MoveServer, Runner, TCPServer, TimeLimitExceeded, Zygote
+from hearts_sim.apps.server import (
+    MAX_CONNECTIONS,
+    MAX_LINE,
+    MoveServer,
+    Runner,
+    TCPServer,
+    TimeLimitExceeded,
+    Zygote,
+)
 from hearts_sim.core.cards import card_str
 from hearts_sim.core.rules import Rules
 from hearts_sim.game.observation import Observation
@@ -293,10 +301,12 @@ def test_answers_do_not_depend_on_request_order(server: Client) -> None:
 
 
 @contextlib.contextmanager
-def _tcp_clients(served: MoveServer, count: int = 2) -> Iterator[tuple[TCPServer, list[Any], list[Any]]]:
-    """A TCP server for ``served`` on a thread of its own, and ``count`` connections to it with
-    their readers; all closed afterwards."""
-    tcp = TCPServer(served, port=0)
+def _tcp_clients(
+    served: MoveServer, count: int = 2, **options: Any
+) -> Iterator[tuple[TCPServer, list[Any], list[Any]]]:
+    """A TCP server for ``served`` (and ``TCPServer``'s ``options``) on a thread of its own, and
+    ``count`` connections to it with their readers; all closed afterwards."""
+    tcp = TCPServer(served, port=0, **options)
     threading.Thread(target=tcp.serve_forever, daemon=True).start()
     connections: list[Any] = []
     readers: list[Any] = []
@@ -566,7 +576,7 @@ def test_a_closed_pipe_ends_the_server_quietly() -> None:
 
 def test_many_simultaneous_connections_are_all_answered() -> None:
     """100 clients connect at once: the listen backlog holds them until they are accepted."""
-    tcp = TCPServer(MoveServer("random"), port=0)
+    tcp = TCPServer(MoveServer("random"), port=0, max_connections=100)  # all served at once
     assert tcp.request_queue_size >= 128
     thread = threading.Thread(target=tcp.serve_forever, daemon=True)
     thread.start()
@@ -587,6 +597,82 @@ def test_many_simultaneous_connections_are_all_answered() -> None:
         tcp.server_close()
     assert [a["id"] for a in answers] == list(range(100))
     assert all("play" in a for a in answers), [a for a in answers if "play" not in a][:3]
+
+
+def _read_all(connection: socket.socket, within: float = 60.0) -> bytes:
+    """What the server writes on ``connection`` until it closes it (at most ``within`` s)."""
+    connection.settimeout(within)
+    received = b""
+    while chunk := connection.recv(1 << 16):
+        received += chunk
+    return received
+
+
+def test_connections_past_the_limit_get_one_error_line_and_are_closed() -> None:
+    """300 clients held 300 forked workers (about 1 GB): past ``max_connections`` a connection is
+    answered one error line and closed, and a slot freed by a client leaving serves the next."""
+    good, want = _valid()
+    line = json.dumps(good).encode() + b"\n"
+    assert MAX_CONNECTIONS == 64
+    served = MoveServer("rule", time_limit=60)
+    with _tcp_clients(served, count=2, max_connections=2) as (tcp, connections, readers):
+        for connection, reader in zip(connections, readers, strict=True):
+            connection.sendall(line)
+            assert without_ms(json.loads(reader.readline())) == want
+        with socket.create_connection(("127.0.0.1", tcp.port), timeout=60) as third:
+            refused = _read_all(third).splitlines()
+        assert len(refused) == 1
+        assert json.loads(refused[0]) == {
+            "id": None,
+            "error": "the server is busy: 2 connections are open, its limit (--max-connections); "
+            "try again later",
+        }
+        readers[0].close()  # the socket closes with its last reference
+        connections[0].close()
+        deadline = time.monotonic() + 60
+        while True:  # the first connection's thread ends, and frees its slot, as it reads the end
+            with socket.create_connection(("127.0.0.1", tcp.port), timeout=60) as fourth:
+                fourth.sendall(line)
+                answer = json.loads(fourth.makefile("rb").readline())
+            if "error" not in answer or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert without_ms(answer) == want
+
+
+def test_a_request_line_has_a_deadline_from_its_first_byte() -> None:
+    """The idle timeout was per ``recv``: a client sending a byte now and then and never ending a
+    line kept its connection (and worker) for ever. A line must end within ``line_timeout`` s of
+    its first byte, and blank lines do not keep a silent connection open past ``idle_timeout``."""
+    tcp = TCPServer(MoveServer("random"), port=0, idle_timeout=1.0, line_timeout=1.0)
+    threading.Thread(target=tcp.serve_forever, daemon=True).start()
+    try:
+        for drip in (b" ", b"\n"):
+            with socket.create_connection(("127.0.0.1", tcp.port), timeout=60) as client:
+                client.sendall(b'{"id": 1,' if drip == b" " else b"")
+                received, ends = b"", time.monotonic() + 30  # far past both timeouts
+                with contextlib.suppress(OSError):  # a reset once it is closed
+                    while time.monotonic() < ends:
+                        client.sendall(drip)
+                        client.settimeout(0.2)
+                        try:
+                            chunk = client.recv(1 << 16)
+                        except TimeoutError:
+                            continue
+                        received += chunk
+                        if not chunk:
+                            break
+                assert time.monotonic() < ends, f"a client dripping {drip!r} was never closed"
+                if drip == b" ":
+                    assert json.loads(received) == {
+                        "id": None,
+                        "error": "request line not ended within 1 s of its first byte: connection closed",
+                    }
+                else:
+                    assert received == b""
+    finally:
+        tcp.shutdown()
+        tcp.server_close()
 
 
 def test_load_errors_exit_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -62,6 +62,8 @@ from hearts_sim.game.protocol import FIELDS
 MAX_LINE = 64 * 1024  # bytes per request line; a longer line gets an error answer
 TIME_LIMIT = 10.0  # seconds per request
 IDLE_TIMEOUT = 600.0  # seconds a TCP connection may stay silent before it is closed
+LINE_TIMEOUT = 60.0  # seconds a TCP request line may take from its first byte to its newline
+MAX_CONNECTIONS = 64  # TCP connections served at once (each holds a thread and a worker process)
 BACKLOG = 512  # connections the kernel queues while the server accepts (socketserver's default: 5)
 _TOO_LONG = object()  # what _read_line returns for a line over the limit
 
@@ -551,10 +553,75 @@ def serve_stdio(server: MoveServer, stdin: IO[bytes] | None = None, stdout: IO[b
             runner.close()
 
 
-class _Connection(socketserver.StreamRequestHandler):
-    """One TCP client: line-delimited requests until it closes or stays silent too long."""
+class LineTimeout(TimeoutError):
+    """A TCP client began a request line and did not end it within the server's line timeout."""
 
-    timeout = IDLE_TIMEOUT
+
+class _SocketLines:
+    """A TCP client's request lines, read with two clocks: ``idle`` seconds for a line's first
+    byte (from the connection's start or the last line that was not blank, so blank lines keep
+    nothing open), and ``line`` seconds from a line's first byte to its newline (``LineTimeout``).
+    A socket's own timeout is per ``recv``: a client sending a byte every few seconds and never
+    ending a line held its connection, thread and worker for ever (until 2026-12-08)."""
+
+    def __init__(self, connection: socket.socket, idle: float, line: float):
+        self.connection, self.idle, self.line = connection, idle, line
+        self.buffer = b""
+        self.started: float | None = None  # when the line being read got its first byte
+        self.idle_since: float | None = time.monotonic()  # None: from the next wait on
+
+    def readline(self, size: int = -1, /) -> bytes:
+        """Up to and including the next newline, at most ``size`` bytes; b"" at the end."""
+        if self.idle_since is None:
+            self.idle_since = time.monotonic()
+        limit = len(self.buffer) + (1 << 62) if size < 0 else size
+        while True:
+            newline = self.buffer.find(b"\n", 0, limit)
+            if newline >= 0:
+                line, self.buffer = self.buffer[: newline + 1], self.buffer[newline + 1 :]
+                self.started = time.monotonic() if self.buffer else None  # the next line's bytes came
+                if line.strip():
+                    self.idle_since = None
+                return line
+            if len(self.buffer) >= limit:  # part of a longer line: its clock goes on
+                line, self.buffer = self.buffer[:limit], self.buffer[limit:]
+                return line
+            chunk = self._receive()
+            if not chunk:
+                line, self.buffer = self.buffer, b""
+                return line
+            if self.started is None:
+                self.started = time.monotonic()
+            self.buffer += chunk
+
+    def _receive(self) -> bytes:
+        now = time.monotonic()
+        late = LineTimeout(f"request line not ended within {self.line:g} s of its first byte")
+        if self.started is not None:
+            left = self.started + self.line - now
+            if left <= 0:
+                raise late
+        else:
+            assert self.idle_since is not None
+            left = self.idle_since + self.idle - now
+            if left <= 0:
+                raise TimeoutError("silent past the idle timeout")
+        self.connection.settimeout(left)
+        try:
+            return self.connection.recv(1 << 16)
+        except TimeoutError:
+            if self.started is not None:
+                raise late from None
+            raise
+        finally:
+            self.connection.settimeout(self.idle)  # writing an answer: as long as a silence may last
+
+
+class _Connection(socketserver.StreamRequestHandler):
+    """One TCP client: line-delimited requests until it closes, stays silent too long, or takes
+    too long over a line (``_SocketLines``)."""
+
+    timeout = IDLE_TIMEOUT  # until the first read; then the server's, set by ``_SocketLines``
 
     def handle(self) -> None:
         tcp: TCPServer = self.server  # type: ignore[assignment]
@@ -562,11 +629,14 @@ class _Connection(socketserver.StreamRequestHandler):
         runner = server.runner(tcp.zygote)
         if runner is not None:
             tcp.runners.add(runner)
+        lines = _SocketLines(self.connection, tcp.idle_timeout, tcp.line_timeout)
         try:
-            while (line := read_line(self.rfile, server.max_line)) is not None:
+            while (line := read_line(lines, server.max_line)) is not None:
                 reply = server.reply(line, runner)
                 if reply is not None:
                     self.wfile.write(reply)
+        except LineTimeout as error:  # a client holding a line open: told why, then closed
+            _say_and_end(self.connection, f"{error}: connection closed")
         except OSError:  # the client went away, or its silence ran past the idle timeout
             pass
         finally:
@@ -575,20 +645,76 @@ class _Connection(socketserver.StreamRequestHandler):
                 runner.close()
 
 
+def _say_and_end(connection: socket.socket, message: str) -> None:
+    """Send ``message`` as the error answer of no request and end the connection's sending, without
+    blocking (the line fits an idle send buffer); what the client sent and was not read is read
+    and dropped, which a close would answer with a reset that could lose the line."""
+    line = json.dumps({"id": None, "error": message}, separators=(",", ":")) + "\n"
+    with contextlib.suppress(OSError):
+        connection.setblocking(False)
+        connection.sendall(line.encode())
+        connection.shutdown(socket.SHUT_WR)
+        while connection.recv(1 << 16):
+            pass
+
+
 class TCPServer(socketserver.ThreadingTCPServer):
     """A thread per connection, bound to 127.0.0.1 only; with a time limit, the workers come from
-    a ``Zygote`` forked when serving starts (after the warm-up, before any thread)."""
+    a ``Zygote`` forked when serving starts (after the warm-up, before any thread).
+
+    At most ``max_connections`` are served at once: one more is answered one error line and
+    closed (300 clients held 302 processes, about 1 GB, until 2026-12-08). A connection is closed
+    after ``idle_timeout`` s without a request, or once a request line has taken ``line_timeout``
+    s from its first byte."""
 
     daemon_threads = True
     # SO_REUSEADDR on Windows lets a second server bind a taken port (and share its connections)
     allow_reuse_address = sys.platform != "win32"
     request_queue_size = BACKLOG
 
-    def __init__(self, move_server: MoveServer, port: int, host: str = "127.0.0.1"):
+    def __init__(
+        self,
+        move_server: MoveServer,
+        port: int,
+        host: str = "127.0.0.1",
+        max_connections: int = MAX_CONNECTIONS,
+        idle_timeout: float = IDLE_TIMEOUT,
+        line_timeout: float = LINE_TIMEOUT,
+    ):
         self.move_server = move_server
         self.zygote: Zygote | None = None
         self.runners: set[Runner] = set()  # the open connections' workers (a set's add is atomic)
+        self.max_connections = max_connections
+        self.idle_timeout, self.line_timeout = idle_timeout, line_timeout
+        self._slots = threading.BoundedSemaphore(max_connections)  # one a connection being served
         super().__init__((host, port), _Connection)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve the connection on a thread of its own, or, past ``max_connections``, refuse it."""
+        if not self._slots.acquire(blocking=False):
+            self._refuse(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # no thread started: its slot is free again
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def _refuse(self, request: socket.socket) -> None:
+        """One error line and the end of the connection, without blocking the accepting thread
+        (a fresh connection's send buffer takes the line at once)."""
+        busy = (
+            f"the server is busy: {self.max_connections} connections are open, its limit "
+            "(--max-connections); try again later"
+        )
+        _say_and_end(request, busy)
+        request.close()
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
         if self.zygote is None and self.move_server.time_limit is not None:
@@ -643,6 +769,15 @@ SERVE_OPTIONS = (
     ),
     Option("time_limit", NUMBER, "seconds per request (0: none)", TIME_LIMIT, 0, 86_400, ("--time-limit",)),
     Option("max_line", COUNT, "bytes per request line", MAX_LINE, 1, 64 * 1024 * 1024, ("--max-line",)),
+    Option(
+        "max_connections",
+        COUNT,
+        "TCP connections served at once (--port); one more gets an error line and is closed",
+        MAX_CONNECTIONS,
+        1,
+        4096,
+        ("--max-connections",),
+    ),
 )
 
 
@@ -673,7 +808,8 @@ def serve_command(args: argparse.Namespace) -> int:
     tcp = None
     if args.port is not None:
         try:
-            tcp = TCPServer(server, args.port)  # bound before warming up: a taken port fails fast
+            # bound before warming up: a taken port fails fast
+            tcp = TCPServer(server, args.port, max_connections=args.max_connections)
         except (OSError, OverflowError) as error:
             reason = getattr(error, "strerror", None) or error
             raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {reason}") from None
