@@ -68,6 +68,7 @@ class Client:
             if not line:
                 raise RuntimeError("the server died before it was ready:\n" + b"".join(lines).decode())
             lines.append(line)
+        self.ready = line.decode()
 
     def send(self, line: bytes) -> None:
         assert self.process.stdin is not None
@@ -673,6 +674,45 @@ def test_a_request_line_has_a_deadline_from_its_first_byte() -> None:
     finally:
         tcp.shutdown()
         tcp.server_close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the zygote through /proc")
+def test_a_zygote_that_dies_is_replaced_once_and_says_so() -> None:
+    """The out-of-memory killer ends the zygote: every later request read "internal error:
+    RuntimeError: the server's worker zygote has exited" while the port still took connections.
+    A new zygote is started for each death, with a line on stderr, and requests are answered."""
+    client = Client("--agent", "rule", "--port", "0")
+    match = re.search(r"127\.0\.0\.1:(\d+)", client.ready)
+    assert match is not None, client.ready
+    good, want = _valid()
+
+    def ask() -> dict[str, Any]:
+        with socket.create_connection(("127.0.0.1", int(match.group(1))), timeout=60) as connection:
+            connection.sendall(json.dumps(good).encode() + b"\n")
+            return without_ms(json.loads(connection.makefile("rb").readline()))
+
+    try:
+        assert ask() == want
+        killed = []
+        for _ in range(2):  # each death, a new zygote
+            [zygote] = _children(client.process.pid)
+            os.kill(zygote, signal.SIGKILL)
+            killed.append(zygote)
+            assert [ask(), ask()] == [want, want]
+    finally:
+        client.process.send_signal(signal.SIGTERM)
+        assert client.process.wait(timeout=60) == 0
+        client._watchdog.cancel()
+    assert client.process.stderr is not None
+    said = [x for x in client.process.stderr.read().decode().splitlines() if x.startswith("hearts-sim")]
+    assert said == [  # (Python 3.12+ may warn of forking a process that runs threads)
+        *(
+            f"hearts-sim serve: the worker zygote (pid {pid}) exited (killed by SIGKILL; the "
+            "out-of-memory killer?); starting a new one"
+            for pid in killed
+        ),
+        "hearts-sim serve: stopped (SIGTERM)",
+    ]
 
 
 def test_load_errors_exit_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:

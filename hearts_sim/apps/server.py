@@ -217,6 +217,8 @@ class MoveServer:
             return {"id": request_id, "error": str(error)}
         except TimeLimitExceeded as error:
             return {"id": request_id, "error": str(error)}
+        except ZygoteLost:
+            return {"id": request_id, "error": "the server cannot start a worker and is stopping"}
         except WorkerDied as error:  # it read "internal error: RuntimeError: ..." and named no agent
             return {"id": request_id, "error": f"agent {self.agent.name}: {error}"}
         except Exception as error:  # never die on input: report and go on
@@ -437,33 +439,97 @@ class Zygote:
     import, which the warning counts.)
     """
 
-    def __init__(self, function: Callable[[Any], Any]):
+    def __init__(self, function: Callable[[Any], Any], on_lost: Callable[[str], None] | None = None):
+        self.function = function
+        self.on_lost = on_lost  # told why, where a zygote that exited cannot be replaced
+        self._lock = threading.Lock()  # one spawn at a time: connections ask from their threads
+        self._start()
+
+    def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         # the zygote: fork a worker per request until the server closes the socket
         with interrupts_deferred():  # a stop as it forks comes once it is recorded (``_fork_child``)
-            pid = _fork_child(theirs.fileno(), lambda: _spawn_workers(function, theirs))
-            theirs.close()
-            self.function, self.pid = function, pid
-            self._control = ours
-        self._lock = threading.Lock()  # one spawn at a time: connections ask from their threads
+            try:
+                pid = _fork_child(theirs.fileno(), lambda: _spawn_workers(self.function, theirs))
+            except OSError:
+                ours.close()
+                raise
+            finally:
+                theirs.close()
+            self.pid, self._control = pid, ours
 
     def spawn(self) -> tuple[int, Connection]:
-        """A fresh worker: its pid, and the server's end of its pipe."""
+        """A fresh worker: its pid, and the server's end of its pipe. A zygote that has exited (the
+        out-of-memory killer ends the largest process) is replaced, once, saying so on stderr:
+        until 2026-12-08 every later request read "internal error: ... zygote has exited" while
+        the port still took connections. One that cannot be replaced raises ``ZygoteLost``."""
         with self._lock:
-            try:
-                self._control.sendall(b"F")
-                message, fds, _, _ = socket.recv_fds(self._control, 32, 1)
-            except OSError:
-                message, fds = b"", []
+            child = self._ask()
+            if child is None:
+                child = self._replace()
+        return child
+
+    def _ask(self) -> tuple[int, Connection] | None:
+        try:
+            self._control.sendall(b"F")
+            message, fds, _, _ = socket.recv_fds(self._control, 32, 1)
+        except OSError:
+            return None
         if not fds:
-            raise RuntimeError("the server's worker zygote has exited")
+            return None
         return int(message), Connection(fds[0])
+
+    def _replace(self) -> tuple[int, Connection]:
+        """A worker from a new zygote, the one that stopped answering reaped; ``ZygoteLost`` (and
+        ``on_lost`` told) where the new one cannot start or answer. The server forking it runs
+        threads, but they only read, parse and pass on requests: the locks a decision takes
+        (numba's compiler's) are not theirs to hold."""
+        old = self.pid
+        self._control.close()
+        with contextlib.suppress(ProcessLookupError):  # gone already: its exit status stands
+            os.kill(old, signal.SIGKILL)
+        try:
+            _, status = os.waitpid(old, 0)
+            how = _exit_status(status)
+        except ChildProcessError:
+            how = "reaped elsewhere"
+        print(
+            f"hearts-sim serve: the worker zygote (pid {old}) exited ({how}; the out-of-memory killer?); "
+            "starting a new one",
+            file=sys.stderr,
+            flush=True,
+        )
+        child = None
+        with contextlib.suppress(OSError):
+            self._start()
+            child = self._ask()
+        if child is None:
+            why = f"the server's worker zygote exited ({how}) and a new one could not start"
+            if self.on_lost is not None:
+                self.on_lost(why)
+            raise ZygoteLost(why)
+        return child
 
     def close(self) -> None:
         """End the zygote (its workers end as their pipes close) and reap it."""
         self._control.close()
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
+
+
+class ZygoteLost(RuntimeError):
+    """The worker zygote exited and no new one could start: the server cannot answer and stops."""
+
+
+def _exit_status(status: int) -> str:
+    """A ``waitpid`` status in words: ``killed by SIGKILL``, ``exit code 1``."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            return f"killed by {signal.Signals(number).name}"
+        except ValueError:
+            return f"killed by signal {number}"
+    return f"exit code {os.waitstatus_to_exitcode(status)}"
 
 
 def _spawn_workers(function: Callable[[Any], Any], control: socket.socket) -> None:
@@ -686,6 +752,7 @@ class TCPServer(socketserver.ThreadingTCPServer):
         self.runners: set[Runner] = set()  # the open connections' workers (a set's add is atomic)
         self.max_connections = max_connections
         self.idle_timeout, self.line_timeout = idle_timeout, line_timeout
+        self.failure: str | None = None  # why it stopped on its own (its zygote lost): exit code 1
         self._slots = threading.BoundedSemaphore(max_connections)  # one a connection being served
         super().__init__((host, port), _Connection)
 
@@ -718,8 +785,14 @@ class TCPServer(socketserver.ThreadingTCPServer):
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
         if self.zygote is None and self.move_server.time_limit is not None:
-            self.zygote = Zygote(self.move_server.decide)
+            self.zygote = Zygote(self.move_server.decide, on_lost=self._lost)
         super().serve_forever(poll_interval)
+
+    def _lost(self, why: str) -> None:
+        """Stop serving (from a connection's thread): a server that can answer no request should
+        exit, non-zero, for its supervisor to start it again, not keep taking connections."""
+        self.failure = why
+        threading.Thread(target=self.shutdown, daemon=True).start()
 
     def server_close(self) -> None:
         """Stop serving, ending the workers of the connections still open: their threads are
@@ -829,6 +902,9 @@ def serve_command(args: argparse.Namespace) -> int:
     try:
         print(ready, file=sys.stderr, flush=True)  # within: a signal at once stops it as later
         tcp.serve_forever()
+        if tcp.failure is not None:
+            print(f"hearts-sim serve: stopped: {tcp.failure}", file=sys.stderr, flush=True)
+            return 1
     except KeyboardInterrupt as stop:  # its way to stop: exit code 0, as a service manager expects,
         signalled = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"  # and a line saying so
         print(f"hearts-sim serve: stopped ({signalled})", file=sys.stderr, flush=True)
