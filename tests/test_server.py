@@ -492,9 +492,12 @@ def test_a_served_search_explains_its_first_play_within_a_short_limit() -> None:
     assert len(answer["values"]) == len(observation.legal_moves())
 
 
-def test_an_agent_that_ends_its_worker_is_named(tmp_path: Path) -> None:
+def test_an_agent_that_ends_its_worker_is_named_in_the_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A ``py:`` agent calling ``os._exit`` read "internal error: RuntimeError: the decision's
-    worker process died", naming no agent; the next request is answered by a fresh worker."""
+    worker process died", naming no agent: the server's stderr names it now (the client reads that
+    the agent failed); the next request is answered by a fresh worker."""
     agent = tmp_path / "quits.py"
     agent.write_text(
         "import os\nclass Quits:\n    def choose_pass(self, obs): os._exit(7)\n"
@@ -507,14 +510,47 @@ def test_an_agent_that_ends_its_worker_is_named(tmp_path: Path) -> None:
     passing = {**BASE, "plays": [], "pass_direction": "left"}
     try:
         died = served.answer(json.dumps(passing).encode(), runner)
-        assert died == {
-            "id": 5,
-            "error": f"agent py:{agent}:Quits: the process deciding it ended without an answer "
-            "(os._exit? a crash?)",
-        }
+        assert died == {"id": 5, "error": "the agent failed on this request; the server's log says why"}
+        assert capsys.readouterr().err == (
+            f"hearts-sim serve: request id 5: agent py:{agent}:Quits: the process deciding it ended "
+            "without an answer (os._exit? a crash?)\n"
+        )
         assert "play" in served.answer(json.dumps(good).encode(), runner)
     finally:
         runner.close()
+
+
+def test_an_engines_failure_shows_the_client_no_command_and_no_stderr(tmp_path: Path) -> None:
+    """``serve --agent "exec:engine --token SECRET"``: an engine's failure named its command, the
+    token in it, and quoted its last stderr line (a password in it) to the client. The client now
+    reads that the agent failed, and the server's stderr says all; the next request starts the
+    engine afresh."""
+    engine = tmp_path / "leaky_engine.py"
+    engine.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    request = json.loads(line)\n"
+        "    if request['scores'][0] == 77:\n"
+        "        sys.stderr.write('postgres://admin:HUNTER2@db failed\\n')\n"
+        "        sys.exit(3)\n"
+        "    move = {'play': request['legal'][0]} if 'legal' in request else {'pass': request['hand'][:3]}\n"
+        "    print(json.dumps({'id': request['id'], **move}), flush=True)\n"
+    )
+    command = f"exec:{shlex.quote(sys.executable)} {engine} --token SECRET123"
+    client = Client("--agent", command)
+    good, _ = _valid()
+    try:  # scores of 77 make it fail; the next request starts it again
+        answers = [client.ask({**good, "id": 1, "scores": [77, 0, 0, 0]}), client.ask(good)]
+    finally:
+        assert client.close() == 0
+    assert client.process.stderr is not None
+    log = client.process.stderr.read().decode()
+    assert answers[0] == {"id": 1, "error": "the agent failed on this request; the server's log says why"}
+    assert "play" in answers[1]
+    assert "SECRET123" not in json.dumps(answers) and "HUNTER2" not in json.dumps(answers)
+    assert "hearts-sim serve: request id 1: agent exec:" in log
+    said = "--token SECRET123: the engine has exited (exit code 3); its last words: postgres://admin:HUNTER2"
+    assert said in log
 
 
 def _status(pid: int, field: str) -> str:

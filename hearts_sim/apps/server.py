@@ -19,7 +19,8 @@ the server's ``--seed``, the seat and its dealt cards.
 Answer: ``{"id": 7, "pass": ["AS", "KS", "QS"], "ms": 0.8}`` while passing,
 ``{"id": 7, "play": "QS", "ms": 0.6}`` while playing (``ms``: time spent on the request), or
 ``{"id": 7, "error": "..."}`` for a malformed request, an impossible history or a seat that is
-not to move; the server then goes on with the next line. Blank lines are skipped.
+not to move; the server then goes on with the next line. Blank lines are skipped. An agent that
+fails is answered ``AGENT_FAILED``, its error written to stderr (``_logged``).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from agents.kinds import AgentError
 from hearts_sim.apps.options import COUNT, NUMBER, RULE, RULES, SEED, TEXT, Option, UsageError
 from hearts_sim.apps.script import said_if_slow
 from hearts_sim.core.cards import CardSet, card_str, cards_str
-from hearts_sim.core.checks import did_you_mean, is_integer, is_real, shown
+from hearts_sim.core.checks import did_you_mean, is_integer, is_real, one_line, shown
 from hearts_sim.core.errors import Terminated, interrupts_deferred
 from hearts_sim.core.rules import (
     Rules,
@@ -213,14 +214,16 @@ class MoveServer:
             return {"id": None, "error": f"malformed JSON: {error}"}
         except RecursionError:  # 20,000 nested arrays: an internal error, until 2026-12-06
             return {"id": None, "error": "malformed JSON: nested too deeply"}
-        except (RequestError, HistoryError, IllegalMoveError, RulesError, AgentError) as error:
+        except (RequestError, HistoryError, IllegalMoveError, RulesError) as error:
             return {"id": request_id, "error": str(error)}
         except TimeLimitExceeded as error:
             return {"id": request_id, "error": str(error)}
         except ZygoteLost:
             return {"id": request_id, "error": "the server cannot start a worker and is stopping"}
+        except AgentError as error:
+            return {"id": request_id, "error": _logged(request_id, str(error))}
         except WorkerDied as error:  # it read "internal error: RuntimeError: ..." and named no agent
-            return {"id": request_id, "error": f"agent {self.agent.name}: {error}"}
+            return {"id": request_id, "error": _logged(request_id, f"agent {self.agent.name}: {error}")}
         except Exception as error:  # never die on input: report and go on
             return {"id": request_id, "error": f"internal error: {type(error).__name__}: {error}"}
         return {"id": request_id, **move, "ms": round((time.perf_counter() - started) * 1e3, 3)}
@@ -244,6 +247,19 @@ class MoveServer:
         except ValueError:  # every parsed value is finite: this guards the answers we build
             text = json.dumps({"id": None, "error": "internal error: an answer that is not valid JSON"})
         return (text + "\n").encode()
+
+
+AGENT_FAILED = "the agent failed on this request; the server's log says why"
+
+
+def _logged(request_id: Any, message: str) -> str:
+    """The answer to a request the agent failed on: ``AGENT_FAILED``, the full ``message`` on the
+    server's stderr. An engine's failure names its command and quotes its stderr, which may hold
+    what a client must not see (a token in its arguments, a password in its last words): until
+    2026-12-08 a client read them in the answer. A local run (a tournament) keeps the details."""
+    shown_id = one_line(json.dumps(request_id, ensure_ascii=True), 60)  # the client's: one line
+    print(f"hearts-sim serve: request id {shown_id}: {message}", file=sys.stderr, flush=True)
+    return AGENT_FAILED
 
 
 def _whole(text: str) -> int:
