@@ -42,7 +42,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -467,7 +466,7 @@ def _accepts(method: Any, keyword: str) -> bool:
 
 ENGINE_EXIT_SECONDS = 5.0  # an engine's time to exit once its input is closed, then it is killed
 MAX_ANSWER_BYTES = 1 << 20  # an answer line longer than this is refused (a move is a few dozen bytes)
-LAST_WORDS_BYTES = 64 * 1024  # the tail of an engine's stderr read for its last line
+LAST_WORDS_BYTES = 64 * 1024  # the tail of an engine's stderr kept, for its last line
 
 
 def descendants(pid: int) -> list[int]:
@@ -487,8 +486,44 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+class StderrTail:
+    """The last ``size`` bytes an engine wrote on stderr, read from its pipe on a daemon thread
+    until the pipe closes. Its stderr went to a temporary file without limit: an engine writing
+    400 MB a request filled 4 GB of disk in 25 s (until 2026-12-08), of which only the last line
+    was ever read (``Engine._last_words``)."""
+
+    def __init__(self, pipe: Any, size: int, name: str):
+        self.size = size
+        self._tail = bytearray()
+        self._lock = threading.Lock()
+        self.closed = threading.Event()  # the pipe's end was read: every writer has exited
+        threading.Thread(target=self._read, args=(pipe,), name=f"stderr of {name}", daemon=True).start()
+
+    def _read(self, pipe: Any) -> None:
+        try:
+            while chunk := os.read(pipe.fileno(), 1 << 16):
+                with self._lock:
+                    self._tail += chunk
+                    if len(self._tail) > self.size:
+                        del self._tail[: len(self._tail) - self.size]
+        except (OSError, ValueError):  # closed under it
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                pipe.close()
+            self.closed.set()
+
+    def text(self, wait: float = 0.0) -> str:
+        """What it holds, after waiting up to ``wait`` s for the end of the pipe (an engine that
+        exited: the rest of what it wrote is read first)."""
+        self.closed.wait(wait)
+        with self._lock:
+            return self._tail.decode(errors="replace")
+
+
 class Engine:
-    """One engine process: requests on its stdin, answers on its stdout, stderr kept in a file.
+    """One engine process: requests on its stdin, answers on its stdout, the tail of its stderr
+    kept (``StderrTail``).
 
     ``kill`` ends it with what it started (Linux): an engine started through a wrapper
     (``exec:bash -c 'python eng.py; true'``, a script without ``exec``) was left running, its
@@ -502,19 +537,19 @@ class Engine:
                 f"agent {name}: an exec: engine needs Linux or macOS (non-blocking pipes); on Windows, "
                 "run hearts-sim under WSL, or call the engine from a py: agent"
             )
-        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (open as long as the engine runs)
         try:
             self.process = subprocess.Popen(
                 shlex.split(command),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=self.stderr,
+                stderr=subprocess.PIPE,
                 cwd=agent_folder(),  # a run's engine runs where the run began, resumed or not
             )
         except OSError as error:
             reason = error.strerror or error
             raise ExternalAgentError(f"agent {name}: cannot start {command!r}: {reason}") from None
         assert self.process.stdout is not None and self.process.stdin is not None
+        self.stderr = StderrTail(self.process.stderr, LAST_WORDS_BYTES, name)
         os.set_blocking(self.process.stdout.fileno(), False)
         self.buffer = b""
         self.answered = False  # it has answered a request (its first may take longer)
@@ -569,10 +604,11 @@ class Engine:
             code = self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             code = None
-        # its tail: the whole file was read, 1.7 GB for an engine that wrote 1 MiB a request
-        self.stderr.seek(max(0, os.fstat(self.stderr.fileno()).st_size - LAST_WORDS_BYTES))
-        tail = self.stderr.read()
-        lines = [x for x in tail.decode(errors="replace").splitlines() if x.strip()]
+        # its tail alone is kept: the whole file was read once, 1.7 GB for an engine that wrote
+        # 1 MiB a request; what it wrote as it exited is read first (a process it started and
+        # left running may hold the pipe: not waited for long)
+        tail = self.stderr.text(wait=2 if code is not None else 0)
+        lines = [x for x in tail.splitlines() if x.strip()]
         said = f"; its last words: {lines[-1].strip()[:200]}" if lines else ""
         return (f" (exit code {code})" if code is not None else "") + said
 
@@ -601,7 +637,6 @@ class Engine:
         except subprocess.TimeoutExpired:
             self.kill()
             self.process.wait()
-        self.stderr.close()
 
 
 class EngineDecider:

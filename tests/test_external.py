@@ -9,6 +9,7 @@ the finished chunks kept and a resume identical to an uninterrupted run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -474,6 +475,36 @@ def test_an_engines_last_words_are_its_last_stderr_line_however_much_it_wrote() 
     chatty = _engine("import sys\nsys.stderr.write('noise\\n' * 100_000 + 'out of memory\\n')\nsys.exit(5)")
     with pytest.raises(ExternalAgentError, match=r"exited \(exit code 5\); its last words: out of memory"):
         simulate("standard", [chatty, "random", "random", "random"], hands=1)
+    close_all()
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="reads /proc")
+def test_an_engines_stderr_takes_no_disk_past_its_tail() -> None:
+    """An engine's stderr went to a temporary file (deleted, held open) without limit: one writing
+    400 MB a request filled 4 GB of disk in 25 s. Only the tail its last words come from is kept,
+    in memory: after 32 MiB on stderr no file this process holds has grown, and an engine that
+    then dies is still quoted."""
+    noise = "import sys\nsys.stderr.write(('e' * 1023 + '\\n') * 32768)\nsys.stderr.flush()\n"
+    answers = "import json\nfor line in sys.stdin:\n    r = json.loads(line)\n"
+    answers += "    move = {'play': r['legal'][0]} if 'legal' in r else {'pass': r['hand'][:3]}\n"
+    answers += "    print(json.dumps({'id': r['id'], **move}), flush=True)\n"
+
+    def held_bytes() -> int:
+        """The size of the deleted files this process holds open (a temporary file's)."""
+        total = 0
+        for fd in Path("/proc/self/fd").iterdir():
+            with contextlib.suppress(OSError):
+                if os.readlink(fd).endswith("(deleted)"):
+                    total += os.stat(fd).st_size
+        return total
+
+    before = held_bytes()
+    assert len(simulate("standard", [_engine(noise + answers), "random", "random", "random"], hands=1)) == 1
+    assert held_bytes() - before < 1 << 20
+    close_all()
+    dies = _engine(noise + "sys.stderr.write('out of memory\\n')\nsys.exit(5)")
+    with pytest.raises(ExternalAgentError, match=r"exited \(exit code 5\); its last words: out of memory"):
+        simulate("standard", [dies, "random", "random", "random"], hands=1)
     close_all()
 
 
