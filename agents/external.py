@@ -67,7 +67,7 @@ PY, EXEC, OBJECT = "py", "exec", "object"
 AGENT_FAILURES = (Exception, SystemExit)
 MAX_ENGINE_PROCS = 1024  # processes per engine
 MAX_ENGINE_TIMEOUT = 1e6  # seconds per decision (11 days): past it, no limit is meant (0, None)
-FIRST_ANSWER_GRACE = 300.0  # seconds an engine may take for its first answer (it compiles, warms up)
+FIRST_ANSWER_GRACE = 300.0  # seconds an engine's first answer may take at least (it compiles, warms up)
 _PY_TARGET = re.compile(r"^(?P<where>.+):(?P<name>[A-Za-z_]\w*)\s*(?:\((?P<args>.*)\))?\s*$", re.S)
 
 
@@ -689,9 +689,7 @@ class EngineDecider:
                             engine.send(request)
                         except ExternalAgentError as error:
                             raise ExternalAgentError(f"{error}, at request {_brief(request)}").at(i) from None
-                        grace = self.options.timeout if engine.answered else FIRST_ANSWER_GRACE
-                        deadline = time.monotonic() + (grace if grace is not None else math.inf)
-                        busy[e] = (i, deadline, request)
+                        busy[e] = (i, time.monotonic() + self._wait(engine.answered), request)
                 wait = min(deadline for _, deadline, _ in busy.values()) - time.monotonic()
                 # no limit: wait for as long as it takes (a huge timeout overflows epoll's)
                 ready = {key.data for key, _ in selector.select(None if wait == math.inf else max(0.0, wait))}
@@ -705,10 +703,7 @@ class EngineDecider:
                         raise ExternalAgentError(f"{error}, at request {_brief(request)}").at(i) from None
                     if line is None:
                         if time.monotonic() > deadline:
-                            raise ExternalAgentError(
-                                f"agent {self.name}: no answer within {self.options.timeout:g} s "
-                                f"to request {_brief(request)}"
-                            ).at(i)
+                            raise self._late(self.engines[e].answered, request).at(i)
                         continue
                     self.engines[e].owes = False
                     try:
@@ -720,6 +715,21 @@ class EngineDecider:
         finally:
             selector.close()
         return moves
+
+    def _wait(self, answered: bool) -> float:
+        """How long an engine may take over a request: the timeout (infinity: no limit), and for
+        its first answer (it compiles, warms up) ``FIRST_ANSWER_GRACE`` at least. The first answer
+        had ``FIRST_ANSWER_GRACE`` whatever the timeout, until 2026-12-08: less than a longer one
+        asked for, and a limit where 0 asked for none."""
+        if self.options.timeout is None:
+            return math.inf
+        return self.options.timeout if answered else max(self.options.timeout, FIRST_ANSWER_GRACE)
+
+    def _late(self, answered: bool, request: dict[str, Any]) -> ExternalAgentError:
+        """The error of an engine that did not answer ``request`` in time (``_wait``)."""
+        first = "" if answered else f" (a first answer: {FIRST_ANSWER_GRACE:g} s at least)"
+        within = f"no answer within {self._wait(answered):g} s{first}"
+        return ExternalAgentError(f"agent {self.name}: {within} to request {_brief(request)}")
 
     def _move(self, line: bytes, passing: bool, request: dict[str, Any]) -> Any:
         try:

@@ -446,7 +446,7 @@ def test_an_engine_writing_without_end_or_newline_is_stopped(monkeypatch: pytest
     from agents import external
 
     monkeypatch.setattr(external, "FIRST_ANSWER_GRACE", 1.0)  # its first answer's grace is minutes
-    with pytest.raises(ExternalAgentError, match="no answer within 0.5 s"):
+    with pytest.raises(ExternalAgentError, match=r"no answer within 1 s \(a first answer: 1 s at least\)"):
         simulate("standard", [trickle, "random", "random", "random"], hands=1, engine_timeout=0.5)
     close_all()
 
@@ -548,6 +548,28 @@ def test_an_engine_without_a_time_limit_plays(no_limit: float | None) -> None:
     engine = f"exec:{shlex.quote(sys.executable)} {ROOT / 'experiments' / 'example_engine.py'}"
     hands = simulate("standard", [engine, "random", "random", "random"], hands=2, engine_timeout=no_limit)
     assert len(hands) == 2 and EngineOptions(timeout=no_limit).timeout is None
+    close_all()
+
+
+@pytest.mark.parametrize("timeout", [20, 0])
+def test_an_engines_first_answer_waits_for_the_timeout_asked(
+    timeout: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first answer had ``FIRST_ANSWER_GRACE`` (300 s) whatever the timeout: less than a longer
+    ``--engine-timeout`` asked, and a limit where 0 asked for none. Here the grace is 0.3 s and
+    the engine's first answer takes 1.5 s: it plays under a timeout of 20 s, and under none."""
+    from agents import external
+
+    monkeypatch.setattr(external, "FIRST_ANSWER_GRACE", 0.3)
+    slow_start = _engine(
+        "import json, sys, time\nfirst = True\nfor line in sys.stdin:\n"
+        "    if first:\n        time.sleep(1.5)\n        first = False\n"
+        "    r = json.loads(line)\n"
+        "    move = {'play': r['legal'][0]} if 'legal' in r else {'pass': r['hand'][:3]}\n"
+        "    print(json.dumps({'id': r['id'], **move}), flush=True)\n"
+    )
+    hands = simulate("standard", [slow_start, "random", "random", "random"], hands=1, engine_timeout=timeout)
+    assert len(hands) == 1
     close_all()
 
 
