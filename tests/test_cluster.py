@@ -5,7 +5,9 @@ worker processes keeps the suite fast; the tests that need Dask skip without it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import ipaddress
 import json
 import os
 import re
@@ -457,6 +459,35 @@ def test_dask_runner_refuses_odd_arguments_in_one_line(options: dict[str, Any], 
     with pytest.raises(ClusterError) as refused:
         DaskRunner(**{"cluster": "local:1", **options})
     assert str(refused.value) == message
+
+
+def _listening(port: int) -> set[str]:
+    """The addresses a TCP socket listens on at ``port`` on this machine, from ``/proc/net``."""
+    found = set()
+    for table in ("tcp", "tcp6"):
+        with contextlib.suppress(OSError):
+            for row in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+                local, state = row.split()[1], row.split()[3]
+                address, _, hex_port = local.rpartition(":")
+                if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                    raw = bytes.fromhex(address)
+                    if table == "tcp":
+                        found.add(".".join(str(b) for b in raw[::-1]))
+                    else:  # four 32-bit words, each in the host's order
+                        words = [raw[i : i + 4][::-1] for i in range(0, 16, 4)]
+                        found.add(str(ipaddress.IPv6Address(b"".join(words))))
+    return found
+
+
+@needs_dask
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads /proc/net")
+def test_a_local_clusters_dashboard_listens_on_this_machine_only() -> None:
+    """``--cluster local:N`` served Dask's dashboard, which has no login, on every interface; it
+    and the scheduler listen on 127.0.0.1 now."""
+    with DaskRunner("local:1") as runner:
+        port = runner.client.scheduler_info()["services"]["dashboard"]
+        assert _listening(port) == {"127.0.0.1"}
+        assert runner.client.scheduler.address.startswith("tcp://127.0.0.1:")  # its scheduler too
 
 
 @needs_dask

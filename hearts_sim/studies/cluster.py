@@ -383,7 +383,9 @@ class DaskRunner:
                         n_workers=n_workers or os.cpu_count() or 1,
                         threads_per_worker=1,
                         processes=True,
-                        dashboard_address=":0",  # not 8787, which may be taken
+                        # not 8787, which may be taken; this machine only: the dashboard has no
+                        # login, and it was on every interface until 2026-12-08
+                        dashboard_address="127.0.0.1:0",
                         # not the nanny's "still alive after 4 s" at close, nor a worker's teardown
                         # of a warm-up that a stopped run unregistered
                         silence_logs=logging.CRITICAL,
