@@ -268,6 +268,83 @@ def test_games_cut_off_undecided_are_counted_and_said(tmp_path: Path) -> None:
     assert resumed["undecided_games"] is None and "cut off" not in format_summary(resumed)
 
 
+def _games_by_seed(out: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Per game seed and agent, from a run of games' records: the final scores and the hands of
+    the games its seats played (Y and X), and the agents' names."""
+    records = pd.read_parquet(out / "records")
+    seats = [c.removeprefix("agent_") for c in records.columns if c.startswith("agent_")]
+    long = pd.concat(
+        pd.DataFrame(
+            {
+                "game": records["game"],
+                "agent": records[f"agent_{s}"],
+                "final": records[f"final_score_{s}"],
+                "hands": records["hands"],
+            }
+        )
+        for s in seats
+    )
+    by_seed = long.groupby(["game", "agent"])[["final", "hands"]].sum().unstack()
+    names = list(by_seed["final"].columns)
+    return by_seed["final"].to_numpy(np.float64), by_seed["hands"].to_numpy(np.float64), names
+
+
+def test_games_points_per_hand_and_their_difference_are_ratios_over_game_seeds(tmp_path: Path) -> None:
+    """Over games an agent's points per hand is its final scores over the hands its games lasted,
+    and A - B the difference of the two: the pair was the per-game difference over the mean game
+    length of both (normal - random -7.115, [-7.211, -7.020], where the table's rows gave 3.697 and
+    10.253, -6.556), and every interval left out how the games' lengths vary. Checked against the
+    delta method computed here from the records, clustered on the game seed."""
+    from scipy.stats import t
+
+    config = make_config(["lowest", "random"], rules="quick", deals=40, seed=3, games=True)
+    summary = run_tournament(config, tmp_path / "g", progress=False).summary
+    y, x, names = _games_by_seed(tmp_path / "g")
+    n = len(y)
+    ratio = y.sum(axis=0) / x.sum(axis=0)
+    z = (y - ratio * x) / x.mean(axis=0)  # each seed's linearised residual, per agent
+    q = t.ppf(0.975, n - 1)
+    rows = {a["name"]: a for a in summary["agents"]}
+    for i, name in enumerate(names):
+        half = q * z[:, i].std(ddof=1) / np.sqrt(n)
+        assert rows[name]["points_per_hand"] == pytest.approx(ratio[i], abs=1e-4)
+        assert rows[name]["ci95"] == pytest.approx([ratio[i] - half, ratio[i] + half], abs=1e-4)
+    a, b = names.index("lowest"), names.index("random")
+    diff = ratio[a] - ratio[b]
+    se = (z[:, a] - z[:, b]).std(ddof=1) / np.sqrt(n)
+    pair = summary["pairs"][0]
+    rows_diff = rows["lowest"]["points_per_hand"] - rows["random"]["points_per_hand"]
+    assert pair["a_minus_b"] == pytest.approx(rows_diff, abs=2e-4)
+    assert pair["a_minus_b"] == pytest.approx(diff, abs=1e-4)
+    assert pair["ci95"] == pytest.approx([diff - q * se, diff + q * se], abs=1e-4)
+    assert pair["p_value"] == pytest.approx(2 * t.sf(abs(diff) / se, n - 1), rel=1e-3)
+
+
+def test_games_run_without_the_sums_of_game_lengths_has_figures_without_intervals(tmp_path: Path) -> None:
+    """A run of games whose tally lacks the sums the ratio's interval needs (begun before
+    2026-12-07's fix): resumed, or shown by ``status`` once finished (its kept summary was of the
+    old kind), its points per hand and A - B are the ratios, its intervals and p-values none, and
+    its table says why."""
+    config = make_config(["lowest", "random"], rules="quick", deals=8, chunk_deals=4, seed=3, games=True)
+    whole = run_tournament(config, tmp_path / "new", progress=False).summary
+    with pytest.raises(Interrupted):
+        run_tournament(config, tmp_path / "old", progress=False, stop_after_chunks=1)
+    manifest_file = tmp_path / "old" / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    for key in ("hands_square_sum", "score_hands_sum"):
+        del manifest["tally"][key]
+    manifest_file.write_text(json.dumps(manifest))
+    resumed = resume_tournament(tmp_path / "old", progress=False).summary
+    for summary in (resumed, tournament.run_status(tmp_path / "old").summary or {}):
+        points = [a["points_per_hand"] for a in summary["agents"]]
+        assert points == [a["points_per_hand"] for a in whole["agents"]]
+        assert summary["pairs"][0]["a_minus_b"] == whole["pairs"][0]["a_minus_b"]
+        assert all(a["ci95"] == [None, None] for a in summary["agents"])
+        assert summary["pairs"][0]["ci95"] == [None, None] and summary["pairs"][0]["p_value"] is None
+        assert stats.NO_GAME_INTERVALS in format_summary(summary)
+    assert "intervals_kept" not in whole and stats.NO_GAME_INTERVALS not in format_summary(whole)
+
+
 def _resumed_without(config: TournamentConfig, out: Path, key: str) -> dict[str, Any]:
     """The summary of ``config`` stopped after its first chunk in ``out``, its manifest's tally
     then without ``key`` (a run begun before the tally kept it), and resumed."""

@@ -27,6 +27,8 @@ from hearts_sim.selfplay.records import undecided_games
 Z95 = 1.959963984540054  # the normal quantile of a two-sided 95% interval
 
 # ---------------------------------------------------------------------------- statistics
+_PAIR_SUMS = ("pair_sum", "pair_square_sum")  # Tally's k by k sums, kept in every run
+_GAME_SQUARES = ("hands_square_sum", "score_hands_sum")  # and those of games, None where not kept
 # Tally's lists of one integer sum per agent
 _PER_AGENT_SUMS = (
     "score_sum",
@@ -73,6 +75,12 @@ class Tally:
     # --games: games cut off undecided after MAX_HANDS_PER_GAME hands, no one winning (None: not
     # counted, a run begun before 2026-12-07; its resume does not know the chunks before)
     undecided: int | None = None
+    # --games, over game seeds (each played in every seating): the sums of X_a X_b (X_a: the hands
+    # of agent a's games of the seed, summed over its seats) and of Y_a X_b (Y_a: their final
+    # scores), which with the score sums give the ratio estimator's interval (``ratio_moments``);
+    # None: not kept (hands, or a run of games begun before they were, on 2026-12-07)
+    hands_square_sum: list[list[int]] | None = None
+    score_hands_sum: list[list[int]] | None = None
     # hands: the same sums over the deals passed each way, by pass_direction_name (``left``, ...)
     by_direction: dict[str, Tally] = field(default_factory=dict)
 
@@ -83,7 +91,7 @@ class Tally:
         for name in _PER_AGENT_SUMS:
             if not getattr(self, name):
                 setattr(self, name, [0] * k)
-        for name in ("pair_sum", "pair_square_sum"):
+        for name in _PAIR_SUMS:
             if not getattr(self, name):
                 setattr(self, name, [[0] * k for _ in range(k)])
         self._check_shape()
@@ -123,10 +131,15 @@ class Tally:
             for name in ("slots_per_deal", *_PER_AGENT_SUMS)
             if not ints(getattr(self, name))
         ]
+
+        def square(rows: Any) -> bool:  # k by k whole numbers
+            return isinstance(rows, list) and len(rows) == k and all(map(ints, rows))
+
         problems += [
             f"{name} is not {k} by {k} whole numbers"
-            for name in ("pair_sum", "pair_square_sum")
-            if not (isinstance(rows := getattr(self, name), list) and len(rows) == k and all(map(ints, rows)))
+            for name in (*_PAIR_SUMS, *_GAME_SQUARES)
+            if (name in _PAIR_SUMS or getattr(self, name) is not None)  # a game square None: not kept
+            and not square(getattr(self, name))
         ]
         if self.ratings and not (
             isinstance(self.ratings, list)
@@ -182,8 +195,11 @@ class Tally:
             setattr(
                 self, name, [x + y for x, y in zip(getattr(self, name), getattr(other, name), strict=True)]
             )
-        for name in ("pair_sum", "pair_square_sum"):
+        for name in _PAIR_SUMS:
             setattr(self, name, _added(getattr(self, name), getattr(other, name)))
+        for name in _GAME_SQUARES:  # kept by both, or by neither of the pooled tally
+            mine, theirs = getattr(self, name), getattr(other, name)
+            setattr(self, name, None if mine is None or theirs is None else _added(mine, theirs))
         for name, tally in other.by_direction.items():
             self.direction(name).add(tally)
 
@@ -200,29 +216,69 @@ class Tally:
         """Mean per deal / scale, its 95% t-interval, and the two-sided p-value against 0."""
         n = self.deals
         mean, variance = self._moments(total, square, scale)
-        if n < 2:
-            return mean, [float("nan"), float("nan")], float("nan")
-        # Student's t from scipy.special, imported when needed: scipy.stats, whose t.ppf and t.sf
-        # call these two, took 0.4 s more to import, and its dispatch 0.1 ms a call (a tournament
-        # of 256 agents spent 44 s in 163,000 of them, for 33,000 pairs in 5 directions)
-        from scipy.special import stdtr, stdtrit
+        return (mean, *t_interval(mean, math.sqrt(variance / n), n - 1))
 
-        se = math.sqrt(variance / n)
-        half = float(stdtrit(n - 1, 0.975)) * se
-        p = 1.0 if se == 0 and mean == 0 else (0.0 if se == 0 else float(2 * stdtr(n - 1, -abs(mean) / se)))
-        return mean, [mean - half, mean + half], p
+    def _score_square(self, a: int, b: int) -> int:
+        """The sum over deals of S_a(d) S_b(d), from the pair's sum of squares (``add_deal_sums``)."""
+        c_a, c_b = self.slots_per_deal[a], self.slots_per_deal[b]
+        if a == b:
+            return self.score_square_sum[a]
+        squares = c_b * c_b * self.score_square_sum[a] + c_a * c_a * self.score_square_sum[b]
+        return (squares - self.pair_square_sum[a][b]) // (2 * c_a * c_b)
+
+    def _ratio_residuals(self, a: int, b: int) -> int:
+        """H_a H_b times the sum over game seeds of (Y_a - R_a X_a)(Y_b - R_b X_b), exactly (Y: final
+        scores and X: hands, summed over the agent's seats of the seed's games; H = sum of X and
+        R = sum of Y / H, the agent's points per hand)."""
+        assert self.hands_square_sum is not None and self.score_hands_sum is not None
+        h_a, h_b = self.games_hands[a], self.games_hands[b]
+        y_a, y_b = self.score_sum[a], self.score_sum[b]
+        return (
+            h_a * h_b * self._score_square(a, b)
+            - h_a * y_b * self.score_hands_sum[a][b]
+            - y_a * h_b * self.score_hands_sum[b][a]
+            + y_a * y_b * self.hands_square_sum[a][b]
+        )
+
+    def _ratio_ci(self, weights: dict[int, int]) -> tuple[float, list[float], float]:
+        """sum_a w_a R_a over agents a (R_a: its final score points per hand played, over every game
+        of every seed), with a 95% t-interval over game seeds and the p-value against 0. A game's
+        length varies, and an agent's seats of a seed play games of different lengths, so R_a is a
+        ratio estimator: its variance is the delta method's, (1 / n) times the sample variance
+        over seeds of sum_a w_a (Y_a - R_a X_a) / mean X_a, computed from exact integer sums. Without
+        the sums of a run begun before they were kept, the estimate alone (NaN interval)."""
+        n = self.deals
+        mean = sum(w * self.score_sum[a] / self.games_hands[a] for a, w in weights.items())
+        if n < 2 or self.hands_square_sum is None:
+            return mean, [math.nan, math.nan], math.nan
+        # sum over seeds of (sum_a w_a z_a)^2, z_a = (Y_a - R_a X_a) n / H_a, over the common
+        # denominator prod_a H_a^2 ... kept exact as a Fraction until the end
+        from fractions import Fraction
+
+        square = sum(
+            Fraction(w_a * w_b * self._ratio_residuals(a, b) * n * n)
+            / (self.games_hands[a] ** 2 * self.games_hands[b] ** 2)
+            for a, w_a in weights.items()
+            for b, w_b in weights.items()
+        )
+        variance = max(float(square / (n * (n - 1))), 0.0)
+        return (mean, *t_interval(mean, math.sqrt(variance), n - 1))
 
     def points_per_hand(self, a: int) -> tuple[float, list[float]]:
-        """Agent ``a``'s mean score per hand and its 95% interval over deals (games: per game,
-        then divided by the hands a game lasted)."""
+        """Agent ``a``'s mean score per hand and its 95% interval over deals (games: its final
+        scores over the hands its games lasted, ``_ratio_ci``)."""
+        if self.games_hands[a]:
+            mean, ci, _ = self._ratio_ci({a: 1})
+            return mean, ci
         mean, ci, _ = self._mean_ci(self.score_sum[a], self.score_square_sum[a], self.slots_per_deal[a])
-        if self.games_hands[a]:  # games: per game -> per hand
-            per_game_hands = self.games_hands[a] / (self.deals * self.slots_per_deal[a])
-            return mean / per_game_hands, [x / per_game_hands for x in ci]
         return mean, ci
 
     def difference(self, a: int, b: int) -> tuple[float, list[float], float]:
-        """Agent a's points per deal-slot minus agent b's, with 95% CI and p-value."""
+        """Agent a's points per hand minus agent b's, with 95% CI and p-value: over hands, the
+        mean of the paired per-deal differences; over games, the difference of the two ratios
+        ``points_per_hand`` gives (``_ratio_ci``)."""
+        if self.games_hands[a] and self.games_hands[b]:
+            return self._ratio_ci({a: 1, b: -1})
         scale = self.slots_per_deal[a] * self.slots_per_deal[b]
         return self._mean_ci(self.pair_sum[a][b], self.pair_square_sum[a][b], scale)
 
@@ -230,6 +286,21 @@ class Tally:
         """The mean and the sample variance over deals of agent a's points per deal-slot minus b's."""
         scale = self.slots_per_deal[a] * self.slots_per_deal[b]
         return self._moments(self.pair_sum[a][b], self.pair_square_sum[a][b], scale)
+
+
+def t_interval(mean: float, se: float, dof: int) -> tuple[list[float], float]:
+    """The 95% t-interval ``mean +- t * se`` with ``dof`` degrees of freedom, and the two-sided
+    p-value of ``mean`` against 0 (NaN both, below one degree of freedom)."""
+    if dof < 1 or math.isnan(se):
+        return [float("nan"), float("nan")], float("nan")
+    # Student's t from scipy.special, imported when needed: scipy.stats, whose t.ppf and t.sf
+    # call these two, took 0.4 s more to import, and its dispatch 0.1 ms a call (a tournament
+    # of 256 agents spent 44 s in 163,000 of them, for 33,000 pairs in 5 directions)
+    from scipy.special import stdtr, stdtrit
+
+    half = float(stdtrit(dof, 0.975)) * se
+    p = 1.0 if se == 0 and mean == 0 else (0.0 if se == 0 else float(2 * stdtr(dof, -abs(mean) / se)))
+    return [mean - half, mean + half], p
 
 
 # ---------------------------------------------------------------------------- sequential test
@@ -397,11 +468,6 @@ def summarize(
     ]
     for a, b in itertools.combinations(range(len(names)), 2):
         diff, ci, p = tally.difference(a, b)
-        if games:  # per game -> per hand, using the mean game length of both
-            per_game = (tally.games_hands[a] + tally.games_hands[b]) / (
-                tally.deals * (tally.slots_per_deal[a] + tally.slots_per_deal[b])
-            )
-            diff, ci = diff / per_game, [x / per_game for x in ci]
         pair: dict[str, Any] = {
             "a": names[a],
             "b": names[b],
@@ -420,6 +486,8 @@ def summarize(
         "seatings": seatings,
         "unit": "games" if games else "hands",
         **({"undecided_games": tally.undecided} if games else {}),
+        # a run of games begun before the sums of its intervals were kept: the figures alone
+        **({"intervals_kept": False} if games and tally.hands_square_sum is None else {}),
         "rules": rules,
         "seed": seed,
     }
@@ -510,6 +578,16 @@ def tally_games(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n
             tally.moons_made[a] += int(moons[rows, seat].sum())
             others = moons[rows].sum(axis=1) - moons[rows, seat]
             tally.moons_suffered[a] += int(others.sum())
+    if tally.hands_square_sum is not None and tally.score_hands_sum is not None:
+        # per game seed and agent, the hands of its games and their final scores (its seats summed)
+        seed_hands = np.zeros((games, k), dtype=np.int64)
+        seed_score = np.zeros((games, k), dtype=np.int64)
+        seed_of = np.arange(games).repeat(n_seatings)
+        for seat in range(n):
+            np.add.at(seed_hands, (seed_of, agent[:, seat]), hands)
+            np.add.at(seed_score, (seed_of, agent[:, seat]), final[:, seat])
+        tally.hands_square_sum = _added(tally.hands_square_sum, seed_hands.T @ seed_hands)
+        tally.score_hands_sum = _added(tally.score_hands_sum, seed_score.T @ seed_hands)
     seats_of = np.zeros((len(records), k), dtype=np.int64)  # each game's seats of each agent
     score_of = np.zeros((len(records), k), dtype=np.int64)  # and their final scores, summed
     for seat in range(n):
@@ -592,6 +670,8 @@ def new_tally(seatings: Sequence[Sequence[int]], n_agents: int, games: bool) -> 
         fresh = PlackettLuce().rating()
         tally.ratings = [[fresh.mu, fresh.sigma] for _ in range(n_agents)]
         tally.undecided = 0
+        tally.hands_square_sum = [[0] * n_agents for _ in range(n_agents)]
+        tally.score_hands_sum = [[0] * n_agents for _ in range(n_agents)]
     return tally
 
 
@@ -637,6 +717,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     out.append(LEGEND_GAMES if games else LEGEND_HANDS)
     if summary.get("undecided_games"):
         out += ["", undecided_text(summary["undecided_games"], summary["deals"] * summary["seatings"])]
+    if summary.get("intervals_kept") is False:
+        out += ["", NO_GAME_INTERVALS]
     if summary["pairs"]:
         out.append("")
         for p in summary["pairs"]:
@@ -665,6 +747,10 @@ LEGEND_HANDS = (
 LEGEND_GAMES = (
     "(points/hand: penalty points, lower is better; moons/1k: moons shot per 1,000 hands; "
     "suffered/1k: shot against it; rating: OpenSkill's mean ± deviation)"
+)
+NO_GAME_INTERVALS = (
+    "(no intervals or p-values: this run of games was begun before 2026-12-07's code kept the sums "
+    "of game lengths they need; its points/hand and A - B are exact; play it again for intervals)"
 )
 BY_DIRECTION = "by pass direction (95% each, unadjusted)"  # one look a direction: one may miss by chance
 

@@ -941,7 +941,10 @@ def run_status(out: str | Path) -> RunStatus:
         config, names = dict(manifest["config"]), list(manifest["agent_specs"])
         done, total, deals = int(manifest["chunks_done"]), int(manifest["chunks_total"]), int(config["deals"])
         tally = Tally(**manifest["tally"])
-        summary = manifest.get("summary") or (
+        # a run of games: its tally's figures, not the summary a run of before 2026-12-07 kept, whose
+        # points/hand of a pair and intervals left out the lengths of the games (``Tally._ratio_ci``)
+        kept = None if config.get("games") else manifest.get("summary")
+        summary = kept or (
             _summary(config, names, tally, int(manifest.get("deals_cap") or deals)) if tally.deals else None
         )
         if not isinstance(summary, (dict, type(None))):
