@@ -125,6 +125,10 @@ def test_summary_figures_match_the_records(agents: list[str], preset: str, tmp_p
         make_config(agents, rules=rules, deals=300, seed=5), tmp_path / "run", progress=False
     )
     records = pd.read_parquet(tmp_path / "run" / "records")
+    # the shooter's agent ("" for none): a moon shot by a copy of the seat's own agent is not suffered
+    seat_agents = np.stack([records[f"agent_{s}"].astype(str) for s in range(rules.n_players)], axis=1)
+    shooter = records["moon_shooter"].to_numpy(dtype=np.int64)
+    shooter_agent = np.where(shooter >= 0, seat_agents[np.arange(len(records)), np.maximum(shooter, 0)], "")
     long = pd.concat(
         pd.DataFrame(
             {
@@ -132,7 +136,7 @@ def test_summary_figures_match_the_records(agents: list[str], preset: str, tmp_p
                 "direction": records["pass_direction"].astype(str),
                 "score": records[f"score_{s}"],
                 "shot": records["moon_shooter"] == s,
-                "suffered": (records["moon_shooter"] >= 0) & (records["moon_shooter"] != s),
+                "suffered": (shooter >= 0) & (shooter_agent != seat_agents[:, s]),
                 "qs": records["qs_taker"] == s,
                 "tricks": records[f"tricks_{s}"],
             }
@@ -318,6 +322,21 @@ def test_games_points_per_hand_and_their_difference_are_ratios_over_game_seeds(t
     assert pair["a_minus_b"] == pytest.approx(diff, abs=1e-4)
     assert pair["ci95"] == pytest.approx([diff - q * se, diff + q * se], abs=1e-4)
     assert pair["p_value"] == pytest.approx(2 * t.sf(abs(diff) / se, n - 1), rel=1e-3)
+
+
+def test_games_count_as_suffered_the_moons_of_other_agents_only(tmp_path: Path) -> None:
+    """``suffered/1k`` over games: the moons shot in an agent's games by the seats of another
+    agent (its copies' counted too until 2026-12-07)."""
+    config = make_config(["lowest", "random"], rules="quick", deals=30, seed=4, games=True)
+    summary = run_tournament(config, tmp_path / "g", progress=False).summary
+    records = pd.read_parquet(tmp_path / "g" / "records")
+    agents = np.stack([records[f"agent_{s}"].astype(str) for s in range(4)], axis=1)
+    moons = np.stack([records[f"moons_{s}"] for s in range(4)], axis=1)
+    for row in summary["agents"]:
+        mine, theirs = agents == row["name"], agents != row["name"]
+        suffered = (mine.sum(axis=1) * (moons * theirs).sum(axis=1)).sum()
+        assert (moons * mine).sum() > 0 and (moons * theirs).sum() > 0  # moons on both sides to tell apart
+        assert row["moons_suffered_rate"] == pytest.approx(1000 * suffered / row["hands"], abs=1e-4)
 
 
 def test_games_run_without_the_sums_of_game_lengths_has_figures_without_intervals(tmp_path: Path) -> None:

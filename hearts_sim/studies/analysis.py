@@ -88,7 +88,7 @@ from hearts_sim.studies.replay import Replay as Replay
 from hearts_sim.studies.replay import ReplayError as ReplayError
 from hearts_sim.studies.replay import Trick as Trick
 from hearts_sim.studies.replay import replay as replay
-from hearts_sim.studies.stats import Z95, Tally
+from hearts_sim.studies.stats import Z95, Tally, moons_by_others
 
 DEFAULT_FAILED_POINTS = 20  # a failed moon: at least this many raw points (of 26), and no moon
 DEFAULT_BATCH = 1 << 17
@@ -355,7 +355,8 @@ def to_long(
     ``seating``, ``seat``, ``n_players``, ``pass_direction``, ``rules`` (when recorded), ``agent``; the seat's
     bitboards ``dealt``, ``passed``, ``received`` (the cards passed to it) and ``held`` (its
     hand after the pass); ``points`` (raw), ``score`` (after moon and bonus adjustments),
-    ``tricks``; flags ``shot_moon``, ``moon_suffered`` (another player shot),
+    ``tricks``; flags ``shot_moon``, ``moon_suffered`` (a player of another agent shot: a copy
+    of the seat's own agent is no opponent, and self-play suffers none),
     ``took_qs``, ``took_jd``; ``hearts_taken`` (``points`` minus the QS's 13 in hands
     whose points total 26, else -1). From records that hold when each trick was won (all
     made since 2026-12-05), 0-based tricks, -1 for never: ``first_points_trick`` (the first
@@ -444,8 +445,9 @@ def _add_outcomes(out: dict[str, Any], records: pd.DataFrame, n: int, want: Call
     shooter = taker("moon_shooter")
     if want("shot_moon"):
         out["shot_moon"] = (seat_grid == shooter).ravel()
-    if want("moon_suffered"):
-        out["moon_suffered"] = ((seat_grid != shooter) & (shooter >= 0)).ravel()
+    if want("moon_suffered"):  # shot by a seat of another agent (``moons_by_others``)
+        agents = _agents(records, n).codes.reshape(-1, n)
+        out["moon_suffered"] = (moons_by_others(seat_grid == shooter, agents) > 0).ravel()
     took_qs = seat_grid == taker("qs_taker")
     if want("took_qs"):
         out["took_qs"] = took_qs.ravel()
@@ -794,13 +796,18 @@ def moon_counts(
     the records' deals (a ``deal`` or ``seed`` column) also ``deals``, ``rated_sq``,
     ``rated_hands`` and ``hands_sq``, the sums over deals the interval needs (``_deal_sums``)."""
     keys = _keys(by)
-    long = _long(data, keys, ("seat", "shot_moon", "moon_suffered"), optional=_deal_column(data))
+    reads = ("seat", "shot_moon", "hand") if per == "hand" else ("seat", "shot_moon")
+    long = _long(data, keys, reads, optional=_deal_column(data))
     if per == "hand":
         per_seat = [k for k in keys if k in PER_SEAT_COLUMNS or k.startswith(tuple(f"{s}_" for s in STAGES))]
         if per_seat:
             raise AnalysisError(f"per='hand' counts hands, not players: it cannot group by {per_seat[0]!r}")
-        long = long[long["seat"] == 0]
-        moon = long["shot_moon"].to_numpy() | long["moon_suffered"].to_numpy()
+        hand = long["hand"].to_numpy(dtype=np.int64)
+        shot = np.zeros(int(hand.max()) + 1 if len(hand) else 0, dtype=bool)  # a moon by any seat
+        shot[hand[long["shot_moon"].to_numpy(dtype=bool)]] = True
+        first = long["seat"].to_numpy() == 0
+        long = long[first]
+        moon = shot[hand[first]]
     elif per == "player":
         moon = long["shot_moon"].to_numpy()
     else:
@@ -995,9 +1002,10 @@ def moons_suffered(
     scale: float = 1.0,
     z: float = Z95,
 ) -> pd.DataFrame:
-    """Moons shot by other players against each group, and the points they cost it.
+    """Moons shot against each group by the players of another agent (``moon_suffered``: a copy
+    of its own agent at the table is no opponent), and the points they cost it.
 
-    ``points_lost`` sums score minus raw points over the hands another player shot the
+    ``points_lost`` sums score minus raw points over the hands such a player shot the
     moon (26 each under ``moon=others_plus``; 0 under ``self_minus``, where only the
     shooter's score moves); ``lost_per_hand`` spreads it over all the group's hands.
     """

@@ -499,10 +499,13 @@ def tally_hands(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n
     deal into the tally of its pass direction (every seating of a deal passes the same way)."""
     n = seating_agents.shape[1]
     deals = len(records) // n_seatings
+    shooter = records["moon_shooter"].astype(np.int64)
+    shot = (shooter[:, None] == np.arange(n)).astype(np.int64)
     per_deal, counts = _chunk_sums(
         records["seating"],
         records["pass_offset"],
-        records["moon_shooter"],
+        shooter,
+        moons_by_others(shot, seating_agents[records["seating"]]),
         records["qs_taker"],
         records["score"],
         records["tricks"],
@@ -530,9 +533,12 @@ N_HAND_COUNTS = len(_HAND_COUNTS)
 
 
 @njit
-def _chunk_sums(seating, pass_offset, moon_shooter, qs_taker, score, tricks, seating_agents, n_seatings, k):
+def _chunk_sums(
+    seating, pass_offset, moon_shooter, suffered, qs_taker, score, tricks, seating_agents, n_seatings, k
+):
     """``tally_hands``'s one pass over a chunk's records: each deal's score sum per agent
-    (deals, k), and by (``_HAND_COUNTS``, pass offset, agent) the moons made and suffered, the
+    (deals, k), and by (``_HAND_COUNTS``, pass offset, agent) the moons made and suffered
+    (``suffered``: per hand and seat, ``moons_by_others``), the
     queens of spades taken and the tricks won. Numpy took 23 ms a chunk of 65,536 hands, a third
     of the time of a random-against-lowest run without records."""
     n = seating_agents.shape[1]
@@ -544,10 +550,19 @@ def _chunk_sums(seating, pass_offset, moon_shooter, qs_taker, score, tricks, sea
             agent = seating_agents[seating[row], seat]
             per_deal[deal, agent] += score[row, seat]
             counts[0, offset, agent] += shooter == seat
-            counts[1, offset, agent] += shooter >= 0 and shooter != seat
+            counts[1, offset, agent] += suffered[row, seat]
             counts[2, offset, agent] += qs_taker[row] == seat
             counts[3, offset, agent] += tricks[row, seat]
     return per_deal, counts
+
+
+def moons_by_others(moons: np.ndarray, agents: np.ndarray) -> np.ndarray:
+    """The moons shot against each seat: per row (a hand, a game) and seat, the moons shot by the
+    seats of another agent. ``moons`` and ``agents`` are (rows, seats): the moons each seat shot
+    and its agent (any labels). A copy of the agent at its own table is no opponent, and its
+    moons are not counted (they were until 2026-12-07: ``suffered/1k``, ``moons_suffered``)."""
+    other = agents[:, :, None] != agents[:, None, :]  # [row, seat, shooter's seat]
+    return (other * moons[:, None, :].astype(np.int64)).sum(axis=2)
 
 
 def tally_games(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n_seatings: int) -> None:
@@ -569,6 +584,7 @@ def tally_games(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n
         tally.undecided += undecided_games(records)
     moons = records["moons"][:, :n].astype(np.int64)
     hands = records["hands"].astype(np.int64)
+    suffered = moons_by_others(moons, agent)
     for a in range(k):
         mine = agent == a
         for seat in range(n):
@@ -576,8 +592,7 @@ def tally_games(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n
             tally.wins[a] += int(((winners[rows] >> seat) & 1).sum())
             tally.games_hands[a] += int(hands[rows].sum())
             tally.moons_made[a] += int(moons[rows, seat].sum())
-            others = moons[rows].sum(axis=1) - moons[rows, seat]
-            tally.moons_suffered[a] += int(others.sum())
+            tally.moons_suffered[a] += int(suffered[rows, seat].sum())
     if tally.hands_square_sum is not None and tally.score_hands_sum is not None:
         # per game seed and agent, the hands of its games and their final scores (its seats summed)
         seed_hands = np.zeros((games, k), dtype=np.int64)
@@ -742,11 +757,11 @@ def format_summary(summary: dict[str, Any]) -> str:
 # what the table's columns count, under it: a newcomer could not tell suffered/1k or QS rate
 LEGEND_HANDS = (
     "(points/hand: penalty points, lower is better; moons/1k: moons shot per 1,000 hands; "
-    "suffered/1k: shot against it; QS rate: share of hands it took the queen of spades)"
+    "suffered/1k: shot by another agent; QS rate: share of hands it took the queen of spades)"
 )
 LEGEND_GAMES = (
     "(points/hand: penalty points, lower is better; moons/1k: moons shot per 1,000 hands; "
-    "suffered/1k: shot against it; rating: OpenSkill's mean ± deviation)"
+    "suffered/1k: shot by another agent; rating: OpenSkill's mean ± deviation)"
 )
 NO_GAME_INTERVALS = (
     "(no intervals or p-values: this run of games was begun before 2026-12-07's code kept the sums "
