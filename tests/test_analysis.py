@@ -434,6 +434,22 @@ def test_single_hands_pooled_with_hands_of_games_are_refused_not_made_up() -> No
     assert len(to_long(games)) == len(to_long(single)) == 16
 
 
+def test_a_rate_with_no_moon_counts_each_deal_as_one_trial() -> None:
+    """No moon in 60 deals of an agent's 28 seat-hands: nothing to estimate the clustering from,
+    and the interval was Wilson over all 1,680 hands (upper bound 2.3 per 1,000, where the
+    seat-hands of a deal may all move together); now over the 60 deals, the worst case (60.2).
+    So is a rate of 1, and a group of one deal."""
+    deals = np.repeat(np.arange(60), 28)
+    frame = pd.DataFrame({"deal": deals, "seat": np.tile(np.arange(4), 60 * 7), "agent": "A"})
+    none = moon_rates(frame.assign(shot_moon=False, moon_suffered=False), "agent", scale=1000)
+    assert none["moons"].iloc[0] == 0 and none["low"].iloc[0] == 0
+    assert none["high"].iloc[0] == pytest.approx(1000 * wilson_interval(0, 60)[1])
+    every = moon_rates(frame.assign(shot_moon=True, moon_suffered=False), "agent")
+    assert every["low"].iloc[0] == pytest.approx(wilson_interval(60, 60)[0])
+    one_deal = frame[frame["deal"] == 0].assign(shot_moon=np.arange(28) < 7, moon_suffered=False)
+    assert moon_rates(one_deal, "agent")["low"].iloc[0] == pytest.approx(wilson_interval(0.25, 1)[0])
+
+
 def test_points_lost_to_moons_leave_the_jack_of_diamonds_bonus_out() -> None:
     """Omnibus: a seat that suffered a moon and took the jack of diamonds was counted 16 points
     lost (26 less its -10 bonus), and the report's "lost to moons /hand" fell short."""

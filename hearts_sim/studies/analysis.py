@@ -765,15 +765,22 @@ def _design_effect(sums: pd.DataFrame, k: np.ndarray, n: np.ndarray) -> np.ndarr
     is the binomial one, at least 1: the ratio estimator's linearised variance, D/(D-1) times
     the sum over deals of (k_d - r n_d)^2 over n^2, against r(1-r)/n (Kish's design effect).
     In ``simulate``'s records a deal is one hand: a moon shot by one seat of it has none above 1,
-    a moon suffered by the other seats together has one. A group of one deal, or whose rate is 0
-    or 1, shows no spread: 1."""
+    a moon suffered by the other seats together has one.
+
+    A group whose rate is 0 or 1, or of one deal, shows no spread to estimate it from: there it is
+    the worst case, n over the deals, every hand of a deal moving together (one trial a deal).
+    Until 2026-12-07 it was 1, Wilson over every hand: no moon in 60 deals of 28 seat-hands of
+    an agent gave an upper bound of 2.3 per 1,000 hands where 60 trials give 60.2, and 600
+    simulated 60-deal runs at 6 moons per 1,000 (a moon deal's cards shoot in 7 seatings) were
+    covered 79.5% of the time, never where none was seen; 95.2% now."""
     deals = sums["deals"].to_numpy(dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = k / n
         spread = sums["rated_sq"] - 2 * r * sums["rated_hands"] + r * r * sums["hands_sq"]
         clustered = deals / (deals - 1) * spread.to_numpy(dtype=np.float64) / (n * n)
         deff = clustered / (r * (1 - r) / n)
-    return np.where(np.isfinite(deff) & (deff > 1), deff, 1.0)
+    estimated = (deals > 1) & (k > 0) & (k < n) & np.isfinite(deff)
+    return np.maximum(np.where(estimated, deff, n / deals), 1.0)
 
 
 def _deal_key(columns: Iterable[str]) -> str | None:
