@@ -1490,6 +1490,37 @@ def test_a_one_against_three_cell_says_how_sure_it_is() -> None:
     assert "(500 deals per cell)" in format_calibration(kept_before)  # a resumed old calibration: none
 
 
+def test_a_calibration_prints_its_gaps_rounded_once() -> None:
+    """A step's gap was rounded to 4 decimals (the match summary's JSON) and printed to 3: -2.940476
+    read -2.941. The calibration's JSON keeps 4 decimals; its text rounds the unrounded gap."""
+    step = {
+        "upper": "easy",
+        "lower": "random",
+        "gap_points_per_hand": 247 / 84,
+        "ci95": [247 / 84 - 0.5, 247 / 84 + 0.5],
+        "p_value": 1e-5,
+        "significant": True,
+        "inverted": False,
+        "upper_game_win_rate": 0.5,
+        "lower_game_win_rate": 0.25,
+        "deals": 3,
+        "games": 1,
+    }
+    result = stats.Figures(
+        {
+            "rules": "standard",
+            "ladder": ["random", "easy"],
+            "steps": [step],
+            "one_vs_three": {"random": {"random": 6.5, "easy": 12.0}, "easy": {"random": 3.0, "easy": 7.0}},
+            "one_vs_three_deals": {"fast": 500},
+            "decision_ms": {},
+        }
+    )
+    assert result["steps"][0]["gap_points_per_hand"] == 2.9405  # JSON: 4 decimals
+    assert "easy over random   +2.940 [+2.440, +3.440]" in format_calibration(result)
+    assert "+2.941" in format_calibration(json.loads(json.dumps(result)))  # what the rounded JSON reads
+
+
 def _figures(result: Any) -> list[tuple[Any, ...]]:
     """A run's figures per agent, without the agents' names."""
     keys = ("points_per_hand", "moon_rate", "qs_rate", "tricks_per_hand")

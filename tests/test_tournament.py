@@ -272,6 +272,19 @@ def test_games_cut_off_undecided_are_counted_and_said(tmp_path: Path) -> None:
     assert resumed["undecided_games"] is None and "cut off" not in format_summary(resumed)
 
 
+def test_tables_round_the_figures_once() -> None:
+    """The summary's JSON rounds to 4 decimals and its table prints 3, from the unrounded figures:
+    a difference of -2.940476 was rounded to -2.9405 and then printed -2.941 (as combine of
+    ``match rule easy --deals 300`` on seeds 1 and 2 printed -1.954 for -1.953452)."""
+    tally = Tally(n_agents=2, slots_per_deal=[28, 28])
+    tally.add_deal_sums(np.array([[100, 182], [100, 182], [100, 183]]))  # -247 / (3 deals x 28) a slot
+    tally.hands = 3 * 14
+    summary = stats.summarize(tally, ["a", "b"], games=False, seatings=14, rules=Rules().describe(), seed=1)
+    assert "a - b: -2.940 points/hand" in format_summary(summary)
+    assert summary["pairs"][0]["a_minus_b"] == -2.9405 and json.loads(json.dumps(summary)) == summary
+    assert stats.exact_figures(summary)["pairs"][0]["a_minus_b"] == pytest.approx(-247 / 84, abs=1e-15)
+
+
 def _games_by_seed(out: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Per game seed and agent, from a run of games' records: the final scores and the hands of
     the games its seats played (Y and X), and the agents' names."""

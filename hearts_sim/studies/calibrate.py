@@ -32,7 +32,7 @@ from hearts_sim.game.hand_state import HandState
 from hearts_sim.selfplay.records import LEVELS_FILE
 from hearts_sim.selfplay.simulate import Table, check_count, run_hands, set_threads
 from hearts_sim.studies.kept import KeptJob, job_stops, kept_job
-from hearts_sim.studies.stats import format_p_value, mean_interval
+from hearts_sim.studies.stats import Figures, exact_figures, format_p_value, mean_interval
 from hearts_sim.studies.tournament import TournamentConfig, is_search_agent, play_kept
 
 # seconds: wall clock; cpu_seconds: this thread's CPU time, what the decision costs on one core
@@ -221,7 +221,7 @@ def calibrate(
                 now,
             )
         if job is not None:
-            job.finish(result)
+            job.finish(exact_figures(result))  # kept unrounded: status prints it as the command does
         return result
 
 
@@ -323,7 +323,8 @@ def _calibrate(
             TournamentConfig((upper, lower), rules=game_rules, deals=pair_games, seed=seed, games=True),
             f"step-{step}/games",
         )
-        difference = hands["pairs"][0]
+        difference = exact_figures(hands)["pairs"][0]  # unrounded: the text rounds them once
+        win_rates = [agent["win_rate"] for agent in exact_figures(whole)["agents"]]
         low, high = difference["ci95"]
         steps.append(
             {
@@ -335,8 +336,8 @@ def _calibrate(
                 "significant": high is not None and high < 0,
                 # the other way round: the upper level significantly weaker (JSON read it as a tie)
                 "inverted": low is not None and low > 0,
-                "upper_game_win_rate": whole["agents"][0]["win_rate"],
-                "lower_game_win_rate": whole["agents"][1]["win_rate"],
+                "upper_game_win_rate": win_rates[0],
+                "lower_game_win_rate": win_rates[1],
                 "deals": pair_deals,
                 "games": pair_games,
             }
@@ -352,7 +353,7 @@ def _calibrate(
                 now[0] = f"one against {copies}, {name}"
                 cell_deals = table_deals.for_agents(level, other)
                 mean, margin = one_against_three(level, other, rules, cell_deals, seed, engines)
-                cells[name], margins[name] = round(mean, 3), _round_margin(margin)
+                cells[name], margins[name] = mean, _kept_margin(margin)  # unrounded: JSON rounds them
                 keep("one_vs_three", "one_vs_three_ci95")  # one write: a cell is kept with its margin
             count(1)
     table = {level: {other: cells[f"{level} with three {other}"] for other in ladder} for level in ladder}
@@ -366,26 +367,28 @@ def _calibrate(
             timing[level] = decision_timing(level, rules, timing_hands, seed, engines)
             keep("decision_ms")
         count(1)
-    return {
-        "rules": rules.describe(),
-        "game_target": game_rules.target_score,
-        "copies": rules.n_players - 1,
-        "ladder": list(ladder),
-        "steps": steps,
-        "one_vs_three": table,
-        "one_vs_three_ci95": table_ci,  # each cell's half-width, points per hand (None: kept without)
-        "one_vs_three_deals": {
-            "fast": table_deals.fast,
-            "search": table_deals.search if any(map(is_search_agent, ladder)) else None,  # none plays
-        },
-        "decision_ms": {level: timing[level] for level in ladder},
-        "budget_ms": _budgets(ladder),
-    }
+    return Figures(
+        {
+            "rules": rules.describe(),
+            "game_target": game_rules.target_score,
+            "copies": rules.n_players - 1,
+            "ladder": list(ladder),
+            "steps": steps,
+            "one_vs_three": table,
+            "one_vs_three_ci95": table_ci,  # each cell's half-width, points per hand (None: kept without)
+            "one_vs_three_deals": {
+                "fast": table_deals.fast,
+                "search": table_deals.search if any(map(is_search_agent, ladder)) else None,  # none plays
+            },
+            "decision_ms": {level: timing[level] for level in ladder},
+            "budget_ms": _budgets(ladder),
+        }
+    )
 
 
-def _round_margin(margin: float) -> float | None:
+def _kept_margin(margin: float) -> float | None:
     """A cell's half-width as kept (JSON has no NaN: one deal gives none)."""
-    return None if math.isnan(margin) else round(margin, 3)
+    return None if math.isnan(margin) else margin
 
 
 def _margin_text(margin: float | None) -> str:
@@ -456,7 +459,10 @@ def _signed(value: float | None) -> str:
     return "-" if value is None else f"{round(value, 3) + 0.0:+.3f}"
 
 
-def format_calibration(result: dict[str, Any]) -> str:
+def format_calibration(result: Mapping[str, Any]) -> str:
+    """A calibration as ``hearts-sim levels`` prints it, from its unrounded figures where it holds
+    them (``Figures``; one kept before 2026-12-07 kept them rounded to 3 decimals)."""
+    result = exact_figures(result)
     lines = [f"rules: {result['rules']}", "", "ladder (gap = lower's points per hand minus upper's):"]
     name = max([8, *(len(x) for x in result["ladder"])])  # long specs keep the columns aligned
     target = result.get("game_target", 100)  # a calibration kept before 2026-12-06 played to 100

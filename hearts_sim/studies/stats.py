@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -390,8 +390,8 @@ class Sprt:
             "null": self.null,
             "alpha": self.alpha,
             "beta": self.beta,
-            "llr": _round(llr) if math.isfinite(llr) else None,  # no spread: the verdict says it
-            "bounds": [_round(low), _round(high)],
+            "llr": llr if math.isfinite(llr) else None,  # no spread: the verdict says it
+            "bounds": [low, high],
             "verdict": self.verdict(tally),
             "deals_cap": deals_cap,
         }
@@ -411,10 +411,62 @@ def _direction_row(direction: str, tally: Tally, a: int, b: int) -> dict[str, An
     return {
         "direction": direction,
         "deals": tally.deals,
-        "a_minus_b": _round(diff),
-        "ci95": [_round(x) for x in ci],
-        "p_value": _round_p(p),
+        "a_minus_b": _exact(diff),
+        "ci95": [_exact(x) for x in ci],
+        "p_value": _exact(p),
     }
+
+
+def _exact(x: float) -> float | None:
+    """A figure as a summary holds it unrounded (JSON has no NaN: None)."""
+    return None if math.isnan(x) else float(x)
+
+
+# the figures a summary rounds for JSON, to 4 decimals (``p_value``: to 4 significant digits)
+_ROUNDED = frozenset(
+    {
+        "points_per_hand", "ci95", "moon_rate", "moons_suffered_rate", "qs_rate", "tricks_per_hand",
+        "win_rate", "mean_final_score", "mu", "sigma", "ordinal", "a_minus_b", "llr", "bounds",
+        "gap_points_per_hand", "upper_game_win_rate", "lower_game_win_rate", "one_vs_three",
+        "one_vs_three_ci95", "gain_points_per_hand",
+    }
+)  # fmt: skip
+
+
+def _rounded(value: Any, key: str | None = None) -> Any:
+    """``value`` (JSON data) with the figures under the keys of ``_ROUNDED`` and ``p_value`` rounded."""
+    if isinstance(value, dict):  # under a rounded key (one_vs_three's levels), every figure is
+        return {k: _rounded(v, key if key in _ROUNDED else k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v, key) for v in value]
+    if isinstance(value, float) and key == "p_value":
+        return _round_p(value)
+    if isinstance(value, float) and key in _ROUNDED:
+        return _round(value)
+    return value
+
+
+class Figures(dict[str, Any]):
+    """Figures as JSON data (a summary, a calibration), rounded to 4 decimals and p-values to 4
+    significant digits, with ``exact`` the same figures unrounded, which the tables print
+    (``exact_figures``): a figure rounded to 4 decimals and then printed to 3 could be off by one
+    in its last digit (combine of ``match rule easy --deals 300`` on seeds 1 and 2 printed -1.954
+    for -1.953452, until 2026-12-07)."""
+
+    def __init__(self, exact: dict[str, Any]) -> None:
+        super().__init__(_rounded(exact))
+        self.exact = exact
+
+    def put(self, key: str, value: Any) -> None:
+        """Set ``key`` to the unrounded ``value``, and to it rounded as JSON."""
+        self.exact[key] = value
+        self[key] = _rounded({key: value})[key]
+
+
+def exact_figures(figures: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The unrounded figures of ``Figures``, for a table; other data (read back from JSON) as it is."""
+    exact = getattr(figures, "exact", None)
+    return exact if isinstance(exact, dict) else figures
 
 
 def _round(x: float) -> float | None:
@@ -442,9 +494,10 @@ def format_p_value(p: float | None) -> str:
 
 def summarize(
     tally: Tally, names: Sequence[str], *, games: bool, seatings: int, rules: str, seed: int | list[int]
-) -> dict[str, Any]:
+) -> Figures:
     """The summary as plain JSON data: per agent (named ``names``), and per pair of agents
-    (``seed``: a list for runs combined)."""
+    (``seed``: a list for runs combined); rounded, with the figures unrounded for the tables
+    (``Figures``)."""
     per_agent = []
     for a, name in enumerate(names):
         slots = tally.deals * tally.slots_per_deal[a]
@@ -452,20 +505,20 @@ def summarize(
         mean, ci = tally.points_per_hand(a)
         row: dict[str, Any] = {
             "name": name,
-            "points_per_hand": _round(mean),
-            "ci95": [_round(x) for x in ci],
-            "moon_rate": _round(1000 * tally.moons_made[a] / hands),
-            "moons_suffered_rate": _round(1000 * tally.moons_suffered[a] / hands),
-            "qs_rate": None if games else _round(tally.qs_taken[a] / hands),
-            "tricks_per_hand": None if games else _round(tally.tricks[a] / hands),
+            "points_per_hand": _exact(mean),
+            "ci95": [_exact(x) for x in ci],
+            "moon_rate": _exact(1000 * tally.moons_made[a] / hands),
+            "moons_suffered_rate": _exact(1000 * tally.moons_suffered[a] / hands),
+            "qs_rate": None if games else _exact(tally.qs_taken[a] / hands),
+            "tricks_per_hand": None if games else _exact(tally.tricks[a] / hands),
             "hands": hands,
         }
         if games:
             row["games"] = slots
-            row["win_rate"] = _round(tally.wins[a] / slots)
-            row["mean_final_score"] = _round(tally.score_sum[a] / slots)
+            row["win_rate"] = _exact(tally.wins[a] / slots)
+            row["mean_final_score"] = _exact(tally.score_sum[a] / slots)
             mu, sigma = tally.ratings[a]
-            row["rating"] = {"mu": _round(mu), "sigma": _round(sigma), "ordinal": _round(mu - 3 * sigma)}
+            row["rating"] = {"mu": _exact(mu), "sigma": _exact(sigma), "ordinal": _exact(mu - 3 * sigma)}
         per_agent.append(row)
     pairs = []
     # hands: the difference in the deals passed each way (games span every direction)
@@ -479,26 +532,28 @@ def summarize(
         pair: dict[str, Any] = {
             "a": names[a],
             "b": names[b],
-            "a_minus_b": _round(diff),
-            "ci95": [_round(x) for x in ci],
-            "p_value": _round_p(p),
+            "a_minus_b": _exact(diff),
+            "ci95": [_exact(x) for x in ci],
+            "p_value": _exact(p),
         }
         if directions:
             pair["by_pass_direction"] = [_direction_row(d, t, a, b) for d, t in directions]
         pairs.append(pair)
-    return {
-        "agents": per_agent,
-        "pairs": pairs,
-        "deals": tally.deals,
-        "hands": tally.hands,
-        "seatings": seatings,
-        "unit": "games" if games else "hands",
-        **({"undecided_games": tally.undecided} if games else {}),
-        # a run of games begun before the sums of its intervals were kept: the figures alone
-        **({"intervals_kept": False} if games and tally.hands_square_sum is None else {}),
-        "rules": rules,
-        "seed": seed,
-    }
+    return Figures(
+        {
+            "agents": per_agent,
+            "pairs": pairs,
+            "deals": tally.deals,
+            "hands": tally.hands,
+            "seatings": seatings,
+            "unit": "games" if games else "hands",
+            **({"undecided_games": tally.undecided} if games else {}),
+            # a run of games begun before the sums of its intervals were kept: the figures alone
+            **({"intervals_kept": False} if games and tally.hands_square_sum is None else {}),
+            "rules": rules,
+            "seed": seed,
+        }
+    )
 
 
 # ---------------------------------------------------------------------------- folding records in
@@ -699,8 +754,10 @@ def new_tally(seatings: Sequence[Sequence[int]], n_agents: int, games: bool) -> 
 
 
 # ---------------------------------------------------------------------------- display
-def format_summary(summary: dict[str, Any]) -> str:
-    """The results table for the terminal (aligned columns)."""
+def format_summary(summary: Mapping[str, Any]) -> str:
+    """The results table for the terminal (aligned columns), from the unrounded figures where
+    ``summary`` holds them (``Figures``)."""
+    summary = exact_figures(summary)
     games = summary["unit"] == "games"
     header = ["agent", "points/hand", "95% CI", "moons/1k", "suffered/1k"]
     header += ["win rate", "final score", "rating"] if games else ["QS rate", "tricks/hand"]

@@ -856,7 +856,7 @@ def _summary(config: dict[str, Any], names: list[str], tally: Tally, deals_cap: 
         seed=config["seed"],
     )
     if config.get("sprt"):
-        summary["sprt"] = Sprt(**config["sprt"]).summary(tally, deals_cap)
+        summary.put("sprt", Sprt(**config["sprt"]).summary(tally, deals_cap))
     return summary
 
 
@@ -941,14 +941,13 @@ def run_status(out: str | Path) -> RunStatus:
         config, names = dict(manifest["config"]), list(manifest["agent_specs"])
         done, total, deals = int(manifest["chunks_done"]), int(manifest["chunks_total"]), int(config["deals"])
         tally = Tally(**manifest["tally"])
-        # a run of games: its tally's figures, not the summary a run of before 2026-12-07 kept, whose
-        # points/hand of a pair and intervals left out the lengths of the games (``Tally._ratio_ci``)
-        kept = None if config.get("games") else manifest.get("summary")
-        summary = kept or (
-            _summary(config, names, tally, int(manifest.get("deals_cap") or deals)) if tally.deals else None
-        )
-        if not isinstance(summary, (dict, type(None))):
-            raise TypeError(f"its summary is {shown(summary)}, not a table of figures")
+        kept = manifest.get("summary")
+        if not isinstance(kept, (dict, type(None))):
+            raise TypeError(f"its summary is {shown(kept)}, not a table of figures")
+        # its figures from the tally, unrounded for the table (the kept summary is rounded, and a
+        # run of games of before 2026-12-07 kept one whose pair left out the lengths of its games)
+        cap = int(manifest.get("deals_cap") or deals)
+        summary = _summary(config, names, tally, cap) if tally.deals else None
         if (problem := entries_problem(manifest)) is not None:  # what resume and report refuse
             raise ValueError(problem)
     except (KeyError, TypeError, ValueError) as error:

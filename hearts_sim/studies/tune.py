@@ -36,6 +36,7 @@ from hearts_sim.core.rules import Rules
 from hearts_sim.engine.rng import MAX_SEED, check_seed
 from hearts_sim.selfplay.records import TUNE_FILE
 from hearts_sim.studies.kept import JobStopped, KeptJob, job_stops, kept_job
+from hearts_sim.studies.stats import Figures, exact_figures
 from hearts_sim.studies.tournament import (
     JobProgress,
     ShownAsText,
@@ -105,27 +106,32 @@ class TuneResult(ShownAsText):
         measures nothing."""
         return parse_agent(self.best.spec) == parse_agent(self.reference)
 
-    def as_dict(self) -> dict[str, Any]:
-        """The result as ``tune --json`` prints it and the kept file records it."""
-        return {
-            "agent": self.agent,
-            "reference": self.reference,
-            "best_spec": self.best.spec,
-            "best_values": self.best.values,
-            "best_is_reference": self.best_is_reference,
-            "gain_points_per_hand": self.gain,
-            "ci95": self.ci95,
-            "rounds": self.rounds,
-            "deals_played": self.deals_played,
-            "rules": self.rules,
-        }
+    def as_dict(self) -> Figures:
+        """The result as ``tune --json`` prints it (its figures rounded; ``exact``: as the kept
+        file records them and the text prints them, rounded once)."""
+        return Figures(
+            {
+                "agent": self.agent,
+                "reference": self.reference,
+                "best_spec": self.best.spec,
+                "best_values": self.best.values,
+                "best_is_reference": self.best_is_reference,
+                "gain_points_per_hand": self.gain,
+                "ci95": self.ci95,
+                "rounds": self.rounds,
+                "deals_played": self.deals_played,
+                "rules": self.rules,
+            }
+        )
 
     def __str__(self) -> str:
         return format_tune(self.as_dict())
 
 
 def format_tune(result: Mapping[str, Any]) -> str:
-    """A tune's result (``TuneResult.as_dict``) as ``hearts-sim tune`` prints it."""
+    """A tune's result (``TuneResult.as_dict``) as ``hearts-sim tune`` prints it, from its
+    unrounded figures where it holds them."""
+    result = exact_figures(result)
     low, high = result["ci95"]
     same = " (it plays as the reference does: the base spec won, against itself)"
     rules = result.get("rules", "standard")  # a tune kept before 2026-12-06 did not say
@@ -227,7 +233,7 @@ def _gap(
     ).summary
     if progress is not None:
         progress.match_done(config)
-    pair = summary["pairs"][0]
+    pair = exact_figures(summary)["pairs"][0]  # unrounded: the text rounds it once
     low, high = pair["ci95"]
     return -pair["a_minus_b"] + 0.0, [  # + 0.0: no "-0.000" for a candidate that plays as the reference
         -high + 0.0 if high is not None else math.nan,
@@ -321,7 +327,7 @@ def tune(
             stop_after_matches=stop_after_matches,
         )
         if job is not None:
-            job.finish(result.as_dict())
+            job.finish(exact_figures(result.as_dict()))  # kept unrounded: status prints it as tune does
         return result
 
 
@@ -404,8 +410,7 @@ def _successive_halving(
         best = pool[0]
         gain, ci = gap(best.spec, confirm, (seed + FRESH_SEED_OFFSET) & MAX_SEED, "confirm")
     used += confirm
-    ci = [round(x, 4) for x in ci]
-    return TuneResult(agent, reference, best, round(gain, 4), ci, rounds, used, rules.label())
+    return TuneResult(agent, reference, best, gain, ci, rounds, used, rules.label())
 
 
 def kept_tune(out: str | Path) -> KeptJob:
@@ -466,8 +471,8 @@ def write_level(
         f"command = {quoted(command)}",
         f"reference = {quoted(result.reference)}",
         f"rules = {quoted(result.rules)}",  # a level tuned under house rules (it said so nowhere)
-        f"gain_points_per_hand = {result.gain}",
-        f"ci95 = [{result.ci95[0]}, {result.ci95[1]}]",
+        f"gain_points_per_hand = {round(result.gain, 4)}",
+        f"ci95 = [{round(result.ci95[0], 4)}, {round(result.ci95[1], 4)}]",
         f"deals_played = {result.deals_played}",
         *(f"{key} = {value}" for key, value in (timing or {}).items()),
         "",
