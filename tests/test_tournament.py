@@ -625,7 +625,8 @@ def test_a_decided_sprt_match_is_the_match_of_the_deals_it_played(tmp_path: Path
     assert combine_runs([tmp_path / "sprt"])["deals"] == deals  # a finished run
     assert resume_tournament(tmp_path / "sprt", progress=False).summary == stopped.summary
     told = format_summary(stopped.summary).splitlines()[-1]
-    early = "(stopped early: the interval above leans toward this verdict)"
+    # the difference's p-value as well as its interval (the line named only the interval)
+    early = "(stopped early: the difference, interval and p-value above lean toward this verdict)"
     assert told.endswith(f"H1 accepted after 30 of at most 2,000 deals {early}")
     at_the_cap = {**stopped.summary, "sprt": {**stopped.summary["sprt"], "deals_cap": deals}}
     assert format_summary(at_the_cap).endswith("H1 accepted after 30 of at most 30 deals")  # no early stop
@@ -717,7 +718,9 @@ def test_an_undecided_sprt_match_plays_every_deal() -> None:
     config = TournamentConfig(("rule", "normal"), deals=40, seed=3, chunk_deals=10, sprt=Sprt(0.1))
     summary = run_tournament(config, progress=False).summary
     assert summary["deals"] == 40 and summary["sprt"]["verdict"] is None
-    assert "undecided after all 40 deals" in format_summary(summary)
+    # the runs left undecided are those whose estimate stayed between the bounds: it said nothing
+    told = "undecided after all 40 deals (--deals) (the difference, interval and p-value above lean toward "
+    assert told + "halfway between H0 and H1)" in format_summary(summary)
 
 
 # ------------------------------------------------------------------------------ command line

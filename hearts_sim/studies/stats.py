@@ -856,12 +856,19 @@ def sprt_text(sprt: dict[str, Any], deals: int) -> str:
     verdict = sprt["verdict"]
     if verdict is None and deals < sprt["deals_cap"]:  # a run still under way (hearts-sim status)
         return f"{test}; undecided so far, after {deals:,} of at most {counted(sprt['deals_cap'], 'deal')}"
-    if verdict is None:
-        return f"{test}; undecided after all {counted(deals, 'deal')} (--deals)"
+    if verdict is None:  # the runs left undecided are those whose estimate stayed between the bounds
+        return f"{test}; undecided after all {counted(deals, 'deal')} (--deals) {SPRT_UNDECIDED}"
     told = f"{test}; {verdict} accepted after {deals:,} of at most {counted(sprt['deals_cap'], 'deal')}"
-    if deals < sprt["deals_cap"]:  # the difference's interval is a fixed-length match's
-        told += " (stopped early: the interval above leans toward this verdict)"
+    if deals < sprt["deals_cap"]:  # the difference's interval and p-value are a fixed-length match's
+        told += f" {SPRT_EARLY}"
     return told
+
+
+# what the figures above a sequential test's line are worth: a fixed-length match's, they lean
+# toward where the test stopped (until 2026-12-07 an undecided run said nothing, and an early stop
+# named only the interval)
+SPRT_EARLY = "(stopped early: the difference, interval and p-value above lean toward this verdict)"
+SPRT_UNDECIDED = "(the difference, interval and p-value above lean toward halfway between H0 and H1)"
 
 
 def _direction_text(row: dict[str, Any]) -> str:
