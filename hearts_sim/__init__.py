@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 # every run's manifest keeps it (README, Compatibility of runs): 0.2.0 since manifests keep
 # played_as and resumes check a whole chunk (2026-12-07); 0.1.0 before, for every earlier format
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 _EXPORTS = {
     "CardSet": "hearts_sim.core.cards",

@@ -377,6 +377,28 @@ def test_games_run_without_the_sums_of_game_lengths_has_figures_without_interval
     assert "intervals_kept" not in whole and stats.NO_GAME_INTERVALS not in format_summary(whole)
 
 
+def test_a_tally_that_counted_the_agents_own_moons_as_suffered_shows_no_suffered_rate(tmp_path: Path) -> None:
+    """A tally begun before 2026-12-07 counted as suffered the moons of an agent's own copies too,
+    and nothing told its chunks from a resume's: resumed, shown by ``status`` or combined, such a
+    run shows no suffered/1k (``-``, and a line that says why), where its other figures stand."""
+    config = make_config(["normal", "easy"], deals=8, chunk_deals=4, seed=3)
+    whole = run_tournament(config, tmp_path / "new", progress=False).summary
+    other = run_tournament(replace(config, seed=4), tmp_path / "other", progress=False).summary
+    resumed = _resumed_without(config, tmp_path / "old", "suffered_by_others")
+    combined = combine_runs([tmp_path / "old", tmp_path / "other"])
+    for summary in (resumed, tournament.run_status(tmp_path / "old").summary or {}, combined):
+        assert [a["moons_suffered_rate"] for a in summary["agents"]] == [None, None]
+        table = format_summary(summary)
+        assert stats.NO_SUFFERED in table
+        rows = [line.split() for line in table.splitlines() if re.match(r"(normal|easy) +\d", line)]
+        assert len(rows) == 2 and all(row[5] == "-" for row in rows), table
+    for a, b in zip(resumed["agents"], whole["agents"], strict=True):
+        assert {**a, "moons_suffered_rate": None} == {**b, "moons_suffered_rate": None}
+    for summary in (whole, other, combine_runs([tmp_path / "new", tmp_path / "other"])):
+        assert all(a["moons_suffered_rate"] is not None for a in summary["agents"])
+        assert stats.NO_SUFFERED not in format_summary(summary)
+
+
 def _resumed_without(config: TournamentConfig, out: Path, key: str) -> dict[str, Any]:
     """The summary of ``config`` stopped after its first chunk in ``out``, its manifest's tally
     then without ``key`` (a run begun before the tally kept it), and resumed."""

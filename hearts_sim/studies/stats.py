@@ -81,6 +81,9 @@ class Tally:
     # None: not kept (hands, or a run of games begun before they were, on 2026-12-07)
     hands_square_sum: list[list[int]] | None = None
     score_hands_sum: list[list[int]] | None = None
+    # whether ``moons_suffered`` counts only the moons of another agent's seats (``moons_by_others``);
+    # False: a tally begun before 2026-12-07, which counted the agent's own copies' moons too
+    suffered_by_others: bool = False
     # hands: the same sums over the deals passed each way, by pass_direction_name (``left``, ...)
     by_direction: dict[str, Tally] = field(default_factory=dict)
 
@@ -121,6 +124,8 @@ class Tally:
             return isinstance(values, list) and len(values) == k and all(map(is_integer, values))
 
         counts = ["deals", "hands"] + (["undecided"] if self.undecided is not None else [])  # None: uncounted
+        if not isinstance(self.suffered_by_others, bool):
+            raise TypeError(f"suffered_by_others is {shown(self.suffered_by_others)}, not true or false")
         problems = [
             f"{name} is {shown(getattr(self, name))}, not a count"
             for name in counts
@@ -191,6 +196,7 @@ class Tally:
             raise ValueError("the tallies are of other agents or seatings")
         self.deals += other.deals
         self.hands += other.hands
+        self.suffered_by_others = self.suffered_by_others and other.suffered_by_others
         for name in _PER_AGENT_SUMS:
             setattr(
                 self, name, [x + y for x, y in zip(getattr(self, name), getattr(other, name), strict=True)]
@@ -498,7 +504,7 @@ def summarize(
     """The summary as plain JSON data: per agent (named ``names``), and per pair of agents
     (``seed``: a list for runs combined); rounded, with the figures unrounded for the tables
     (``Figures``)."""
-    per_agent = []
+    per_agent, counted = [], tally.suffered_by_others  # counted as now: else none shown
     for a, name in enumerate(names):
         slots = tally.deals * tally.slots_per_deal[a]
         hands = tally.games_hands[a] if games else slots
@@ -508,7 +514,7 @@ def summarize(
             "points_per_hand": _exact(mean),
             "ci95": [_exact(x) for x in ci],
             "moon_rate": _exact(1000 * tally.moons_made[a] / hands),
-            "moons_suffered_rate": _exact(1000 * tally.moons_suffered[a] / hands),
+            "moons_suffered_rate": _exact(1000 * tally.moons_suffered[a] / hands) if counted else None,
             "qs_rate": None if games else _exact(tally.qs_taken[a] / hands),
             "tricks_per_hand": None if games else _exact(tally.tricks[a] / hands),
             "hands": hands,
@@ -550,6 +556,8 @@ def summarize(
             **({"undecided_games": tally.undecided} if games else {}),
             # a run of games begun before the sums of its intervals were kept: the figures alone
             **({"intervals_kept": False} if games and tally.hands_square_sum is None else {}),
+            # a tally begun before moons suffered were counted from other agents' seats alone
+            **({"suffered_kept": False} if not tally.suffered_by_others else {}),
             "rules": rules,
             "seed": seed,
         }
@@ -743,7 +751,7 @@ def new_tally(seatings: Sequence[Sequence[int]], n_agents: int, games: bool) -> 
     from openskill.models import PlackettLuce
 
     slots = [sum(list(s).count(a) for s in seatings) for a in range(n_agents)]
-    tally = Tally(n_agents=n_agents, slots_per_deal=slots)
+    tally = Tally(n_agents=n_agents, slots_per_deal=slots, suffered_by_others=True)
     if games:
         fresh = PlackettLuce().rating()
         tally.ratings = [[fresh.mu, fresh.sigma] for _ in range(n_agents)]
@@ -770,7 +778,7 @@ def format_summary(summary: Mapping[str, Any]) -> str:
             f"{a['points_per_hand']:.3f}",
             ci,
             f"{a['moon_rate']:.2f}",
-            f"{a['moons_suffered_rate']:.2f}",
+            "-" if a["moons_suffered_rate"] is None else f"{a['moons_suffered_rate']:.2f}",
         ]
         if games:
             r = a["rating"]
@@ -799,6 +807,8 @@ def format_summary(summary: Mapping[str, Any]) -> str:
         out += ["", undecided_text(summary["undecided_games"], summary["deals"] * summary["seatings"])]
     if summary.get("intervals_kept") is False:
         out += ["", NO_GAME_INTERVALS]
+    if summary.get("suffered_kept") is False:
+        out += ["", NO_SUFFERED]
     if summary["pairs"]:
         out.append("")
         for p in summary["pairs"]:
@@ -831,6 +841,10 @@ LEGEND_GAMES = (
 NO_GAME_INTERVALS = (
     "(no intervals or p-values: this run of games was begun before 2026-12-07's code kept the sums "
     "of game lengths they need; its points/hand and A - B are exact; play it again for intervals)"
+)
+NO_SUFFERED = (
+    "(no suffered/1k: this run's tally was begun before 2026-12-07, when it counted as suffered the "
+    "moons of an agent's own copies too; report counts them from its records)"
 )
 BY_DIRECTION = "by pass direction (95% each, unadjusted)"  # one look a direction: one may miss by chance
 
