@@ -489,7 +489,7 @@ def descendants(pid: int) -> list[int]:
 class StderrTail:
     """The last ``size`` bytes an engine wrote on stderr, read from its pipe on a daemon thread
     until the pipe closes. Its stderr went to a temporary file without limit: an engine writing
-    400 MB a request filled 4 GB of disk in 25 s (until 2026-12-08), of which only the last line
+    400 MB a request filled 4 GB of disk in 25 s (until 2026-12-07), of which only the last line
     was ever read (``Engine._last_words``)."""
 
     def __init__(self, pipe: Any, size: int, name: str):
@@ -719,7 +719,7 @@ class EngineDecider:
     def _wait(self, answered: bool) -> float:
         """How long an engine may take over a request: the timeout (infinity: no limit), and for
         its first answer (it compiles, warms up) ``FIRST_ANSWER_GRACE`` at least. The first answer
-        had ``FIRST_ANSWER_GRACE`` whatever the timeout, until 2026-12-08: less than a longer one
+        had ``FIRST_ANSWER_GRACE`` whatever the timeout, until 2026-12-07: less than a longer one
         asked for, and a limit where 0 asked for none."""
         if self.options.timeout is None:
             return math.inf

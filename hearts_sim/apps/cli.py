@@ -254,8 +254,8 @@ ENGINE_PROCS = Option(
 ENGINE_TIMEOUT = Option(
     "engine_timeout",
     NUMBER,
-    "seconds per decision of a py: or exec: agent (0: no limit; default 30; a resumed tournament or "
-    "match: the run's)",
+    "seconds per decision of a py: or exec: agent (0: no limit; default 30; an engine's first answer: "
+    "300 at least; a resumed tournament or match: the run's)",
     None,
     0,
     MAX_ENGINE_TIMEOUT,

@@ -256,7 +256,7 @@ def _logged(request_id: Any, message: str) -> str:
     """The answer to a request the agent failed on: ``AGENT_FAILED``, the full ``message`` on the
     server's stderr. An engine's failure names its command and quotes its stderr, which may hold
     what a client must not see (a token in its arguments, a password in its last words): until
-    2026-12-08 a client read them in the answer. A local run (a tournament) keeps the details."""
+    2026-12-07 a client read them in the answer. A local run (a tournament) keeps the details."""
     shown_id = one_line(json.dumps(request_id, ensure_ascii=True), 60)  # the client's: one line
     print(f"hearts-sim serve: request id {shown_id}: {message}", file=sys.stderr, flush=True)
     return AGENT_FAILED
@@ -477,7 +477,7 @@ class Zygote:
     def spawn(self) -> tuple[int, Connection]:
         """A fresh worker: its pid, and the server's end of its pipe. A zygote that has exited (the
         out-of-memory killer ends the largest process) is replaced, once, saying so on stderr:
-        until 2026-12-08 every later request read "internal error: ... zygote has exited" while
+        until 2026-12-07 every later request read "internal error: ... zygote has exited" while
         the port still took connections. One that cannot be replaced raises ``ZygoteLost``."""
         with self._lock:
             child = self._ask()
@@ -644,7 +644,7 @@ class _SocketLines:
     byte (from the connection's start or the last line that was not blank, so blank lines keep
     nothing open), and ``line`` seconds from a line's first byte to its newline (``LineTimeout``).
     A socket's own timeout is per ``recv``: a client sending a byte every few seconds and never
-    ending a line held its connection, thread and worker for ever (until 2026-12-08)."""
+    ending a line held its connection, thread and worker for ever (until 2026-12-07)."""
 
     def __init__(self, connection: socket.socket, idle: float, line: float):
         self.connection, self.idle, self.line = connection, idle, line
@@ -745,7 +745,7 @@ class TCPServer(socketserver.ThreadingTCPServer):
     a ``Zygote`` forked when serving starts (after the warm-up, before any thread).
 
     At most ``max_connections`` are served at once: one more is answered one error line and
-    closed (300 clients held 302 processes, about 1 GB, until 2026-12-08). A connection is closed
+    closed (300 clients held 302 processes, about 1 GB, until 2026-12-07). A connection is closed
     after ``idle_timeout`` s without a request, or once a request line has taken ``line_timeout``
     s from its first byte."""
 

@@ -384,7 +384,7 @@ class DaskRunner:
                         threads_per_worker=1,
                         processes=True,
                         # not 8787, which may be taken; this machine only: the dashboard has no
-                        # login, and it was on every interface until 2026-12-08
+                        # login, and it was on every interface until 2026-12-07
                         dashboard_address="127.0.0.1:0",
                         # not the nanny's "still alive after 4 s" at close, nor a worker's teardown
                         # of a warm-up that a stopped run unregistered
