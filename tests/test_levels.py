@@ -1082,7 +1082,10 @@ def test_quit_leaves_the_terminal_game_with_the_totals_so_far() -> None:
         capture_output=True,
         text=True,
     )
-    assert left.returncode == 0 and "You left after 0 hands" in left.stdout and not left.stderr
+    assert left.returncode == 0 and "You left after 0 hands" in left.stdout
+    # nothing on stderr, but the notice of a warm-up that took over 2 s (a busy machine's)
+    notice = "hearts-sim: loading the CPU opponents' kernels"
+    assert [line for line in left.stderr.splitlines() if not line.startswith(notice)] == []
     # a new game each time (seed 0 dealt every game alike), and --seed with its seed deals it again
     again = subprocess.run(
         [sys.executable, "-m", "hearts_sim", "play", "--level", "easy"],
