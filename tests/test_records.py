@@ -516,6 +516,19 @@ def test_a_run_stopped_before_its_first_manifest_is_started_afresh(tmp_path: Pat
     (out / ".lock").touch()
     result = tournament.run_tournament(CONFIG, out, progress=False)
     assert result.summary["deals"] == CONFIG.deals and (out / "manifest.json").is_file()
+    # killed within the first manifest's write: its temporary too (refused until 2026-12-07, by a
+    # new run, and a kept job's resume, which starts its match's run likewise)
+    out = tmp_path / "killed"
+    (out / "records").mkdir(parents=True)
+    (out / ".lock").touch()
+    (out / ".manifest.json.x1y2z3ab.tmp").write_text('{"config": ')
+    result = tournament.run_tournament(CONFIG, out, progress=False)
+    assert result.summary["deals"] == CONFIG.deals and (out / "manifest.json").is_file()
+    job = tmp_path / "tune"  # a kept job's folder, killed within its settings' write
+    job.mkdir()
+    (job / ".tune.json.x1y2z3ab.tmp").write_text('{"settings": ')
+    tuned = ["tune", "rule", "--param", "shoot=20:60", "--budget", "16", "--candidates", "2", "--quiet"]
+    assert main([*tuned, "--out", str(job)]) == 0 and (job / "tune.json").is_file()
 
 
 WHEN_COLUMNS = ("qs_trick", "point_tricks", "trick_winners")  # the records' columns since 2026-12-05

@@ -141,6 +141,12 @@ def write_atomically(path: Path, data: bytes) -> None:
         _sync(path.parent, os.O_RDONLY)  # the rename itself
 
 
+def is_leftover_write(path: Path) -> bool:
+    """Whether ``path`` is the temporary of a ``write_atomically`` killed before its rename
+    (``.NAME.XXXXXXXX.tmp``; ``.NAME.tmp`` before 2026-12-07): nothing that was written."""
+    return path.name.startswith(".") and path.name.endswith(".tmp") and path.is_file()
+
+
 def _umask() -> int:
     """This process's umask, read where it can be without changing it (Linux's
     ``/proc/self/status``); elsewhere set to ``0o077`` for a moment and put back, so that a

@@ -36,6 +36,7 @@ from hearts_sim.core.files import (
     LockHeld,
     broken_link,
     exclusive_lock,
+    is_leftover_write,
     look_at_lock,
     read_json_object,
     shell_path,
@@ -168,10 +169,13 @@ class KeptJob:
                 return
 
     def _fit_for_new_job(self) -> bool:
-        """``out`` is missing, or a folder with nothing in it but its lock file."""
+        """``out`` is missing, or a folder with nothing in it but its lock file (and the temporary
+        of its settings' write, where a kill fell within it)."""
         if not self.out.exists():
             return True
-        return self.out.is_dir() and all(path.name == LOCK for path in self.out.iterdir())
+        return self.out.is_dir() and all(
+            path.name == LOCK or is_leftover_write(path) for path in self.out.iterdir()
+        )
 
     @contextmanager
     def running(self, resume: bool = True) -> Iterator[None]:

@@ -70,6 +70,7 @@ from hearts_sim.core.files import (
     arrow_path,
     broken_link,
     exclusive_lock,
+    is_leftover_write,
     look_at_lock,
     read_json_object,
     shell_path,
@@ -359,11 +360,15 @@ def _sole_writer(out: Path | None, resume: bool) -> Iterator[None]:
 
 
 def _fit_for_new_run(out: Path) -> bool:
-    """``out`` is missing or an empty folder, but for a lock file and empty records folders (a run
-    stopped before its first manifest leaves them: ``_prepare_out`` makes them first)."""
+    """``out`` is missing or an empty folder, but for a lock file, empty records folders and the
+    temporary of a first manifest (a run stopped before its first manifest leaves them:
+    ``_prepare_out`` makes them first; killed within the manifest's write, the temporary was
+    refused as another run's files, by a new run and by a tune's resume alike, until 2026-12-07)."""
 
     def left_empty(path: Path) -> bool:
-        return path.name == LOCK or (path.name in PARTS_KEYS and path.is_dir() and not any(path.iterdir()))
+        if path.name == LOCK or is_leftover_write(path):
+            return True
+        return path.name in PARTS_KEYS and path.is_dir() and not any(path.iterdir())
 
     return not out.exists() or (out.is_dir() and all(map(left_empty, out.iterdir())))
 
