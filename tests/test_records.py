@@ -507,6 +507,25 @@ def test_a_hand_edited_manifest_is_one_line_in_every_command(
         assert message in one_error_line(capsys), command
 
 
+def test_a_new_run_on_a_full_disk_names_the_file_it_could_not_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The lock's note of its pid was the first write, and a full disk failed it as "cannot write
+    the output: No space left on device" (from Python, a bare ``OSError``): the note is let go,
+    and the run's first file says what could not be written."""
+    from hearts_sim.core import files
+
+    def full(descriptor: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files.os, "write", full)
+    out = tmp_path / "run"
+    assert main(["tournament", "lowest", "random", "--deals", "20", "--out", str(out), "--quiet"]) == 1
+    assert one_error_line(capsys).startswith(
+        f"hearts-sim: error: cannot write {out / 'manifest.json'}: No space left on device; "
+    )
+
+
 def test_a_run_stopped_before_its_first_manifest_is_started_afresh(tmp_path: Path) -> None:
     """A stop between making the run's folders and writing its first manifest left an empty
     records/ folder, and the folder was then refused as "exists and is not an empty directory"

@@ -260,8 +260,9 @@ def exclusive_lock(path: Path) -> Iterator[None]:
     _held_locks[descriptor] = (status.st_dev, status.st_ino)
     try:
         if fcntl is not None and _locked(descriptor):
-            os.ftruncate(descriptor, 0)
-            os.write(descriptor, f"{os.getpid()}\n".encode())
+            with contextlib.suppress(OSError):  # a note: a full disk is told by the first write
+                os.ftruncate(descriptor, 0)
+                os.write(descriptor, f"{os.getpid()}\n".encode())
         yield
     finally:
         # not in the map: a forked child, which closed its copy already (the number may be reused)
