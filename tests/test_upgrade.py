@@ -236,18 +236,46 @@ def test_an_old_run_is_combined_only_where_this_code_plays_it_as_recorded(
         )
         assert said.startswith(begins), said
         assert said.endswith(
-            f"; they do not combine: combine them with version 0.1.0, which wrote it, or play {old} again "
+            "; they do not combine: combine it with runs of version 0.1.0, which wrote it, or play it again "
             "with this code"
         )
     _level(levels, RULE)  # the old run plays as recorded, the new one not
     with pytest.raises(TournamentError) as refused:
         tournament.combine_runs([old, new])
     assert str(refused.value).startswith(
-        f"{old} was written before 2026-12-06 without a record of how its agents played, and {new}, "
-        "to check it against, is played otherwise by this code: deal 1 in seating "
+        f"{new} was played by the code that wrote it (an agent or a level edited since?), and this code "
+        "plays it otherwise: deal 1 in seating "
     )
     alike = _finished(tmp_path / "alike", old=False, seed=3)
     assert tournament.combine_runs([old, alike])["deals"] == 2 * DEALS
+
+
+def test_a_finished_run_of_another_version_combines_where_this_code_plays_it_as_recorded(
+    tmp_path: Path, levels: Path
+) -> None:
+    """A run's digest holds the version that played it, so a finished run of the version before
+    (0.2.0, its digest kept) was refused beside this version's as "played by different code"
+    whatever it played, where its resume would go on: its first chunk is played again, as a run
+    without a digest is, and it pools where it plays as recorded."""
+    before = _finished(tmp_path / "before", old=False, seed=1)
+    edit_manifest(before, version="0.2.0", plays="0123456789abcdef")  # the version before's digest
+    now = _finished(tmp_path / "now", old=False, seed=3)
+    assert tournament.combine_runs([before, now])["deals"] == 2 * DEALS
+    assert tournament.combine_runs([now, before])["deals"] == 2 * DEALS
+    _level(levels, OTHER)  # a run of the version before, whose level has been edited since
+    edited = _finished(tmp_path / "edited", old=False, seed=4)
+    edit_manifest(edited, version="0.2.0", plays="0123456789abcdef")
+    _level(levels, RULE)
+    with pytest.raises(TournamentError) as refused:
+        tournament.combine_runs([now, edited])
+    said = str(refused.value)
+    assert said.startswith(
+        f"{edited} was played by version 0.2.0, which wrote it, and this code plays it otherwise: deal "
+    ), said
+    assert said.endswith(
+        "; they do not combine: combine it with runs of version 0.2.0, which wrote it, or play it again "
+        "with this code"
+    )
 
 
 def test_an_old_run_of_agents_that_do_not_replay_is_combined_by_its_own_version_alone(
@@ -268,7 +296,7 @@ def test_an_old_run_of_agents_that_do_not_replay_is_combined_by_its_own_version_
         tournament.combine_runs(runs)
     assert str(refused.value) == (
         f"{runs[0]} was written before 2026-12-06 without a record of how its agents played, and they "
-        "cannot be played again to check it (mc(ms=0.5): a search on the clock): combine it with "
+        "cannot be played again to check it (mc(ms=0.5): a search on the clock): combine it with runs of "
         "version 0.0.1, which wrote it"
     )
 

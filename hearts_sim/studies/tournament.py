@@ -1811,8 +1811,8 @@ def combine_runs(outs: Sequence[str | Path] | str | Path) -> dict[str, Any]:
             raise TournamentError(f"{out} and {first[0]} are runs of different {what}: they do not combine")
         if plays is not None:  # pooled without a word until 2026-12-06; until 2026-12-07 each was
             if digested is None:  # compared with the first run's alone, and none where it had none
-                digested = (out, plays)
-            elif plays != digested[1]:
+                digested = (out, plays, manifest.get("version"))
+            elif plays != digested[1] and manifest.get("version") == digested[2]:  # other versions: played
                 raise TournamentError(
                     f"{out} and {digested[0]} were played by different code (an agent, level or py: file "
                     "edited between them: their manifests' plays digests differ): they do not combine"
@@ -1832,8 +1832,9 @@ def combine_runs(outs: Sequence[str | Path] | str | Path) -> dict[str, Any]:
         else:
             total.add(tally)
     assert first is not None and total is not None
-    if len(runs) > 1 and any(manifest.get("plays") is None for _, _, manifest in runs):
-        _check_combined_play(runs)  # (alone: its own summary, nothing pooled)
+    digests = [manifest.get("plays") for _, _, manifest in runs]
+    if len(runs) > 1 and (None in digests or len(set(digests)) > 1):  # alone: its summary, nothing pooled
+        _check_combined_play(runs)  # a run without a digest, or of another version
     if sequential and len(given) > 1:  # pooled without a word until 2026-12-06 (alone: its own summary)
         warnings.warn(
             f"{', '.join(sequential)}: a match stopped by its sequential test (--sprt), whose length "
@@ -1854,58 +1855,63 @@ def combine_runs(outs: Sequence[str | Path] | str | Path) -> dict[str, Any]:
 
 
 def _check_combined_play(runs: list[tuple[Path, TournamentConfig, dict[str, Any]]]) -> None:
-    """Refuse to pool a run whose manifest does not say how its agents played (no ``plays``,
-    written before 2026-12-06) where this code does not play the runs as recorded: until
-    2026-12-07 it was pooled with any run of the same version and agents' names, whose level or
-    ``py:`` files may have been edited between them. Each run is checked against this code: one
-    with this code's digest at once, the others by playing their first chunk again
-    (``_checked_deals``; the runs with a digest share one, and one of them is played). Agents
-    that cannot be played again (``AgentSpec.reproducible``) are pooled by this version alone,
-    as their resume goes on."""
+    """Refuse to pool runs whose manifests do not say they were played alike where this code does
+    not play them as recorded: a run without ``plays`` (written before 2026-12-06; until
+    2026-12-07 pooled with any run of the same version and agents' names, whose level or ``py:``
+    files may have been edited between them), or runs of other versions, whose digests differ
+    (the digest holds the version: a finished 0.2.0 run was refused beside 0.3.0's, where its
+    resume would go on). Each run is checked against this code: one with this code's digest at
+    once, the others by playing their first chunk again (``_checked_deals``; once for each
+    digest). Agents that cannot be played again (``AgentSpec.reproducible``) are pooled by one
+    version alone, as their resume goes on."""
     from hearts_sim import __version__
 
-    old, _, manifest = next(run for run in runs if run[2].get("plays") is None)
     config = runs[0][1]
-    version = manifest.get("version")
-    who = (
-        f"version {version}, which wrote it"
-        if version != __version__
-        else "the code that wrote it (an agent or a level edited since?)"
-    )
     unreplayable = [spec for spec in config.specs() if not spec.reproducible]
     if unreplayable:
-        if all(manifest.get("version") == __version__ for _, _, manifest in runs):
+        versions = {manifest.get("version") for _, _, manifest in runs}
+        if versions == {__version__}:
             return
+        old, _, manifest = next(run for run in runs if run[2].get("version") != __version__)
         why = "; ".join(
             f"{spec.name}: {'an outside agent' if spec.external else 'a search on the clock'}"
             for spec in unreplayable
         )
         raise TournamentError(
-            f"{old} was written before 2026-12-06 without a record of how its agents played, and they "
-            f"cannot be played again to check it ({why}): combine it with {who}"
+            f"{old} {_how_played(manifest)}, and they cannot be played again to check it ({why}): "
+            f"combine it with runs of {_its_code(manifest)}"
         )
-    digest_checked = False
+    checked: set[str] = set()  # digests whose run this code plays as recorded
     for out, config, manifest in runs:
         plays = manifest.get("plays")
         with agents_found_in(_manifest_folder(manifest)):
             table = config.table()
-            if plays == table.plays_digest() or (plays is not None and digest_checked):
+            if plays == table.plays_digest() or plays in checked:
                 continue
-            digest_checked = digest_checked or plays is not None
             difference = _records_difference(config, out, table, 0, _checked_deals(config, 0))
-        if difference is None:
-            continue
-        if plays is None:
+        if difference is not None:
             raise TournamentError(
-                f"{out} was written before 2026-12-06 without a record of how its agents played, and this "
-                f"code plays it otherwise: {difference}; they do not combine: combine them with {who}, "
-                f"or play {out} again with this code"
+                f"{out} {_how_played(manifest)}, and this code plays it otherwise: {difference}; they do "
+                f"not combine: combine it with runs of {_its_code(manifest)}, or play it again with this code"
             )
-        raise TournamentError(
-            f"{old} was written before 2026-12-06 without a record of how its agents played, and {out}, "
-            f"to check it against, is played otherwise by this code: {difference}; they do not combine: "
-            f"combine them with the code that played {out}"
-        )
+        if plays is not None:
+            checked.add(plays)
+
+
+def _how_played(manifest: dict[str, Any]) -> str:
+    """What a run's manifest says of the code that played it, where it is not this code's."""
+    if manifest.get("plays") is None:
+        return "was written before 2026-12-06 without a record of how its agents played"
+    return f"was played by {_its_code(manifest)}"
+
+
+def _its_code(manifest: dict[str, Any]) -> str:
+    from hearts_sim import __version__
+
+    version = manifest.get("version")
+    if version != __version__:
+        return f"version {version}, which wrote it"
+    return "the code that wrote it (an agent or a level edited since?)"
 
 
 def make_config(
