@@ -208,6 +208,11 @@ def test_moon_rates_known_moon() -> None:
     assert per_hand[["hands", "moons"]].values.tolist() == [[4, 1]] and per_hand["rate"].iloc[0] == 250
     by_direction = moon_rates(_hands(), "pass_direction", per="hand")
     assert by_direction["moons"].to_dict() == {"left": 0, "right": 0, "across": 0, "none": 1}
+    # long frames concatenated (two runs', their hand numbers each from 0): each hand counted once,
+    # where a moon of one frame's hand 3 marked the other's hand 3 too (78 moons for 40)
+    long = to_long(_hands())
+    twice = moon_rates(pd.concat([long, long.assign(shot_moon=False)], ignore_index=True), None, per="hand")
+    assert twice[["hands", "moons"]].values.tolist() == [[8, 1]]
     with pytest.raises(AnalysisError, match="cannot group by 'agent'"):
         moon_rates(_hands(), "agent", per="hand")
     with pytest.raises(AnalysisError, match="no such column"):

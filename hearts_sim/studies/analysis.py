@@ -809,12 +809,15 @@ def moon_counts(
         per_seat = [k for k in keys if k in PER_SEAT_COLUMNS or k.startswith(tuple(f"{s}_" for s in STAGES))]
         if per_seat:
             raise AnalysisError(f"per='hand' counts hands, not players: it cannot group by {per_seat[0]!r}")
-        hand = long["hand"].to_numpy(dtype=np.int64)
-        shot = np.zeros(int(hand.max()) + 1 if len(hand) else 0, dtype=bool)  # a moon by any seat
-        shot[hand[long["shot_moon"].to_numpy(dtype=bool)]] = True
-        first = long["seat"].to_numpy() == 0
+        # a hand's rows: a block that starts at its seat 0 (or where ``hand`` changes), so that
+        # frames concatenated, whose ``hand`` numbers start again at 0, are not taken as one
+        hand, seat = long["hand"].to_numpy(dtype=np.int64), long["seat"].to_numpy()
+        first = seat == 0
+        block = np.cumsum(first | np.r_[True, hand[1:] != hand[:-1]]) - 1
+        shot = np.zeros(int(block[-1]) + 1 if len(block) else 0, dtype=bool)  # a moon by any seat
+        shot[block[long["shot_moon"].to_numpy(dtype=bool)]] = True
         long = long[first]
-        moon = shot[hand[first]]
+        moon = shot[block[first]]
     elif per == "player":
         moon = long["shot_moon"].to_numpy()
     else:
