@@ -502,6 +502,12 @@ CASES: list[tuple[list[str], str]] = [
     (["serve", "--agent", "rule", "--max-line", "-1"], "--max-line -1 is not valid"),
     (["serve", "--agent", "rule", "--max-line", HUGE], "is not valid"),
     (["serve", "--agent", "rule", "--max-connections", "0"], "--max-connections 0 is not valid"),
+    (
+        ["serve", "--agent", "rule", "--max-connections", "8"],
+        "--max-connections counts the connections of --port",
+    ),
+    (["tournament", "random", "rule", "--trust-agents"], "--trust-agents works with --resume DIR"),
+    (["tune", "rule", "--param", "shoot=20:60", "--trust-agents"], "--trust-agents works with --resume DIR"),
 ]
 
 CONFIGS = {

@@ -63,7 +63,9 @@ def test_a_downloaded_runs_command_runs_only_when_trusted(
     assert not mark.exists()
     # replaying a hand runs its agents too: refused from the manifest, before the records are read
     assert main(["replay", str(run), "--row", "0"]) == 2
-    assert f"{run} names outside agents, which run code on this machine: {edited}" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert f"{run} names outside agents, which run code on this machine: {edited}" in said
+    assert said.endswith("add --trust-agents\n")  # an.replay(row) runs the row it is given
     (run / "manifest.json").unlink()  # records alone: their rows name the engine's command
     assert main(["replay", str(run / "records"), "--row", "0"]) == 2
     said = capsys.readouterr().err

@@ -903,7 +903,7 @@ def _check_replay_trusted(args: argparse.Namespace, agents: Sequence[str]) -> No
     from agents.external import check_trusted, names_outside_agent
 
     outside = [agent for agent in agents if names_outside_agent(agent)]
-    check_trusted(outside, str(args.dir), args.trust_agents)
+    check_trusted(outside, str(args.dir), args.trust_agents, from_python=False)  # an.replay runs its row
 
 
 def _replayed(row: Any, args: argparse.Namespace) -> Any:

@@ -48,7 +48,7 @@ from agents.kinds import AgentError
 from hearts_sim.apps.options import COUNT, NUMBER, RULE, RULES, SEED, TEXT, Option, UsageError
 from hearts_sim.apps.script import said_if_slow
 from hearts_sim.core.cards import CardSet, card_str, cards_str
-from hearts_sim.core.checks import did_you_mean, is_integer, is_real, one_line, shown
+from hearts_sim.core.checks import counted, did_you_mean, is_integer, is_real, one_line, shown
 from hearts_sim.core.errors import Terminated, interrupts_deferred
 from hearts_sim.core.rules import (
     Rules,
@@ -500,15 +500,17 @@ class Zygote:
         ``on_lost`` told) where the new one cannot start or answer. The server forking it runs
         threads, but they only read, parse and pass on requests: the locks a decision takes
         (numba's compiler's) are not theirs to hold."""
-        old = self.pid
+        old, self.pid = self.pid, 0  # reaped here: never signalled again (its number may be reused)
         self._control.close()
-        with contextlib.suppress(ProcessLookupError):  # gone already: its exit status stands
-            os.kill(old, signal.SIGKILL)
-        try:
-            _, status = os.waitpid(old, 0)
-            how = _exit_status(status)
-        except ChildProcessError:
-            how = "reaped elsewhere"
+        how = "its replacement could not start"  # old is 0: a replacement that failed before
+        if old > 0:
+            with contextlib.suppress(ProcessLookupError):  # gone already: its exit status stands
+                os.kill(old, signal.SIGKILL)
+            try:
+                _, status = os.waitpid(old, 0)
+                how = _exit_status(status)
+            except ChildProcessError:
+                how = "reaped elsewhere"
         print(
             f"hearts-sim serve: the worker zygote (pid {old}) exited ({how}; the out-of-memory killer?); "
             "starting a new one",
@@ -529,8 +531,9 @@ class Zygote:
     def close(self) -> None:
         """End the zygote (its workers end as their pipes close) and reap it."""
         self._control.close()
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.pid, 0)
+        if self.pid > 0:  # 0: reaped by ``_replace``, whose replacement failed (waitpid(0) waits for any)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
 
 
 class ZygoteLost(RuntimeError):
@@ -793,7 +796,8 @@ class TCPServer(socketserver.ThreadingTCPServer):
         """One error line and the end of the connection, without blocking the accepting thread
         (a fresh connection's send buffer takes the line at once)."""
         busy = (
-            f"the server is busy: {self.max_connections} connections are open, its limit "
+            f"the server is busy: {counted(self.max_connections, 'connection')} "
+            f"{'is' if self.max_connections == 1 else 'are'} open, its limit "
             "(--max-connections); try again later"
         )
         _say_and_end(request, busy)
@@ -861,8 +865,9 @@ SERVE_OPTIONS = (
     Option(
         "max_connections",
         COUNT,
-        "TCP connections served at once (--port); one more gets an error line and is closed",
-        MAX_CONNECTIONS,
+        f"with --port: TCP connections served at once (default {MAX_CONNECTIONS}); one more gets an "
+        "error line and is closed",
+        None,
         1,
         4096,
         ("--max-connections",),
@@ -890,6 +895,8 @@ def serve_command(args: argparse.Namespace) -> int:
     or Ctrl-C (TCP). Returns the exit code."""
     if not args.agent:
         raise UsageError("serve needs --agent SPEC (an agent spec or a level name)")
+    if args.max_connections is not None and args.port is None:  # it was ignored in silence
+        raise UsageError("--max-connections counts the connections of --port: add --port PORT")
     rules = resolve_rules(args.rules).with_strings(args.rule)
     server = MoveServer(
         load(args.agent, seed=args.seed), rules, time_limit=args.time_limit, max_line=args.max_line
@@ -898,7 +905,7 @@ def serve_command(args: argparse.Namespace) -> int:
     if args.port is not None:
         try:
             # bound before warming up: a taken port fails fast
-            tcp = TCPServer(server, args.port, max_connections=args.max_connections)
+            tcp = TCPServer(server, args.port, max_connections=args.max_connections or MAX_CONNECTIONS)
         except (OSError, OverflowError) as error:
             reason = getattr(error, "strerror", None) or error
             raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {reason}") from None
