@@ -1211,8 +1211,11 @@ def _storage_error(
     to resume; its ``failure`` (the write alone) is what a kept job says with its own resume
     (``kept.job_failure``: a tune stopped by a full disk said to resume its match alone)."""
     failure = f"cannot write {path}: {error.strerror or error}"
-    again = manifest_resume(out, manifest)
-    stored = StorageError(f"{failure}; {done} of {total} chunks are saved; resume with: {again}")
+    if not (out / MANIFEST).exists():  # the first manifest: there is no run to resume (it said to)
+        stored = StorageError(f"{failure}; nothing was played: run the same command again once it can write")
+    else:
+        again = manifest_resume(out, manifest)
+        stored = StorageError(f"{failure}; {done} of {total} chunks are saved; resume with: {again}")
     stored.failure = failure
     return stored
 
