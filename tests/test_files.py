@@ -527,7 +527,7 @@ def test_non_ascii_names_work_under_a_locale_that_is_not_utf8(tmp_path: Path) ->
     assert b"hearts-sim replay '" + out + b"' --worst" in printed
     assert b"wrote 10 files to " + out in run("report", "c é")
     assert b"Records: `c \xc3\xa9`" in (folder / "c é" / "report" / "summary.md").read_bytes()
-    assert b"won by" in run("replay", "c é", "--row", "0")
+    assert b"won by" in run("replay", "c é", "--row", "0", "--trust-agents")
 
 
 def test_an_out_that_is_a_broken_link_is_named_as_one(
