@@ -173,6 +173,9 @@ def test_a_manifest_without_a_configuration_cannot_be_resumed_or_repaired(
         assert main(["tournament", "--resume", str(runs[damage]), *extra]) == 2
         line = one_error_line(capsys)
         assert "manifest" in line or "cannot read" in line
+        if damage == "garbage_manifest":  # what then: it said only what json could not parse
+            then = "a manifest that is no JSON cannot be repaired: start a new run (its records are whole)"
+            assert line.endswith(f"; {then}")
 
 
 def test_report_ignores_a_part_the_manifest_does_not_count_and_resume_overwrites_it(

@@ -170,16 +170,19 @@ def _sync(path: Path, mode: int) -> None:
 
 
 def read_json_object(
-    path: Path, error: Callable[[str], Exception], missing: str, what: str
+    path: Path, error: Callable[[str], Exception], missing: str, what: str, damaged: str = ""
 ) -> dict[str, Any]:
     """The JSON object in ``path`` (a manifest, a tune's settings); otherwise ``error`` with one
-    line: ``missing`` when there is no file, what failed when it cannot be read or parsed, and
-    that it is not ``what`` when it holds something other than an object."""
+    line: ``missing`` when there is no file, what failed when it cannot be read or parsed (and,
+    where it is no JSON, ``damaged``: what then), and that it is not ``what`` when it holds
+    something other than an object."""
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise error(missing) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as problem:
+    except (UnicodeDecodeError, json.JSONDecodeError) as problem:
+        raise error(f"cannot read {path}: {problem}{damaged}") from None
+    except OSError as problem:
         raise error(f"cannot read {path}: {problem}") from None
     if not isinstance(value, dict):
         raise error(f"{path} is not {what} (not a JSON object)")

@@ -408,7 +408,9 @@ def _part_bytes(columns: dict[str, Any]) -> bytes:
 def load_manifest(out: Path) -> dict[str, Any]:
     """The manifest of the run in ``out``: a JSON object, or a one-line ``TournamentError``."""
     missing = f"{out} holds no tournament run ({MANIFEST} is missing){held_job(out, MANIFEST)}"
-    return read_json_object(Path(out) / MANIFEST, TournamentError, missing, "a tournament manifest")
+    # cut short or overwritten (never by a run: each is written whole), a copy that failed
+    damaged = "; a manifest that is no JSON cannot be repaired: start a new run (its records are whole)"
+    return read_json_object(Path(out) / MANIFEST, TournamentError, missing, "a tournament manifest", damaged)
 
 
 def recorded_folder(out: Path) -> str | None:
