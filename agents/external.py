@@ -168,14 +168,18 @@ def names_outside_agent(text: str) -> bool:
     return re.search(r"(?:^|[\s,=(\[])(?:py|exec):", text) is not None
 
 
-def check_trusted(outside: Sequence[str], source: str, trusted: bool, from_python: bool = True) -> None:
+def check_trusted(
+    outside: Sequence[str], source: str, trusted: bool, from_python: bool = True, folder: str | None = None
+) -> None:
     """Refuse to go on with ``outside``, the outside agents ``source`` names, unless ``trusted``:
     a run folder or a job's file can come from anyone (a download, a colleague's archive), and
     resuming or replaying it runs the Python code and the commands it names, as this user. Until
     2026-12-07 an edited manifest's ``exec:`` command ran on ``--resume`` without a word.
-    ``from_python``: whether the caller has a Python way to say so (``trust_agents=True``)."""
+    ``from_python``: whether the caller has a Python way to say so (``trust_agents=True``);
+    ``folder``: the one they run in, as ``source`` records it (``agents_found_in``)."""
     if outside and not trusted:
         named = ", ".join(dict.fromkeys(outside))
+        source += f" (its agents run in {folder})" if folder else ""
         python = " (from Python: trust_agents=True)" if from_python else ""
         raise UntrustedAgents(
             f"{source} names outside agents, which run code on this machine: {named}; go on only "

@@ -239,8 +239,7 @@ class KeptJob:
         ``py:``, ``exec:``) unless ``trusted`` (``agents.external.check_trusted``): its file may
         come from anyone."""
         outside = [text for text in _texts(self.read()["settings"]) if names_outside_agent(text)]
-        folder = self.folder()
-        check_trusted(outside, f"{self.path}" + (f" (its agents run in {folder})" if folder else ""), trusted)
+        check_trusted(outside, str(self.path), trusted, folder=self.folder())
 
     def progress(self) -> dict[str, Any]:
         """What the job recorded with ``record`` so far."""

@@ -1725,16 +1725,9 @@ def resume_tournament(out: str | Path, *, trust_agents: bool = False, **options:
             "Python with the same objects, run_tournament(config, out, resume=True)"
         )
     config = manifest_config(Path(out), manifest)
-    check_trusted(
-        [spec.plays for spec in config.specs() if spec.external], recorded_source(out, manifest), trust_agents
-    )
+    outside = [spec.plays for spec in config.specs() if spec.external]
+    check_trusted(outside, str(Path(out) / MANIFEST), trust_agents, folder=_manifest_folder(manifest))
     return run_tournament(config, out, resume=True, **options)
-
-
-def recorded_source(out: str | Path, manifest: dict[str, Any]) -> str:
-    """How a run's manifest is named where it names outside agents: with the folder they run in."""
-    folder = _manifest_folder(manifest)
-    return f"{Path(out) / MANIFEST}" + (f" (its agents run in {folder})" if folder else "")
 
 
 def recorded_engines(out: Path, procs: int | None = None) -> EngineOptions:
@@ -1771,7 +1764,7 @@ def combine_runs(outs: Sequence[str | Path] | str | Path) -> dict[str, Any]:
     if not outs:
         raise TournamentError("combine needs at least one run directory")
     first: tuple[Path, TournamentConfig] | None = None  # the first run and its config
-    digested: tuple[Path, Any] | None = None  # the first run whose manifest has a plays digest
+    digested: tuple[Path, Any, Any] | None = None  # the first run with a plays digest, and its version
     runs: list[tuple[Path, TournamentConfig, dict[str, Any]]] = []
     seeds: dict[int, Path] = {}
     sequential: list[str] = []  # the runs a sequential test stopped
