@@ -1561,11 +1561,10 @@ def check_same_play(out: Path, report: Callable[[str], None] | None = None) -> b
 
 def _refuse_foreign_part(config: TournamentConfig, out: Path, chunk: int) -> None:
     """Refuse to re-play chunk ``chunk`` over a part that is whole but holds other deals than the
-    manifest's config deals there, every row of it (another run's: its seed; another chunk's:
-    its numbers),
-    where the manifest, not the records, is what is wrong: one copied from another run made
-    ``--repair`` play that run over every part of this one (until 2026-12-07). A part that cannot
-    be read is damaged, and re-played."""
+    manifest's config deals there, every row of it (another run's: its seed; another chunk's: its
+    numbers), where the manifest, not the records, is what is wrong: one copied from another run
+    made ``--repair`` play that run over every part of this one (until 2026-12-07). A part that
+    cannot be read, or some of whose rows are right, is damaged, and re-played."""
     key, start = ("game" if config.games else "deal"), chunk * config.chunk_deals
     part = part_path(out, chunk)
     try:
@@ -1904,6 +1903,7 @@ def _how_played(manifest: dict[str, Any]) -> str:
 
 
 def _its_code(manifest: dict[str, Any]) -> str:
+    """The code that wrote a run, as a message names it: its version, or an edit since."""
     from hearts_sim import __version__
 
     version = manifest.get("version")
