@@ -561,3 +561,100 @@ def test_a_level_with_quotes_and_backslashes_in_its_strings_reads_back_as_writte
     # which stopped every command that reads the levels
     write_level(path, result, "tuned", 100, "hearts-sim tune --out runs/caf\udce9")
     assert read_level(path).provenance["command"] == "hearts-sim tune --out runs/caf\\xe9"
+
+
+def _read_only(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """No file can be created in ``folder`` or below it, as on a read-only mount (``EROFS``);
+    the tests as root could not use a folder's mode, which root writes through."""
+    mkstemp = tempfile.mkstemp
+
+    def refused(*args: Any, dir: Any = None, **kwargs: Any) -> tuple[int, str]:
+        if dir is not None and Path(dir).resolve().is_relative_to(folder.resolve()):
+            raise OSError(errno.EROFS, "Read-only file system", str(dir))
+        return mkstemp(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", refused)
+
+
+def test_a_resume_where_nothing_can_be_written_plays_nothing_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stopped run on a read-only mount (checked by hand on a read-only bind mount): its resume
+    compiled the kernels and played a chunk, then lost it to the first write ("cannot write
+    .../part-000001.parquet") until 2026-12-08. Once it can write, it resumes to the whole run."""
+    from hearts_sim.studies.analysis import load_records
+
+    out, whole = tmp_path / "run", tmp_path / "whole"
+    config = replace(make_config(["random", "lowest"], deals=3, seed=3), chunk_deals=1)
+    with pytest.raises(Interrupted):
+        run_tournament(config, out, progress=False, stop_after_chunks=1, threads=1)
+    parts = sorted((out / "records").iterdir())
+    _read_only(monkeypatch, out)
+    assert main(["tournament", "--resume", str(out), "--threads", "1", "--quiet"]) == 1
+    assert capsys.readouterr().err == (
+        f"hearts-sim: error: cannot write {out}: Read-only file system; 1 of 3 chunks are saved; "
+        f"resume with: hearts-sim tournament --resume {out}\n"
+    )
+    assert sorted((out / "records").iterdir()) == parts
+    monkeypatch.undo()
+    assert main(["tournament", "--resume", str(out), "--threads", "1", "--quiet"]) == 0
+    run_tournament(config, whole, progress=False, threads=1)
+    assert load_records(out).equals(load_records(whole))
+
+
+def test_a_finished_run_resumes_where_nothing_can_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Resuming a finished run reads it and prints its result; on a read-only mount it failed
+    on rewriting its manifest, and said to resume it again, until 2026-12-08."""
+    out = tmp_path / "run"
+    config = make_config(["random", "lowest"], deals=3, seed=3)
+    finished = run_tournament(config, out, progress=False, threads=1)
+    manifest = (out / "manifest.json").read_bytes()
+    _read_only(monkeypatch, out)
+    assert run_tournament(config, out, resume=True, progress=False, threads=1).summary == finished.summary
+    assert main(["tournament", "--resume", str(out), "--threads", "1", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    assert (out / "manifest.json").read_bytes() == manifest
+
+
+def test_a_report_that_cannot_be_written_says_so_before_reading_the_records(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run on a read-only mount: its report read every record first (minutes of a large run),
+    then could not create its folder, and did not say where else it could go, until 2026-12-08."""
+    from hearts_sim.studies.analysis import RecordSummary
+
+    def unread(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the records were read")
+
+    monkeypatch.setattr(RecordSummary, "from_records", unread)
+    _read_only(monkeypatch, run_dir)
+    assert main(["report", str(run_dir)]) == 2
+    assert capsys.readouterr().err == (
+        f"hearts-sim: error: cannot write the report in {run_dir / 'report'}: Read-only file system: "
+        "name a folder that can be written with --out DIR\n"
+    )
+    assert main(["report", str(run_dir), "--out", str(run_dir / "a" / "b")]) == 2
+    assert capsys.readouterr().err == (
+        f"hearts-sim: error: cannot write the report in {run_dir / 'a' / 'b'}: Read-only file system\n"
+    )
+
+
+def test_a_resume_deletes_the_temporaries_of_killed_writes(tmp_path: Path) -> None:
+    """A run killed within writes kept each temporary, a records part's size, through every
+    resume until 2026-12-08; a link at such a name is not ours and stays (no write follows it)."""
+    out, outside = tmp_path / "run", tmp_path / "outside.txt"
+    config = replace(make_config(["random", "lowest"], deals=3, seed=3), chunk_deals=1)
+    with pytest.raises(Interrupted):
+        run_tournament(config, out, progress=False, stop_after_chunks=1, threads=1)
+    killed = [out / "records" / ".part-000001.parquet.k3j4h5g6.tmp", out / ".manifest.json.a1b2c3d4.tmp"]
+    for path in killed:
+        path.write_bytes(b"half a write")
+    outside.write_text("precious")
+    planted = out / "records" / ".part-000002.parquet.zzzzzzzz.tmp"
+    planted.symlink_to(outside)
+    with pytest.raises(Interrupted):
+        run_tournament(config, out, resume=True, progress=False, stop_after_chunks=1, threads=1)
+    assert not any(path.exists() for path in killed)
+    assert planted.is_symlink() and outside.read_text() == "precious"

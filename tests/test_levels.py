@@ -517,6 +517,7 @@ def test_a_tune_kept_in_a_folder_resumes_to_the_uninterrupted_result(tmp_path: P
             == f"interrupted after {stop} of 7 matches; resume with: hearts-sim tune --resume {out}"
         )
         assert stopped.value.exit_code == 130
+    (out / ".tune.json.k3j4h5g6.tmp").write_text("{half")  # a kill within a write: the resume deletes it
     resumed = resume_tune(out)
     assert resumed.as_dict() == whole.as_dict()
     assert sorted(p.name for p in out.iterdir()) == [".lock", "confirm", "round-1", "round-2", "tune.json"]

@@ -147,6 +147,17 @@ def is_leftover_write(path: Path) -> bool:
     return path.name.startswith(".") and path.name.endswith(".tmp") and path.is_file()
 
 
+def remove_leftover_writes(folder: Path) -> None:
+    """Delete what killed writes left in ``folder`` (``is_leftover_write``), by the process that
+    alone writes there (its lock held), so that none is mid-write: a run killed in many writes
+    kept each temporary, a records part's size, until 2026-12-08. A link is left alone (no write
+    made it); a file that cannot be deleted (a read-only mount) is left as it is."""
+    for path in folder.iterdir():
+        if is_leftover_write(path) and not path.is_symlink():
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
 def _umask() -> int:
     """This process's umask, read where it can be without changing it (Linux's
     ``/proc/self/status``); elsewhere set to ``0o077`` for a moment and put back, so that a

@@ -39,6 +39,7 @@ from hearts_sim.core.files import (
     is_leftover_write,
     look_at_lock,
     read_json_object,
+    remove_leftover_writes,
     shell_path,
     taken_out,
     write_atomically,
@@ -197,6 +198,8 @@ class KeptJob:
                 raise self.error(f"cannot write to --out {self.out}: {error.strerror or error}") from None
         try:
             with exclusive_lock(self.out / LOCK):
+                if resume:
+                    remove_leftover_writes(self.out)
                 yield
         except LockHeld as held:
             if not resume:  # a new job that lost the folder to another: resuming would go on with that one

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from hearts_sim.core.errors import StorageError
-from hearts_sim.core.files import write_atomically
+from hearts_sim.core.files import unwritable, write_atomically
 from hearts_sim.core.rules import PASS_DIRECTIONS, POINTS_TOTAL, rules_label
 from hearts_sim.selfplay.records import run_folder
 from hearts_sim.studies.analysis import (
@@ -449,6 +449,17 @@ def _place(place: int) -> str:
     return f"{place}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(place, 'th') }"
 
 
+def _unwritable_target(target: Path) -> str | None:
+    """Why no report can be written in ``target`` (None: it can, or the folder on the way to it
+    that exists is a file, which creating it says), from the nearest folder of it that exists: a
+    run on a read-only mount read all its records first, minutes of a large one, and then
+    could not create its ``report`` folder."""
+    folder = target
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return unwritable(folder) if folder.is_dir() else None
+
+
 def write_report(
     paths: str | Path | Sequence[str | Path],
     out: str | Path | None = None,
@@ -479,6 +490,9 @@ def write_report(
             "written into a folder, not through a link; remove the link, or name the folder it "
             "points to with --out"
         )
+    elsewhere = "" if out is not None else ": name a folder that can be written with --out DIR"
+    if (why := _unwritable_target(target)) is not None:  # checked before the reading, as the link
+        raise ReportError(f"cannot write the report in {target}: {why}{elsewhere}")
     try:
         rules = pooled_rules(sources)  # from the manifests: before the records are read
         if min_points is None:  # Black Maria's 43 points were held to 26's 20, its hearts to 13
@@ -505,7 +519,9 @@ def write_report(
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise ReportError(f"cannot create the report directory {target}: {error.strerror or error}") from None
+        raise ReportError(
+            f"cannot create the report directory {target}: {error.strerror or error}{elsewhere}"
+        ) from None
     figures = _figures(summary)
     files = {}
     for name, ax in figures.items():

@@ -73,6 +73,7 @@ from hearts_sim.core.files import (
     is_leftover_write,
     look_at_lock,
     read_json_object,
+    remove_leftover_writes,
     shell_path,
     taken_out,
     unwritable,
@@ -686,6 +687,9 @@ def _play_run(
 ) -> TournamentResult:
     """``run_tournament``'s work, with the run in ``out_path`` (if any) this process's alone."""
     if resume and out_path is not None:
+        _refuse_unwritable(out_path, repair)
+        for folder in _run_folders(out_path):
+            remove_leftover_writes(folder)
         config = _chunked_as_recorded(config, out_path)
     if resume and engines is None and out_path is not None:  # the time limit it was started with
         engines = recorded_engines(out_path)
@@ -783,7 +787,13 @@ def _play_run(
     summary = _summary(config.to_dict(), [spec.name for spec in config.specs()], tally, deals_cap)
     if out_path is not None:
         manifest["summary"] = summary
-        _save_manifest(out_path, manifest, config.n_chunks, config.n_chunks)
+        try:
+            _save_manifest(out_path, manifest, config.n_chunks, config.n_chunks)
+        except StorageError:
+            if first_chunk < config.n_chunks or repair:
+                raise
+            # a finished run's resume only reads it (a read-only mount, a folder of another
+            # user's): its records and manifest are whole, and it said to resume it again
     return TournamentResult(config, summary, out_path)
 
 
@@ -834,6 +844,29 @@ def _resumed_manifest(
         # edited before it kept the old settings as what the run was played with)
         manifest.update(version=__version__, **_what_it_plays(config, table))
     return manifest
+
+
+def _run_folders(out: Path) -> list[Path]:
+    """The folders a run in ``out`` writes in: ``out`` and those of its parts that exist."""
+    return [out, *(out / name for name in PARTS_KEYS if (out / name).is_dir())]
+
+
+def _refuse_unwritable(out: Path, repair: bool) -> None:
+    """A ``StorageError`` before anything is played where the run in ``out`` has chunks to play
+    (or parts to repair) and no file can be written in its folders: a read-only mount, a folder
+    of another user's. Its resume compiled the kernels and played a chunk first, and lost it,
+    until 2026-12-08. A finished run still resumes there (it only reads); a manifest that cannot
+    be read is left to the checks that say what is wrong with it."""
+    try:
+        manifest = load_manifest(out)
+        done, total = int(manifest["chunks_done"]), int(manifest["chunks_total"])
+    except (TournamentError, KeyError, TypeError, ValueError):
+        return
+    if done >= total and not repair:
+        return
+    for folder in _run_folders(out):
+        if (why := unwritable(folder)) is not None:
+            raise _storage_error(folder, OSError(why), done, total, out, manifest)
 
 
 def _report_compiling(report: Callable[[str], None], table: Table, games: bool) -> None:
