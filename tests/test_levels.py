@@ -302,6 +302,10 @@ def test_levels_command_calibrates_a_ladder_as_json() -> None:
     for step in result["steps"]:
         assert step["significant"] and step["ci95"][0] > 0, step
         assert step["upper_game_win_rate"] > step["lower_game_win_rate"]
+        low, high = step["game_win_rate_gap_ci95"]  # the games' gap in win rate: a t-interval about it
+        gap = step["upper_game_win_rate"] - step["lower_game_win_rate"]
+        assert low < gap < high and high - gap == pytest.approx(gap - low, abs=2e-4)
+        assert f"win rate (gap 95% CI [{low:+.3f}, {high:+.3f}])" in format_calibration(result)
     table = result["one_vs_three"]
     assert table["normal"]["random"] < table["easy"]["random"] < table["random"]["random"]
     assert set(result["decision_ms"]) == {"random", "easy", "normal"}

@@ -399,6 +399,53 @@ def test_a_tally_that_counted_the_agents_own_moons_as_suffered_shows_no_suffered
         assert stats.NO_SUFFERED not in format_summary(summary)
 
 
+def test_games_win_rates_have_intervals_over_game_seeds(tmp_path: Path) -> None:
+    """A win rate over games was a bare figure, and A - B had none, until 2026-12-08: a level's
+    lead in games won could not be told from chance. Checked against Student's t computed here
+    from the records: per game seed, the games an agent's seats won over its seats (every seating
+    of the seed one sample), and A - B paired by seed."""
+    from scipy.stats import t
+
+    config = make_config(
+        ["lowest", "random", "rule"], rules="quick", deals=30, chunk_deals=10, seed=5, games=True
+    )
+    summary = run_tournament(config, tmp_path / "g", progress=False).summary
+    records = pd.read_parquet(tmp_path / "g" / "records")
+    long = pd.concat(
+        pd.DataFrame({"game": records["game"], "agent": records[f"agent_{s}"], "won": records[f"won_{s}"]})
+        for s in range(4)
+    )
+    by_seed = long.astype({"won": np.int64}).groupby(["game", "agent"])["won"].agg(["sum", "size"])
+    rate = (by_seed["sum"] / by_seed["size"]).unstack()  # a row a game seed, a column an agent
+    n = len(rate)
+    q = t.ppf(0.975, n - 1)
+    rows = {a["name"]: a for a in summary["agents"]}
+    for name in rate.columns:
+        x = rate[name].to_numpy()
+        half = q * x.std(ddof=1) / np.sqrt(n)
+        assert half > 0 and rows[name]["win_rate"] == pytest.approx(x.mean(), abs=1e-4)
+        assert rows[name]["win_rate_ci95"] == pytest.approx([x.mean() - half, x.mean() + half], abs=1e-4)
+    table = format_summary(summary)
+    for pair in summary["pairs"]:
+        d = (rate[pair["a"]] - rate[pair["b"]]).to_numpy()
+        se = d.std(ddof=1) / np.sqrt(n)
+        assert pair["win_rate_a_minus_b"] == pytest.approx(d.mean(), abs=1e-4)
+        assert pair["win_rate_ci95"] == pytest.approx([d.mean() - q * se, d.mean() + q * se], abs=1e-4)
+        assert pair["win_rate_p_value"] == pytest.approx(2 * t.sf(abs(d.mean()) / se, n - 1), rel=1e-3)
+        assert f"  win rate, {pair['a']} - {pair['b']}: {pair['win_rate_a_minus_b']:+.3f}, 95% CI [" in table
+    exact = stats.exact_figures(summary)["agents"][2]
+    low, high = exact["win_rate_ci95"]
+    assert re.search(rf"^rule .* {exact['win_rate']:.3f} \[{low:.3f}, {high:.3f}\] ", table, re.MULTILINE), (
+        table
+    )
+    assert stats.NO_WIN_INTERVALS not in table
+    resumed = _resumed_without(config, tmp_path / "old", "wins_square_sum")  # begun before they were kept
+    assert [a["win_rate"] for a in resumed["agents"]] == [a["win_rate"] for a in summary["agents"]]
+    assert all(a["win_rate_ci95"] == [None, None] for a in resumed["agents"])
+    assert all(p["win_rate_p_value"] is None for p in resumed["pairs"])
+    assert stats.NO_WIN_INTERVALS in format_summary(resumed)
+
+
 def _resumed_without(config: TournamentConfig, out: Path, key: str) -> dict[str, Any]:
     """The summary of ``config`` stopped after its first chunk in ``out``, its manifest's tally
     then without ``key`` (a run begun before the tally kept it), and resumed."""
@@ -1441,6 +1488,15 @@ def test_a_result_shows_its_table_in_print_and_in_a_notebook() -> None:
     )
     columns = set(games.table().columns)
     assert {"win_rate", "rating_mu", "rating_sigma"} <= columns and "qs_rate" not in columns
+    for agent in games.summary["agents"]:
+        row = games.table().loc[agent["name"]]
+        assert [row["win_rate_low"], row["win_rate_high"]] == agent["win_rate_ci95"]
+    [pair] = games.summary["pairs"]
+    assert games.pairs().iloc[0][["win_rate_a_minus_b", "win_rate_low", "win_rate_high"]].tolist() == [
+        pair["win_rate_a_minus_b"],
+        *pair["win_rate_ci95"],
+    ]
+    assert "win_rate_low" not in result.pairs().columns  # hands: no games won
 
 
 def test_a_results_pairs_are_the_printed_difference_lines_as_a_frame() -> None:

@@ -325,6 +325,7 @@ def _calibrate(
         )
         difference = exact_figures(hands)["pairs"][0]  # unrounded: the text rounds them once
         win_rates = [agent["win_rate"] for agent in exact_figures(whole)["agents"]]
+        win_gap = exact_figures(whole)["pairs"][0]["win_rate_ci95"]  # upper's win rate minus lower's
         low, high = difference["ci95"]
         steps.append(
             {
@@ -338,6 +339,7 @@ def _calibrate(
                 "inverted": low is not None and low > 0,
                 "upper_game_win_rate": win_rates[0],
                 "lower_game_win_rate": win_rates[1],
+                "game_win_rate_gap_ci95": win_gap,
                 "deals": pair_deals,
                 "games": pair_games,
             }
@@ -448,6 +450,15 @@ def _budgets(ladder: Sequence[str]) -> dict[str, float]:
     return {level: found[level].max_ms_per_decision for level in ladder if level in found}
 
 
+def _win_gap_text(interval: list[float | None] | None) -> str:
+    """`` (gap 95% CI [+0.201, +0.371])``: the 95% interval of the upper level's win rate less the
+    lower's, where the step kept it (a calibration from before 2026-12-08, or of two games
+    alone, did not)."""
+    if not interval or interval[0] is None or interval[1] is None:
+        return ""
+    return f" (gap 95% CI [{interval[0]:+.3f}, {interval[1]:+.3f}])"
+
+
 def _number_word(count: int) -> str:
     """``three`` for 3: the copies of a level at the table, in words."""
     words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
@@ -474,6 +485,7 @@ def format_calibration(result: Mapping[str, Any]) -> str:
             f"  {s['upper']:>{name}} over {s['lower']:<{name}} {_signed(s['gap_points_per_hand'])} "
             f"[{_signed(s['ci95'][0])}, {_signed(s['ci95'][1])}] {format_p_value(s['p_value'])} ({mark}); "
             f"games to {target}: {s['upper_game_win_rate']:.3f} vs {s['lower_game_win_rate']:.3f} win rate"
+            + _win_gap_text(s.get("game_win_rate_gap_ci95"))
         )
     ladder = result["ladder"]
     width = max(len(x) for x in ladder) + 2

@@ -28,7 +28,8 @@ Z95 = 1.959963984540054  # the normal quantile of a two-sided 95% interval
 
 # ---------------------------------------------------------------------------- statistics
 _PAIR_SUMS = ("pair_sum", "pair_square_sum")  # Tally's k by k sums, kept in every run
-_GAME_SQUARES = ("hands_square_sum", "score_hands_sum")  # and those of games, None where not kept
+# and those of games, None where not kept
+_GAME_SQUARES = ("hands_square_sum", "score_hands_sum", "wins_square_sum")
 # Tally's lists of one integer sum per agent
 _PER_AGENT_SUMS = (
     "score_sum",
@@ -81,6 +82,10 @@ class Tally:
     # None: not kept (hands, or a run of games begun before they were, on 2026-12-07)
     hands_square_sum: list[list[int]] | None = None
     score_hands_sum: list[list[int]] | None = None
+    # --games, over game seeds: the sums of W_a W_b (W_a: the games of the seed agent a won, summed
+    # over its seats), for the win rates' intervals (``win_rate``, ``win_rate_difference``); None:
+    # not kept (hands, or a run of games begun before they were, on 2026-12-08)
+    wins_square_sum: list[list[int]] | None = None
     # whether ``moons_suffered`` counts only the moons of another agent's seats (``moons_by_others``);
     # False: a tally begun before 2026-12-07, which counted the agent's own copies' moons too
     suffered_by_others: bool = False
@@ -288,6 +293,28 @@ class Tally:
         scale = self.slots_per_deal[a] * self.slots_per_deal[b]
         return self._mean_ci(self.pair_sum[a][b], self.pair_square_sum[a][b], scale)
 
+    def win_rate(self, a: int) -> tuple[float, list[float]]:
+        """Agent ``a``'s share of the games it played that it won, with its 95% t-interval over game
+        seeds (each seed's games, in every seating, are one sample: ``W_a / c_a``); a NaN interval
+        for a run begun before the sums were kept (``wins_square_sum``)."""
+        c = self.slots_per_deal[a]
+        if self.wins_square_sum is None:
+            return self.wins[a] / self.deals / c, [math.nan, math.nan]
+        mean, ci, _ = self._mean_ci(self.wins[a], self.wins_square_sum[a][a], c)
+        return mean, ci
+
+    def win_rate_difference(self, a: int, b: int) -> tuple[float, list[float], float]:
+        """Agent a's win rate minus b's, paired over game seeds (``W_a c_b - W_b c_a``, scaled by
+        ``c_a c_b``, as ``add_deal_sums`` pairs the points), its 95% interval and p-value; NaN
+        where the sums were not kept."""
+        c_a, c_b = self.slots_per_deal[a], self.slots_per_deal[b]
+        total = c_b * self.wins[a] - c_a * self.wins[b]
+        if self.wins_square_sum is None:
+            return total / self.deals / (c_a * c_b), [math.nan, math.nan], math.nan
+        gram = self.wins_square_sum
+        square = c_b * c_b * gram[a][a] + c_a * c_a * gram[b][b] - 2 * c_a * c_b * gram[a][b]
+        return self._mean_ci(total, square, c_a * c_b)
+
     def difference_moments(self, a: int, b: int) -> tuple[float, float]:
         """The mean and the sample variance over deals of agent a's points per deal-slot minus b's."""
         scale = self.slots_per_deal[a] * self.slots_per_deal[b]
@@ -434,7 +461,8 @@ _ROUNDED = frozenset(
         "points_per_hand", "ci95", "moon_rate", "moons_suffered_rate", "qs_rate", "tricks_per_hand",
         "win_rate", "mean_final_score", "mu", "sigma", "ordinal", "a_minus_b", "llr", "bounds",
         "gap_points_per_hand", "upper_game_win_rate", "lower_game_win_rate", "one_vs_three",
-        "one_vs_three_ci95", "gain_points_per_hand",
+        "one_vs_three_ci95", "gain_points_per_hand", "win_rate_ci95", "win_rate_a_minus_b",
+        "game_win_rate_gap_ci95",
     }
 )  # fmt: skip
 
@@ -445,7 +473,7 @@ def _rounded(value: Any, key: str | None = None) -> Any:
         return {k: _rounded(v, key if key in _ROUNDED else k) for k, v in value.items()}
     if isinstance(value, list):
         return [_rounded(v, key) for v in value]
-    if isinstance(value, float) and key == "p_value":
+    if isinstance(value, float) and key in ("p_value", "win_rate_p_value"):
         return _round_p(value)
     if isinstance(value, float) and key in _ROUNDED:
         return _round(value)
@@ -521,7 +549,9 @@ def summarize(
         }
         if games:
             row["games"] = slots
-            row["win_rate"] = _exact(tally.wins[a] / slots)
+            win_rate, win_ci = tally.win_rate(a)
+            row["win_rate"] = _exact(win_rate)
+            row["win_rate_ci95"] = [_exact(x) for x in win_ci]
             row["mean_final_score"] = _exact(tally.score_sum[a] / slots)
             mu, sigma = tally.ratings[a]
             row["rating"] = {"mu": _exact(mu), "sigma": _exact(sigma), "ordinal": _exact(mu - 3 * sigma)}
@@ -542,6 +572,11 @@ def summarize(
             "ci95": [_exact(x) for x in ci],
             "p_value": _exact(p),
         }
+        if games:
+            win_diff, win_ci, win_p = tally.win_rate_difference(a, b)
+            pair["win_rate_a_minus_b"] = _exact(win_diff)
+            pair["win_rate_ci95"] = [_exact(x) for x in win_ci]
+            pair["win_rate_p_value"] = _exact(win_p)
         if directions:
             pair["by_pass_direction"] = [_direction_row(d, t, a, b) for d, t in directions]
         pairs.append(pair)
@@ -556,6 +591,8 @@ def summarize(
             **({"undecided_games": tally.undecided} if games else {}),
             # a run of games begun before the sums of its intervals were kept: the figures alone
             **({"intervals_kept": False} if games and tally.hands_square_sum is None else {}),
+            # one begun before the sums of its win rates' intervals were kept (2026-12-08)
+            **({"win_intervals_kept": False} if games and tally.wins_square_sum is None else {}),
             # a tally begun before moons suffered were counted from other agents' seats alone
             **({"suffered_kept": False} if not tally.suffered_by_others else {}),
             "rules": rules,
@@ -651,6 +688,7 @@ def tally_games(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n
     tally.add_deal_sums(np.rint(per_game).astype(np.int64).reshape(games, k))
     tally.hands += int(records["hands"].sum())
     winners = records["winners"].astype(np.int64)
+    won = (winners[:, None] >> np.arange(n)) & 1  # each game's winners, a column a seat
     if tally.undecided is not None:
         tally.undecided += undecided_games(records)
     moons = records["moons"][:, :n].astype(np.int64)
@@ -660,7 +698,7 @@ def tally_games(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n
         mine = agent == a
         for seat in range(n):
             rows = mine[:, seat]
-            tally.wins[a] += int(((winners[rows] >> seat) & 1).sum())
+            tally.wins[a] += int(won[rows, seat].sum())
             tally.games_hands[a] += int(hands[rows].sum())
             tally.moons_made[a] += int(moons[rows, seat].sum())
             tally.moons_suffered[a] += int(suffered[rows, seat].sum())
@@ -674,6 +712,11 @@ def tally_games(tally: Tally, records: np.ndarray, seating_agents: np.ndarray, n
             np.add.at(seed_score, (seed_of, agent[:, seat]), final[:, seat])
         tally.hands_square_sum = _added(tally.hands_square_sum, seed_hands.T @ seed_hands)
         tally.score_hands_sum = _added(tally.score_hands_sum, seed_score.T @ seed_hands)
+    if tally.wins_square_sum is not None:  # per game seed and agent, the games it won (its seats summed)
+        seed_wins = np.zeros((games, k), dtype=np.int64)
+        for seat in range(n):
+            np.add.at(seed_wins, (np.arange(games).repeat(n_seatings), agent[:, seat]), won[:, seat])
+        tally.wins_square_sum = _added(tally.wins_square_sum, seed_wins.T @ seed_wins)
     seats_of = np.zeros((len(records), k), dtype=np.int64)  # each game's seats of each agent
     score_of = np.zeros((len(records), k), dtype=np.int64)  # and their final scores, summed
     for seat in range(n):
@@ -758,6 +801,7 @@ def new_tally(seatings: Sequence[Sequence[int]], n_agents: int, games: bool) -> 
         tally.undecided = 0
         tally.hands_square_sum = [[0] * n_agents for _ in range(n_agents)]
         tally.score_hands_sum = [[0] * n_agents for _ in range(n_agents)]
+        tally.wins_square_sum = [[0] * n_agents for _ in range(n_agents)]
     return tally
 
 
@@ -782,7 +826,13 @@ def format_summary(summary: Mapping[str, Any]) -> str:
         ]
         if games:
             r = a["rating"]
-            row += [f"{a['win_rate']:.3f}", f"{a['mean_final_score']:.1f}", f"{r['mu']:.1f}±{r['sigma']:.1f}"]
+            win_low, win_high = a.get("win_rate_ci95", [None, None])
+            win_ci = "" if win_low is None else f" [{win_low:.3f}, {win_high:.3f}]"
+            row += [
+                f"{a['win_rate']:.3f}{win_ci}",
+                f"{a['mean_final_score']:.1f}",
+                f"{r['mu']:.1f}±{r['sigma']:.1f}",
+            ]
         else:
             row += [f"{a['qs_rate']:.3f}", f"{a['tricks_per_hand']:.2f}"]
         rows.append(row)
@@ -809,6 +859,8 @@ def format_summary(summary: Mapping[str, Any]) -> str:
         out += ["", NO_GAME_INTERVALS]
     if summary.get("suffered_kept") is False:
         out += ["", NO_SUFFERED]
+    if summary.get("win_intervals_kept") is False and summary.get("intervals_kept") is not False:
+        out += ["", NO_WIN_INTERVALS]
     if summary["pairs"]:
         out.append("")
         for p in summary["pairs"]:
@@ -820,6 +872,12 @@ def format_summary(summary: Mapping[str, Any]) -> str:
                 if p["p_value"] is not None
                 else f"{p['a']} - {p['b']}: {p['a_minus_b']:+.3f} points/hand"
             )
+            if p.get("win_rate_p_value") is not None:
+                low, high = p["win_rate_ci95"]
+                out.append(
+                    f"  win rate, {p['a']} - {p['b']}: {p['win_rate_a_minus_b']:+.3f}, "
+                    f"95% CI [{low:+.3f}, {high:+.3f}], {format_p_value(p['win_rate_p_value'])}"
+                )
             if len(p.get("by_pass_direction", ())) > 1:
                 directions = "; ".join(map(_direction_text, p["by_pass_direction"]))
                 out.append(f"  {BY_DIRECTION}: {directions}")
@@ -836,11 +894,16 @@ LEGEND_HANDS = (
 )
 LEGEND_GAMES = (
     "(points/hand: penalty points, lower is better; moons/1k: moons shot per 1,000 hands; "
-    "suffered/1k: shot by another agent; rating: OpenSkill's mean ± deviation)"
+    "suffered/1k: shot by another agent; win rate: share of its games won, 95% CI; "
+    "rating: OpenSkill's mean ± deviation)"
 )
 NO_GAME_INTERVALS = (
     "(no intervals or p-values: this run of games was begun before 2026-12-07's code kept the sums "
     "of game lengths they need; its points/hand and A - B are exact; play it again for intervals)"
+)
+NO_WIN_INTERVALS = (
+    "(no win-rate intervals: this run of games was begun before 2026-12-08's code kept the sums "
+    "they need; its win rates are exact)"
 )
 NO_SUFFERED = (
     "(no suffered/1k: this run's tally was begun before 2026-12-07, when it counted as suffered the "

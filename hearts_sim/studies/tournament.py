@@ -557,11 +557,14 @@ class TournamentResult(ShownAsText):
         (``low``, ``high``), moons made and suffered per 1,000 hands, the queen's rate, tricks per
         hand, and ``hands``: the hands the agent played, one per seat it held (two seats of a
         table, two hands), so the agents' ``hands`` add up to the run's hands times the players;
-        with ``games``, the win rate, final score and rating too."""
+        with ``games``, the win rate (its interval ``win_rate_low``, ``win_rate_high``), final score
+        and rating too."""
         rows = []
         for agent in self.summary["agents"]:
-            row = {k: v for k, v in agent.items() if k not in ("ci95", "rating")}
+            row = {k: v for k, v in agent.items() if k not in ("ci95", "rating", "win_rate_ci95")}
             row["low"], row["high"] = agent["ci95"]
+            if "win_rate" in agent:  # games (a summary kept before 2026-12-08 holds no interval)
+                row["win_rate_low"], row["win_rate_high"] = agent.get("win_rate_ci95", [None, None])
             if "rating" in agent:
                 row.update({f"rating_{k}": v for k, v in agent["rating"].items()})
             rows.append(row)
@@ -573,19 +576,23 @@ class TournamentResult(ShownAsText):
         """One row per pair of agents (``a``, ``b``, in the order the run names them): ``a`` minus
         ``b`` in points per hand (``a_minus_b``: negative, ``a`` did better) with its 95% interval
         over deals (``low``, ``high``) and p-value, as the printed table's difference lines (a
-        p-value below 1e-300 underflows to 0.0, printed ``p < 1e-300``)."""
-        rows = [
-            {
-                "a": pair["a"],
-                "b": pair["b"],
-                "a_minus_b": pair["a_minus_b"],
-                "low": pair["ci95"][0],
-                "high": pair["ci95"][1],
-                "p_value": pair["p_value"],
-            }
-            for pair in self.summary["pairs"]
-        ]
-        return pd.DataFrame(rows, columns=["a", "b", "a_minus_b", "low", "high", "p_value"])
+        p-value below 1e-300 underflows to 0.0, printed ``p < 1e-300``); with ``games``, ``a`` minus
+        ``b`` in win rate too (``win_rate_a_minus_b``: positive, ``a`` won more; ``win_rate_low``,
+        ``win_rate_high``, ``win_rate_p_value``)."""
+        columns = ["a", "b", "a_minus_b", "low", "high", "p_value"]
+        games = self.config.games
+        if games:
+            columns += ["win_rate_a_minus_b", "win_rate_low", "win_rate_high", "win_rate_p_value"]
+        rows = []
+        for pair in self.summary["pairs"]:
+            row = {"a": pair["a"], "b": pair["b"], "a_minus_b": pair["a_minus_b"], "p_value": pair["p_value"]}
+            row["low"], row["high"] = pair["ci95"]
+            if games:
+                # a summary kept before 2026-12-08 holds none of them
+                row["win_rate_low"], row["win_rate_high"] = pair.get("win_rate_ci95", [None, None])
+                row.update({key: pair.get(key) for key in ("win_rate_a_minus_b", "win_rate_p_value")})
+            rows.append(row)
+        return pd.DataFrame(rows, columns=columns)
 
 
 def run_tournament(
