@@ -568,8 +568,20 @@ class Engine:
             self.process.stdin.write((json.dumps(request, separators=(",", ":")) + "\n").encode())
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
+            if self._wrote_a_line():  # what it said before it exited is the answer read next
+                return
             words = self._last_words()
             raise ExternalAgentError(f"agent {self.name}: the engine has exited{words}") from None
+
+    def _wrote_a_line(self) -> bool:
+        """Whether the engine, whose input is closed, left a whole line unread in its output: an
+        engine that wrote ``hello`` and exited was said to have exited, where its line was there
+        to be read and refused (``answered 'hello', not a JSON object``), when the machine was
+        busy enough for it to exit before the request was written (until 2026-12-08)."""
+        assert self.process.stdout is not None
+        with contextlib.suppress(OSError):  # BlockingIOError: nothing there
+            self.buffer += os.read(self.process.stdout.fileno(), MAX_ANSWER_BYTES)
+        return b"\n" in self.buffer
 
     def read_line(self) -> bytes | None:
         """A complete line if one is buffered, or is after one read of what is readable now, else

@@ -372,6 +372,24 @@ def test_every_failure_is_one_clear_error(spec: str, message: str) -> None:
     close_all()
 
 
+def test_an_engine_that_answered_and_exited_before_the_request_is_read_for_its_answer() -> None:
+    """An engine that writes a line and exits: on a busy machine it had exited before the first
+    request was written, and the broken pipe said "the engine has exited", where its line was
+    there to be read (and refused as no JSON object): the suite failed so, now and then, until
+    2026-12-08. Here it has surely exited first."""
+    from agents.external import Engine
+
+    engine = Engine(f"{shlex.quote(sys.executable)} -c 'print(\"hello\")'", "hello")
+    engine.process.wait(timeout=60)
+    time.sleep(0.1)  # and its pipe's reading end is closed
+    engine.send({"id": 0})
+    assert engine.read_line() == b"hello"
+    silent = Engine(f"{shlex.quote(sys.executable)} -c 'pass'", "silent")
+    silent.process.wait(timeout=60)
+    with pytest.raises(ExternalAgentError, match=r"agent silent: the engine has exited \(exit code 0\)"):
+        silent.send({"id": 0})
+
+
 def test_agents_and_engines_that_hang_time_out() -> None:
     with pytest.raises(ExternalAgentError, match="did not decide within 0.5 s"):
         simulate(
