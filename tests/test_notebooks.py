@@ -3,6 +3,8 @@ hand replays; they are stored without outputs."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -58,8 +60,20 @@ def test_notebook_is_stored_clean(name: str) -> None:
             assert cell.outputs == [] and cell.execution_count is None, f"{name}: saved with outputs"
 
 
+@pytest.fixture
+def outside_jupyter() -> Iterator[None]:
+    """``ipykernel`` out of ``sys.modules`` after the test where it was not before: nbclient imports
+    it here, and every later run in this worker then drew its bar as in a notebook (``progress_shown``),
+    failing the tests of runs nobody watches where they came after it."""
+    before = set(sys.modules)
+    yield
+    for name in [name for name in sys.modules if name not in before and name.split(".")[0] == "ipykernel"]:
+        del sys.modules[name]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPECTED_FIGURES))
+@pytest.mark.usefixtures("outside_jupyter")
 def test_notebook_executes_and_plots(name: str, tmp_path: Path) -> None:
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
