@@ -15,7 +15,7 @@ parameter values in declaration order. A new built-in agent is its module (which
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -27,7 +27,7 @@ from agents.external import EXEC, ExternalSpec, is_external, parse_external, wra
 from agents.kinds import EXTERNAL, MAX_PARAMS, AgentError, PolicyKind
 from agents.levels import Level, LevelError, every_level, level_name_problem
 from hearts_sim.core.checks import did_you_mean, shown
-from hearts_sim.core.rules import MAX_PLAYERS
+from hearts_sim.core.rules import MAX_PLAYERS, Rules, hands_play_alike, rules_label
 
 KINDS: tuple[PolicyKind, ...] = (
     baseline.RANDOM,
@@ -378,6 +378,39 @@ def stored_levels() -> dict[str, Level]:
                 f"level file {level.path}: a level cannot take the name of the built-in agent {name!r}"
             )
     return found
+
+
+def levels_named(spec: object) -> list[Level]:
+    """The levels an agent spec names: itself (``hard``), or its roles' (``pass=hard,play=rule``),
+    and the levels those name in turn; none for other specs and for objects."""
+    if not isinstance(spec, str):
+        return []
+    found = stored_levels()
+    named = [spec.strip()] if spec.strip() in found else []
+    if not named:
+        for part in _split_top_level(spec):
+            role, sep, rest = part.partition("=")
+            if sep and role.strip() in ("pass", "play") and rest.strip() in found:
+                named.append(rest.strip())
+    levels = [found[name] for name in dict.fromkeys(named)]
+    return levels + [inner for level in levels for inner in levels_named(level.agent) if inner not in levels]
+
+
+def tuned_for_other_rules(specs: Iterable[object], rules: Rules) -> list[str]:
+    """A line for each level among ``specs`` (``levels_named``) whose provenance says it was tuned
+    under rules a hand plays otherwise than by ``rules`` (a whole game's switches aside: tuning
+    plays hands): a level tuned for three players played the standard game without a word until
+    2026-12-08. A level that names no rules, or rules this version cannot read, is taken as it is."""
+    said = []
+    for level in dict.fromkeys(level for spec in specs for level in levels_named(spec)):
+        tuned = level.tuned_under()
+        if tuned is None or hands_play_alike(tuned, rules):
+            continue
+        said.append(
+            f"level {level.name} was tuned under {rules_label(tuned.describe())}, not these rules "
+            f"({rules_label(rules.describe())}): its settings may not suit them"
+        )
+    return said
 
 
 def seat_arrays(seatings: list[list[AgentSpec]]) -> tuple[np.ndarray, ...]:

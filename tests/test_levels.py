@@ -659,6 +659,68 @@ def test_a_tune_stopped_on_the_command_line_resumes_and_writes_the_level_it_was_
         capture_output=True, text=True, timeout=300, env={**os.environ, "HEARTS_SIM_LEVELS": str(levels)},
     )  # fmt: skip
     assert played.returncode == 0 and played.stdout.startswith("2 deals x 14 seatings"), played.stderr
+    # resumed once it is finished, it leaves the level it wrote as it is: an edit (or a later
+    # tune's level) was undone in silence until 2026-12-08
+    edited = (levels / "tuned.toml").read_text().replace("a test level", "edited by hand")
+    (levels / "tuned.toml").write_text(edited)
+    again = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", "tune", "--resume", str(out), "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert again.returncode == 0 and json.loads(again.stdout) == json.loads(whole.stdout)
+    assert (levels / "tuned.toml").read_text() == edited
+    left = f"level tuned was written when this tune ended ({levels / 'tuned.toml'}), and is left as it is"
+    assert left in again.stderr
+    repeated = subprocess.run(
+        [sys.executable, "-m", "hearts_sim", *command, *level, "--out", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert repeated.returncode == 2 and repeated.stderr == (  # it said to "continue" it
+        f"hearts-sim: error: {out} already holds a finished tune (its result: hearts-sim tune --resume "
+        f"{out}): choose a new --out\n"
+    )
+
+
+def test_a_level_tuned_under_other_rules_is_said_to_be_wherever_it_plays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A level tuned for three players played the standard game (``match``, ``levels``, ``serve``,
+    ``play``) without a word until 2026-12-08, and ``tune`` printed the line to play it without
+    its rules. A whole game's switches (``target_score``) do not count: tuning plays hands."""
+    from agents.registry import tuned_for_other_rules
+
+    levels = tmp_path / "levels"
+    levels.mkdir()
+    monkeypatch.setenv("HEARTS_SIM_LEVELS", str(levels))
+    tune = ["tune", "rule", "--param", "shoot=20:40", "--budget", "400", "--candidates", "2", "--seed", "1"]
+    tune += ["--write-level", "three", "--levels-dir", str(levels), "--threads", "1", "--quiet"]
+    assert main([*tune, "--rules", "qdan3"]) == 0
+    assert read_level(levels / "three.toml").tuned_under() == Rules.preset("qdan3")
+    monkeypatch.delenv("HEARTS_SIM_LEVELS")
+    assert main([*tune, "--rules", "qdan3"]) == 0
+    to_play = f"HEARTS_SIM_LEVELS={levels} hearts-sim match three normal --rules qdan3\n"
+    assert to_play in capsys.readouterr().out
+    monkeypatch.setenv("HEARTS_SIM_LEVELS", str(levels))
+    said = (
+        "hearts-sim: warning: level three was tuned under qdan3 (n_players=3), not these rules (standard): "
+        "its settings may not suit them\n"
+    )
+    assert main(["match", "three", "random", "--deals", "1", "--threads", "1", "--quiet"]) == 0
+    assert capsys.readouterr().err == said
+    for alike in (["--rules", "qdan3"], ["--rules", "qdan3", "--rule", "target_score=50", "--games"]):
+        assert main(["match", "three", "random", "--deals", "1", "--threads", "1", "--quiet", *alike]) == 0
+        assert "warning" not in capsys.readouterr().err
+    standard = Rules()
+    assert tuned_for_other_rules(["pass=three,play=rule", "rule", "hard"], standard) == [said[21:-1]]
+    (levels / "wraps.toml").write_text('description = "x"\nagent = "three"\nmax_ms_per_decision = 1\n')
+    assert tuned_for_other_rules(["wraps"], standard) == [said[21:-1]]  # a level naming it
+    assert tuned_for_other_rules(["three"], Rules.preset("qdan3").replace(target_score=20)) == []
+    assert main(tune) == 0
+    assert (
+        f"hearts-sim: warning: level three in {levels / 'three.toml'} was tuned under qdan3 (n_players=3): "
+        "this tune, under standard, replaces it\n"
+    ) in capsys.readouterr().err
+    assert read_level(levels / "three.toml").tuned_under() == standard
 
 
 LEVEL = 'description = "mine"\nagent = "rule(shoot=30)"\nmax_ms_per_decision = 1\n'

@@ -25,6 +25,7 @@ from typing import Any
 from agents.kinds import AgentError
 from agents.search import MAX_MS
 from hearts_sim.core.files import toml_text
+from hearts_sim.core.rules import Rules, RulesError
 
 LEVELS_DIR = Path(__file__).resolve().parent
 LEVELS_VARIABLE = "HEARTS_SIM_LEVELS"  # more folders of level files, separated as in PATH
@@ -64,6 +65,15 @@ class Level:
     max_ms_per_decision: float
     provenance: dict[str, Any] = field(default_factory=dict, compare=False)
     path: Path | None = field(default=None, compare=False)
+
+    def tuned_under(self) -> Rules | None:
+        """The rules its provenance says it was tuned under (``tune --write-level`` writes them
+        since 2026-12-06); None where it names none, or rules this version cannot read."""
+        text = self.provenance.get("rules")
+        try:
+            return Rules.parse(text) if isinstance(text, str) else None
+        except RulesError:
+            return None
 
 
 def read_level(path: Path) -> Level:

@@ -16,14 +16,14 @@ import secrets
 import shlex
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from agents.external import MAX_ENGINE_TIMEOUT, TRUST_FLAG
 from agents.kinds import AgentError
 from agents.levels import LADDER, LEVELS_DIR, LEVELS_VARIABLE, level_folders
-from agents.registry import KINDS, parse_agent, split_specs
+from agents.registry import KINDS, parse_agent, split_specs, tuned_for_other_rules
 from agents.search import MAX_MS
 from hearts_sim.apps.options import (
     AGENTS,
@@ -63,6 +63,7 @@ from hearts_sim.core.checks import did_you_mean
 from hearts_sim.core.errors import (
     InputError,
     Stopped,
+    StorageError,
     Terminated,
     signals_unwrapped,
 )
@@ -74,6 +75,8 @@ from hearts_sim.core.rules import (
     SWITCHES,
     Rules,
     accepted,
+    hands_play_alike,
+    rules_label,
     split_assignment,
 )
 from hearts_sim.engine.rng import MAX_DEALS
@@ -320,6 +323,7 @@ def _tournament_config(
         for name in GAME_SWITCHES
         if getattr(config.rules, name) != getattr(standard, name)
     ]
+    _warn_tuned_for_other_rules(config.agents, config.rules)
     if unused and not config.games:  # --rules quick over hands: a user likely meant games to 50
         one = len(unused) == 1
         print(
@@ -328,6 +332,12 @@ def _tournament_config(
             file=sys.stderr,
         )
     return config
+
+
+def _warn_tuned_for_other_rules(specs: Sequence[object], rules: Rules) -> None:
+    """A warning line for each level among ``specs`` tuned under rules that play otherwise."""
+    for line in tuned_for_other_rules(specs, rules):
+        print(f"hearts-sim: warning: {line}", file=sys.stderr)
 
 
 def _rules_over(base: list[str], over: list[str]) -> list[str]:
@@ -1214,8 +1224,10 @@ def cmd_levels(args: argparse.Namespace) -> int:
         result = resume_calibration(args.resume, trust_agents=args.trust_agents, **runtime)
     else:
         args.rules, args.rule = settings["rules"], settings["rule"]
+        ladder = _ladder(settings["ladder"])
+        _warn_tuned_for_other_rules(ladder, _rules(args))
         result = calibrate(
-            _ladder(settings["ladder"]),
+            ladder,
             _rules(args),
             deals=Budget(settings["deals"], settings["search_deals"]),
             games=Budget(settings["games"], settings["search_games"]),
@@ -1332,6 +1344,24 @@ def _level_target(write_level: str | None, levels_dir: str) -> Path | None:
     return directory / f"{write_level}.toml"
 
 
+def _tuned_rules_replaced(target: Path, rules: Rules) -> str | None:
+    """What a tune under ``rules`` that writes ``target`` replaces, where that level was tuned under
+    rules that play otherwise (a level tuned for three players was replaced by one tuned for four,
+    the only warning "not surely better", until 2026-12-08); None otherwise."""
+    from agents.levels import LevelError, read_level
+
+    try:
+        earlier = read_level(target).tuned_under() if target.is_file() else None
+    except LevelError:
+        return None  # the tune replaces it; its error is what every command says of it
+    if earlier is None or hands_play_alike(earlier, rules):
+        return None
+    return (
+        f"level {target.stem} in {target} was tuned under {rules_label(earlier.describe())}: this tune, "
+        f"under {rules_label(rules.describe())}, replaces it"
+    )
+
+
 def _kept_settings(
     args: argparse.Namespace, settings: Mapping[str, Option], job: KeptJob | None
 ) -> dict[str, Any]:
@@ -1406,6 +1436,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         result = resume_tune(args.resume, trust_agents=args.trust_agents, **runtime)
     else:
         args.rules, args.rule = settings["rules"], settings["rule"]
+        _warn_tuned_for_other_rules([settings["agent"], settings["against"]], _rules(args))
+        if target is not None and (replaced := _tuned_rules_replaced(target, _rules(args))) is not None:
+            print(f"hearts-sim: warning: {replaced}", file=sys.stderr)
         # kept absolute: a resume from another folder writes the level where this one would
         settings["levels_dir"] = str(Path(settings["levels_dir"]).absolute())
         command = "hearts-sim " + shlex.join(args.argv)
@@ -1455,8 +1488,17 @@ def _write_tuned_level(
 
     name = settings["write_level"]
     rules = Rules.parse(settings["rules"] or "standard").with_strings(settings["rule"] or [])
+    kept = kept_tune(args.resume or settings["out"]) if args.resume or settings["out"] else None
+    if kept is not None and kept.progress().get("level_written") == str(target) and target.is_file():
+        # a finished tune's resume rewrote it, undoing an edit or a later tune's level, until 2026-12-08
+        print(
+            f"level {name} was written when this tune ended ({target}), and is left as it is: "
+            "remove it to write it again",
+            file=shown_at,
+        )
+        return 0
     try:
-        with signals_unwrapped(), agents_found_in(kept_tune(args.resume).folder() if args.resume else None):
+        with signals_unwrapped(), agents_found_in(kept.folder() if args.resume and kept else None):
             timing = _level_timing(result.best.spec, rules, settings["max_ms"])
             needs = write_level(
                 target,
@@ -1475,13 +1517,21 @@ def _write_tuned_level(
         then = f"{job_resume('tune', Path(out))} writes it" if out else result_said
         raise Stopped(f"before level {name} was written: {then}", isinstance(stop, Terminated)) from None
     print(f"wrote level {name} ({target})", file=shown_at)
+    if kept is not None:  # its resume then leaves the level as it is (above)
+        with suppress(StorageError):
+            kept.record(level_written=str(target))
     for doubt in (needs, _unconfirmed(result, settings["weaker_by"])):
         if doubt is not None:
             print(f"hearts-sim: warning: level {name}: {doubt}", file=sys.stderr)
     if target.parent.resolve() not in {folder.resolve() for folder in level_folders()}:
+        # under the rules it was tuned under: the line played a 3-player level at four until 2026-12-08
+        under = ([f"--rules {settings['rules']}"] if settings["rules"] else []) + [
+            f"--rule {shlex.quote(text)}" for text in settings["rule"] or []
+        ]
         print(
             f"to play it, name its folder in {LEVELS_VARIABLE}: "
-            f"{LEVELS_VARIABLE}={shell_path(target.parent)} hearts-sim match {name} normal",
+            f"{LEVELS_VARIABLE}={shell_path(target.parent)} hearts-sim match {name} normal"
+            + "".join(f" {option}" for option in under),
             file=shown_at,
         )
     return 0
@@ -1533,6 +1583,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             f"--seat {args.seat} is not valid: choose a whole number in 0 .. {n - 1} for {n} players"
         )
     opponent = parse_agent(args.level)  # an unknown opponent is one line before the game starts
+    _warn_tuned_for_other_rules([args.level], rules)
     problem = unreachable_target(rules)  # as the game would refuse it: before the opponents warm up
     if problem is not None:
         raise UsageError(problem)

@@ -45,6 +45,7 @@ from typing import IO, Any, Protocol
 from agents.api import Agent, load
 from agents.external import close_all
 from agents.kinds import AgentError
+from agents.registry import tuned_for_other_rules
 from hearts_sim.apps.options import COUNT, NUMBER, RULE, RULES, SEED, TEXT, Option, UsageError
 from hearts_sim.apps.script import said_if_slow
 from hearts_sim.core.cards import CardSet, card_str, cards_str
@@ -898,6 +899,8 @@ def serve_command(args: argparse.Namespace) -> int:
     if args.max_connections is not None and args.port is None:  # it was ignored in silence
         raise UsageError("--max-connections counts the connections of --port: add --port PORT")
     rules = resolve_rules(args.rules).with_strings(args.rule)
+    for line in tuned_for_other_rules([args.agent], rules):
+        print(f"hearts-sim serve: warning: {line}", file=sys.stderr)
     server = MoveServer(
         load(args.agent, seed=args.seed), rules, time_limit=args.time_limit, max_line=args.max_line
     )

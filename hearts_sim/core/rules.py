@@ -443,6 +443,12 @@ def split_assignment(text: object) -> tuple[str, str, str]:
     return key.strip().replace("-", "_"), sep, value
 
 
+def hands_play_alike(first: Rules, second: Rules) -> bool:
+    """Whether a hand plays the same under both rules: they differ at most in a whole game's
+    switches (``GAME_SWITCHES``)."""
+    return first.replace(**{name: getattr(second, name) for name in GAME_SWITCHES}) == second
+
+
 def rules_label(description: str) -> str:
     """A ``Rules.describe()`` text for people, with the preset it is when it is one.
 

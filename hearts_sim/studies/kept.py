@@ -146,6 +146,11 @@ class KeptJob:
                 )
             return
         if self.path.exists():
+            if "result" in self.progress():  # "continue" a finished one: it was done
+                raise self.error(
+                    f"{self.out} already holds a finished {self.what} (its result: "
+                    f"{job_resume(self.command, self.out)}): choose a new --out"
+                )
             raise self.error(
                 f"{self.out} already holds a {self.what}: continue it with "
                 f"{job_resume(self.command, self.out)}"
