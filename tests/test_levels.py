@@ -1305,6 +1305,39 @@ def test_agents_names_a_level_that_cannot_be_played(
     assert problems["normal"] is None and "refers to itself" in problems["two"] and "500" in problems["far"]
 
 
+def test_agents_shows_a_provenance_of_dates_and_nan_and_its_json_is_strict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``[provenance]`` holding TOML dates and times was a traceback in ``hearts-sim agents`` (text
+    and ``--json``), and NaN or an infinity went out of ``--json`` as ``NaN``/``-Infinity``, which
+    strict JSON parsers refuse: ``--json`` gives ISO text and null."""
+    (tmp_path / "dated.toml").write_text(
+        'description = "x"\nagent = "rule"\nmax_ms_per_decision = 10\n[provenance]\n'
+        "tuned_on = 2026-12-07\nat = 07:32:00\nstamp = 2026-12-07T07:32:00Z\ngain = nan\n"
+        "ci95 = [-inf, 0.5]\n[provenance.more]\nwhen = 2026-12-06\n"
+    )
+    monkeypatch.setenv("HEARTS_SIM_LEVELS", str(tmp_path))
+
+    def strict(text: str) -> Any:
+        return json.loads(text, parse_constant=lambda constant: pytest.fail(f"{constant} is not JSON"))
+
+    expected = {
+        "tuned_on": "2026-12-07",
+        "at": "07:32:00",
+        "stamp": "2026-12-07T07:32:00+00:00",
+        "gain": None,
+        "ci95": [None, 0.5],
+        "more": {"when": "2026-12-06"},
+    }
+    for argv in (["agents", "dated", "--json"], ["agents", "--json"]):
+        assert main(argv) == 0
+        assert strict(capsys.readouterr().out)["levels"]["dated"]["provenance"] == expected
+    assert main(["agents", "dated"]) == 0
+    shown = capsys.readouterr().out
+    for line in ("tuned_on = 2026-12-07", "at = 07:32:00", "gain = NaN", 'more = {"when": "2026-12-06"}'):
+        assert f"        {line}\n" in shown
+
+
 def test_an_agent_failing_in_a_kept_job_is_resumed_as_the_job(tmp_path: Path) -> None:
     """The line named the match it failed in: "resume with hearts-sim tournament --resume
     DIR/round-1/candidate-00", a resume of that match alone, outside the tune (levels likewise)."""

@@ -11,7 +11,9 @@ is one line on stderr and exit code 2, a failed write of results exit code 1.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import math
 import secrets
 import shlex
 import sys
@@ -631,6 +633,29 @@ def _level_problem(name: str) -> str | None:
     return None
 
 
+def _plain(value: Any) -> Any:
+    """A level file's TOML ``value`` as strict JSON holds it: a date, time or date-time as its ISO
+    text (``2026-12-07``), NaN or an infinity as None (null), within tables and arrays too. Until
+    2026-12-08 a date in ``[provenance]`` was a traceback in ``hearts-sim agents``, and NaN went
+    out of ``--json`` as ``NaN``, which strict parsers refuse."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, datetime.date | datetime.time):  # a datetime is a date
+        return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _provenance_text(value: Any) -> str:
+    """A ``[provenance]`` value as ``hearts-sim agents NAME`` shows it: a string, date or time as
+    it reads, anything else as JSON writes it (NaN as ``NaN``: text, not JSON)."""
+    shown = _plain(value) if isinstance(value, str | datetime.date | datetime.time) else value
+    return shown if isinstance(shown, str) else json.dumps(shown, default=_plain)
+
+
 def cmd_agents(args: argparse.Namespace) -> int:
     from agents.registry import stored_levels
 
@@ -666,12 +691,13 @@ def cmd_agents(args: argparse.Namespace) -> int:
                             "agent": level.agent,
                             "description": level.description,
                             "max_ms_per_decision": level.max_ms_per_decision,
-                            "provenance": level.provenance,
+                            "provenance": _plain(level.provenance),
                             "problem": problems[name],  # None: it plays
                         }
                         for name, level in shown_levels.items()
                     },
-                }
+                },
+                allow_nan=False,  # a guard: _plain made every number finite
             )
         )
         return 0
@@ -699,7 +725,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
         if level.provenance:
             print("    how it was tuned (the file's [provenance]):")
             for key, value in level.provenance.items():
-                print(f"        {key} = {json.dumps(value) if not isinstance(value, str) else value}")
+                print(f"        {key} = {_provenance_text(value)}")
     return 0
 
 
