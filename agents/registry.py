@@ -209,11 +209,14 @@ def _split_top_level(text: str) -> list[str]:
     return _split(text, end_of_part)
 
 
-def split_specs(text: str) -> list[str]:
+def split_specs(text: str, keep_empty: bool = False) -> list[str]:
     """Agent specs listed in one word, between commas outside parentheses (``--ladder``):
     ``random,mc(samples=5,pass_samples=3)`` is two (split at every comma it was three, and an
-    "unbalanced parentheses" refusal). An ``exec:`` step's command cannot hold a comma here."""
-    return [spec for spec in _split(text, lambda start: _top_level_comma(text, start)) if spec]
+    "unbalanced parentheses" refusal). An ``exec:`` step's command cannot hold a comma here.
+    An empty part (``random,,easy``, a comma at an end) is dropped, or kept as ``""`` with
+    ``keep_empty``, for a caller that refuses it."""
+    parts = _split(text, lambda start: _top_level_comma(text, start))
+    return parts if keep_empty else [spec for spec in parts if spec]
 
 
 def _split(text: str, end_of_part: Callable[[int], int]) -> list[str]:

@@ -192,5 +192,6 @@ def test_agents_listed_in_one_word_keep_their_parameters() -> None:
     listed = split_specs("random, mc(samples=5,pass_samples=3) ,easy,")
     assert listed == ["random", "mc(samples=5,pass_samples=3)", "easy"]
     assert parse_agent(listed[1]).name == "mc(samples=5,pass_samples=3)"
+    assert split_specs(",random,,easy,", keep_empty=True) == ["", "random", "", "easy", ""]
     with pytest.raises(AgentError, match="unbalanced parentheses"):
         split_specs("random,mc(samples=5")

@@ -314,6 +314,10 @@ CASES: list[tuple[list[str], str]] = [
     (["tournament", "normal,easy"], "pass=NAME,play=NAME; to name 2 agents, give them apart: normal easy"),
     (["levels", "--ladder", ","], "needs at least two agents"),
     (["levels", "--ladder", "easy,normal,easy"], "names easy twice"),  # it measured easy over easy
+    # an empty step was dropped: random,,easy measured random against easy, without a word
+    (["levels", "--ladder", "random,,easy"], "has an empty step"),
+    (["levels", "--ladder", "random,easy,"], "has an empty step"),
+    (["levels", "--ladder", ",random,easy"], "has an empty step"),
     (["levels", "--deals", "0"], "--deals 0 is not valid"),
     (["levels", "--hands", "-1"], "--hands -1 is not valid"),
     (["levels", "--games", "0"], "--games 0 is not valid"),

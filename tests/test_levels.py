@@ -318,6 +318,20 @@ def test_levels_command_calibrates_a_ladder_as_json() -> None:
     assert bad.returncode == 2 and "nosuch" in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.parametrize("ladder", ["random,,lowest", "random,lowest,", ",random,lowest", "random, ,lowest"])
+def test_a_ladder_with_an_empty_step_is_refused(ladder: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``levels --ladder random,,lowest`` dropped the empty step and calibrated random against
+    lowest, as did a comma at either end: a step left out by mistake went unseen."""
+    cheap = ["--deals", "1", "--games", "1", "--table-deals", "1", "--timing-hands", "1", "--quiet"]
+    assert main(["levels", "--ladder", ladder, *cheap]) == 2
+    said = capsys.readouterr()
+    assert not said.out
+    assert said.err == (
+        f"hearts-sim: error: --ladder {ladder!r} has an empty step (two commas together, or one at an "
+        "end): name an agent between every two commas\n"
+    )
+
+
 def test_a_calibration_kept_in_a_folder_resumes_after_sigterm(tmp_path: Path) -> None:
     """``levels`` takes most of an hour with ``hard``, and a stop lost it all: with ``--out`` it
     keeps each pair's matches as runs (resumed from their last chunk) and each cell and timing as

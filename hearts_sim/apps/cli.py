@@ -1218,9 +1218,15 @@ LEVELS_RUNTIME = (
 
 
 def _ladder(text: str) -> list[str]:
-    ladder = split_specs(text)
+    steps = split_specs(text, keep_empty=True)
+    ladder = [spec for spec in steps if spec]
     if len(ladder) < 2:
         raise UsageError(f"--ladder {text!r} needs at least two agents, lowest first")
+    if "" in steps:  # "random,,q3c" played random against q3c, a step silently gone
+        raise UsageError(
+            f"--ladder {text!r} has an empty step (two commas together, or one at an end): "
+            "name an agent between every two commas"
+        )
     for spec in ladder:
         parse_agent(spec)  # an unknown name is a one-line error before anything runs
     twice = next((spec for i, spec in enumerate(ladder) if spec in ladder[:i]), None)
