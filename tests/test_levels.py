@@ -447,6 +447,21 @@ def test_tune_finds_and_writes_a_level(tmp_path: Path) -> None:
         tune("rule", parse_ranges(["nosuch=1:2"]), budget=1000)
 
 
+def test_a_tune_under_rules_of_whole_games_warns_that_its_hands_ignore_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``tune --rules quick`` plays hands alone, where target_score=50 changes nothing: ``match``
+    said so in a warning line, tune was silent. Its ``--json`` stays the result alone."""
+    argv = ["tune", "rule", "--param", "shoot=20:60", "--budget", "160", "--candidates", "2", "--json"]
+    assert main([*argv, "--rules", "quick"]) == 0
+    said = capsys.readouterr()
+    assert said.err == (
+        "hearts-sim: warning: target_score=50 counts only in whole games: these hands play the same "
+        "without it\n"
+    )
+    assert json.loads(said.out)["rules"] == "quick (target_score=50)"
+
+
 def test_a_tunes_values_name_their_choices_as_a_spec_does() -> None:
     """``tune --json``'s best_values gave a choice by its code (``"rollout": 1``), which no spec
     takes and no reader can tell from a count."""

@@ -319,21 +319,28 @@ def _tournament_config(
         sprt=sprt,
         chunk_deals=value("chunk_deals"),
     )
+    _warn_tuned_for_other_rules(config.agents, config.rules)
+    if not config.games:  # --rules quick over hands: a user likely meant games to 50
+        _warn_game_switches(config.rules, " (--games)")
+    return config
+
+
+def _warn_game_switches(rules: Rules, games_flag: str = "") -> None:
+    """A warning line where ``rules`` set what counts only in whole games (``target_score``,
+    ``tie_rule``) for a command that plays hands (``games_flag``: how it would play games)."""
     standard = Rules()
     unused = [
-        f"{name}={getattr(config.rules, name)}"
+        f"{name}={getattr(rules, name)}"
         for name in GAME_SWITCHES
-        if getattr(config.rules, name) != getattr(standard, name)
+        if getattr(rules, name) != getattr(standard, name)
     ]
-    _warn_tuned_for_other_rules(config.agents, config.rules)
-    if unused and not config.games:  # --rules quick over hands: a user likely meant games to 50
+    if unused:
         one = len(unused) == 1
         print(
             f"hearts-sim: warning: {' and '.join(unused)} {'counts' if one else 'count'} only in whole "
-            f"games (--games): these hands play the same without {'it' if one else 'them'}",
+            f"games{games_flag}: these hands play the same without {'it' if one else 'them'}",
             file=sys.stderr,
         )
-    return config
 
 
 def _warn_tuned_for_other_rules(specs: Sequence[object], rules: Rules) -> None:
@@ -1502,6 +1509,20 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tune_warned(args: argparse.Namespace) -> int:
+    """``tune``, which plays hands alone: a fresh one under rules that set what counts only in
+    whole games (``--rules quick``) says so first, as ``match`` does (it was silent until
+    2026-12-08). Rules that do not parse are ``cmd_tune``'s to refuse, in one line."""
+    if not args.resume and args.agent is not None:
+        try:
+            rules = _rules(args)
+        except InputError:
+            rules = None
+        if rules is not None:
+            _warn_game_switches(rules)
+    return cmd_tune(args)
+
+
 def _write_tuned_level(
     args: argparse.Namespace,
     settings: dict[str, Any],
@@ -1720,7 +1741,7 @@ def build_parser() -> argparse.ArgumentParser:
     _command(commands, "rules", "list the rules presets and switches", cmd_rules, ())
     levels = _command(commands, "levels", "calibrate the easy/normal/hard ladder", cmd_levels, ())
     _add_kept_options(levels, LEVELS_OPTIONS, LEVELS_RUNTIME)
-    tune = _command(commands, "tune", "search an agent's parameters (successive halving)", cmd_tune, ())
+    tune = _command(commands, "tune", "search an agent's parameters (successive halving)", _tune_warned, ())
     _add_kept_options(tune, TUNE_OPTIONS, TUNE_RUNTIME)
     _command(commands, "play", "play a game in the terminal against CPU opponents", cmd_play, PLAY_OPTIONS)
     _command(
