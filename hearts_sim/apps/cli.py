@@ -1475,6 +1475,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         result = resume_tune(args.resume, trust_agents=args.trust_agents, **runtime)
     else:
         args.rules, args.rule = settings["rules"], settings["rule"]
+        _warn_game_switches(_rules(args))  # tuning plays hands (it was silent until 2026-12-08)
         _warn_tuned_for_other_rules([settings["agent"], settings["against"]], _rules(args))
         if target is not None and (replaced := _tuned_rules_replaced(target, _rules(args))) is not None:
             print(f"hearts-sim: warning: {replaced}", file=sys.stderr)
@@ -1507,20 +1508,6 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if unshown is not None:
         raise unshown
     return 0
-
-
-def _tune_warned(args: argparse.Namespace) -> int:
-    """``tune``, which plays hands alone: a fresh one under rules that set what counts only in
-    whole games (``--rules quick``) says so first, as ``match`` does (it was silent until
-    2026-12-08). Rules that do not parse are ``cmd_tune``'s to refuse, in one line."""
-    if not args.resume and args.agent is not None:
-        try:
-            rules = _rules(args)
-        except InputError:
-            rules = None
-        if rules is not None:
-            _warn_game_switches(rules)
-    return cmd_tune(args)
 
 
 def _write_tuned_level(
@@ -1741,7 +1728,7 @@ def build_parser() -> argparse.ArgumentParser:
     _command(commands, "rules", "list the rules presets and switches", cmd_rules, ())
     levels = _command(commands, "levels", "calibrate the easy/normal/hard ladder", cmd_levels, ())
     _add_kept_options(levels, LEVELS_OPTIONS, LEVELS_RUNTIME)
-    tune = _command(commands, "tune", "search an agent's parameters (successive halving)", _tune_warned, ())
+    tune = _command(commands, "tune", "search an agent's parameters (successive halving)", cmd_tune, ())
     _add_kept_options(tune, TUNE_OPTIONS, TUNE_RUNTIME)
     _command(commands, "play", "play a game in the terminal against CPU opponents", cmd_play, PLAY_OPTIONS)
     _command(
