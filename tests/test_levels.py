@@ -710,6 +710,28 @@ def test_a_tune_stopped_on_the_command_line_resumes_and_writes_the_level_it_was_
     )
 
 
+def test_a_kept_tune_whose_level_cannot_be_written_says_where_it_came_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its resume said "--levels-dir DIR is not a directory", or to choose another --write-level
+    name, options ``--resume`` refuses, as if the user had given them (until 2026-12-08)."""
+    out, levels = tmp_path / "tune", tmp_path / "levels"
+    levels.mkdir()
+    argv = ["tune", "rule", "--param", "shoot=20:40", "--budget", "400", "--candidates", "2", "--quiet"]
+    assert main([*argv, "--write-level", "mine", "--levels-dir", str(levels), "--out", str(out)]) == 0
+    (levels / "mine.toml").unlink()
+    levels.rmdir()
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(out), "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        f"hearts-sim: error: the tune kept in {out} was started to write level mine into {levels}, and "
+        f"cannot now: {levels} is not a directory; resume it once it can (that folder there and writable, "
+        "no other level mine in HEARTS_SIM_LEVELS)\n"
+    )
+    levels.mkdir()
+    assert main(["tune", "--resume", str(out), "--quiet"]) == 0 and (levels / "mine.toml").is_file()
+
+
 def test_a_level_tuned_under_other_rules_is_said_to_be_wherever_it_plays(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1464,7 +1464,18 @@ def cmd_tune(args: argparse.Namespace) -> int:
                 f"{TUNE_SETTINGS[given].flag} {LEVEL_SETTINGS[given]} the level that --write-level NAME "
                 "writes: give that too"
             )
-    target = _level_target(settings["write_level"], settings["levels_dir"])
+    try:
+        target = _level_target(settings["write_level"], settings["levels_dir"])
+    except UsageError as error:
+        if not args.resume:
+            raise
+        # its advice named options --resume refuses ("choose another name"), and the folder as given
+        raise UsageError(
+            f"the tune kept in {args.resume} was started to write level {settings['write_level']} into "
+            f"{settings['levels_dir']}, and cannot now: {str(error).removeprefix('--levels-dir ')}; resume "
+            f"it once it can (that folder there and writable, no other level {settings['write_level']} in "
+            f"{LEVELS_VARIABLE})"
+        ) from None
     runtime = {
         "threads": args.threads,
         "report": _say(args),
