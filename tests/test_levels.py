@@ -732,6 +732,27 @@ def test_a_kept_tune_whose_level_cannot_be_written_says_where_it_came_from(
     assert main(["tune", "--resume", str(out), "--quiet"]) == 0 and (levels / "mine.toml").is_file()
 
 
+def test_a_level_tuned_against_a_level_names_what_that_level_played(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its provenance named the reference level alone (``reference = "normal"``), whose meaning a
+    later tune of that level changes (until 2026-12-08); a reference that is a spec is as given."""
+    levels = tmp_path / "levels"
+    levels.mkdir()
+    monkeypatch.setenv("HEARTS_SIM_LEVELS", str(levels))
+    argv = ["tune", "rule", "--param", "shoot=20:40", "--budget", "400", "--candidates", "2", "--quiet"]
+    argv += ["--write-level", "mine", "--levels-dir", str(levels)]
+    assert main([*argv, "--against", "normal"]) == 0
+    provenance = read_level(levels / "mine.toml").provenance
+    assert (
+        provenance["reference"] == "normal"
+        and provenance["reference_plays"] == read_level(LEVELS_DIR / "normal.toml").agent
+    )
+    assert main([*argv, "--against", "rule(shoot=40)"]) == 0
+    provenance = read_level(levels / "mine.toml").provenance
+    assert provenance["reference"] == "rule(shoot=40)" and "reference_plays" not in provenance
+
+
 def test_a_level_tuned_under_other_rules_is_said_to_be_wherever_it_plays(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

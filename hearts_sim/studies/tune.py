@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from agents.external import PY, EngineOptions, ExternalSpec, found_from_anywhere
+from agents.kinds import AgentError
 from agents.levels import LevelError
 from agents.registry import check_level_name, parse_agent
 from agents.search import MAX_MS
@@ -462,6 +463,11 @@ def write_level(
         return json.dumps(readable, ensure_ascii=False)
 
     agent, needs = found_from_anywhere(result.best.spec)  # py:mine.py was found from here only
+    try:  # a level's name, what it played spelled out: a later tune of that level changes the name's meaning
+        reference = parse_agent(result.reference)
+        reference_plays = reference.plays if reference.label else None
+    except AgentError:
+        reference_plays = None
     lines = [
         f"description = {quoted(description)}",
         f"agent = {quoted(agent)}",
@@ -470,6 +476,7 @@ def write_level(
         "[provenance]",
         f"command = {quoted(command)}",
         f"reference = {quoted(result.reference)}",
+        *([f"reference_plays = {quoted(reference_plays)}"] if reference_plays is not None else []),
         f"rules = {quoted(result.rules)}",  # a level tuned under house rules (it said so nowhere)
         f"gain_points_per_hand = {round(result.gain, 4)}",
         f"ci95 = [{round(result.ci95[0], 4)}, {round(result.ci95[1], 4)}]",
