@@ -24,7 +24,7 @@ from agents.levels import read_level
 from hearts_sim.apps.cli import main
 from hearts_sim.core.errors import InputError
 from hearts_sim.core.files import exclusive_lock, write_atomically
-from hearts_sim.studies.tournament import Interrupted, make_config, run_tournament
+from hearts_sim.studies.tournament import Interrupted, TournamentError, make_config, run_tournament
 from hearts_sim.studies.tune import Candidate, TuneError, TuneResult, write_level
 
 try:
@@ -658,3 +658,8 @@ def test_a_resume_deletes_the_temporaries_of_killed_writes(tmp_path: Path) -> No
         run_tournament(config, out, resume=True, progress=False, stop_after_chunks=1, threads=1)
     assert not any(path.exists() for path in killed)
     assert planted.is_symlink() and outside.read_text() == "precious"
+    for missing in (tmp_path / "missing", tmp_path):  # no run there: its line, nothing deleted
+        (tmp_path / ".x.k3j4h5g6.tmp").write_text("not ours to delete")
+        with pytest.raises(TournamentError, match="holds no tournament run"):
+            run_tournament(config, missing, resume=True, progress=False)
+        assert (tmp_path / ".x.k3j4h5g6.tmp").read_text() == "not ours to delete"

@@ -694,9 +694,7 @@ def _play_run(
 ) -> TournamentResult:
     """``run_tournament``'s work, with the run in ``out_path`` (if any) this process's alone."""
     if resume and out_path is not None:
-        _refuse_unwritable(out_path, repair)
-        for folder in _run_folders(out_path):
-            remove_leftover_writes(folder)
+        _ready_to_go_on(out_path, repair)
         config = _chunked_as_recorded(config, out_path)
     if resume and engines is None and out_path is not None:  # the time limit it was started with
         engines = recorded_engines(out_path)
@@ -858,17 +856,21 @@ def _run_folders(out: Path) -> list[Path]:
     return [out, *(out / name for name in PARTS_KEYS if (out / name).is_dir())]
 
 
-def _refuse_unwritable(out: Path, repair: bool) -> None:
-    """A ``StorageError`` before anything is played where the run in ``out`` has chunks to play
-    (or parts to repair) and no file can be written in its folders: a read-only mount, a folder
-    of another user's. Its resume compiled the kernels and played a chunk first, and lost it,
-    until 2026-12-08. A finished run still resumes there (it only reads); a manifest that cannot
-    be read is left to the checks that say what is wrong with it."""
+def _ready_to_go_on(out: Path, repair: bool) -> None:
+    """Before a resume of the run in ``out`` (held by this process: ``_sole_writer``) plays
+    anything: the temporaries of killed writes deleted (``remove_leftover_writes``), and a
+    ``StorageError`` where it has chunks to play (or parts to repair) and no file can be written
+    in its folders: a read-only mount, a folder of another user's. Its resume compiled the
+    kernels and played a chunk first, and lost it, until 2026-12-08. A finished run still resumes
+    there (it only reads); a manifest that cannot be read is left to the checks that say what is
+    wrong with it (nothing is done in a folder that holds no run)."""
     try:
         manifest = load_manifest(out)
         done, total = int(manifest["chunks_done"]), int(manifest["chunks_total"])
     except (TournamentError, KeyError, TypeError, ValueError):
         return
+    for folder in _run_folders(out):
+        remove_leftover_writes(folder)
     if done >= total and not repair:
         return
     for folder in _run_folders(out):
