@@ -203,7 +203,7 @@ class KeptJob:
                 raise self.error(f"cannot write to --out {self.out}: {error.strerror or error}") from None
         try:
             with exclusive_lock(self.out / LOCK):
-                if resume:
+                if resume and self.path.is_file():  # a job's folder: its own temporaries alone
                     remove_leftover_writes(self.out)
                 yield
         except LockHeld as held:
