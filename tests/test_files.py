@@ -652,12 +652,14 @@ def test_a_resume_deletes_the_temporaries_of_killed_writes(tmp_path: Path) -> No
     for path in killed:
         path.write_bytes(b"half a write")
     outside.write_text("precious")
+    (out / ".notes.k3j4h5g6.tmp").write_text("the user's")  # no temporary of ours: it stays
     planted = out / "records" / ".part-000002.parquet.zzzzzzzz.tmp"
     planted.symlink_to(outside)
     with pytest.raises(Interrupted):
         run_tournament(config, out, resume=True, progress=False, stop_after_chunks=1, threads=1)
     assert not any(path.exists() for path in killed)
     assert planted.is_symlink() and outside.read_text() == "precious"
+    assert (out / ".notes.k3j4h5g6.tmp").read_text() == "the user's"
     for missing in (tmp_path / "missing", tmp_path):  # no run there: its line, nothing deleted
         (tmp_path / ".x.k3j4h5g6.tmp").write_text("not ours to delete")
         with pytest.raises(TournamentError, match="holds no tournament run"):

@@ -561,10 +561,12 @@ def test_a_tune_kept_in_a_folder_resumes_to_the_uninterrupted_result(tmp_path: P
         f"or stop it and then resume with hearts-sim tune --resume {out}"
     )
     assert kept_tune(out).read()["settings"]["reference"] == "rule(shoot=40)"
-    with pytest.raises(
-        TuneError, match=f"already holds a tune: continue it with hearts-sim tune --resume {out}"
-    ):
+    with pytest.raises(TuneError) as taken:  # a finished one: it was told to "continue" it
         tune("rule", parse_ranges(["defend=8:20"]), **arguments, out=out)
+    assert str(taken.value) == (
+        f"{out} already holds a finished tune (its result: hearts-sim tune --resume {out}): "
+        "choose a new --out"
+    )
     # a new tune into a folder whose tune runs: told to resume that one (which its runner refused),
     # and in a folder taken a moment before, it could write its settings over the other's
     with kept_tune(out).running(), pytest.raises(TuneError) as refused:

@@ -8,6 +8,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import shlex
 import stat
 import tempfile
@@ -147,13 +148,18 @@ def is_leftover_write(path: Path) -> bool:
     return path.name.startswith(".") and path.name.endswith(".tmp") and path.is_file()
 
 
+# the temporaries ``write_atomically`` leaves in a run's or a kept job's folders when killed
+RUN_TEMPORARY = re.compile(r"\.(manifest\.json|tune\.json|levels\.json|part-\d{6}\.parquet)\.\w{8}\.tmp")
+
+
 def remove_leftover_writes(folder: Path) -> None:
-    """Delete what killed writes left in ``folder`` (``is_leftover_write``), by the process that
-    alone writes there (its lock held), so that none is mid-write: a run killed in many writes
-    kept each temporary, a records part's size, until 2026-12-08. A link is left alone (no write
-    made it); a file that cannot be deleted (a read-only mount) is left as it is."""
+    """Delete the temporaries that killed writes left in ``folder`` (``RUN_TEMPORARY``: of a
+    manifest, a records part, a kept job's file), by the process that alone writes there (its
+    lock held), so that none is mid-write: a run killed in many writes kept each, a records
+    part's size, until 2026-12-08. Any other file stays, and so does a link (no write made it);
+    one that cannot be deleted (a read-only mount) is left as it is."""
     for path in folder.iterdir():
-        if is_leftover_write(path) and not path.is_symlink():
+        if RUN_TEMPORARY.fullmatch(path.name) and path.is_file() and not path.is_symlink():
             with contextlib.suppress(OSError):
                 path.unlink()
 
