@@ -317,16 +317,23 @@ def _parse_agent(spec: str | AgentSpec | Any, resolving: tuple[str, ...]) -> Age
         return AgentSpec(resolved.pass_policy, resolved.play_policy, label=level.name)
     parts = _split_top_level(spec)
     roles: dict[str, Policy] = {}
+    levels_in_roles: dict[str, str] = {}  # a role played by a level: the level's name
     for part in parts:
         role, sep, rest = part.partition("=")
         if sep and role.strip() in ("pass", "play") and "(" not in role:
-            if role.strip() in roles:
-                raise AgentError(f"agent spec {spec!r} names the {role.strip()} policy twice")
+            role = role.strip()
+            if role in roles:
+                raise AgentError(f"agent spec {spec!r} names the {role} policy twice")
+            if not rest.strip():  # it read "malformed agent spec '': ...", naming neither
+                raise AgentError(
+                    f"agent spec {spec!r} names no {role} policy after {role}=: write {role}=NAME"
+                )
             if rest.strip() in stored_levels():  # a level's policy of that role: pass=hard,play=rule
                 leveled = parse_agent(rest.strip())
-                roles[role.strip()] = leveled.pass_policy if role.strip() == "pass" else leveled.play_policy
+                roles[role] = leveled.pass_policy if role == "pass" else leveled.play_policy
+                levels_in_roles[role] = rest.strip()
                 continue
-            roles[role.strip()] = parse_policy(rest)
+            roles[role] = parse_policy(rest)
         elif len(parts) == 1:
             policy = parse_policy(part)
             return AgentSpec(policy, policy)
@@ -339,7 +346,11 @@ def _parse_agent(spec: str | AgentSpec | Any, resolving: tuple[str, ...]) -> Age
         other = "play" if role == "pass" else "pass"
         pair = f"pass={named},play=NAME" if role == "pass" else f"pass=NAME,play={named}"
         raise AgentError(f"agent spec {spec!r} names no {other} policy: write {pair} (or {named} for both)")
-    return AgentSpec(roles["pass"], roles["play"])
+    # named by its levels (pass=normal,play=rule), as a level alone is: it was the levels' specs
+    # spelled out, which replay --worst pass=normal,play=rule did not know (until 2026-12-08)
+    shown_as = {role: levels_in_roles.get(role, str(policy)) for role, policy in roles.items()}
+    label = f"pass={shown_as['pass']},play={shown_as['play']}" if levels_in_roles else ""
+    return AgentSpec(roles["pass"], roles["play"], label=label)
 
 
 def agent_names() -> list[str]:

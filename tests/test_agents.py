@@ -6,6 +6,8 @@ search agents' tests share. Budgets are small so the module stays fast.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -172,6 +174,22 @@ def test_careless_slips_are_the_lowest_card_and_never_a_bad_discard() -> None:
         slips += always(*args) != sober(*args)
         differences += never(*args) != sober(*args)
     assert slips > 50 and differences == 0
+
+
+def test_a_level_in_a_role_keeps_its_name(tmp_path: Path) -> None:
+    """``pass=normal,play=rule`` was named by normal's spec spelled out in the table, the records
+    and the manifest, and ``replay --worst pass=normal,play=rule`` did not know it (until
+    2026-12-08); what it plays is still spelled out (``plays``)."""
+    from hearts_sim.apps.cli import main
+
+    spec = parse_agent("pass=normal,play=rule")
+    normal = parse_agent("normal")
+    assert spec.name == "pass=normal,play=rule" and spec.pass_policy == normal.pass_policy
+    assert spec.plays == f"pass={normal.plays},play=rule"
+    assert parse_agent("pass=lowest,play=rule").name == "pass=lowest,play=rule"  # no level: as before
+    run = tmp_path / "run"
+    assert main(["match", "normal", "pass=normal,play=rule", "--deals", "4", "--out", str(run)]) == 0
+    assert main(["replay", str(run), "--worst", "pass=normal,play=rule"]) == 0
 
 
 # ---------------------------------------------------------------- strength

@@ -160,6 +160,7 @@ CASES: list[tuple[list[str], str]] = [
     # one role alone played that policy in both, labelled as the plain policy
     (["tournament", "pass=lowest", "rule"], "'pass=lowest' names no play policy: write pass=lowest,play="),
     (["tournament", "play=hard", "rule"], "'play=hard' names no pass policy: write pass=NAME,play=hard"),
+    (["tournament", "pass=rule,play=", "rule"], "'pass=rule,play=' names no play policy after play="),
     (["tournament", "1rule"], "malformed agent spec"),
     # ---- tournament: output, resume, repair, config, cluster
     (["tournament", "lowest", "--deals", "5", "--out", "/proc/hearts-sim-cannot-write"], "cannot write"),
