@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence, Set
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing, contextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -182,9 +183,28 @@ def resume_command(out: Path, objects: bool = False, manifest: Any = None) -> st
     return f"hearts-sim {resuming_command(manifest)} --resume {shell_path(out)}"
 
 
+# what the runner playing the run adds to its printed resume commands (``--cluster ADDRESS``)
+_RESUME_OPTIONS: ContextVar[str] = ContextVar("resume_options", default="")
+
+
 def manifest_resume(out: Path, manifest: dict[str, Any]) -> str:
-    """``resume_command`` for the run in ``out`` with this manifest."""
-    return resume_command(out, bool(_recorded_objects(manifest)), manifest)
+    """``resume_command`` for the run in ``out`` with this manifest; while a runner plays it, with
+    the runner's own options (``resume_options``: a ``--cluster`` run's said to resume without
+    ``--cluster``, which played the rest of a big study on the client, until 2026-12-08)."""
+    objects = bool(_recorded_objects(manifest))
+    command = resume_command(out, objects, manifest)
+    options = _RESUME_OPTIONS.get()
+    return f"{command} {options}" if options and not objects else command
+
+
+@contextmanager
+def _resumed_on(runner: ChunkRunner | None) -> Iterator[None]:
+    """Resume commands printed within, by ``manifest_resume``, carry ``runner.resume_options``."""
+    token = _RESUME_OPTIONS.set(getattr(runner, "resume_options", "") or "")
+    try:
+        yield
+    finally:
+        _RESUME_OPTIONS.reset(token)
 
 
 # ---------------------------------------------------------------------------- scheduling
@@ -638,6 +658,7 @@ def run_tournament(
     with (
         _sole_writer(out_path, resume),  # a second process on this run is refused
         agents_found_in(recorded_folder(out_path) if out_path is not None and resume else None),
+        _resumed_on(runner),
     ):
         return _play_run(
             config,
