@@ -411,7 +411,8 @@ def test_a_scheduler_without_workers_is_one_line_not_a_wait_without_end(
     address = empty.scheduler_address
     assert str(refused.value) == (
         f"the Dask scheduler at {address} has no workers: none joined in 1 s (start some: dask worker "
-        f"{address}); 0 of 14 chunks are done: resume with hearts-sim tournament --resume {tmp_path / 'run'}"
+        f"{address}); 0 of 14 chunks are done: resume with hearts-sim tournament --resume {tmp_path / 'run'} "
+        f"--cluster {address}"
     )
 
 
@@ -536,4 +537,195 @@ def test_an_agent_that_ends_its_worker_is_one_line(tmp_path: Path, after: int) -
     assert (
         "Play a few deals without --cluster to see it fail; 0 of 2 chunks are done: resume with "
         in ended.stderr
+    )
+
+
+# ---------------------------------------------------------------------------- a scheduler lost, or none
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def _scheduler_process(workers: int = 0) -> Iterator[tuple[str, Any]]:
+    """A ``dask scheduler`` of its own process (to be killed as a crash kills it), with
+    ``workers`` single-threaded workers of their own processes: its address and process."""
+    import socket
+    import subprocess
+    import time
+
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    command = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1"]
+    processes = [subprocess.Popen([*command, "--port", str(port), "--dashboard-address", ":0"], **quiet)]
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as knock:
+                if knock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        worker = [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1"]
+        for _ in range(workers):
+            processes.append(subprocess.Popen([*worker, "--no-nanny", "--no-dashboard"], **quiet))
+        yield address, processes[0]
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+
+
+@needs_dask
+def test_a_scheduler_killed_mid_run_is_one_line_with_the_resume_command_on_the_cluster(
+    tmp_path: Path, local_run: tuple[Path, dict[str, Any]]
+) -> None:
+    """A scheduler killed under a run (``kill -9``, its node down) was, once the client gave up
+    on it, a traceback of 40 lines ending in ``FutureCancelledError`` and no resume command; and
+    every stop line of a run on a cluster said to resume without ``--cluster``, which played the
+    rest of the study on the client."""
+    out = tmp_path / "run"
+    config = TournamentConfig(CONFIG.agents, deals=3000, seed=CONFIG.seed, chunk_deals=3)
+    with _scheduler_process(workers=1) as (address, scheduler):
+
+        def kill_the_scheduler(chunk: int) -> None:
+            if chunk == 1:
+                scheduler.kill()
+
+        with DaskRunner(address, timeout=2) as runner, pytest.raises(ChunkError) as lost:
+            run_tournament(config, out, runner=runner, progress=False, on_chunk=kill_the_scheduler)
+    done = json.loads((out / MANIFEST).read_text())["chunks_done"]
+    assert done >= 2
+    assert str(lost.value) == (
+        f"the connection to the Dask scheduler at {address} was lost (Dask: "
+        f"{str(lost.value).split('(Dask: ')[1].split(')')[0]}): is it still running? Start it and its "
+        f"workers again; {done} of 1000 chunks are done: resume with hearts-sim tournament --resume "
+        f"{out} --cluster {address}"
+    )
+
+
+@needs_dask
+def test_a_scheduler_lost_while_the_run_waits_for_workers_is_one_line(tmp_path: Path) -> None:
+    """The scheduler ended while the client waited for its first worker: a chained traceback of
+    119 lines (ConnectionRefusedError, CancelledError, CommClosedError)."""
+    import threading
+
+    with (
+        _scheduler_process() as (address, scheduler),
+        DaskRunner(address, timeout=2) as runner,
+        pytest.raises(ChunkError) as lost,
+    ):
+        threading.Timer(1.0, scheduler.kill).start()
+        run_tournament(CONFIG, tmp_path / "run", runner=runner, progress=False)
+    assert str(lost.value).startswith(f"the connection to the Dask scheduler at {address} was lost (Dask: ")
+    assert str(lost.value).endswith(
+        f"; 0 of 14 chunks are done: resume with hearts-sim tournament --resume {tmp_path / 'run'} "
+        f"--cluster {address}"
+    )
+
+
+@needs_dask
+@pytest.mark.parametrize("speaks", [b"", b"SSH-2.0-OpenSSH_8.9p1\r\n", b"HTTP/1.0 400 Bad request\r\n\r\n"])
+def test_a_port_that_is_no_dask_scheduler_is_one_line_within_the_timeout(speaks: bytes) -> None:
+    """A port that took the connection and never answered (or an HTTP server) was a wait without
+    end; one that spoke first (SSH's banner) a 78-line traceback after 42 s (``Unable to allocate
+    2.82 EiB``): ``Client`` bounded the connection, not Dask's handshake."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    taken: list[socket.socket] = []
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = listener.accept()
+                taken.append(connection)
+                if speaks:
+                    connection.sendall(speaks)
+
+    threading.Thread(target=serve, daemon=True).start()
+    address = f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        with pytest.raises(ClusterError) as refused:
+            DaskRunner(address, timeout=1)
+    finally:
+        listener.close()
+        for connection in taken:
+            connection.close()
+    assert re.fullmatch(
+        rf"{address} (did not answer as a Dask scheduler within 1 s|answered, but not as a Dask "
+        r"scheduler \(Dask: \w+\)): is a Dask scheduler listening there \(dask scheduler prints its "
+        r"address\)\?",
+        str(refused.value),
+    ), refused.value
+
+
+@needs_dask
+def test_every_worker_paused_for_its_memory_stops_the_run_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that Dask pauses for its memory takes no task: with every worker paused the run
+    waited without end and without a word. Here Dask pauses its worker at once (a pause
+    threshold of 0 % of its memory)."""
+    import dask
+    import distributed
+
+    from hearts_sim.studies import cluster
+
+    monkeypatch.setattr(cluster, "PAUSED_TIMEOUT", 1.0, raising=False)
+    monkeypatch.setattr(cluster, "CHECK_EVERY", 0.5, raising=False)
+    pause_at_once = {
+        "distributed.worker.memory.pause": 1e-9,
+        "distributed.worker.memory.target": False,
+        "distributed.worker.memory.spill": False,
+        "distributed.worker.memory.terminate": False,
+        "distributed.worker.memory.monitor-interval": "50ms",
+    }
+    with (
+        dask.config.set(pause_at_once),
+        distributed.LocalCluster(
+            n_workers=1, processes=True, threads_per_worker=1, dashboard_address=":0"
+        ) as paused,
+        DaskRunner(paused.scheduler_address, warm_up=False) as runner,
+        pytest.raises(ChunkError) as stopped,
+    ):
+        run_tournament(CONFIG, tmp_path / "run", runner=runner, progress=False)
+    address = paused.scheduler_address
+    assert str(stopped.value) == (
+        f"every worker of the Dask scheduler at {address} is paused for its memory (Dask pauses a worker "
+        "at 80 % of its --memory-limit) and none played chunk 0 for 1 s: give the workers more memory "
+        "(dask worker --memory-limit), or fewer processes per node; 0 of 14 chunks are done: resume with "
+        f"hearts-sim tournament --resume {tmp_path / 'run'} --cluster {address}"
+    )
+
+
+@needs_dask
+def test_workers_that_joined_and_died_are_not_said_to_have_never_joined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker killed for its memory and restarted in a loop was "none joined in 60 s"."""
+    import time
+
+    import distributed
+
+    from hearts_sim.studies import cluster
+
+    monkeypatch.setattr(cluster, "WORKERS_TIMEOUT", 1.0)
+    with distributed.LocalCluster(n_workers=1, processes=True, dashboard_address=":0") as emptied:
+        emptied.scale(0)
+        deadline = time.monotonic() + 30
+        while emptied.scheduler.workers and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with DaskRunner(emptied.scheduler_address) as runner, pytest.raises(ChunkError) as refused:
+            run_tournament(CONFIG, None, runner=runner, progress=False)
+    assert str(refused.value) == (
+        f"the Dask scheduler at {emptied.scheduler_address} has no workers: 1 joined and left (died or "
+        "were restarted: their memory limit? see the dask worker's log), none there for 1 s"
     )

@@ -37,7 +37,9 @@ import logging
 import math
 import os
 import re
+import shlex
 import signal
+import threading
 import time
 import uuid
 from collections import deque
@@ -97,6 +99,8 @@ SCHEDULER = re.compile(
 MAX_LOCAL_WORKERS = 1024
 CONNECT_TIMEOUT = 20.0  # seconds to reach a scheduler before --cluster gives up with one line
 WORKERS_TIMEOUT = 60.0  # seconds for a first worker to join a scheduler that has none
+PAUSED_TIMEOUT = 60.0  # seconds every worker may stay paused (its memory) before the run stops
+CHECK_EVERY = 5.0  # seconds between looks at the workers while a chunk is awaited
 
 
 def parse_address(address: str) -> tuple[str, int | None]:
@@ -212,6 +216,20 @@ def _quiet_dead_worker_futures() -> None:
         log.addFilter(_DeadWorkerFutures())
 
 
+class _LostSchedulerLog(logging.Filter):
+    """Drops Dask's "Failed to reconnect to scheduler after 20.00 seconds, closing client", a
+    timestamped log line above the run's own line for a lost scheduler (``DaskRunner._lost``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Failed to reconnect to scheduler")
+
+
+def _quiet_lost_scheduler_log() -> None:
+    log = logging.getLogger("distributed.client")
+    if not any(isinstance(f, _LostSchedulerLog) for f in log.filters):
+        log.addFilter(_LostSchedulerLog())
+
+
 def _died(error: BaseException) -> str:
     """The rest of the line for a worker's death: Dask's word for it, and the likely cause (a
     closed connection may also be the scheduler's, lost: that said too)."""
@@ -314,6 +332,60 @@ def _check_sendable(table: Table) -> None:
             ) from None
 
 
+def _check_a_scheduler_answers(address: str, seconds: float) -> None:
+    """That a Dask scheduler answers at ``address`` within ``seconds``, the whole handshake
+    included, or a one-line ``ClusterError``. ``distributed.Client`` bounds the connection, not
+    the handshake: a port that took the connection and never answered (or an HTTP server) was a
+    wait without end, and a server that spoke first (SSH's banner) a traceback of 78 lines after
+    42 s (its bytes read as a message's length), until 2026-12-08. Asked in a thread of its own,
+    joined with a deadline, so nothing of Dask's can hold the caller past it."""
+    from distributed.core import rpc
+    from distributed.security import Security
+
+    async def identity() -> Any:
+        args = Security().get_connection_args("client")
+        scheduler = rpc(address, timeout=seconds, connection_args=args)
+        try:
+            return await scheduler.identity()
+        finally:
+            await scheduler.close_rpc()
+
+    answer: list[Any] = []
+
+    def ask() -> None:
+        try:
+            answer.append(asyncio.run(asyncio.wait_for(identity(), seconds + 1)))
+        except BaseException as error:  # noqa: BLE001 (whatever a stranger's bytes make of Dask)
+            answer.append(error)
+
+    asking = threading.Thread(target=ask, name="hearts-sim-scheduler-check", daemon=True)
+    asking.start()
+    asking.join(seconds + 2)
+    said = answer[0] if answer else None
+    if isinstance(said, dict) and said.get("type") == "Scheduler":
+        return
+    late = said is None or _timed_out(said)  # TimeoutError is an OSError
+    if isinstance(said, OSError) and not late and not isinstance(said, _WORKER_DIED):  # refused, no host
+        reason = str(said).splitlines()[0] if str(said) else type(said).__name__
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {reason}")
+    if isinstance(said, dict):  # a Dask worker's or nanny's port
+        raise ClusterError(
+            f"{address} is a Dask {said.get('type', 'server')}, not a scheduler: give the scheduler's "
+            "address (dask scheduler prints it)"
+        )
+    how = (
+        f"did not answer as a Dask scheduler within {seconds:g} s"
+        if late
+        else f"answered, but not as a Dask scheduler (Dask: {type(said).__name__})"
+    )
+    listening = "is a Dask scheduler listening there (dask scheduler prints its address)?"
+    raise ClusterError(f"{address} {how}: {listening}")
+
+
+def _timed_out(error: BaseException) -> bool:
+    return isinstance(error, TimeoutError | asyncio.TimeoutError | asyncio.CancelledError)
+
+
 class DaskRunner:
     """A ``ChunkRunner`` that plays chunks on a Dask cluster and yields them in order.
 
@@ -369,9 +441,12 @@ class DaskRunner:
         self._cluster: Any = None  # a LocalCluster this runner created (and closes)
         self._owns_client = True
         self.in_flight: deque[Any] = deque()  # (chunk, future), oldest first: for tests/diagnostics
+        # what a printed resume command adds (``manifest_resume``): the run goes on where it played
+        self.resume_options = f"--cluster {shlex.quote(cluster)}" if isinstance(cluster, str) else ""
         if isinstance(cluster, distributed.Client):
             self.client = cluster
             self._owns_client = False
+            self.address = cluster.scheduler.address
             return
         if isinstance(cluster, str):
             address, n_workers = parse_address(cluster)
@@ -394,13 +469,17 @@ class DaskRunner:
                 _quiet_dead_worker_futures()
             else:
                 cluster = address
+        wait = CONNECT_TIMEOUT if timeout is None else timeout
+        if isinstance(cluster, str):  # a scheduler's address (not one this runner started)
+            _check_a_scheduler_answers(cluster, wait)
         try:
-            wait = CONNECT_TIMEOUT if timeout is None else timeout
             self.client = distributed.Client(cluster, set_as_default=False, timeout=wait)
         except (OSError, TimeoutError, ValueError) as error:
             self._close_cluster()
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise ClusterError(f"cannot reach the Dask scheduler at {cluster}: {reason}") from None
+        self.address = self.client.scheduler.address
+        _quiet_lost_scheduler_log()  # the run says it in its own line
 
     # -------------------------------------------------------------- context manager
     def __enter__(self) -> DaskRunner:
@@ -439,11 +518,82 @@ class DaskRunner:
         try:
             self.client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
         except TimeoutError:
-            address = self.client.scheduler.address
-            raise ChunkError(
-                f"the Dask scheduler at {address} has no workers: none joined in {WORKERS_TIMEOUT:g} s "
-                f"(start some: dask worker {address})"
-            ) from None
+            raise self._no_workers("none joined in") from None
+
+    def _no_workers(self, since: str) -> ChunkError:
+        """No worker for ``WORKERS_TIMEOUT`` s: none joined, or those that joined died (a worker
+        killed for its memory, restarted by its nanny and killed again, said "none joined")."""
+        address = self.address
+        left = 0
+        with contextlib.suppress(Exception):  # the scheduler's log of the workers that left
+            left = sum(
+                1
+                for _, event in self.client.get_events("all")
+                if isinstance(event, dict) and event.get("action") == "remove-worker"
+            )
+        if left:
+            return ChunkError(
+                f"the Dask scheduler at {address} has no workers: {left} joined and left (died or were "
+                f"restarted: their memory limit? see the dask worker's log), none there for "
+                f"{WORKERS_TIMEOUT:g} s"
+            )
+        return ChunkError(
+            f"the Dask scheduler at {address} has no workers: {since} {WORKERS_TIMEOUT:g} s "
+            f"(start some: dask worker {address})"
+        )
+
+    def _lost(self, error: BaseException) -> ChunkError | None:
+        """The run's line for a scheduler this client lost (killed, its machine down), or None
+        for any other error. Dask cancelled every chunk ("scheduler-connection-lost") or failed
+        a call, in a traceback of 40 to 119 lines with no resume command, until 2026-12-08."""
+        if isinstance(error, TournamentError | ExternalAgentError):
+            return None
+        lost = getattr(error, "reason", None) == "scheduler-connection-lost"
+        if not (lost or self.client.status in ("connecting", "closing", "closed")):
+            return None
+        return ChunkError(
+            f"the connection to the Dask scheduler at {self.address} was lost (Dask: "
+            f"{type(error).__name__}): is it still running? Start it and its workers again"
+        )
+
+    def _result(self, chunk: int, future: Any) -> Any:
+        """The chunk's records, once it is played. A worker paused for its memory (at 80 % of its
+        ``--memory-limit``) takes no task: with every worker paused, or none left, the run
+        waited without end and without a word, until 2026-12-08; it stops after
+        ``PAUSED_TIMEOUT`` (or ``WORKERS_TIMEOUT``) s of that."""
+        stuck: tuple[str, float] | None = None  # ("paused" or "none", since when)
+        while True:
+            try:
+                return future.result(timeout=CHECK_EVERY)
+            except TimeoutError:
+                pass
+            state = self._workers_state()
+            if state == "working":
+                stuck = None
+                continue
+            if stuck is None or stuck[0] != state:
+                stuck = (state, time.monotonic())
+            waited = time.monotonic() - stuck[1]
+            if state == "none" and waited >= WORKERS_TIMEOUT:
+                raise self._no_workers("none left in")
+            if state == "paused" and waited >= PAUSED_TIMEOUT:
+                raise ChunkError(
+                    f"every worker of the Dask scheduler at {self.address} is paused for its memory (Dask "
+                    f"pauses a worker at 80 % of its --memory-limit) and none played chunk {chunk} for "
+                    f"{PAUSED_TIMEOUT:g} s: give the workers more memory (dask worker --memory-limit), "
+                    "or fewer processes per node"
+                )
+
+    def _workers_state(self) -> str:
+        """``paused`` where every worker is, ``none`` where there is none, else ``working``."""
+        try:
+            info = self.client.scheduler_info(n_workers=-1)
+        except TypeError:  # a Dask before its n_workers (all workers then)
+            info = self.client.scheduler_info()
+        statuses = [worker.get("status") for worker in info.get("workers", {}).values()]
+        if not statuses:
+            return "none"
+        return "paused" if all(status == "paused" for status in statuses) else "working"
 
     def chunks(self, config: TournamentConfig, chunks: range, hands: bool = True) -> PlayedChunks:
         """Submit up to ``max_in_flight`` chunks, yield the oldest as soon as it is done, submit
@@ -456,11 +606,9 @@ class DaskRunner:
         _check_sendable(table)
         plays = (table.plays_digest(), hearts_sim.__version__)  # what every worker must match
         folder = str(agent_folder())  # where the run's agents are found, on every worker too
-        self._wait_for_a_worker()
         token = uuid.uuid4().hex[:12]
         plugin = f"{PLUGIN_NAME}-{token}"
         todo = iter(chunks)
-        limit = self.max_in_flight
 
         def submit() -> None:
             chunk = next(todo, None)
@@ -481,25 +629,33 @@ class DaskRunner:
                 self.in_flight.append((chunk, future))
 
         try:
+            self._wait_for_a_worker()
             if self.warm_up:  # in the try: a warm-up that fails is unregistered too (workers replayed it)
                 try:
                     self.client.register_plugin(WarmUp(config, folder), name=plugin)
                 except _WORKER_DIED as error:
-                    raise WorkerDied(f"a worker died as it warmed up for this run{_died(error)}") from None
-            for _ in range(limit):
+                    died = WorkerDied(f"a worker died as it warmed up for this run{_died(error)}")
+                    raise self._lost(error) or died from None
+            for _ in range(self.max_in_flight):
                 submit()
             while self.in_flight:
                 chunk, future = self.in_flight[0]
                 try:
-                    records = future.result()
+                    records = self._result(chunk, future)
                 except _WORKER_DIED as error:
-                    raise WorkerDied(f"the workers playing chunk {chunk} died{_died(error)}") from None
+                    died = WorkerDied(f"the workers playing chunk {chunk} died{_died(error)}")
+                    raise self._lost(error) or died from None
                 if isinstance(records, AgentFailed):
                     raise ExternalAgentError(records.message)
                 self.in_flight.popleft()
                 future.release()
                 submit()
                 yield chunk, records
+        except Exception as error:  # noqa: BLE001 (a lost scheduler fails whatever Dask call was under way)
+            lost = self._lost(error)
+            if lost is None:
+                raise
+            raise lost from None
         finally:
             if self.in_flight:
                 self.client.cancel([future for _, future in self.in_flight])
