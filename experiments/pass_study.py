@@ -1,12 +1,17 @@
 """What each pass policy is worth with the play held fixed: ``pass=X,play=hard`` for X in random,
 rule, mc and hard (the searched pass), by pass direction.
 
-The agents play one duplicate tournament (every deal in each of their seatings: the 24
-permutations of four at a 4-player table), so each pass policy meets the others with the same
-cards; records go to ``--out`` (rerun the same command to continue an interrupted run). The table gives, per
+The agents play one duplicate tournament, every deal in each of their seatings: with as many
+policies as seats, every order of them (the 24 permutations of four at a 4-player table), with
+two or three, the tournament's seatings that treat each one alike. Either way each pass policy
+meets the others with the same cards, and each passes to and receives from each other one
+equally often, so the order of ``--passes`` changes nothing. Any other number is refused (five
+at four seats were seated in 10 of their orders, where who passed to whom, and so the table,
+depended on that order): run several studies, each with ``rule`` as the reference. Records go
+to ``--out`` (rerun the same command to continue an interrupted run). The table gives, per
 pass direction, each policy's points per hand with a 95% t-interval over deals, and its
 difference from the rule agent's pass, paired per deal (negative: fewer points than passing
-like ``rule``). With the ``none`` direction nobody passes, so all four play alike there.
+like ``rule``). With the ``none`` direction nobody passes, so all of them play alike there.
 
     python experiments/pass_study.py --deals 100 --out runs/pass_study        # play (resumable)
     python experiments/pass_study.py --report runs/pass_study                # the table only
@@ -22,7 +27,12 @@ import pandas as pd
 from hearts_sim.apps.script import ScriptParser, master_seed, run_script, threads, whole
 from hearts_sim.studies.analysis import load_records, to_long
 from hearts_sim.studies.stats import mean_interval
-from hearts_sim.studies.tournament import load_manifest, make_config, run_tournament
+from hearts_sim.studies.tournament import (
+    load_manifest,
+    make_config,
+    run_tournament,
+    seatings,
+)
 
 PASSES = ("random", "rule", "mc", "hard")
 REFERENCE = "rule"
@@ -30,6 +40,41 @@ REFERENCE = "rule"
 
 def agents_for(play: str, passes: tuple[str, ...] = PASSES) -> list[str]:
     return [f"pass={x},play={play}" for x in passes]
+
+
+def seated_alike(n_policies: int, n_seats: int) -> bool:
+    """Whether the tournament's seatings of ``n_policies`` agents at ``n_seats`` treat each agent
+    alike: the same seatings whatever the agents' order (each relabelling of them maps the set
+    onto itself), so each meets each other one with the same cards and passes to it as often.
+    True for up to three agents and for as many as seats; five at four seats (rotations and
+    mirror images, 10 seatings) passed to some neighbours three times as often as to others.
+
+    >>> [k for k in range(1, 7) if seated_alike(k, 4)], [k for k in range(1, 7) if seated_alike(k, 5)]
+    ([1, 2, 3, 4], [1, 2, 3, 5])
+    """
+    played = sorted(seatings(n_policies, n_seats))
+    # a swap of the first two and a turn of all of them generate every relabelling
+    swap = [1, 0, *range(2, n_policies)] if n_policies > 1 else [0]
+    turn = [(a + 1) % n_policies for a in range(n_policies)]
+    return all(sorted(tuple(g[a] for a in s) for s in played) == played for g in (swap, turn))
+
+
+def fitting_counts(n_seats: int) -> str:
+    """The numbers of pass policies a study at ``n_seats`` seats takes, in words: ``2 to 4``."""
+    counts = [k for k in range(2, n_seats + 1) if seated_alike(k, n_seats)]
+    if len(counts) > 2 and counts == list(range(2, n_seats + 1)):
+        return f"2 to {n_seats}"
+    return ", ".join(map(str, counts[:-1])) + f" or {counts[-1]}"
+
+
+def unbalanced(n_policies: int, n_seats: int) -> str | None:
+    """Why ``n_policies`` pass policies at ``n_seats`` seats make no pass study, or None."""
+    if seated_alike(n_policies, n_seats):
+        return None
+    return (
+        f"{n_policies} pass policies at {n_seats} seats are seated in {len(seatings(n_policies, n_seats))} "
+        "of their orders, not each alike, so who passes to whom, and the table, depend on their order"
+    )
 
 
 def pass_table(out: Path) -> str:
@@ -85,6 +130,12 @@ def main(argv: list[str] | None = None) -> int:
     config = make_config(
         agents_for(args.play, tuple(args.passes)), args.rules, deals=args.deals, seed=args.seed
     )
+    why = unbalanced(len(args.passes), config.rules.n_players)
+    if why:
+        parser.error(
+            f"--passes: {why}; give {fitting_counts(config.rules.n_players)} "
+            f"(to compare more, run several studies, each with {REFERENCE!r} as the reference)"
+        )
     resume = (out / "manifest.json").exists()
     command = ["python", "experiments/pass_study.py", *(sys.argv[1:] if argv is None else argv)]
     run_tournament(config, out, resume=resume, threads=args.threads, command=command)
