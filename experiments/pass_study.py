@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -28,8 +29,10 @@ from hearts_sim.apps.script import ScriptParser, master_seed, run_script, thread
 from hearts_sim.studies.analysis import load_records, to_long
 from hearts_sim.studies.stats import mean_interval
 from hearts_sim.studies.tournament import (
+    TournamentError,
     load_manifest,
     make_config,
+    manifest_config,
     run_tournament,
     seatings,
 )
@@ -77,11 +80,38 @@ def unbalanced(n_policies: int, n_seats: int) -> str | None:
     )
 
 
+def pass_study_of(out: Path, manifest: dict[str, Any]) -> tuple[list[str], str]:
+    """The pass policies and the shared play of the run in ``out``, or a one-line
+    ``TournamentError`` for a run that is no pass study (``--report`` on a match printed
+    ``IndexError``, on a run varying the play rows all labelled by their play)."""
+    config = manifest_config(out, manifest)
+    found = [str(agent) for agent in config.agents]
+    passes, plays = [], set()
+    for text in found:
+        passing, _, play = text.partition(",play=")
+        passes.append(passing.removeprefix("pass="))
+        plays.add(play if passing.startswith("pass=") else "")  # "" for any agent not pass=X,play=Y
+    shown = ", ".join(map(repr, found))
+    if len(plays) != 1 or "" in plays:
+        raise TournamentError(
+            f"{out} holds no pass study: its agents ({shown}) are not all pass=X,play=<one play policy>"
+        )
+    if REFERENCE not in passes:
+        raise TournamentError(
+            f"{out} holds no pass study: none of its agents ({shown}) passes like "
+            f"{REFERENCE!r}, the reference"
+        )
+    why = unbalanced(len(passes), config.rules.n_players)
+    if why:
+        raise TournamentError(f"{out} is a pass study whose {why}: no table of it is fair")
+    return passes, plays.pop()
+
+
 def pass_table(out: Path) -> str:
     """The Markdown table of the run in ``out``: rows pass policies, columns pass directions."""
     manifest = load_manifest(out)
     names = manifest["agent_specs"]  # as the records name them (levels resolved)
-    passes = [text.split(",play=")[0].removeprefix("pass=") for text in manifest["config"]["agents"]]
+    passes, play = pass_study_of(out, manifest)
     long = to_long(load_records(out))
     per_deal = (
         long.groupby(["pass_direction", "deal", "agent"], observed=True)["score"].mean().unstack("agent")
@@ -103,7 +133,6 @@ def pass_table(out: Path) -> str:
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     counts = per_deal.groupby(level=0, observed=True).size()
     deals = ", ".join(f"{d} {counts[d]}" for d in directions)
-    play = manifest["config"]["agents"][0].split(",play=", 1)[1]
     seatings = len(manifest["seatings"])
     return "\n".join(lines) + f"\n\nDeals per direction: {deals} (each in {seatings} seatings); play: {play}."
 

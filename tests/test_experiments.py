@@ -59,6 +59,38 @@ def test_pass_study_plays_and_tabulates(tmp_path: Path) -> None:
     assert report.stdout.splitlines()[:5] == run.stdout.splitlines()[:5]
 
 
+@pytest.mark.parametrize(
+    ("agents", "message"),
+    [
+        # a match: IndexError at the play's label, as a traceback
+        (["random", "rule"], "its agents ('random', 'rule') are not all pass=X,play=<one play policy>"),
+        # the play varied (experiments/play_vs_pass.toml): every row labelled 'rule', "play: rule"
+        (
+            ["pass=rule,play=rule", "pass=rule,play=random"],
+            "its agents ('pass=rule,play=rule', 'pass=rule,play=random') are not all pass=X,play=<one",
+        ),
+        # no reference: ValueError, as a traceback
+        (["pass=random,play=rule", "pass=lowest,play=rule"], "passes like 'rule', the reference"),
+        # the uneven seating the study now refuses to play, made by hand: a table that misled
+        (
+            [f"pass={x},play=rule" for x in ("random", "rule", "lowest", "highest", "normal")],
+            "5 pass policies at 4 seats are seated in 10 of their orders, not each alike",
+        ),
+    ],
+)
+def test_pass_study_report_refuses_a_run_that_is_no_pass_study(
+    agents: list[str], message: str, tmp_path: Path
+) -> None:
+    from hearts_sim.studies.tournament import make_config, run_tournament
+
+    run_tournament(make_config(agents, deals=1), tmp_path / "run", threads=1, progress=False)
+    command = [sys.executable, str(EXPERIMENTS / "pass_study.py"), "--report", str(tmp_path / "run")]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stdout == "", run.stdout + run.stderr
+    assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr, run.stderr
+    assert run.stderr.startswith(f"pass_study.py: error: {tmp_path / 'run'} ") and message in run.stderr
+
+
 def test_belief_likelihood_compares_weighted_and_uniform() -> None:
     run = subprocess.run(
         [sys.executable, str(EXPERIMENTS / "belief_likelihood.py"), "--positions", "20", "--pool", "200",
