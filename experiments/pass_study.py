@@ -155,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give --out DIR (or --report DIR)")
     if REFERENCE not in args.passes:
         parser.error(f"--passes must include {REFERENCE!r}, the reference")
+    twice = sorted({x for x in args.passes if args.passes.count(x) > 1})
+    if twice:  # 'rule rule' played on and printed a row for each, the second 'vs rule' +0.00
+        parser.error(f"--passes names {', '.join(map(repr, twice))} more than once: name each policy once")
     out = Path(args.out)
     config = make_config(
         agents_for(args.play, tuple(args.passes)), args.rules, deals=args.deals, seed=args.seed

@@ -235,6 +235,11 @@ BAD_SCRIPT_INPUTS = [
     ("agent_costs.py", ["--rule-hands", "-5"], "--rule-hands -5 is not valid"),
     ("pass_study.py", ["--report", "/no/such/run"], "holds no tournament run"),
     ("pass_study.py", ["--deals", "2", "--play", "bogus", "--out", "{tmp}/ps"], "unknown agent 'bogus'"),
+    (
+        "pass_study.py",
+        ["--deals", "2", "--play", "rule", "--passes", "rule", "random", "rule", "--out", "{tmp}/ps"],
+        "--passes names 'rule' more than once",
+    ),
     # more pass policies than seats (or four at five) were seated unevenly: who passed to whom, and
     # so the table, hung on the order of --passes (normal vs rule left -0.44 in one order, +0.38 in another)
     (
