@@ -1499,6 +1499,24 @@ def test_a_result_shows_its_table_in_print_and_in_a_notebook() -> None:
     assert "win_rate_low" not in result.pairs().columns  # hands: no games won
 
 
+def test_a_results_directions_are_the_printed_lines_by_pass_direction_as_a_frame() -> None:
+    result = run_tournament(make_config(["pass=lowest,play=rule", "rule"], deals=40, seed=3), progress=False)
+    frame = result.directions()
+    [pair] = result.summary["pairs"]
+    assert frame["direction"].tolist() == [row["direction"] for row in pair["by_pass_direction"]]
+    assert frame["direction"].tolist() == ["left", "right", "across", "none"]
+    for (_, row), kept in zip(frame.iterrows(), pair["by_pass_direction"], strict=True):
+        assert (row["a"], row["b"]) == ("pass=lowest,play=rule", "rule")
+        assert [row["deals"], row["a_minus_b"], row["low"], row["high"]] == [
+            kept["deals"],
+            kept["a_minus_b"],
+            *kept["ci95"],
+        ]
+    assert frame["deals"].sum() == 40 and frame.loc[frame["direction"] == "none", "a_minus_b"].item() == 0
+    games = make_config(["lowest", "random"], rules="quick", deals=2, games=True)
+    assert run_tournament(games, progress=False).directions().empty
+
+
 def test_a_results_pairs_are_the_printed_difference_lines_as_a_frame() -> None:
     result = run_tournament(make_config(["lowest", "random", "rule"], deals=40, seed=3), progress=False)
     pairs = result.pairs()

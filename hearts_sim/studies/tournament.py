@@ -614,6 +614,21 @@ class TournamentResult(ShownAsText):
             rows.append(row)
         return pd.DataFrame(rows, columns=columns)
 
+    def directions(self) -> pd.DataFrame:
+        """The difference lines by pass direction as a frame, one row per pair of agents and
+        direction (``a``, ``b``, ``direction``, ``deals``, ``a_minus_b``, ``low``, ``high``,
+        ``p_value``): what a pass comparison reads (``pass=X,play=rule`` against ``rule`` gains
+        passing to a neighbour and loses across), reachable until 2026-12-08 only through
+        ``summary["pairs"][i]["by_pass_direction"]``. Empty for games (a game passes every way)
+        and for a run whose tally does not hold every deal by direction."""
+        columns = ["a", "b", "direction", "deals", "a_minus_b", "low", "high", "p_value"]
+        rows = [
+            {"a": pair["a"], "b": pair["b"], **row, "low": row["ci95"][0], "high": row["ci95"][1]}
+            for pair in self.summary["pairs"]
+            for row in pair.get("by_pass_direction", [])
+        ]
+        return pd.DataFrame(rows, columns=columns)
+
 
 def run_tournament(
     config: TournamentConfig,
