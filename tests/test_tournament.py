@@ -813,6 +813,36 @@ def test_a_game_switch_over_hands_is_warned_of(capsys: pytest.CaptureFixture[str
         assert capsys.readouterr().err == ""
 
 
+def test_agents_that_differ_only_in_their_pass_under_rules_without_passing_are_warned_of(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A pass comparison under rules that never pass reported +0.000 [+0.000, +0.000] without a
+    word (until 2026-12-08)."""
+    from hearts_sim.apps.cli import main
+
+    match = [
+        "match",
+        "pass=lowest,play=rule",
+        "pass=random,play=rule",
+        "--deals",
+        "2",
+        "--threads",
+        "1",
+        "--quiet",
+    ]
+    assert main([*match, "--rule", "pass_count=0"]) == 0
+    said = capsys.readouterr()
+    assert said.err == (
+        "hearts-sim: warning: these agents differ only in how they pass, and these rules never pass: "
+        "every hand plays alike\n"
+    )
+    assert "+0.000 points/hand" in said.out
+    playing_apart = ["match", "pass=lowest,play=rule", "pass=random,play=random", *match[3:]]
+    for other in (match, [*playing_apart, "--rule", "pass_count=0"]):  # they pass, or play apart
+        assert main(other) == 0
+        assert capsys.readouterr().err == ""
+
+
 def test_match_json_has_the_documented_keys() -> None:
     result = _cli("match", "lowest", "highest", "--hands", "200", "--json")  # the old name of --deals
     assert result.returncode == 0, result.stderr

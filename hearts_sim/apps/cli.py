@@ -78,6 +78,7 @@ from hearts_sim.core.rules import (
     Rules,
     accepted,
     hands_play_alike,
+    pass_direction_cycle,
     rules_label,
     split_assignment,
 )
@@ -322,6 +323,17 @@ def _tournament_config(
     _warn_tuned_for_other_rules(config.agents, config.rules)
     if not config.games:  # --rules quick over hands: a user likely meant games to 50
         _warn_game_switches(config.rules, " (--games)")
+    specs = config.specs()
+    if (
+        pass_direction_cycle(config.rules) == ("none",)
+        and len({str(spec.play_policy) for spec in specs}) == 1
+        and len({str(spec.pass_policy) for spec in specs}) > 1
+    ):  # a pass study under no-pass rules reported +0.000 [+0.000, +0.000] without a word
+        print(
+            "hearts-sim: warning: these agents differ only in how they pass, and these rules never "
+            "pass: every hand plays alike",
+            file=sys.stderr,
+        )
     return config
 
 
