@@ -24,20 +24,24 @@ from hearts_sim.studies.analysis import (
     add_features,
     deal_counts,
     deal_differences,
+    failed_moon_counts,
     failed_moon_mask,
     failed_moons,
     hand_features,
     iter_records,
     load_records,
+    moon_counts,
     moon_rates,
     moons_suffered,
     points_distribution,
     popcount,
     qs_capture_rates,
+    qs_counts,
     qs_tricks,
     source_offset,
     stopping_trick_counts,
     stopping_tricks,
+    suffered_counts,
     to_long,
     unfinished_note,
     wilson_interval,
@@ -878,3 +882,35 @@ def test_rates_of_duplicate_records_have_intervals_over_deals(tmp_path: Path) ->
     # a row whose group key is missing is in no group, as without the deals (it raised)
     keyed = to_long(records).assign(x=lambda frame: np.where(frame["seat"] == 0, np.nan, frame["seat"] * 1.5))
     assert list(moon_rates(keyed, "x").index) == [1.5, 3.0, 4.5]
+
+
+def test_runs_pooled_with_concat_keep_their_deals_apart(tmp_path: Path) -> None:
+    """Every run numbers its deals from 0: ``pd.concat`` of two runs' records gave
+    ``deal_differences`` one row a number, of two runs' cards and pass directions (1,500 deals
+    of two 1,500-deal runs), and the intervals took the two runs' deals for one. A deal is its
+    number and seed now; two runs on the same seed dealt the same cards, one deal each."""
+    runs = []
+    for seed in (4, 5):
+        config = TournamentConfig(("lowest", "rule"), deals=12, seed=seed)
+        run_tournament(config, tmp_path / f"s{seed}", progress=False)
+        runs.append(load_records(tmp_path / f"s{seed}"))
+    both = pd.concat(runs, ignore_index=True)
+    alone = [deal_differences(run, "lowest", "rule") for run in runs]
+    pooled = deal_differences(both, "lowest", "rule")
+    assert len(pooled) == 24 and list(pooled.index) == sorted([*range(12)] * 2)
+    expected = pd.concat(alone).reset_index().sort_values(["deal", "seed"]).set_index("deal")
+    pd.testing.assert_frame_equal(pooled, expected)  # each run's own deals, directions and means
+    assert pooled["diff"].mean() == pytest.approx(np.mean([table["diff"].mean() for table in alone]))
+    for table in (moon_counts, failed_moon_counts, suffered_counts, qs_counts):
+        deals = [table(frame)["deals"] for frame in (*runs, both)]
+        assert (deals[0] + deals[1]).equals(deals[2]), table.__name__  # 12 + 12 deals, not 12
+    counts = deal_counts(both)
+    assert counts.index.names == ["deal", "seed", "agent"] and len(counts) == 48
+    # the same run twice: its deals once, its table as the run's alone, no deal added
+    twice = pd.concat([runs[0], runs[0]], ignore_index=True)
+    pd.testing.assert_frame_equal(deal_differences(twice, "lowest", "rule"), alone[0])
+    for table in (moon_counts, qs_counts):
+        once, doubled = table(runs[0]), table(twice)
+        assert (doubled["hands"] == 2 * once["hands"]).all() and doubled["deals"].equals(once["deals"])
+    once, doubled = moon_rates(runs[0], None), moon_rates(twice, None)  # moons: a deal's hands together
+    assert np.allclose(doubled[["rate", "low", "high"]], once[["rate", "low", "high"]])

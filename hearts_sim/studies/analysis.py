@@ -602,7 +602,7 @@ def _group_sums(
     cards = _deal_key(long.columns)  # what the hands of a deal share
     if rated is not None and cards is not None and cards not in by and len(long):
         rows = group if group is not None else _numbered_groups(long, by)
-        columns |= _deal_sums(long[cards].to_numpy(), rows, columns["hands"], columns[rated])
+        columns |= _deal_sums(_deal_ids(long), rows, columns["hands"], columns[rated])
     if not by:
         return pd.DataFrame(columns, index=long.index).sum().to_frame("all").T.rename_axis("group")
     if group is not None:  # keys counted densely
@@ -632,8 +632,9 @@ def _deal_sums(
 
     A duplicate run plays each deal in every seating, so its hands are clusters, not independent
     trials: the agent that shoots the moon with a deal's cards in one seating often does in the
-    next; and the seats that suffer one moon suffer it together. ``deal`` tells each row's deal:
-    its number, or its hand seed where the records have no deal number (the hands of games).
+    next; and the seats that suffer one moon suffer it together. ``deal`` tells each row's deal
+    (``_deal_ids``: its number, the (number, seed) pair of pooled runs, or its hand seed where the
+    records have no deal number, the hands of games).
     Additive over batches as long as a deal's hands stay in one batch (a run's chunks are whole
     deals); a deal split by a batch counts as two, which narrows the interval a little."""
     deal = deal.astype(np.int64)
@@ -790,10 +791,48 @@ def _deal_key(columns: Iterable[str]) -> str | None:
 
 
 def _deal_column(data: pd.DataFrame) -> tuple[str, ...]:
-    """``_deal_key`` of ``data`` as the optional columns to read: that one alone, since each is 8
-    bytes a row of a long frame."""
-    key = _deal_key(_frame(data).columns)
-    return () if key is None else (key,)
+    """The columns of ``data`` that tell a row's deal (``_deal_ids``), as the optional columns to
+    read: ``deal`` and ``seed``, or the one of them recorded."""
+    columns = _frame(data).columns
+    return tuple(name for name in ("deal", "seed") if name in columns)
+
+
+def _deal_ids(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's deal as a whole number, the same for the rows of one deal and different for
+    those of two: its ``deal`` number where each number carries one ``seed`` (the deal's own seed,
+    the same in every seating: one run's records), else its (deal, seed) pair numbered, so that the
+    records of runs pooled with ``pd.concat``, whose deal numbers all start at 0, are not taken
+    for one deal (until 2026-12-08 they were: ``deal_differences`` of two 1,500-deal runs gave
+    1,500 deals, each of two runs' cards, and the intervals clustered them so). Two runs on the
+    same seed dealt the same cards: their hands of a deal are one deal's. The hand ``seed`` alone
+    for records without deal numbers (the hands of games); ``deal`` alone without seeds."""
+    key = _deal_key(frame.columns)
+    assert key is not None
+    deal = frame[key].to_numpy()
+    if key == "seed" or "seed" not in frame.columns or not len(deal):
+        return deal.astype(np.int64)  # a seed past 2**63 wraps round: still one number a deal
+    deal = deal.astype(np.int64, copy=False)
+    seed = frame["seed"].to_numpy().astype(np.uint64, copy=False)
+    if _one_seed_a_deal(deal, seed):
+        return deal
+    return pd.factorize(pd.MultiIndex.from_arrays([deal, seed]))[0].astype(np.int64)
+
+
+def _one_seed_a_deal(deal: np.ndarray, seed: np.ndarray) -> bool:
+    """Whether every deal number among ``deal`` comes with one seed: first as a run's rows in
+    order have them (each number's rows in one block, the blocks' numbers rising, one seed a
+    block: three comparisons of neighbours); else in any order (one seed kept per number, and
+    each row's compared with it)."""
+    same = deal[1:] == deal[:-1]
+    if not ((seed[1:] != seed[:-1]) & same).any():
+        firsts = deal[np.r_[0, np.flatnonzero(~same) + 1]]
+        if (firsts[1:] > firsts[:-1]).all():
+            return True
+    low, span = int(deal.min()), int(deal.max()) - int(deal.min()) + 1
+    at = deal - low if span <= 4 * len(deal) else pd.factorize(deal)[0]
+    seed_of = np.zeros(int(at.max()) + 1, dtype=np.uint64)
+    seed_of[at] = seed  # one of each number's seeds: every row's is it where the number has one
+    return bool((seed_of[at] == seed).all())
 
 
 def moon_counts(
@@ -1127,7 +1166,11 @@ def qs_tricks(data: pd.DataFrame, by: str | Sequence[str] | None = "agent") -> p
 
 
 def deal_counts(data: pd.DataFrame, column: str = "score") -> pd.DataFrame:
-    """The sum and count of ``column`` per (deal, agent); additive over batches."""
+    """The sum and count of ``column`` per (deal, seed, agent), or (deal, agent) for records
+    without seeds; additive over batches. The deal's seed tells apart the deals of runs pooled
+    with ``pd.concat`` that share a number (every run's start at 0; until 2026-12-08 they were
+    summed as one deal); two runs on the same seed dealt the same cards, and their hands of a deal
+    are one deal's."""
     data = _frame(data)  # a list raised AttributeError on its .columns
     if not isinstance(column, str):
         raise AnalysisError(f"column must be a column name such as 'score' or 'points', not {shown(column)}")
@@ -1136,13 +1179,19 @@ def deal_counts(data: pd.DataFrame, column: str = "score") -> pd.DataFrame:
             "these are hands of games: the seatings of a game part after its first hand (their totals "
             "differ, and so do their games' lengths), so they are not compared deal by deal"
         )
-    long = _long(data, [], ("deal", "agent", column))
-    return long.groupby(["deal", "agent"], observed=True)[column].agg(["sum", "count"])
+    long = _long(data, [], ("deal", "agent", column), optional=("seed",))
+    return long.groupby([*_deal_levels(long), "agent"], observed=True)[column].agg(["sum", "count"])
+
+
+def _deal_levels(long: pd.DataFrame) -> list[str]:
+    """The columns that key a deal of ``deal_counts``: ``deal`` and, where recorded, ``seed``."""
+    return ["deal", "seed"] if "seed" in long.columns else ["deal"]
 
 
 def _pair_by_deal(counts: pd.DataFrame, a: str, b: str | None, where: str) -> pd.DataFrame:
     """``a``'s and ``b``'s mean per hand in each deal both played, and ``diff`` = a minus b, from
-    ``deal_counts``; ``b`` may be None when there are two agents. Unknown names are refused."""
+    ``deal_counts`` (indexed as its deals are); ``b`` may be None when there are two agents.
+    Unknown names are refused."""
     means = (counts["sum"] / counts["count"]).unstack("agent")
     names = [str(name) for name in means.columns]
     if b is None and len(names) != 2:
@@ -1165,13 +1214,22 @@ def _pair_by_deal(counts: pd.DataFrame, a: str, b: str | None, where: str) -> pd
 def deal_differences(data: pd.DataFrame, a: str, b: str, column: str = "score") -> pd.DataFrame:
     """Agent ``a`` against ``b`` deal by deal, from duplicate records (a tournament's or a match's):
     each one's mean ``column`` per hand over its seats in the deal's seatings, and ``diff`` = a
-    minus b, one row per deal that both played (with its ``pass_direction``). The mean of
-    ``diff`` is the match's A minus B; its largest values are the deals where ``a`` did worst on
-    the same cards (``worst_deal`` picks the hands to replay)."""
-    long = _long(data, [], ("deal", "pass_direction", "agent", column))  # turned long once, for both
+    minus b, one row per deal that both played (with its ``pass_direction`` and ``seed``), indexed
+    by deal number. The mean of ``diff`` is the match's A minus B; its largest values are the deals
+    where ``a`` did worst on the same cards (``worst_deal`` picks the hands to replay).
+
+    Runs pooled (``pd.concat`` of their records) keep their deals
+    apart by seed: their deal numbers all start at 0, so a number may show in several rows, one
+    for each run's deal (until 2026-12-08 they were averaged into one, of two runs' cards and
+    pass directions). Two runs on the same seed dealt the same cards: a deal of both is one row,
+    its means over both runs' hands."""
+    optional = ("seed",)
+    long = _long(data, [], ("deal", "pass_direction", "agent", column), optional)  # turned long once
     out = _pair_by_deal(deal_counts(long, column), a, b, "these records")
-    directions = long.groupby("deal", observed=True)["pass_direction"].first()
-    return out.assign(pass_direction=directions.reindex(out.index))
+    levels = _deal_levels(long)
+    directions = long.groupby(levels, observed=True)["pass_direction"].first()
+    out = out.assign(pass_direction=directions.reindex(out.index))
+    return out.reset_index("seed") if "seed" in levels else out
 
 
 # ---------------------------------------------------------------------------- Parquet records
@@ -1691,7 +1749,8 @@ def worst_deal(
     order = pair["diff"].sort_values(ascending=False, kind="stable")
     if nth > len(order):
         raise AnalysisError(f"{path} holds {len(order):,} deals that {a} and {b} both played, not {nth:,}")
-    deal = int(order.index[nth - 1])
+    key = order.index[nth - 1]  # (deal, seed), or the deal of records without seeds
+    deal = int(key[0] if isinstance(key, tuple) else key)  # a run's deal numbers tell its deals
     rows, first = _deal_rows(path, deal, batch_size, progress)
     long = to_long(rows)
     theirs = long[long["agent"] == a]
@@ -1711,7 +1770,7 @@ def worst_deal(
         direction,
         a,
         b,
-        (float(pair.loc[deal, a]), float(pair.loc[deal, b])),
+        (float(pair.loc[key, a]), float(pair.loc[key, b])),
         nth,
         len(order),
         found(worst),
