@@ -914,3 +914,44 @@ def test_runs_pooled_with_concat_keep_their_deals_apart(tmp_path: Path) -> None:
         assert (doubled["hands"] == 2 * once["hands"]).all() and doubled["deals"].equals(once["deals"])
     once, doubled = moon_rates(runs[0], None), moon_rates(twice, None)  # moons: a deal's hands together
     assert np.allclose(doubled[["rate", "low", "high"]], once[["rate", "low", "high"]])
+
+
+def test_load_records_pools_a_list_of_runs_as_report_does(tmp_path: Path) -> None:
+    """``load_records([A, B])`` raised ``TypeError: expected str, bytes or os.PathLike object, not
+    list``. It pools them now, refusing what ``hearts-sim report A B`` refuses, and keeps the
+    columns every run has (a run made before the timeline columns lacks them)."""
+    for seed in (4, 5):
+        config = TournamentConfig(("lowest", "rule"), deals=6, seed=seed)
+        run_tournament(config, tmp_path / f"s{seed}", progress=False)
+    a, b = tmp_path / "s4", tmp_path / "s5"
+    pooled = load_records([a, b])
+    assert len(pooled) == 2 * 6 * 14 and isinstance(pooled["agent_0"].dtype, pd.CategoricalDtype)
+    concat = pd.concat([load_records(a), load_records(b)], ignore_index=True)
+    pd.testing.assert_frame_equal(
+        deal_differences(pooled, "lowest", "rule"), deal_differences(concat, "lowest", "rule")
+    )
+    assert len(deal_differences(pooled, "lowest", "rule")) == 12
+    assert load_records([a]).equals(load_records(a))
+    assert list(load_records([a, b], columns=["seed"])) == ["seed"]
+    old = tmp_path / "old" / "records"  # a copy of s5's records from before the timeline columns
+    old.mkdir(parents=True)
+    for part in sorted((b / "records").glob("*.parquet")):
+        parquet.write_table(
+            parquet.read_table(part).drop(["trick_winners", "point_tricks", "qs_trick"]), old / part.name
+        )
+    mixed = load_records([a, old])
+    assert len(mixed) == 168 and "qs_trick" not in mixed and "qs_trick" in load_records(a)
+    assert moon_rates(mixed)["hands"].sum() == 168 * 4
+    run_tournament(TournamentConfig(("lowest", "rule"), deals=6, seed=4), tmp_path / "again", progress=False)
+    games = tmp_path / "games"
+    run_tournament(TournamentConfig(("lowest", "rule"), deals=2, seed=6, games=True), games, progress=False)
+    for paths, message in (
+        ([a, a], "are the same run: its hands would count twice"),
+        ([a, tmp_path / "again"], "are runs of the same agents on seed 4: they played the same hands"),
+        ([a, games], "holds hands of games and .* single deals: they do not pool"),
+        ([], "no run given: name at least one run directory"),
+        ([a, 3], r"name a run directory \(a str or Path\) or a list of them, not \["),
+        (3, r"name a run directory \(a str or Path\) or a list of them, not 3"),
+    ):
+        with pytest.raises(AnalysisError, match=message):
+            load_records(paths)  # type: ignore[arg-type]

@@ -1218,7 +1218,7 @@ def deal_differences(data: pd.DataFrame, a: str, b: str, column: str = "score") 
     by deal number. The mean of ``diff`` is the match's A minus B; its largest values are the deals
     where ``a`` did worst on the same cards (``worst_deal`` picks the hands to replay).
 
-    Runs pooled (``pd.concat`` of their records) keep their deals
+    Runs pooled (``load_records([A, B])``, or ``pd.concat`` of their records) keep their deals
     apart by seed: their deal numbers all start at 0, so a number may show in several rows, one
     for each run's deal (until 2026-12-08 they were averaged into one, of two runs' cards and
     pass directions). Two runs on the same seed dealt the same cards: a deal of both is one row,
@@ -1536,9 +1536,60 @@ def _frames(
         yield frame_of(pending)
 
 
-def load_records(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
+def _run_paths(paths: Any) -> list[str | Path]:
+    """One run directory or several, as a list; ``AnalysisError`` for none, or for a path that is
+    not a ``str`` or ``Path``."""
+    runs = [paths] if isinstance(paths, (str, Path)) else list(paths) if isinstance(paths, Iterable) else None
+    if runs is None or not all(isinstance(run, (str, Path)) for run in runs):
+        raise AnalysisError(f"name a run directory (a str or Path) or a list of them, not {shown(paths)}")
+    if not runs:
+        raise AnalysisError("no run given: name at least one run directory")
+    return runs
+
+
+def load_records(
+    paths: str | Path | Sequence[str | Path], columns: Sequence[str] | None = None
+) -> pd.DataFrame:
     """All the hand records of a tournament directory in memory (for small runs): every column,
-    or ``columns``. A row of it can be replayed (``replay``)."""
+    or ``columns``. A row of it can be replayed (``replay``).
+
+    A list of runs pools them, as ``RecordSummary.from_records`` and ``hearts-sim report A B``
+    do: runs on other seeds, or of other agents under the same rules, one after the other in
+    the order given (their deals told apart by number and seed, ``deal_differences``), with the
+    columns every run has (a run made before a column was recorded lacks it). Runs under other
+    rules, a run named twice and two runs of the same agents on one seed (the same hands) are
+    refused (``pooled_rules``), as are hands of games with single deals. Until 2026-12-08 a list
+    raised a ``TypeError``, and ``pd.concat`` of the runs' records was the way to pool them."""
+    runs = _run_paths(paths)
+    if len(runs) > 1:
+        pooled_rules(runs)
+    frames = [_load_run(path, columns) for path in runs]
+    frame = frames[0] if len(frames) == 1 else _pooled_frames(runs, frames)
+    del frames
+    return frame
+
+
+def _pooled_frames(runs: Sequence[str | Path], frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """The records of several runs one after the other, with the columns all of them have;
+    ``AnalysisError`` for hands of games beside single deals, whose columns differ in kind."""
+    games = [path for path, frame in zip(runs, frames, strict=True) if "game_hand" in frame.columns]
+    if games and len(games) < len(runs):
+        single = next(path for path in runs if path not in games)
+        raise AnalysisError(
+            f"{games[0]} holds hands of games and {single} single deals: they do not pool "
+            "(load and analyse each apart)"
+        )
+    shared = set.intersection(*(set(frame.columns) for frame in frames))
+    kept = [name for name in frames[0].columns if name in shared]
+    pooled = pd.concat([frame[kept] for frame in frames], ignore_index=True)
+    for column in pooled.columns:  # runs have different category sets
+        if pooled[column].dtype == object and column.startswith(("agent_", "rules", "pass_direction")):
+            pooled[column] = pooled[column].astype("category")
+    return pooled
+
+
+def _load_run(path: str | Path, columns: Sequence[str] | None) -> pd.DataFrame:
+    """``load_records`` of one run."""
     import pyarrow as pa
 
     parts = list(iter_records(path, columns, every_column=columns is None))
@@ -1949,9 +2000,7 @@ class RecordSummary:
         hands read (None, the default: where someone watches, ``progress_shown``, as ``report``
         and ``simulate`` draw theirs; until 2026-12-07 none unless asked, and a notebook's
         9.6-million-hand summary read for 40 s without a word)."""
-        runs = [paths] if isinstance(paths, (str, Path)) else list(paths)
-        if not runs:
-            raise AnalysisError("no run given: name at least one run directory")
+        runs = _run_paths(paths)
         if len(runs) > 1:
             pooled_rules(runs)
         summary = cls.with_options(**options)
