@@ -906,6 +906,9 @@ def test_runs_pooled_with_concat_keep_their_deals_apart(tmp_path: Path) -> None:
         assert (deals[0] + deals[1]).equals(deals[2]), table.__name__  # 12 + 12 deals, not 12
     counts = deal_counts(both)
     assert counts.index.names == ["deal", "seed", "agent"] and len(counts) == 48
+    summary = RecordSummary.from_frame(both)  # its batch's deals found once for all its tables
+    assert np.allclose(summary.moon_rates(scale=1), moon_rates(both)[summary.moon_rates().columns])
+    assert np.allclose(summary.moons_suffered(scale=1), moons_suffered(both))
     # the same run twice: its deals once, its table as the run's alone, no deal added
     twice = pd.concat([runs[0], runs[0]], ignore_index=True)
     pd.testing.assert_frame_equal(deal_differences(twice, "lowest", "rule"), alone[0])

@@ -25,6 +25,7 @@ share its cards).
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import math
 import warnings
@@ -806,6 +807,9 @@ def _deal_ids(frame: pd.DataFrame) -> np.ndarray:
     1,500 deals, each of two runs' cards, and the intervals clustered them so). Two runs on the
     same seed dealt the same cards: their hands of a deal are one deal's. The hand ``seed`` alone
     for records without deal numbers (the hands of games); ``deal`` alone without seeds."""
+    known = _KNOWN_DEALS.get()
+    if known is not None and known[0] is frame:  # a summary's batch, whose tables all need them
+        return known[1]
     key = _deal_key(frame.columns)
     assert key is not None
     deal = frame[key].to_numpy()
@@ -816,6 +820,12 @@ def _deal_ids(frame: pd.DataFrame) -> np.ndarray:
     if _one_seed_a_deal(deal, seed):
         return deal
     return pd.factorize(pd.MultiIndex.from_arrays([deal, seed]))[0].astype(np.int64)
+
+
+# the long frame ``RecordSummary`` counts now and its ``_deal_ids``, found once for its dozen tables
+_KNOWN_DEALS: contextvars.ContextVar[tuple[pd.DataFrame, np.ndarray] | None] = contextvars.ContextVar(
+    "known_deals", default=None
+)
 
 
 def _one_seed_a_deal(deal: np.ndarray, seed: np.ndarray) -> bool:
@@ -1965,9 +1975,14 @@ class RecordSummary:
         self.timeline_hands += len(records) if timeline else 0
         in_games = "game_place" in long.columns
         self.game_hands += len(records) if in_games else 0
-        for name, count in self.counters().items():
-            if (timeline or name not in TIMELINE_TABLES) and (in_games or name not in GAME_TABLES):
-                self.counts[name] = add_counts(self.counts.get(name), count(long))
+        deals = _deal_ids(long) if len(long) and _deal_key(long.columns) is not None else None
+        known = _KNOWN_DEALS.set(None if deals is None else (long, deals))
+        try:
+            for name, count in self.counters().items():
+                if (timeline or name not in TIMELINE_TABLES) and (in_games or name not in GAME_TABLES):
+                    self.counts[name] = add_counts(self.counts.get(name), count(long))
+        finally:
+            _KNOWN_DEALS.reset(known)
 
     @classmethod
     def from_frame(cls, records: pd.DataFrame, **options: Any) -> RecordSummary:
