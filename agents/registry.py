@@ -317,7 +317,6 @@ def _parse_agent(spec: str | AgentSpec | Any, resolving: tuple[str, ...]) -> Age
         return AgentSpec(resolved.pass_policy, resolved.play_policy, label=level.name)
     parts = _split_top_level(spec)
     roles: dict[str, Policy] = {}
-    levels_in_roles: dict[str, str] = {}  # a role played by a level: the level's name
     for part in parts:
         role, sep, rest = part.partition("=")
         if sep and role.strip() in ("pass", "play") and "(" not in role:
@@ -331,7 +330,6 @@ def _parse_agent(spec: str | AgentSpec | Any, resolving: tuple[str, ...]) -> Age
             if rest.strip() in stored_levels():  # a level's policy of that role: pass=hard,play=rule
                 leveled = parse_agent(rest.strip())
                 roles[role] = leveled.pass_policy if role == "pass" else leveled.play_policy
-                levels_in_roles[role] = rest.strip()
                 continue
             roles[role] = parse_policy(rest)
         elif len(parts) == 1:
@@ -346,11 +344,10 @@ def _parse_agent(spec: str | AgentSpec | Any, resolving: tuple[str, ...]) -> Age
         other = "play" if role == "pass" else "pass"
         pair = f"pass={named},play=NAME" if role == "pass" else f"pass=NAME,play={named}"
         raise AgentError(f"agent spec {spec!r} names no {other} policy: write {pair} (or {named} for both)")
-    # named by its levels (pass=normal,play=rule), as a level alone is: it was the levels' specs
-    # spelled out, which replay --worst pass=normal,play=rule did not know (until 2026-12-08)
-    shown_as = {role: levels_in_roles.get(role, str(policy)) for role, policy in roles.items()}
-    label = f"pass={shown_as['pass']},play={shown_as['play']}" if levels_in_roles else ""
-    return AgentSpec(roles["pass"], roles["play"], label=label)
+    # named by what its roles play, a level's spec spelled out (pass=normal,play=rule is named
+    # pass=rule(...),play=rule): the records of every run so far name it so, and a resume checks
+    # its replayed first chunk against them
+    return AgentSpec(roles["pass"], roles["play"])
 
 
 def agent_names() -> list[str]:

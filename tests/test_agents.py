@@ -176,20 +176,19 @@ def test_careless_slips_are_the_lowest_card_and_never_a_bad_discard() -> None:
     assert slips > 50 and differences == 0
 
 
-def test_a_level_in_a_role_keeps_its_name(tmp_path: Path) -> None:
-    """``pass=normal,play=rule`` was named by normal's spec spelled out in the table, the records
-    and the manifest, and ``replay --worst pass=normal,play=rule`` did not know it (until
-    2026-12-08); what it plays is still spelled out (``plays``)."""
+def test_replay_finds_a_level_in_a_role_by_the_spec_it_was_given(tmp_path: Path) -> None:
+    """``pass=normal,play=rule`` is recorded by what it plays, normal's spec spelled out (a run
+    begun by any version so far names it so, and its resume checks a replayed chunk against that),
+    and ``replay --worst pass=normal,play=rule`` did not find it (until 2026-12-08)."""
     from hearts_sim.apps.cli import main
 
     spec = parse_agent("pass=normal,play=rule")
     normal = parse_agent("normal")
-    assert spec.name == "pass=normal,play=rule" and spec.pass_policy == normal.pass_policy
-    assert spec.plays == f"pass={normal.plays},play=rule"
-    assert parse_agent("pass=lowest,play=rule").name == "pass=lowest,play=rule"  # no level: as before
+    assert spec.pass_policy == normal.pass_policy and spec.name == f"pass={normal.plays},play=rule"
     run = tmp_path / "run"
     assert main(["match", "normal", "pass=normal,play=rule", "--deals", "4", "--out", str(run)]) == 0
-    assert main(["replay", str(run), "--worst", "pass=normal,play=rule"]) == 0
+    assert main(["replay", str(run), "--worst", "pass=normal,play=rule", "--against", "normal"]) == 0
+    assert main(["replay", str(run), "--worst", spec.name]) == 0
 
 
 # ---------------------------------------------------------------- strength

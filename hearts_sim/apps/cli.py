@@ -939,7 +939,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
         recorded = _recorded_specs(run_folder(args.dir))  # before a scan of the records, too
         _check_replay_trusted(args, recorded)
     with agents_found_in(recorded_folder(run_folder(args.dir))):  # py: files named from where it began
+        for name in ("worst", "against", "agent"):
+            setattr(args, name, _as_recorded(getattr(args, name)))
         return _replay_picked(args)
+
+
+def _as_recorded(text: str | None) -> str | None:
+    """An agent as records name it: a spec written otherwise than its name there (``pass=normal,
+    play=rule``, recorded with normal's spec spelled out) as that name, which ``replay --worst
+    pass=normal,play=rule`` did not find until 2026-12-08; any other text as it is (its check
+    names the run's agents)."""
+    if text is None:
+        return None
+    try:
+        return parse_agent(text).name
+    except AgentError:  # a level removed since, an object's label: the records may still name it
+        return text
 
 
 def _recorded_specs(folder: Path) -> list[str]:
