@@ -328,7 +328,7 @@ def _parse_agent(spec: str | AgentSpec | Any, resolving: tuple[str, ...]) -> Age
                     f"agent spec {spec!r} names no {role} policy after {role}=: write {role}=NAME"
                 )
             if rest.strip() in stored_levels():  # a level's policy of that role: pass=hard,play=rule
-                leveled = parse_agent(rest.strip())
+                leveled = _parse_agent(rest.strip(), resolving)  # a cycle through a role is refused too
                 roles[role] = leveled.pass_policy if role == "pass" else leveled.play_policy
                 continue
             roles[role] = parse_policy(rest)
@@ -391,9 +391,11 @@ def stored_levels() -> dict[str, Level]:
     return found
 
 
-def levels_named(spec: object) -> list[Level]:
+def levels_named(spec: object, seen: tuple[str, ...] = ()) -> list[Level]:
     """The levels an agent spec names: itself (``hard``), or its roles' (``pass=hard,play=rule``),
-    and the levels those name in turn; none for other specs and for objects."""
+    and the levels those name in turn, each once (a level that refers to itself through others is
+    the spec's parsing to refuse, in one line: it was a ``RecursionError`` here); none for other
+    specs and for objects."""
     if not isinstance(spec, str):
         return []
     found = stored_levels()
@@ -403,8 +405,11 @@ def levels_named(spec: object) -> list[Level]:
             role, sep, rest = part.partition("=")
             if sep and role.strip() in ("pass", "play") and rest.strip() in found:
                 named.append(rest.strip())
-    levels = [found[name] for name in dict.fromkeys(named)]
-    return levels + [inner for level in levels for inner in levels_named(level.agent) if inner not in levels]
+    levels = [found[name] for name in dict.fromkeys(named) if name not in seen]
+    inside = (*seen, *(level.name for level in levels))
+    return levels + [
+        inner for level in levels for inner in levels_named(level.agent, inside) if inner not in levels
+    ]
 
 
 def tuned_for_other_rules(specs: Iterable[object], rules: Rules) -> list[str]:

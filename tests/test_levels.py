@@ -1077,19 +1077,36 @@ def test_a_level_named_like_a_built_in_agent_is_an_error(
 
 
 def test_a_level_that_names_itself_is_an_error_naming_the_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _levels_dir(
         monkeypatch,
         tmp_path,
-        {"loop": "loop", "ping": "pong", "pong": "ping", "alias": "ping2", "ping2": "rule"},
+        {
+            "loop": "loop",
+            "ping": "pong",
+            "pong": "ping",
+            "alias": "ping2",
+            "ping2": "rule",
+            "role": "pass=role,play=rule",
+        },
     )
     with pytest.raises(LevelError, match=r"loop\.toml: the level refers to itself \(loop -> loop\)"):
         parse_agent("loop")
     with pytest.raises(LevelError, match=r"ping\.toml: the level refers to itself \(ping -> pong -> ping\)"):
         parse_agent("ping")
+    # through a role too: it was a RecursionError (until 2026-12-08)
+    with pytest.raises(LevelError, match=r"role\.toml: the level refers to itself \(role -> role\)"):
+        parse_agent("role")
     alias = parse_agent("alias")  # a level may name another level
     assert alias.name == "alias" and alias.play_policy.kind.name == "rule"
+    # and the commands that look for levels tuned under other rules first (serve, tune) say so too
+    for command in (
+        ["serve", "--agent", "ping"],
+        ["tune", "ping", "--param", "shoot=25:60", "--budget", "100"],
+    ):
+        assert main(command) == 2
+        assert "ping.toml: the level refers to itself (ping -> pong -> ping)\n" in capsys.readouterr().err
 
 
 def test_a_level_file_name_must_be_a_plain_identifier(tmp_path: Path) -> None:
