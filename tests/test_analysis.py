@@ -944,6 +944,13 @@ def test_load_records_pools_a_list_of_runs_as_report_does(tmp_path: Path) -> Non
         )
     mixed = load_records([a, old])
     assert len(mixed) == 168 and "qs_trick" not in mixed and "qs_trick" in load_records(a)
+    run_tournament(
+        TournamentConfig(("lowest", "random"), deals=2, seed=7), tmp_path / "others", progress=False
+    )
+    others = load_records([a, tmp_path / "others"])  # other agents: categories of other sets
+    for column in ("agent_0", "agent_3", "rules", "pass_direction"):  # pandas 3 made them str
+        assert isinstance(others[column].dtype, pd.CategoricalDtype), column
+    assert set(others["agent_0"].cat.categories) == {"lowest", "rule", "random"}
     assert moon_rates(mixed)["hands"].sum() == 168 * 4
     run_tournament(TournamentConfig(("lowest", "rule"), deals=6, seed=4), tmp_path / "again", progress=False)
     games = tmp_path / "games"

@@ -1591,11 +1591,19 @@ def _pooled_frames(runs: Sequence[str | Path], frames: Sequence[pd.DataFrame]) -
         )
     shared = set.intersection(*(set(frame.columns) for frame in frames))
     kept = [name for name in frames[0].columns if name in shared]
-    pooled = pd.concat([frame[kept] for frame in frames], ignore_index=True)
-    for column in pooled.columns:  # runs have different category sets
-        if pooled[column].dtype == object and column.startswith(("agent_", "rules", "pass_direction")):
-            pooled[column] = pooled[column].astype("category")
-    return pooled
+    return _as_categories(pd.concat([frame[kept] for frame in frames], ignore_index=True))
+
+
+def _as_categories(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its agents, rules and pass directions as categories again (in place), which
+    a concatenation of parts or runs with other category sets makes plain text: ``object`` under
+    pandas 2, the ``str`` dtype under pandas 3 (where it was left so until 2026-12-08)."""
+    for column in frame.columns:
+        if column.startswith(("agent_", "rules", "pass_direction")) and not isinstance(
+            frame[column].dtype, pd.CategoricalDtype
+        ):
+            frame[column] = frame[column].astype("category")
+    return frame
 
 
 def _load_run(path: str | Path, columns: Sequence[str] | None) -> pd.DataFrame:
@@ -1605,9 +1613,7 @@ def _load_run(path: str | Path, columns: Sequence[str] | None) -> pd.DataFrame:
     parts = list(iter_records(path, columns, every_column=columns is None))
     frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     del parts
-    for column in frame.columns:  # batches may have different category sets
-        if frame[column].dtype == object and column.startswith(("agent_", "rules", "pass_direction")):
-            frame[column] = frame[column].astype("category")
+    _as_categories(frame)  # batches may have different category sets
     # pyarrow's allocator keeps the decoded batches' memory for reuse: 609 MB resident after
     # reading 1.4 million hands (a 173 MB frame), 397 MB once it is handed back
     pa.default_memory_pool().release_unused()
