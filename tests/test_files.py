@@ -660,6 +660,11 @@ def test_a_resume_deletes_the_temporaries_of_killed_writes(tmp_path: Path) -> No
     assert not any(path.exists() for path in killed)
     assert planted.is_symlink() and outside.read_text() == "precious"
     assert (out / ".notes.k3j4h5g6.tmp").read_text() == "the user's"
+    elsewhere = tmp_path / "elsewhere"  # nor is it taken for a killed write that leaves a folder free
+    elsewhere.mkdir()
+    (elsewhere / ".notes.k3j4h5g6.tmp").write_text("the user's")
+    with pytest.raises(TournamentError, match="exists and is not an empty directory"):
+        run_tournament(config, elsewhere, progress=False)
     for missing in (tmp_path / "missing", tmp_path):  # no run there: its line, nothing deleted
         (tmp_path / ".x.k3j4h5g6.tmp").write_text("not ours to delete")
         with pytest.raises(TournamentError, match="holds no tournament run"):

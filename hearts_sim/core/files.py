@@ -142,24 +142,27 @@ def write_atomically(path: Path, data: bytes) -> None:
         _sync(path.parent, os.O_RDONLY)  # the rename itself
 
 
+# the temporary a killed ``write_atomically`` leaves in a run's or a kept job's folders: of a
+# manifest, a records part or a job's file (``.NAME.XXXXXXXX.tmp``; ``.NAME.tmp`` before 2026-12-07)
+RUN_TEMPORARY = re.compile(r"\.(manifest\.json|tune\.json|levels\.json|part-\d{6,}\.parquet)(\.\w{8})?\.tmp")
+
+
 def is_leftover_write(path: Path) -> bool:
-    """Whether ``path`` is the temporary of a ``write_atomically`` killed before its rename
-    (``.NAME.XXXXXXXX.tmp``; ``.NAME.tmp`` before 2026-12-07): nothing that was written."""
-    return path.name.startswith(".") and path.name.endswith(".tmp") and path.is_file()
-
-
-# the temporaries ``write_atomically`` leaves in a run's or a kept job's folders when killed
-RUN_TEMPORARY = re.compile(r"\.(manifest\.json|tune\.json|levels\.json|part-\d{6}\.parquet)\.\w{8}\.tmp")
+    """Whether ``path`` is the temporary of a ``write_atomically`` killed before its rename in a
+    run's or a kept job's folder (``RUN_TEMPORARY``): nothing that was written. Any other hidden
+    ``.tmp`` file is not ours (it was taken for one until 2026-12-08)."""
+    return RUN_TEMPORARY.fullmatch(path.name) is not None and path.is_file()
 
 
 def remove_leftover_writes(folder: Path) -> None:
-    """Delete the temporaries that killed writes left in ``folder`` (``RUN_TEMPORARY``: of a
-    manifest, a records part, a kept job's file), by the process that alone writes there (its
-    lock held), so that none is mid-write: a run killed in many writes kept each, a records
-    part's size, until 2026-12-08. Any other file stays, and so does a link (no write made it);
-    one that cannot be deleted (a read-only mount) is left as it is."""
+    """Delete the temporaries that killed writes left in ``folder`` (``is_leftover_write``), by
+    the process that alone writes there (its lock held), so that none is mid-write: a run killed
+    in many writes kept each, a records part's size, until 2026-12-08. Any other file stays, and
+    so does a link (no write made it); one that cannot be deleted (a read-only mount) is left as
+    it is. Where no lock can be taken (Windows, a mount without flock) a second process writing
+    the same run at once could lose a temporary to this; one writer at a time is the rule there."""
     for path in folder.iterdir():
-        if RUN_TEMPORARY.fullmatch(path.name) and path.is_file() and not path.is_symlink():
+        if is_leftover_write(path) and not path.is_symlink():
             with contextlib.suppress(OSError):
                 path.unlink()
 
