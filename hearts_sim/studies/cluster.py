@@ -210,10 +210,11 @@ class _DeadWorkerFutures(logging.Filter):
         return not (_WORKER_DIED and isinstance(error, _WORKER_DIED))
 
 
-def _quiet_dead_worker_futures() -> None:
-    log = logging.getLogger("asyncio")
-    if not any(isinstance(f, _DeadWorkerFutures) for f in log.filters):
-        log.addFilter(_DeadWorkerFutures())
+def _quiet(logger: str, quieting: type[logging.Filter]) -> None:
+    """``logger`` with a ``quieting`` filter, once however many runners ask."""
+    log = logging.getLogger(logger)
+    if not any(isinstance(f, quieting) for f in log.filters):
+        log.addFilter(quieting())
 
 
 class _LostSchedulerLog(logging.Filter):
@@ -222,12 +223,6 @@ class _LostSchedulerLog(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not str(record.msg).startswith("Failed to reconnect to scheduler")
-
-
-def _quiet_lost_scheduler_log() -> None:
-    log = logging.getLogger("distributed.client")
-    if not any(isinstance(f, _LostSchedulerLog) for f in log.filters):
-        log.addFilter(_LostSchedulerLog())
 
 
 def _died(error: BaseException) -> str:
@@ -466,7 +461,7 @@ class DaskRunner:
                         silence_logs=logging.CRITICAL,
                     )
                 cluster = self._cluster
-                _quiet_dead_worker_futures()
+                _quiet("asyncio", _DeadWorkerFutures)
             else:
                 cluster = address
         wait = CONNECT_TIMEOUT if timeout is None else timeout
@@ -479,7 +474,7 @@ class DaskRunner:
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise ClusterError(f"cannot reach the Dask scheduler at {cluster}: {reason}") from None
         self.address = self.client.scheduler.address
-        _quiet_lost_scheduler_log()  # the run says it in its own line
+        _quiet("distributed.client", _LostSchedulerLog)  # the run says it in its own line
 
     # -------------------------------------------------------------- context manager
     def __enter__(self) -> DaskRunner:
